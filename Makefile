@@ -1,0 +1,35 @@
+# locksim: `make run` runs every scenario and writes reports/; `make test` runs the tests.
+#
+# The simulation needs `--cfg madsim`. .cargo/config.toml sets it, but a RUSTFLAGS
+# variable in the environment *replaces* that setting, so every cargo call here adds the
+# flag to whatever RUSTFLAGS the environment brings.
+export RUSTFLAGS := $(strip $(RUSTFLAGS) --cfg madsim)
+export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
+
+CARGO ?= cargo
+LOCKSIM := target/release/locksim
+CONTRACT := ../shared/scripts/check-cli-contract.sh
+
+.PHONY: all build run test lint clean
+
+all: build
+
+build:
+	$(CARGO) build --release --locked
+
+# Every scenario, each with its own seed count; the table on stdout, reports in reports/.
+run: build
+	mkdir -p reports
+	$(LOCKSIM) run scenarios/ --json reports/summary.jsonl | tee reports/summary.txt
+
+# Unit and simulation tests (dev profile is opt-level 1), then the CLI contract.
+test: build
+	$(CARGO) test --locked
+	@if [ -x $(CONTRACT) ]; then $(CONTRACT); else echo "($(CONTRACT) not found: contract check skipped)"; fi
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,167 @@
+//! Mutual exclusion: at no true instant do two clients believe they hold the lock.
+//!
+//! A client holds the lock from the moment its acquire returns success until it sends
+//! its release (or the run ends). This is the *lease* view: it flags two believed holders
+//! even when the protected resource happens to survive it.
+
+use std::collections::BTreeMap;
+
+use super::Verdict;
+use crate::history::{EventKind, History, fmt_ms};
+
+/// The checker's name in scenario files and reports.
+pub const NAME: &str = "mutual_exclusion";
+
+/// A span of true time during which one client believed it held the lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holding {
+    pub client: String,
+    pub from_us: u64,
+    pub to_us: u64,
+}
+
+/// Every holding interval in the history, ordered by start.
+pub fn holdings(history: &History) -> Vec<Holding> {
+    let mut open: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut done = Vec::new();
+    for event in &history.events {
+        match event.kind {
+            EventKind::Acquired { .. } => {
+                open.insert(&event.node, event.true_us);
+            }
+            EventKind::ReleaseSent { .. } => {
+                if let Some(from_us) = open.remove(event.node.as_str()) {
+                    done.push(Holding {
+                        client: event.node.clone(),
+                        from_us,
+                        to_us: event.true_us,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    done.extend(open.into_iter().map(|(client, from_us)| Holding {
+        client: client.to_string(),
+        from_us,
+        to_us: history.end_us,
+    }));
+    done.sort_by_key(|h| (h.from_us, h.to_us));
+    done
+}
+
+/// Finds the first pair of clients whose holding intervals overlap.
+pub fn check(history: &History) -> Verdict {
+    let holdings = holdings(history);
+    let violation = holdings.iter().enumerate().find_map(|(i, earlier)| {
+        holdings[i + 1..]
+            .iter()
+            .take_while(|later| later.from_us < earlier.to_us)
+            .find(|later| later.client != earlier.client)
+            .map(|later| {
+                format!(
+                    "{} held the lock [{}, {}] ms while {} held it [{}, {}] ms",
+                    earlier.client,
+                    fmt_ms(earlier.from_us as i64),
+                    fmt_ms(earlier.to_us as i64),
+                    later.client,
+                    fmt_ms(later.from_us as i64),
+                    fmt_ms(later.to_us as i64),
+                )
+            })
+    });
+    Verdict {
+        checker: NAME,
+        violation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Event;
+
+    fn event(true_ms: u64, node: &str, kind: EventKind) -> Event {
+        Event {
+            true_us: true_ms * 1000,
+            node: node.into(),
+            local_us: (true_ms * 1000) as i64,
+            kind,
+        }
+    }
+    fn acquired(t: u64, node: &str) -> Event {
+        event(
+            t,
+            node,
+            EventKind::Acquired {
+                token: format!("{node}-token"),
+            },
+        )
+    }
+    fn release(t: u64, node: &str) -> Event {
+        event(
+            t,
+            node,
+            EventKind::ReleaseSent {
+                token: format!("{node}-token"),
+            },
+        )
+    }
+
+    #[test]
+    fn back_to_back_holders_do_not_violate() {
+        let history = History {
+            events: vec![
+                acquired(100, "client-1"),
+                release(300, "client-1"),
+                acquired(305, "client-2"),
+                release(600, "client-2"),
+                acquired(610, "client-1"),
+            ],
+            end_us: 1_000_000,
+        };
+        assert_eq!(check(&history).violation, None);
+        assert_eq!(holdings(&history).len(), 3);
+    }
+
+    #[test]
+    fn a_paused_holder_overlapping_the_next_violates() {
+        // client-1 acquires, pauses past its TTL, client-2 acquires, client-1 resumes.
+        let history = History {
+            events: vec![
+                acquired(100, "client-1"),
+                acquired(2200, "client-2"),
+                release(2500, "client-2"),
+                release(4100, "client-1"),
+            ],
+            end_us: 5_000_000,
+        };
+        let violation = check(&history).violation.expect("overlap must be found");
+        assert!(
+            violation.contains("client-1") && violation.contains("client-2"),
+            "{violation}"
+        );
+    }
+
+    #[test]
+    fn a_holder_that_never_releases_holds_until_the_end() {
+        let history = History {
+            events: vec![acquired(100, "client-1"), acquired(4000, "client-2")],
+            end_us: 5_000_000,
+        };
+        assert!(check(&history).violation.is_some());
+    }
+
+    #[test]
+    fn one_client_reacquiring_is_not_a_violation() {
+        let history = History {
+            events: vec![
+                acquired(100, "client-1"),
+                acquired(200, "client-1"),
+                release(300, "client-1"),
+            ],
+            end_us: 1_000_000,
+        };
+        assert_eq!(check(&history).violation, None);
+    }
+}

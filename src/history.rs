@@ -1,0 +1,135 @@
+//! The event log of one simulated run, its canonical text form and its digest.
+//!
+//! Every event carries the true (global virtual) time, which only the simulator sees, and
+//! the local wall-clock reading of the node it happened on, which is all that node could
+//! know. Checkers judge by true time; the gap between the two is what clock faults do.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    /// A client started trying to acquire the lock.
+    AcquireStarted,
+    /// A client's acquire returned success: from here it believes it holds the lock.
+    Acquired { token: String },
+    /// A client's acquire gave up (retries exhausted, timeout, connection error).
+    AcquireFailed { reason: String },
+    /// A client read the protected resource.
+    ResourceRead { value: i64 },
+    /// A client wrote the protected resource.
+    ResourceWrite { value: i64 },
+    /// A client sent its release: from here it no longer believes it holds the lock.
+    ReleaseSent { token: String },
+    /// The release returned; `owned` says whether the key still held our token.
+    Released { owned: bool },
+    /// The release failed (timeout, connection error).
+    ReleaseFailed { reason: String },
+    /// The simulator injected a fault.
+    FaultStarted { fault: String },
+    /// An injected fault ended.
+    FaultEnded { fault: String },
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventKind::AcquireStarted => write!(f, "acquire-start"),
+            EventKind::Acquired { token } => write!(f, "acquired token={}", short(token)),
+            EventKind::AcquireFailed { reason } => write!(f, "acquire-failed: {reason}"),
+            EventKind::ResourceRead { value } => write!(f, "resource-read value={value}"),
+            EventKind::ResourceWrite { value } => write!(f, "resource-write value={value}"),
+            EventKind::ReleaseSent { token } => write!(f, "release-sent token={}", short(token)),
+            EventKind::Released { owned: true } => write!(f, "released"),
+            EventKind::Released { owned: false } => write!(f, "released: the key was no longer ours"),
+            EventKind::ReleaseFailed { reason } => write!(f, "release-failed: {reason}"),
+            EventKind::FaultStarted { fault } => write!(f, "fault-start {fault}"),
+            EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
+        }
+    }
+}
+
+/// Tokens are long random strings; eight characters identify one in a trace.
+fn short(token: &str) -> &str {
+    &token[..token.len().min(8)]
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// True time since the start of the run, in microseconds.
+    pub true_us: u64,
+    /// The node it happened on (`client-2`, `redis-1`, `world` for injected faults).
+    pub node: String,
+    /// That node's wall clock, in microseconds since the run's epoch (true time 0).
+    pub local_us: i64,
+    pub kind: EventKind,
+}
+
+/// The log of one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct History {
+    /// Events in the order they happened.
+    pub events: Vec<Event>,
+    /// True time at which the run ended, in microseconds.
+    pub end_us: u64,
+}
+
+impl History {
+    /// One line per event: the canonical form the digest is computed over.
+    pub fn canonical_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.events
+            .iter()
+            .map(|e| format!("{} {} {} {}", e.true_us, e.node, e.local_us, e.kind))
+            .chain(std::iter::once(format!("end {}", self.end_us)))
+    }
+
+    /// Hex SHA-256 of the canonical trace: equal digests mean identical runs.
+    pub fn digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        for line in self.canonical_lines() {
+            hasher.update(line.as_bytes());
+            hasher.update(b"\n");
+        }
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Formats microseconds as milliseconds with three decimals (`5000.125`).
+pub fn fmt_ms(us: i64) -> String {
+    let sign = if us < 0 { "-" } else { "" };
+    let us = us.unsigned_abs();
+    format!("{sign}{}.{:03}", us / 1000, us % 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(value: i64) -> History {
+        History {
+            events: vec![Event {
+                true_us: 1500,
+                node: "client-1".into(),
+                local_us: 1499,
+                kind: EventKind::ResourceWrite { value },
+            }],
+            end_us: 2000,
+        }
+    }
+
+    #[test]
+    fn digest_depends_on_every_event() {
+        assert_eq!(history(1).digest(), history(1).digest());
+        assert_ne!(history(1).digest(), history(2).digest());
+        assert_eq!(history(1).digest().len(), 64);
+    }
+
+    #[test]
+    fn milliseconds_format_keeps_sign_and_fraction() {
+        assert_eq!(fmt_ms(5_000_125), "5000.125");
+        assert_eq!(fmt_ms(-1_500), "-1.500");
+    }
+}

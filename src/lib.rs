@@ -1,0 +1,24 @@
+//! locksim: tells whether a Redis lock is safe, by running the real lock client against a
+//! fake Redis cluster whose clocks, network and processes it controls, under seeded,
+//! deterministic schedules.
+//!
+//! The data path, one module each:
+//! [`scenario`] → [`world`] (clocks, network, faults) → [`redis`] / [`client`] →
+//! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario.
+
+#[cfg(not(madsim))]
+compile_error!(
+    "locksim is a simulation and must be built with `--cfg madsim`. .cargo/config.toml sets it, \
+     but a RUSTFLAGS environment variable replaces that setting: unset RUSTFLAGS, or use `make`, \
+     or add `--cfg madsim` to it."
+);
+
+pub mod check;
+pub mod client;
+pub mod history;
+pub mod platform;
+pub mod redis;
+pub mod report;
+pub mod scenario;
+pub mod sweep;
+pub mod world;

@@ -1,0 +1,151 @@
+//! GET and SET.
+
+use super::{Args, Frame, ReplyError, ok, request};
+use crate::redis::db::Db;
+
+/// `GET key`: the value, or nil.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub key: Vec<u8>,
+}
+
+impl Get {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Get {
+            key: args.next_bytes()?,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        db.get(&self.key, now_ms)
+            .map_or(Frame::Null, |e| Frame::BulkString(e.value.clone()))
+    }
+}
+
+/// When SET may write: only if the key is absent (NX) or only if present (XX).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    Nx,
+    Xx,
+}
+
+/// How SET sets the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetExpiry {
+    /// `EX seconds` from now.
+    Ex(i64),
+    /// `PX milliseconds` from now.
+    Px(i64),
+    /// `EXAT unix-seconds`.
+    ExAt(i64),
+    /// `PXAT unix-milliseconds`.
+    PxAt(i64),
+    /// `KEEPTTL`: keep the expiry the key had.
+    KeepTtl,
+}
+
+/// `SET key value [NX|XX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Set {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    pub condition: Option<Condition>,
+    pub expiry: Option<SetExpiry>,
+}
+
+impl Set {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let mut set = Set {
+            key: args.next_bytes()?,
+            value: args.next_bytes()?,
+            condition: None,
+            expiry: None,
+        };
+        while let Some(option) = args.next_option() {
+            match option.as_str() {
+                "NX" | "XX" if set.condition.is_some() => return Err(ReplyError::syntax()),
+                "NX" => set.condition = Some(Condition::Nx),
+                "XX" => set.condition = Some(Condition::Xx),
+                _ if set.expiry.is_some() => return Err(ReplyError::syntax()),
+                "KEEPTTL" => set.expiry = Some(SetExpiry::KeepTtl),
+                "EX" | "PX" | "EXAT" | "PXAT" => {
+                    let amount = args.next_int()?;
+                    if amount <= 0 {
+                        return Err(ReplyError::invalid_expire("set"));
+                    }
+                    set.expiry = Some(match option.as_str() {
+                        "EX" => SetExpiry::Ex(amount),
+                        "PX" => SetExpiry::Px(amount),
+                        "EXAT" => SetExpiry::ExAt(amount),
+                        _ => SetExpiry::PxAt(amount),
+                    });
+                }
+                _ => return Err(ReplyError::syntax()),
+            }
+        }
+        Ok(set)
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        let existing = db.get(&self.key, now_ms).map(|e| e.expires_at_ms);
+        match (self.condition, existing) {
+            (Some(Condition::Nx), Some(_)) | (Some(Condition::Xx), None) => return Frame::Null,
+            _ => {}
+        }
+        let now = now_ms as i64;
+        let expires_at = match self.expiry {
+            None => None,
+            Some(SetExpiry::KeepTtl) => existing.flatten().map(|at| at as i64),
+            Some(SetExpiry::Ex(s)) => s.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
+            Some(SetExpiry::Px(ms)) => ms.checked_add(now),
+            Some(SetExpiry::ExAt(s)) => s.checked_mul(1000),
+            Some(SetExpiry::PxAt(at)) => Some(at),
+        };
+        if self.expiry.is_some_and(|e| e != SetExpiry::KeepTtl) && expires_at.is_none() {
+            return ReplyError::invalid_expire("set").into();
+        }
+        db.set(self.key, self.value, expires_at.map(|at| at as u64));
+        ok()
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        let mut words = vec![b"SET".to_vec(), self.key, self.value];
+        match self.condition {
+            Some(Condition::Nx) => words.push(b"NX".to_vec()),
+            Some(Condition::Xx) => words.push(b"XX".to_vec()),
+            None => {}
+        }
+        let (word, amount) = match self.expiry {
+            None => return request(words),
+            Some(SetExpiry::KeepTtl) => ("KEEPTTL", None),
+            Some(SetExpiry::Ex(s)) => ("EX", Some(s)),
+            Some(SetExpiry::Px(ms)) => ("PX", Some(ms)),
+            Some(SetExpiry::ExAt(s)) => ("EXAT", Some(s)),
+            Some(SetExpiry::PxAt(ms)) => ("PXAT", Some(ms)),
+        };
+        words.push(word.as_bytes().to_vec());
+        words.extend(amount.map(|a| a.to_string().into_bytes()));
+        request(words)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Command;
+    use super::*;
+
+    #[test]
+    fn a_client_set_parses_back_to_itself() {
+        let set = Set {
+            key: b"lock".to_vec(),
+            value: b"token".to_vec(),
+            condition: Some(Condition::Nx),
+            expiry: Some(SetExpiry::Px(2000)),
+        };
+        assert_eq!(
+            Command::from_frame(set.clone().into_frame()),
+            Ok(Command::Set(set))
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! Reading scenario files, with errors that name the file, the field and the reason.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::schema::{FaultAction, Scenario, Target};
+
+/// Why a scenario file could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    /// Dotted path of the offending field (`faults[0].duration_ms`); empty when the file
+    /// itself could not be read.
+    pub field: String,
+    pub reason: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field.as_str() {
+            "" => write!(f, "{}: {}", self.file.display(), self.reason),
+            field => write!(f, "{}: field `{field}`: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Reads and validates one scenario file.
+pub fn load(file: &Path) -> Result<Scenario, ScenarioError> {
+    let error = |field: &str, reason: String| ScenarioError {
+        file: file.to_path_buf(),
+        field: field.to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| error("", format!("cannot read: {e}")))?;
+    let scenario = parse(&text).map_err(|(field, reason)| error(&field, reason))?;
+    validate(&scenario).map_err(|(field, reason)| error(&field, reason))?;
+    Ok(scenario)
+}
+
+/// Expands files and directories (their `*.json`, sorted) into scenario files.
+pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, ScenarioError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let listing = std::fs::read_dir(path).map_err(|e| ScenarioError {
+                file: path.clone(),
+                field: String::new(),
+                reason: format!("cannot list the directory: {e}"),
+            })?;
+            let mut found: Vec<PathBuf> = listing
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files
+        .into_iter()
+        .map(|file| load(&file).map(|scenario| (file, scenario)))
+        .collect()
+}
+
+/// Parses JSON into a scenario, returning the failing field's path and the reason.
+fn parse(text: &str) -> Result<Scenario, (String, String)> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let path = e.path().to_string();
+        let reason = e.into_inner().to_string();
+        let child = |name: &str| {
+            if path == "." {
+                name.to_string()
+            } else {
+                format!("{path}.{name}")
+            }
+        };
+        // serde reports a missing field at its parent; name the field itself.
+        if let Some(rest) = reason.strip_prefix("missing field `") {
+            let (name, location) = rest.split_once('`').unwrap_or((rest, ""));
+            return (child(name), format!("missing{location}"));
+        }
+        // Checks inside a fault object (see `Fault`) say "field `name`: reason".
+        if let Some((name, why)) = reason
+            .strip_prefix("field `")
+            .and_then(|rest| rest.split_once("`: "))
+        {
+            return (child(name), why.to_string());
+        }
+        (path, reason)
+    })
+}
+
+/// The checks serde cannot express.
+fn validate(s: &Scenario) -> Result<(), (String, String)> {
+    let fail = |field: &str, reason: &dyn fmt::Display| Err((field.to_string(), reason.to_string()));
+    if s.name.trim().is_empty() {
+        return fail("name", &"must not be empty");
+    }
+    if s.duration_ms == 0 {
+        return fail("duration_ms", &"must be positive");
+    }
+    if s.seeds == 0 {
+        return fail("seeds", &"must be at least 1");
+    }
+    if s.lock.ttl_ms == 0 {
+        return fail("lock.ttl_ms", &"must be positive");
+    }
+    if s.lock.node_timeout_ms == 0 {
+        return fail("lock.node_timeout_ms", &"must be positive");
+    }
+    if s.clients.count == 0 {
+        return fail("clients.count", &"must be at least 1");
+    }
+    check_range("clients.work_ms", s.clients.work_ms)?;
+    check_range("clients.think_ms", s.clients.think_ms)?;
+    check_range("network.latency_ms", s.network.latency_ms)?;
+    if s.network.latency_ms[0] == 0 {
+        return fail("network.latency_ms", &"latency must be at least 1 ms");
+    }
+    check_range("clocks.offset_ms", s.clocks.offset_ms)?;
+    check_range("clocks.drift_ppm", s.clocks.drift_ppm)?;
+    if s.clocks.drift_ppm.iter().any(|ppm| ppm.abs() >= MAX_DRIFT_PPM) {
+        return fail(
+            "clocks.drift_ppm",
+            &format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
+        );
+    }
+    let nodes: Vec<String> = s.redis_names().into_iter().chain(s.client_names()).collect();
+    for (i, fault) in s.faults.iter().enumerate() {
+        if let FaultAction::Pause { duration_ms: 0 } = fault.action {
+            return fail(&format!("faults[{i}].duration_ms"), &"must be positive");
+        }
+        if let Target::Node(name) = &fault.target
+            && !nodes.contains(name)
+        {
+            return fail(
+                &format!("faults[{i}].target"),
+                &format!(
+                    "no node named `{name}` (nodes: {}, or `holder`)",
+                    nodes.join(", ")
+                ),
+            );
+        }
+        if fault.at_ms >= s.duration_ms {
+            return fail(
+                &format!("faults[{i}].at_ms"),
+                &format!(
+                    "{} is not before the end of the run ({} ms)",
+                    fault.at_ms, s.duration_ms
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A drift of a million ppm would stop (or double) a clock: nothing real does that.
+const MAX_DRIFT_PPM: i64 = 1_000_000;
+
+fn check_range<T: PartialOrd + fmt::Display>(
+    field: &str,
+    [min, max]: [T; 2],
+) -> Result<(), (String, String)> {
+    if min > max {
+        return Err((
+            field.to_string(),
+            format!("[{min}, {max}]: min is greater than max"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{
+      "name": "single-node-gc-pause",
+      "description": "The holder pauses longer than the TTL.",
+      "duration_ms": 30000,
+      "seeds": 100,
+      "topology": { "kind": "single" },
+      "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
+      "clients": { "count": 3, "work_ms": [100, 500] },
+      "network": { "latency_ms": [1, 5] },
+      "faults": [ { "kind": "pause", "target": "holder", "at_ms": 5000, "duration_ms": 4000 } ],
+      "expect": { "mutual_exclusion": "violated" }
+    }"#;
+
+    fn error_of(text: &str) -> (String, String) {
+        match parse(text) {
+            Err(e) => e,
+            Ok(s) => validate(&s).expect_err("scenario should be rejected"),
+        }
+    }
+
+    fn replace(from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "test fixture lacks {from}");
+        GOOD.replace(from, to)
+    }
+
+    #[test]
+    fn the_issue_example_loads() {
+        let s = parse(GOOD).unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.faults.len(), 1);
+        assert_eq!(s.clients.think_ms, [10, 100]);
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let (field, reason) = error_of(&replace(r#""topology": { "kind": "single" },"#, ""));
+        assert_eq!(field, "topology");
+        assert!(reason.starts_with("missing at line"), "{reason}");
+        let (field, _) = error_of(&replace(r#", "ttl_ms": 2000"#, ""));
+        assert_eq!(field, "lock.ttl_ms");
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let (field, reason) = error_of(&replace(r#""seeds": 100,"#, r#""seeds": 100, "sedes": 1,"#));
+        assert_eq!(field, "sedes");
+        assert!(reason.contains("unknown field"), "{reason}");
+        let (field, reason) = error_of(&replace(r#""at_ms": 5000"#, r#""at_ms": 5000, "foo": 1"#));
+        assert!(field.starts_with("faults[0]"), "{field}");
+        assert!(reason.contains("foo"), "{reason}");
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let (field, reason) = error_of(&replace(r#""ttl_ms": 2000"#, r#""ttl_ms": "2s""#));
+        assert_eq!(field, "lock.ttl_ms");
+        assert!(reason.contains("invalid type"), "{reason}");
+    }
+
+    #[test]
+    fn negative_duration_is_rejected() {
+        let (field, reason) = error_of(&replace(r#""duration_ms": 30000"#, r#""duration_ms": -1"#));
+        assert_eq!(field, "duration_ms");
+        assert!(reason.contains("-1"), "{reason}");
+        let (field, _) = error_of(&replace(r#""duration_ms": 4000"#, r#""duration_ms": -4000"#));
+        assert_eq!(field, "faults[0].duration_ms");
+    }
+
+    #[test]
+    fn fault_fields_are_checked_per_kind() {
+        let (field, reason) = error_of(&replace(r#", "duration_ms": 4000"#, ""));
+        assert_eq!(field, "faults[0].duration_ms");
+        assert!(reason.starts_with("required by kind `pause`"), "{reason}");
+        let (field, _) = error_of(&replace(
+            r#""duration_ms": 4000"#,
+            r#""duration_ms": 4000, "by_ms": 5"#,
+        ));
+        assert_eq!(field, "faults[0].by_ms");
+        let (field, _) = error_of(&replace(r#""kind": "pause""#, r#""kind": "nap""#));
+        assert_eq!(field, "faults[0].kind");
+    }
+
+    #[test]
+    fn semantic_errors_are_named() {
+        let (field, _) = error_of(&replace("[100, 500]", "[500, 100]"));
+        assert_eq!(field, "clients.work_ms");
+        let (field, reason) = error_of(&replace(r#""holder""#, r#""client-9""#));
+        assert_eq!(field, "faults[0].target");
+        assert!(reason.contains("client-9"), "{reason}");
+        let (field, _) = error_of(&replace(r#""at_ms": 5000"#, r#""at_ms": 30000"#));
+        assert_eq!(field, "faults[0].at_ms");
+        let (field, _) = error_of(&replace(r#""kind": "single""#, r#""kind": "ring""#));
+        assert_eq!(field, "topology.kind");
+    }
+
+    #[test]
+    fn load_names_the_file() {
+        let dir = std::env::temp_dir().join(format!("locksim-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("bad.json");
+        std::fs::write(&file, r#"{"name": "x", "duration_ms": -1}"#).unwrap();
+        let message = load(&file).unwrap_err().to_string();
+        assert!(message.starts_with(&file.display().to_string()), "{message}");
+        assert!(message.contains("duration_ms"), "{message}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

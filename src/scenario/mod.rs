@@ -1,0 +1,11 @@
+//! Scenario files: what to simulate, how often, and what the user expects to see.
+//!
+//! A scenario is JSON, read with serde. Every struct rejects unknown fields, so a typo is
+//! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
+//! express (ranges, names of nodes) and words every failure as "file: field: reason".
+
+mod load;
+mod schema;
+
+pub use load::{ScenarioError, load, load_paths};
+pub use schema::*;

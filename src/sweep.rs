@@ -1,0 +1,73 @@
+//! Runs many seeds of a scenario in parallel, each seed on a fresh thread.
+//!
+//! A seed whose run panics is reported with its seed and message; the other seeds go on,
+//! and nothing already computed is lost.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::check::{Verdict, check_all};
+use crate::history::History;
+use crate::scenario::Scenario;
+use crate::world;
+
+/// What one seed produced.
+#[derive(Debug, Clone)]
+pub struct SeedRun {
+    pub seed: u64,
+    /// The run's digest and verdicts, or the message of the panic that ended it.
+    pub outcome: Result<RunSummary, String>,
+}
+
+/// The part of a run that a sweep keeps (histories are large; seeds replay them).
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub digest: String,
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Runs one seed on a fresh thread, catching a panic as an error message.
+pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> {
+    let scenario = scenario.clone();
+    std::thread::Builder::new()
+        .name(format!("seed {seed}"))
+        .spawn(move || world::run(&scenario, seed))
+        .map_err(|e| format!("cannot start a thread: {e}"))?
+        .join()
+        .map_err(|panic| {
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "the run panicked".to_string())
+        })
+}
+
+/// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
+pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
+    let next = AtomicU64::new(seeds.start);
+    let runs = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, Ordering::Relaxed);
+                    if seed >= seeds.end {
+                        return;
+                    }
+                    let outcome = run_seed(scenario, seed).map(|history| RunSummary {
+                        digest: history.digest(),
+                        verdicts: check_all(&history),
+                    });
+                    runs.lock()
+                        .expect("results lock poisoned")
+                        .push(SeedRun { seed, outcome });
+                }
+            });
+        }
+    });
+    let mut runs = runs.into_inner().expect("results lock poisoned");
+    runs.sort_by_key(|run| run.seed);
+    runs
+}

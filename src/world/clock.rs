@@ -1,0 +1,244 @@
+//! Per-node clocks layered on madsim's single virtual clock.
+//!
+//! madsim has one global time ("true time"). Each node here reads its own clock instead:
+//! `monotonic = anchor_mono + rate · (true − anchor_true)` and `wall = monotonic + shift`,
+//! where the rate carries the node's drift and the shift its offset and any jumps. A jump
+//! moves the wall clock only (as settimeofday does); a rate change re-anchors both. Every
+//! change bumps an epoch so that sleepers re-plan their wake-up in true time.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::platform::Clock;
+
+/// Wall-clock time (ns since the Unix epoch) at true time 0 of every run: 2024-01-01 UTC.
+pub const EPOCH_NS: i64 = 1_704_067_200_000_000_000;
+
+const PPM: i128 = 1_000_000;
+const NS_PER_MS: u64 = 1_000_000;
+
+/// A clock as a pure function of true time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockModel {
+    anchor_true_ns: u64,
+    anchor_mono_ns: u64,
+    /// Rate error in parts per million: +100 gains 100 µs per true second.
+    rate_ppm: i64,
+    /// wall − monotonic, in ns.
+    shift_ns: i64,
+}
+
+impl ClockModel {
+    /// A clock whose wall time is off by `offset_ns` and which drifts by `rate_ppm`.
+    pub fn new(offset_ns: i64, rate_ppm: i64) -> Self {
+        ClockModel {
+            anchor_true_ns: 0,
+            anchor_mono_ns: 0,
+            rate_ppm,
+            shift_ns: EPOCH_NS + offset_ns,
+        }
+    }
+
+    /// The monotonic reading at true time `true_ns` (not before the last anchor).
+    pub fn monotonic_ns(&self, true_ns: u64) -> u64 {
+        let elapsed = true_ns.saturating_sub(self.anchor_true_ns) as i128;
+        self.anchor_mono_ns + (elapsed * (PPM + self.rate_ppm as i128) / PPM) as u64
+    }
+
+    /// The wall reading (ns since the Unix epoch) at true time `true_ns`.
+    pub fn wall_ns(&self, true_ns: u64) -> i64 {
+        self.monotonic_ns(true_ns) as i64 + self.shift_ns
+    }
+
+    /// The earliest true time at which the monotonic reading is at least `mono_ns`.
+    pub fn true_ns_for_monotonic(&self, mono_ns: u64) -> u64 {
+        let ahead = mono_ns.saturating_sub(self.anchor_mono_ns) as i128;
+        let rate = PPM + self.rate_ppm as i128;
+        self.anchor_true_ns + ((ahead * PPM + rate - 1) / rate) as u64
+    }
+
+    /// Steps the wall clock by `by_ns` (negative steps it back).
+    pub fn jump(&mut self, by_ns: i64) {
+        self.shift_ns += by_ns;
+    }
+
+    /// From true time `now_ns` on, runs at `rate_ppm`.
+    pub fn set_rate(&mut self, now_ns: u64, rate_ppm: i64) {
+        self.anchor_mono_ns = self.monotonic_ns(now_ns);
+        self.anchor_true_ns = now_ns;
+        self.rate_ppm = rate_ppm;
+    }
+}
+
+/// True time of the running simulation, in ns.
+pub fn true_now_ns() -> u64 {
+    madsim::time::TimeHandle::current().elapsed().as_nanos() as u64
+}
+
+/// A node's clock inside a simulated run. Clones share the clock, so the fault injector
+/// can jump or skew the clock the node reads.
+#[derive(Debug, Clone)]
+pub struct SimClock {
+    model: Arc<Mutex<ClockModel>>,
+    epoch: Arc<watch::Sender<u64>>,
+}
+
+impl SimClock {
+    pub fn new(model: ClockModel) -> Self {
+        SimClock {
+            model: Arc::new(Mutex::new(model)),
+            epoch: Arc::new(watch::Sender::new(0)),
+        }
+    }
+
+    fn model(&self) -> ClockModel {
+        *self.model.lock().expect("clock lock poisoned")
+    }
+
+    fn change(&self, f: impl FnOnce(&mut ClockModel)) {
+        f(&mut self.model.lock().expect("clock lock poisoned"));
+        self.epoch.send_modify(|epoch| *epoch += 1);
+    }
+
+    /// The wall reading in µs relative to the run's epoch (what the trace shows).
+    pub fn local_us(&self) -> i64 {
+        (self.model().wall_ns(true_now_ns()) - EPOCH_NS) / 1000
+    }
+
+    /// Steps the wall clock (an NTP step, an operator's `date -s`).
+    pub fn jump_ms(&self, by_ms: i64) {
+        self.change(|m| m.jump(by_ms * NS_PER_MS as i64));
+    }
+
+    /// Changes the drift rate from now on.
+    pub fn set_rate_ppm(&self, rate_ppm: i64) {
+        self.change(|m| m.set_rate(true_now_ns(), rate_ppm));
+    }
+}
+
+impl Clock for SimClock {
+    fn wall_ms(&self) -> u64 {
+        (self.model().wall_ns(true_now_ns()).max(0) as u64) / NS_PER_MS
+    }
+
+    fn monotonic_ms(&self) -> u64 {
+        self.model().monotonic_ns(true_now_ns()) / NS_PER_MS
+    }
+
+    fn sleep_until_monotonic(&self, deadline_ms: u64) -> impl Future<Output = ()> + Send {
+        let clock = self.clone();
+        async move {
+            let mut changed = clock.epoch.subscribe();
+            loop {
+                let now = true_now_ns();
+                let wake = clock.model().true_ns_for_monotonic(deadline_ms * NS_PER_MS);
+                if wake <= now {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    _ = changed.changed() => {}
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_perfect_clock_reads_true_time_from_the_epoch() {
+        let m = ClockModel::new(0, 0);
+        assert_eq!(m.monotonic_ns(5 * S), 5 * S);
+        assert_eq!(m.wall_ns(5 * S), EPOCH_NS + 5 * S as i64);
+        assert_eq!(m.true_ns_for_monotonic(7 * S), 7 * S);
+    }
+
+    #[test]
+    fn drift_scales_both_readings() {
+        let m = ClockModel::new(-2_000 * NS_PER_MS as i64, 10_000); // 1% fast, 2 s behind
+        assert_eq!(m.monotonic_ns(100 * S), 101 * S);
+        assert_eq!(m.wall_ns(100 * S) - EPOCH_NS, 99 * S as i64);
+        let t = m.true_ns_for_monotonic(101 * S);
+        assert!(m.monotonic_ns(t) >= 101 * S && m.monotonic_ns(t - 1) < 101 * S);
+    }
+
+    #[test]
+    fn a_jump_moves_wall_time_only() {
+        let mut m = ClockModel::new(0, 0);
+        m.jump(3 * S as i64);
+        assert_eq!(m.monotonic_ns(S), S);
+        assert_eq!(m.wall_ns(S) - EPOCH_NS, 4 * S as i64);
+    }
+
+    #[test]
+    fn a_rate_change_is_continuous() {
+        let mut m = ClockModel::new(0, 0);
+        m.set_rate(10 * S, 1_000_000); // from t=10 s on, twice as fast
+        assert_eq!(m.monotonic_ns(10 * S), 10 * S);
+        assert_eq!(m.monotonic_ns(11 * S), 12 * S);
+        assert_eq!(m.true_ns_for_monotonic(14 * S), 12 * S);
+    }
+
+    /// madsim charges a few ns of virtual time per poll; a sleep ends within a µs of its target.
+    fn assert_near(elapsed_ns: u64, expected_ns: u64) {
+        assert!(
+            elapsed_ns.abs_diff(expected_ns) < 1_000,
+            "woke at {elapsed_ns} ns, expected {expected_ns} ns"
+        );
+    }
+
+    /// Runs `f` inside a fresh simulation and returns its result.
+    fn simulate<F: Future>(f: impl FnOnce() -> F) -> F::Output {
+        madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(f())
+    }
+
+    #[test]
+    fn sleeping_on_a_fast_clock_takes_less_true_time() {
+        let elapsed = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 1_000_000));
+            clock.sleep_ms(1000).await;
+            true_now_ns()
+        });
+        assert_near(elapsed, S / 2);
+    }
+
+    #[test]
+    fn a_sleeper_replans_when_the_rate_changes() {
+        let elapsed = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 0));
+            let skewer = clock.clone();
+            madsim::task::spawn(async move {
+                madsim::time::sleep(Duration::from_secs(2)).await;
+                skewer.set_rate_ppm(1_000_000); // 2× from t = 2 s: 10 s of clock by t = 6 s
+            });
+            clock.sleep_ms(10_000).await;
+            true_now_ns()
+        });
+        assert_near(elapsed, 6 * S);
+    }
+
+    #[test]
+    fn jumps_change_wall_but_not_monotonic_sleeps() {
+        let (wall_ms, elapsed) = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 0));
+            let jumper = clock.clone();
+            madsim::task::spawn(async move {
+                madsim::time::sleep(Duration::from_secs(1)).await;
+                jumper.jump_ms(5_000);
+            });
+            clock.sleep_ms(3_000).await;
+            (clock.wall_ms(), true_now_ns())
+        });
+        assert_near(elapsed, 3 * S);
+        assert_eq!(wall_ms as i64, (EPOCH_NS + 8 * S as i64) / NS_PER_MS as i64);
+    }
+}
