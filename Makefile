@@ -8,7 +8,6 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
-CONTRACT := ../shared/scripts/check-cli-contract.sh
 
 .PHONY: all build run test lint clean
 
@@ -22,10 +21,9 @@ run: build
 	mkdir -p reports
 	$(LOCKSIM) run scenarios/ --json reports/summary.jsonl | tee reports/summary.txt
 
-# Unit and simulation tests (dev profile is opt-level 1), then the CLI contract.
-test: build
+# Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
+test:
 	$(CARGO) test --locked
-	@if [ -x $(CONTRACT) ]; then $(CONTRACT); else echo "($(CONTRACT) not found: contract check skipped)"; fi
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -4,7 +4,7 @@
 //! 2 on invalid input or usage.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -134,7 +134,7 @@ fn run(
     }
 }
 
-fn replay(file: &PathBuf, seed: u64) -> ExitCode {
+fn replay(file: &Path, seed: u64) -> ExitCode {
     let scenario: Arc<Scenario> = match scenario::load(file) {
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),

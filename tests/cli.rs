@@ -1,0 +1,142 @@
+//! The command-line contract: exit codes, error wording, the replay format.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn locksim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args(args)
+        .output()
+        .expect("locksim runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A scratch directory for this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locksim-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const GC_PAUSE: &str = "scenarios/single-node-gc-pause.json";
+
+/// The shipped gc-pause scenario with one substitution applied.
+fn gc_pause_with(from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(GC_PAUSE).unwrap();
+    assert!(text.contains(from), "fixture lacks {from}");
+    text.replacen(from, to, 1)
+}
+
+#[test]
+fn bad_scenarios_exit_2_with_one_line_naming_file_and_field() {
+    let dir = scratch("bad");
+    let cases = [
+        (
+            "missing.json",
+            gc_pause_with(r#""topology": { "kind": "single" },"#, ""),
+            "topology",
+        ),
+        (
+            "unknown.json",
+            gc_pause_with(r#""seeds": 100,"#, r#""seeds": 100, "colour": "red","#),
+            "colour",
+        ),
+        (
+            "type.json",
+            gc_pause_with(r#""ttl_ms": 2000"#, r#""ttl_ms": "2s""#),
+            "lock.ttl_ms",
+        ),
+        (
+            "negative.json",
+            gc_pause_with(r#""duration_ms": 30000"#, r#""duration_ms": -30000"#),
+            "duration_ms",
+        ),
+        ("syntax.json", "{ \"name\": ".to_string(), ""),
+    ];
+    for (file, content, field) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, content).unwrap();
+        let out = locksim(&["run", path.to_str().unwrap()]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{file}: {stderr}");
+        assert!(stderr.contains(path.to_str().unwrap()), "{file}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{field}`")) || field.is_empty(),
+            "{file}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked") && out.stdout.is_empty(),
+            "{file}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_reports_violations_with_a_replay_line_and_json() {
+    let dir = scratch("json");
+    let json = dir.join("r.jsonl");
+    let out = locksim(&["run", GC_PAUSE, "--seeds", "4", "--json", json.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("single-node-gc-pause") && l.ends_with("met")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("replay: locksim replay {GC_PAUSE} --seed 0")),
+        "{stdout}"
+    );
+    let row: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&json).unwrap().trim()).unwrap();
+    assert_eq!(row["name"], "single-node-gc-pause");
+    assert_eq!(row["seeds"], 4);
+    assert_eq!(row["violating_seeds"], 4);
+    assert_eq!(row["first_violation_seed"], 0);
+    assert_eq!(row["expect_met"], true);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unmet_expectation_exits_1() {
+    let dir = scratch("unmet");
+    let path = dir.join("wrong.json");
+    std::fs::write(&path, gc_pause_with(r#""violated""#, r#""holds""#)).unwrap();
+    let out = locksim(&["run", path.to_str().unwrap(), "--seeds", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("NOT MET"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_shows_the_overlap_and_ends_with_the_digest() {
+    let first = locksim(&["replay", GC_PAUSE, "--seed", "0"]);
+    let second = locksim(&["replay", GC_PAUSE, "--seed", "0"]);
+    assert_eq!(first.status.code(), Some(0));
+    let stdout = text(&first.stdout);
+    assert!(stdout.contains("fault-start pause client-"), "{stdout}");
+    assert!(stdout.contains("mutual_exclusion: VIOLATED"), "{stdout}");
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("digest: ") && last.len() == "digest: ".len() + 64,
+        "{last}"
+    );
+    assert_eq!(first.stdout, second.stdout);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(locksim(&["run"]).status.code(), Some(2));
+    assert_eq!(locksim(&["replay", GC_PAUSE]).status.code(), Some(2));
+    assert_eq!(locksim(&["run", GC_PAUSE, "--seeds", "0"]).status.code(), Some(2));
+    let missing = locksim(&["run", "no/such/file.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("no/such/file.json"));
+    assert!(Path::new(GC_PAUSE).exists());
+}
