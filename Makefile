@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build run test lint clean
+.PHONY: all build run test lint clean deps
 
 all: build
 
@@ -22,8 +22,14 @@ run: build
 	$(LOCKSIM) run scenarios/ --json reports/summary.jsonl | tee reports/summary.txt
 
 # Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
-test:
+test: deps
 	$(CARGO) test --locked
+
+# Tests start their own redis-server (Redis 7.0, Debian's package) on free ports.
+deps:
+	@command -v redis-server >/dev/null || { \
+	  echo "installing redis-server"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; }
 
 lint:
 	$(CARGO) fmt --all -- --check

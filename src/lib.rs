@@ -17,6 +17,7 @@ pub mod check;
 pub mod client;
 pub mod history;
 pub mod platform;
+pub mod real;
 pub mod redis;
 pub mod report;
 pub mod scenario;

@@ -1,0 +1,76 @@
+//! Real redis-server processes for tests: each on a free loopback port, in its own
+//! scratch directory, stopped when dropped. `make test` installs redis-server when it is
+//! missing; a test that cannot find it fails and says so.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running redis-server.
+pub struct RedisServer {
+    pub addr: SocketAddr,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// Starts a server with no persistence; extra `args` are passed as they are.
+    pub fn start(args: &[&str]) -> RedisServer {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("locksim-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .arg("--dir")
+            .arg(&dir)
+            .args(["--repl-diskless-sync-delay", "0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (make test installs it: apt-get install redis-server)");
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server on port {port} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        RedisServer { addr, child, dir }
+    }
+
+    /// The process id, for SIGSTOP/SIGCONT tests.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
