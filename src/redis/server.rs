@@ -60,6 +60,17 @@ where
             }
         };
         let reply = match Command::from_frame(request) {
+            Ok(Command::Wait(wait)) => {
+                // No replicas yet: asking for none answers at once, asking for more blocks
+                // for the timeout (0 = forever) and then reports none, as Redis does.
+                if wait.replicas > 0 {
+                    match wait.timeout_ms {
+                        0 => std::future::pending::<()>().await,
+                        ms => clock.sleep_ms(ms as u64).await,
+                    }
+                }
+                Frame::Integer(0)
+            }
             Ok(command) => command.apply(&mut db.borrow_mut(), clock.wall_ms()),
             Err(ParseError::Reply(error)) => error.into(),
             Err(ParseError::Protocol(reason)) => {

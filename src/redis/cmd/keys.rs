@@ -1,6 +1,6 @@
 //! DEL, PTTL and PEXPIRE.
 
-use super::{Args, Frame, ReplyError};
+use super::{Args, Frame, ReplyError, request};
 use crate::redis::db::Db;
 
 /// `DEL key [key ...]`: how many of the keys existed.
@@ -42,6 +42,39 @@ impl Pttl {
     }
 }
 
+/// `EXPIRE key seconds`: as PEXPIRE, in seconds (tier 2 of the ladder sends it after SETNX).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expire {
+    pub key: Vec<u8>,
+    pub seconds: i64,
+}
+
+impl Expire {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let pexpire = Pexpire::parse(args)?;
+        Ok(Expire {
+            key: pexpire.key,
+            seconds: pexpire.ms,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        match self.seconds.checked_mul(1000) {
+            Some(ms) => Pexpire { key: self.key, ms }.apply_as(db, now_ms, "expire"),
+            None => ReplyError::invalid_expire("expire").into(),
+        }
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([
+            b"EXPIRE".to_vec(),
+            self.key,
+            self.seconds.to_string().into_bytes(),
+        ])
+    }
+}
+
 /// `PEXPIRE key milliseconds`: 1 if the key exists (a time in the past deletes it), else 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pexpire {
@@ -61,8 +94,13 @@ impl Pexpire {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        self.apply_as(db, now_ms, "pexpire")
+    }
+
+    /// Applies the expiry; `command` names the command in error replies.
+    fn apply_as(self, db: &mut Db, now_ms: u64, command: &str) -> Frame {
         let Some(at) = self.ms.checked_add(now_ms as i64) else {
-            return ReplyError::invalid_expire("pexpire").into();
+            return ReplyError::invalid_expire(command).into();
         };
         let existed = if at <= now_ms as i64 {
             db.remove(&self.key, now_ms)

@@ -9,10 +9,10 @@ mod scripting;
 mod server_cmds;
 mod strings;
 
-pub use keys::{Del, Pexpire, Pttl};
+pub use keys::{Del, Expire, Pexpire, Pttl};
 pub use scripting::Eval;
-pub use server_cmds::Ping;
-pub use strings::{Condition, Get, Set, SetExpiry};
+pub use server_cmds::{Ping, Wait};
+pub use strings::{Condition, Get, Incr, Set, SetExpiry, Setnx};
 
 use super::Frame;
 use super::db::Db;
@@ -60,10 +60,14 @@ pub enum Command {
     Ping(Ping),
     Get(Get),
     Set(Set),
+    Setnx(Setnx),
+    Incr(Incr),
     Del(Del),
     Pttl(Pttl),
+    Expire(Expire),
     Pexpire(Pexpire),
     Eval(Eval),
+    Wait(Wait),
 }
 
 /// Command names with Redis's arity: `n` means exactly `n` words, `-n` at least `n`.
@@ -71,10 +75,14 @@ const ARITY: &[(&str, i32)] = &[
     ("ping", -1),
     ("get", 2),
     ("set", -3),
+    ("setnx", 3),
+    ("incr", 2),
     ("del", -2),
     ("pttl", 2),
+    ("expire", -3),
     ("pexpire", -3),
     ("eval", -3),
+    ("wait", 3),
 ];
 
 impl Command {
@@ -108,22 +116,32 @@ impl Command {
             "ping" => Command::Ping(Ping::parse(&mut args)?),
             "get" => Command::Get(Get::parse(&mut args)?),
             "set" => Command::Set(Set::parse(&mut args)?),
+            "setnx" => Command::Setnx(Setnx::parse(&mut args)?),
+            "incr" => Command::Incr(Incr::parse(&mut args)?),
             "del" => Command::Del(Del::parse(&mut args)?),
             "pttl" => Command::Pttl(Pttl::parse(&mut args)?),
+            "expire" => Command::Expire(Expire::parse(&mut args)?),
             "pexpire" => Command::Pexpire(Pexpire::parse(&mut args)?),
             "eval" => Command::Eval(Eval::parse(&mut args)?),
+            "wait" => Command::Wait(Wait::parse(&mut args)?),
             _ => unreachable!("every name in ARITY is dispatched"),
         })
     }
 
     /// Executes the command against the keyspace at wall-clock time `now_ms`.
+    ///
+    /// WAIT is not applied here: it blocks, so the server runs it (see `server.rs`).
     pub fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
         match self {
+            Command::Wait(_) => unreachable!("the server answers WAIT itself"),
             Command::Ping(cmd) => cmd.apply(),
             Command::Get(cmd) => cmd.apply(db, now_ms),
             Command::Set(cmd) => cmd.apply(db, now_ms),
+            Command::Setnx(cmd) => cmd.apply(db, now_ms),
+            Command::Incr(cmd) => cmd.apply(db, now_ms),
             Command::Del(cmd) => cmd.apply(db, now_ms),
             Command::Pttl(cmd) => cmd.apply(db, now_ms),
+            Command::Expire(cmd) => cmd.apply(db, now_ms),
             Command::Pexpire(cmd) => cmd.apply(db, now_ms),
             Command::Eval(cmd) => cmd.apply(db, now_ms),
         }
@@ -265,6 +283,31 @@ mod tests {
         run(&mut db, 0, &["SET", "a", "1"]);
         run(&mut db, 0, &["SET", "b", "1"]);
         assert_eq!(run(&mut db, 0, &["DEL", "a", "b", "c"]), Frame::Integer(2));
+    }
+
+    #[test]
+    fn setnx_expire_and_incr_follow_redis() {
+        let mut db = Db::default();
+        assert_eq!(run(&mut db, 0, &["SETNX", "k", "a"]), Frame::Integer(1));
+        assert_eq!(run(&mut db, 0, &["SETNX", "k", "b"]), Frame::Integer(0));
+        assert_eq!(
+            run(&mut db, 0, &["PTTL", "k"]),
+            Frame::Integer(-1),
+            "SETNX sets no TTL"
+        );
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "10"]), Frame::Integer(1));
+        assert_eq!(run(&mut db, 0, &["PTTL", "k"]), Frame::Integer(10_000));
+        assert_eq!(
+            run(&mut db, 0, &["INCR", "k"]),
+            err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(run(&mut db, 0, &["INCR", "n"]), Frame::Integer(1));
+        assert_eq!(run(&mut db, 0, &["INCR", "n"]), Frame::Integer(2));
+        assert_eq!(run(&mut db, 0, &["SET", "m", "9223372036854775807"]), ok());
+        assert_eq!(
+            run(&mut db, 0, &["INCR", "m"]),
+            err("ERR increment or decrement would overflow")
+        );
     }
 
     #[test]

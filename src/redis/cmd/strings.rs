@@ -149,3 +149,67 @@ mod tests {
         );
     }
 }
+
+/// `SETNX key value`: 1 if the key was set, 0 if it existed (tier 1 of the ladder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setnx {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+impl Setnx {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Setnx {
+            key: args.next_bytes()?,
+            value: args.next_bytes()?,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        if db.get(&self.key, now_ms).is_some() {
+            return Frame::Integer(0);
+        }
+        db.set(self.key, self.value, None);
+        Frame::Integer(1)
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"SETNX".to_vec(), self.key, self.value])
+    }
+}
+
+/// `INCR key`: adds one to an integer stored as a string (a missing key counts as 0);
+/// the key keeps its expiry. Used for fencing tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incr {
+    pub key: Vec<u8>,
+}
+
+impl Incr {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Incr {
+            key: args.next_bytes()?,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        let (current, expires_at_ms) = match db.get(&self.key, now_ms) {
+            None => (0, None),
+            Some(entry) => match super::parse_int(&entry.value) {
+                Ok(n) => (n, entry.expires_at_ms),
+                Err(e) => return e.into(),
+            },
+        };
+        let Some(next) = current.checked_add(1) else {
+            return ReplyError("ERR increment or decrement would overflow".into()).into();
+        };
+        db.set(self.key, next.to_string().into_bytes(), expires_at_ms);
+        Frame::Integer(next)
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"INCR".to_vec(), self.key])
+    }
+}
