@@ -17,6 +17,11 @@ impl Del {
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
         Frame::Integer(self.keys.iter().filter(|key| db.remove(key, now_ms)).count() as i64)
     }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request(std::iter::once(b"DEL".to_vec()).chain(self.keys))
+    }
 }
 
 /// `PTTL key`: milliseconds left, -1 without expiry, -2 when the key is absent.
@@ -108,5 +113,10 @@ impl Pexpire {
             db.set_expiry(&self.key, at as u64, now_ms)
         };
         Frame::Integer(existed as i64)
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"PEXPIRE".to_vec(), self.key, self.ms.to_string().into_bytes()])
     }
 }

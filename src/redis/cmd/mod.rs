@@ -333,6 +333,48 @@ mod tests {
     }
 
     #[test]
+    fn client_frames_parse_back_to_the_same_command() {
+        let commands = [
+            Command::Get(Get { key: b"k".to_vec() }),
+            Command::Setnx(Setnx {
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+            }),
+            Command::Incr(Incr { key: b"k".to_vec() }),
+            Command::Del(Del {
+                keys: vec![b"a".to_vec(), b"b".to_vec()],
+            }),
+            Command::Pttl(Pttl { key: b"k".to_vec() }),
+            Command::Expire(Expire {
+                key: b"k".to_vec(),
+                seconds: 10,
+            }),
+            Command::Pexpire(Pexpire {
+                key: b"k".to_vec(),
+                ms: 10,
+            }),
+            Command::Wait(Wait {
+                replicas: 1,
+                timeout_ms: 100,
+            }),
+        ];
+        for command in commands {
+            let frame = match command.clone() {
+                Command::Get(c) => c.into_frame(),
+                Command::Setnx(c) => c.into_frame(),
+                Command::Incr(c) => c.into_frame(),
+                Command::Del(c) => c.into_frame(),
+                Command::Pttl(c) => c.into_frame(),
+                Command::Expire(c) => c.into_frame(),
+                Command::Pexpire(c) => c.into_frame(),
+                Command::Wait(c) => c.into_frame(),
+                _ => unreachable!(),
+            };
+            assert_eq!(Command::from_frame(frame), Ok(command));
+        }
+    }
+
+    #[test]
     fn non_array_frames_are_protocol_errors() {
         assert!(matches!(
             Command::from_frame(Frame::Integer(3)),
