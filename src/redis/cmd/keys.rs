@@ -45,6 +45,11 @@ impl Pttl {
                 .map_or(-1, |at| at.saturating_sub(now_ms) as i64),
         })
     }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"PTTL".to_vec(), self.key])
+    }
 }
 
 /// `EXPIRE key seconds`: as PEXPIRE, in seconds (tier 2 of the ladder sends it after SETNX).

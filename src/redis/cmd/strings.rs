@@ -20,6 +20,11 @@ impl Get {
         db.get(&self.key, now_ms)
             .map_or(Frame::Null, |e| Frame::BulkString(e.value.clone()))
     }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"GET".to_vec(), self.key])
+    }
 }
 
 /// When SET may write: only if the key is absent (NX) or only if present (XX).
