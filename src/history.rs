@@ -13,20 +13,31 @@ use sha2::{Digest, Sha256};
 pub enum EventKind {
     /// A client started trying to acquire the lock.
     AcquireStarted,
-    /// A client's acquire returned success: from here it believes it holds the lock.
-    Acquired { token: String },
+    /// A client's acquire returned success: from here it believes it holds the lock,
+    /// for `validity_ms` more (its own estimate), under fencing token `fence` if any.
+    Acquired {
+        token: String,
+        fence: Option<u64>,
+        validity_ms: u64,
+    },
     /// A client's acquire gave up (retries exhausted, timeout, connection error).
     AcquireFailed { reason: String },
-    /// A client read the protected resource.
-    ResourceRead { value: i64 },
-    /// A client wrote the protected resource.
-    ResourceWrite { value: i64 },
+    /// A client read the protected resource (presenting fencing token `fence`, if any).
+    ResourceRead { value: i64, fence: Option<u64> },
+    /// A client wrote the protected resource (presenting fencing token `fence`, if any).
+    ResourceWrite { value: i64, fence: Option<u64> },
+    /// The fenced resource refused an access whose token was below the highest seen.
+    ResourceRejected { fence: u64, highest: u64 },
     /// A client sent its release: from here it no longer believes it holds the lock.
     ReleaseSent { token: String },
     /// The release returned; `owned` says whether the key still held our token.
     Released { owned: bool },
     /// The release failed (timeout, connection error).
     ReleaseFailed { reason: String },
+    /// The holder extended its lock (watchdog renewal, or an explicit extend).
+    Renewed { validity_ms: u64 },
+    /// The holder learned it lost the lock (a renewal failed) and was told to stop.
+    LockLost { reason: String },
     /// The simulator injected a fault.
     FaultStarted { fault: String },
     /// An injected fault ended.
@@ -37,14 +48,32 @@ impl fmt::Display for EventKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EventKind::AcquireStarted => write!(f, "acquire-start"),
-            EventKind::Acquired { token } => write!(f, "acquired token={}", short(token)),
+            EventKind::Acquired {
+                token,
+                fence,
+                validity_ms,
+            } => {
+                write!(f, "acquired token={} validity={validity_ms}ms", short(token))?;
+                fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))
+            }
             EventKind::AcquireFailed { reason } => write!(f, "acquire-failed: {reason}"),
-            EventKind::ResourceRead { value } => write!(f, "resource-read value={value}"),
-            EventKind::ResourceWrite { value } => write!(f, "resource-write value={value}"),
+            EventKind::ResourceRead { value, fence } => {
+                write!(f, "resource-read value={value}")?;
+                fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))
+            }
+            EventKind::ResourceWrite { value, fence } => {
+                write!(f, "resource-write value={value}")?;
+                fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))
+            }
+            EventKind::ResourceRejected { fence, highest } => {
+                write!(f, "resource-rejected fence={fence} < highest seen {highest}")
+            }
             EventKind::ReleaseSent { token } => write!(f, "release-sent token={}", short(token)),
             EventKind::Released { owned: true } => write!(f, "released"),
             EventKind::Released { owned: false } => write!(f, "released: the key was no longer ours"),
             EventKind::ReleaseFailed { reason } => write!(f, "release-failed: {reason}"),
+            EventKind::Renewed { validity_ms } => write!(f, "renewed validity={validity_ms}ms"),
+            EventKind::LockLost { reason } => write!(f, "lock-lost: {reason}"),
             EventKind::FaultStarted { fault } => write!(f, "fault-start {fault}"),
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
         }
@@ -114,7 +143,7 @@ mod tests {
                 true_us: 1500,
                 node: "client-1".into(),
                 local_us: 1499,
-                kind: EventKind::ResourceWrite { value },
+                kind: EventKind::ResourceWrite { value, fence: None },
             }],
             end_us: 2000,
         }

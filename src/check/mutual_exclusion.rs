@@ -95,6 +95,8 @@ mod tests {
             node,
             EventKind::Acquired {
                 token: format!("{node}-token"),
+                fence: None,
+                validity_ms: 2000,
             },
         )
     }

@@ -71,16 +71,22 @@ impl ClientProcess {
             self.record(EventKind::AcquireStarted);
             match lock.acquire(LOCK_KEY).await {
                 Ok(lease) => {
+                    let validity_ms = lease.valid_until_ms.saturating_sub(self.clock.monotonic_ms());
                     self.record(EventKind::Acquired {
                         token: lease.token.clone(),
+                        fence: None,
+                        validity_ms,
                     });
                     let value = self.resource.read();
-                    self.record(EventKind::ResourceRead { value });
+                    self.record(EventKind::ResourceRead { value, fence: None });
                     self.clock
                         .sleep_ms(draw(&mut rng, self.scenario.clients.work_ms))
                         .await;
                     self.resource.write(value + 1);
-                    self.record(EventKind::ResourceWrite { value: value + 1 });
+                    self.record(EventKind::ResourceWrite {
+                        value: value + 1,
+                        fence: None,
+                    });
                     self.record(EventKind::ReleaseSent {
                         token: lease.token.clone(),
                     });
