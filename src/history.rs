@@ -42,6 +42,10 @@ pub enum EventKind {
     FaultStarted { fault: String },
     /// An injected fault ended.
     FaultEnded { fault: String },
+    /// The node's process died (a crash fault): its tasks, sockets and memory are gone.
+    Crashed,
+    /// The node's process started again after a crash.
+    Restarted,
 }
 
 impl fmt::Display for EventKind {
@@ -76,6 +80,8 @@ impl fmt::Display for EventKind {
             EventKind::LockLost { reason } => write!(f, "lock-lost: {reason}"),
             EventKind::FaultStarted { fault } => write!(f, "fault-start {fault}"),
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
+            EventKind::Crashed => write!(f, "crashed"),
+            EventKind::Restarted => write!(f, "restarted"),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
-use locksim::check::check_all;
+use locksim::check::{CheckSettings, check_all};
 use locksim::history::fmt_ms;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
@@ -127,6 +127,7 @@ fn run(
         }
         all_met &= report.expect_met();
     }
+    emit(ScenarioReport::table_legend());
     if all_met {
         ExitCode::SUCCESS
     } else {
@@ -165,7 +166,7 @@ fn replay(file: &Path, seed: u64) -> ExitCode {
         ));
     }
     emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
-    for verdict in check_all(&history) {
+    for verdict in check_all(&history, &CheckSettings::for_scenario(&scenario)) {
         match verdict.violation {
             None => emit(format_args!("{}: holds", verdict.checker)),
             Some(why) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),

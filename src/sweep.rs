@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::check::{Verdict, check_all};
+use crate::check::{CheckSettings, Verdict, check_all};
 use crate::history::History;
 use crate::scenario::Scenario;
 use crate::world;
@@ -46,6 +46,7 @@ pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> 
 
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
 pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
+    let settings = CheckSettings::for_scenario(scenario);
     let next = AtomicU64::new(seeds.start);
     let runs = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -58,7 +59,7 @@ pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<Se
                     }
                     let outcome = run_seed(scenario, seed).map(|history| RunSummary {
                         digest: history.digest(),
-                        verdicts: check_all(&history),
+                        verdicts: check_all(&history, &settings),
                     });
                     runs.lock()
                         .expect("results lock poisoned")

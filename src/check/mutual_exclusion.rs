@@ -1,7 +1,7 @@
 //! Mutual exclusion: at no true instant do two clients believe they hold the lock.
 //!
 //! A client holds the lock from the moment its acquire returns success until it sends
-//! its release (or the run ends). This is the *lease* view: it flags two believed holders
+//! its release, its process crashes, or the run ends. This is the *lease* view: it flags two believed holders
 //! even when the protected resource happens to survive it.
 
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ pub fn holdings(history: &History) -> Vec<Holding> {
             EventKind::Acquired { .. } => {
                 open.insert(&event.node, event.true_us);
             }
-            EventKind::ReleaseSent { .. } => {
+            EventKind::ReleaseSent { .. } | EventKind::Crashed => {
                 if let Some(from_us) = open.remove(event.node.as_str()) {
                     done.push(Holding {
                         client: event.node.clone(),
@@ -79,49 +79,20 @@ pub fn check(history: &History) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Event;
-
-    fn event(true_ms: u64, node: &str, kind: EventKind) -> Event {
-        Event {
-            true_us: true_ms * 1000,
-            node: node.into(),
-            local_us: (true_ms * 1000) as i64,
-            kind,
-        }
-    }
-    fn acquired(t: u64, node: &str) -> Event {
-        event(
-            t,
-            node,
-            EventKind::Acquired {
-                token: format!("{node}-token"),
-                fence: None,
-                validity_ms: 2000,
-            },
-        )
-    }
-    fn release(t: u64, node: &str) -> Event {
-        event(
-            t,
-            node,
-            EventKind::ReleaseSent {
-                token: format!("{node}-token"),
-            },
-        )
-    }
+    use crate::check::testing::*;
 
     #[test]
     fn back_to_back_holders_do_not_violate() {
-        let history = History {
-            events: vec![
+        let history = history(
+            1000,
+            vec![
                 acquired(100, "client-1"),
                 release(300, "client-1"),
                 acquired(305, "client-2"),
                 release(600, "client-2"),
                 acquired(610, "client-1"),
             ],
-            end_us: 1_000_000,
-        };
+        );
         assert_eq!(check(&history).violation, None);
         assert_eq!(holdings(&history).len(), 3);
     }
@@ -129,15 +100,15 @@ mod tests {
     #[test]
     fn a_paused_holder_overlapping_the_next_violates() {
         // client-1 acquires, pauses past its TTL, client-2 acquires, client-1 resumes.
-        let history = History {
-            events: vec![
+        let history = history(
+            5000,
+            vec![
                 acquired(100, "client-1"),
                 acquired(2200, "client-2"),
                 release(2500, "client-2"),
                 release(4100, "client-1"),
             ],
-            end_us: 5_000_000,
-        };
+        );
         let violation = check(&history).violation.expect("overlap must be found");
         assert!(
             violation.contains("client-1") && violation.contains("client-2"),
@@ -147,23 +118,33 @@ mod tests {
 
     #[test]
     fn a_holder_that_never_releases_holds_until_the_end() {
-        let history = History {
-            events: vec![acquired(100, "client-1"), acquired(4000, "client-2")],
-            end_us: 5_000_000,
-        };
+        let history = history(5000, vec![acquired(100, "client-1"), acquired(4000, "client-2")]);
         assert!(check(&history).violation.is_some());
     }
 
     #[test]
+    fn a_crashed_holder_no_longer_holds() {
+        let history = history(
+            5000,
+            vec![
+                acquired(100, "client-1"),
+                crashed(200, "client-1"),
+                acquired(2300, "client-2"),
+            ],
+        );
+        assert_eq!(check(&history).violation, None);
+    }
+
+    #[test]
     fn one_client_reacquiring_is_not_a_violation() {
-        let history = History {
-            events: vec![
+        let history = history(
+            1000,
+            vec![
                 acquired(100, "client-1"),
                 acquired(200, "client-1"),
                 release(300, "client-1"),
             ],
-            end_us: 1_000_000,
-        };
+        );
         assert_eq!(check(&history).violation, None);
     }
 }

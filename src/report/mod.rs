@@ -5,7 +5,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::check;
 use crate::scenario::{Expectation, Scenario};
+
+/// The table's checker columns, in order, with their headers.
+const COLUMNS: [(&str, &str); 5] = [
+    (check::mutual_exclusion::NAME, "mutex"),
+    (check::resource_safety::NAME, "data"),
+    (check::stale_write::NAME, "stale"),
+    (check::deadlock::NAME, "deadlock"),
+    (check::validity::NAME, "validity"),
+];
 use crate::sweep::SeedRun;
 
 /// The outcome of running one scenario over a range of seeds.
@@ -78,37 +88,49 @@ impl ScenarioReport {
         self.errors.is_empty() && self.expectations.iter().all(|(_, _, met)| *met)
     }
 
-    /// The header of the verdict table.
+    /// The header of the verdict table: one column per checker, then the verdict.
     pub fn table_header() -> String {
+        let columns: String = COLUMNS
+            .iter()
+            .map(|(_, header)| format!(" {header:>9}"))
+            .collect();
         format!(
-            "{:<34} {:>6} {:>9} {:<32} {}",
-            "scenario", "seeds", "violating", "expect", "verdict"
+            "{:<34} {:>6} {:>9}{columns}  verdict",
+            "scenario", "seeds", "violating"
         )
+    }
+
+    /// The legend printed under the table.
+    pub fn table_legend() -> &'static str {
+        "cells: violating seeds per checker; v / h = expected violated / holds; ! = expectation not met"
     }
 
     /// One row of the verdict table, then a replay hint for the first violating seed.
     pub fn table_lines(&self) -> Vec<String> {
-        let expect = self
-            .expectations
+        let cells: String = COLUMNS
             .iter()
-            .map(|(checker, expected, _)| format!("{checker}={}", expectation_word(*expected)))
-            .collect::<Vec<_>>()
-            .join(",");
+            .map(|(checker, _)| {
+                let count = self.violations.get(checker).map_or(0, Vec::len);
+                let mark = match self.expectations.iter().find(|(c, _, _)| c == checker) {
+                    None => "  ",
+                    Some((_, Expectation::Violated, true)) => "v ",
+                    Some((_, Expectation::Holds, true)) => "h ",
+                    Some((_, Expectation::Violated, false)) => "v!",
+                    Some((_, Expectation::Holds, false)) => "h!",
+                };
+                format!(" {count:>7}{mark}")
+            })
+            .collect();
         let verdict = match (self.expect_met(), self.errors.len()) {
             (true, _) => "met".to_string(),
             (false, 0) => "NOT MET".to_string(),
             (false, n) => format!("NOT MET ({n} runs failed)"),
         };
         let mut lines = vec![format!(
-            "{:<34} {:>6} {:>9} {:<32} {verdict}",
+            "{:<34} {:>6} {:>9}{cells}  {verdict}",
             self.name,
             self.seeds,
             self.violating_seeds().len(),
-            if expect.is_empty() {
-                "-".to_string()
-            } else {
-                expect
-            },
         )];
         if let Some(seed) = self.violating_seeds().first() {
             lines.push(format!(

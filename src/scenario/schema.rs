@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::check;
+
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -258,16 +260,31 @@ impl std::fmt::Display for Target {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
+    /// Two clients believed they held the lock at once.
     pub mutual_exclusion: Option<Expectation>,
+    /// The protected register lost an update.
+    pub resource_safety: Option<Expectation>,
+    /// The fenced resource accepted a stale token, or a token was granted twice.
+    pub stale_write: Option<Expectation>,
+    /// The lock stayed unavailable past TTL + one retry cycle after its holder died.
+    pub deadlock: Option<Expectation>,
+    /// A holder touched the resource after its own validity deadline.
+    pub validity: Option<Expectation>,
 }
 
 impl Expect {
     /// The expectations that are set, by checker name.
     pub fn entries(&self) -> Vec<(&'static str, Expectation)> {
-        [("mutual_exclusion", self.mutual_exclusion)]
-            .into_iter()
-            .filter_map(|(name, e)| e.map(|e| (name, e)))
-            .collect()
+        [
+            (check::mutual_exclusion::NAME, self.mutual_exclusion),
+            (check::resource_safety::NAME, self.resource_safety),
+            (check::stale_write::NAME, self.stale_write),
+            (check::deadlock::NAME, self.deadlock),
+            (check::validity::NAME, self.validity),
+        ]
+        .into_iter()
+        .filter_map(|(name, e)| e.map(|e| (name, e)))
+        .collect()
     }
 }
 

@@ -1,0 +1,74 @@
+//! Hand-written histories for the checkers' tests: one short constructor per event.
+
+use crate::history::{Event, EventKind, History};
+
+/// An event at `true_ms` on `node`, with a local clock that reads true time.
+pub fn at(true_ms: u64, node: &str, kind: EventKind) -> Event {
+    Event {
+        true_us: true_ms * 1000,
+        node: node.into(),
+        local_us: (true_ms * 1000) as i64,
+        kind,
+    }
+}
+
+pub fn acquired(t: u64, node: &str) -> Event {
+    fenced_acquired(t, node, None)
+}
+
+pub fn fenced_acquired(t: u64, node: &str, fence: Option<u64>) -> Event {
+    at(
+        t,
+        node,
+        EventKind::Acquired {
+            token: format!("{node}-token"),
+            fence,
+            validity_ms: 2000,
+        },
+    )
+}
+
+pub fn release(t: u64, node: &str) -> Event {
+    at(
+        t,
+        node,
+        EventKind::ReleaseSent {
+            token: format!("{node}-token"),
+        },
+    )
+}
+
+pub fn read(t: u64, node: &str, value: i64) -> Event {
+    at(t, node, EventKind::ResourceRead { value, fence: None })
+}
+
+pub fn write(t: u64, node: &str, value: i64) -> Event {
+    at(t, node, EventKind::ResourceWrite { value, fence: None })
+}
+
+pub fn fenced_write(t: u64, node: &str, value: i64, fence: u64) -> Event {
+    at(
+        t,
+        node,
+        EventKind::ResourceWrite {
+            value,
+            fence: Some(fence),
+        },
+    )
+}
+
+pub fn crashed(t: u64, node: &str) -> Event {
+    at(t, node, EventKind::Crashed)
+}
+
+pub fn attempt(t: u64, node: &str) -> Event {
+    at(t, node, EventKind::AcquireStarted)
+}
+
+/// A history of `events` that ends at `end_ms`.
+pub fn history(end_ms: u64, events: Vec<Event>) -> History {
+    History {
+        events,
+        end_us: end_ms * 1000,
+    }
+}
