@@ -20,8 +20,9 @@ pub enum EventKind {
         fence: Option<u64>,
         validity_ms: u64,
     },
-    /// A client's acquire gave up (retries exhausted, timeout, connection error).
-    AcquireFailed { reason: String },
+    /// A client's acquire gave up (retries exhausted, timeout, connection error);
+    /// `contended` when Redis answered that someone else holds the lock.
+    AcquireFailed { reason: String, contended: bool },
     /// A client read the protected resource (presenting fencing token `fence`, if any).
     ResourceRead { value: i64, fence: Option<u64> },
     /// A client wrote the protected resource (presenting fencing token `fence`, if any).
@@ -60,7 +61,7 @@ impl fmt::Display for EventKind {
                 write!(f, "acquired token={} validity={validity_ms}ms", short(token))?;
                 fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))
             }
-            EventKind::AcquireFailed { reason } => write!(f, "acquire-failed: {reason}"),
+            EventKind::AcquireFailed { reason, .. } => write!(f, "acquire-failed: {reason}"),
             EventKind::ResourceRead { value, fence } => {
                 write!(f, "resource-read value={value}")?;
                 fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))

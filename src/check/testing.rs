@@ -65,6 +65,30 @@ pub fn attempt(t: u64, node: &str) -> Event {
     at(t, node, EventKind::AcquireStarted)
 }
 
+/// An acquire that gave up because Redis said someone else holds the lock.
+pub fn refused(t: u64, node: &str) -> Event {
+    at(
+        t,
+        node,
+        EventKind::AcquireFailed {
+            reason: "held by another client".into(),
+            contended: true,
+        },
+    )
+}
+
+/// An acquire that gave up because Redis did not answer.
+pub fn timed_out(t: u64, node: &str) -> Event {
+    at(
+        t,
+        node,
+        EventKind::AcquireFailed {
+            reason: "no reply".into(),
+            contended: false,
+        },
+    )
+}
+
 /// A history of `events` that ends at `end_ms`.
 pub fn history(end_ms: u64, events: Vec<Event>) -> History {
     History {

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::schema::{FaultAction, Scenario, Target};
+use super::fault::{Fault, FaultAction, Target};
+use super::schema::Scenario;
 
 /// Why a scenario file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,31 +130,110 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
         );
     }
-    let nodes: Vec<String> = s.redis_names().into_iter().chain(s.client_names()).collect();
     for (i, fault) in s.faults.iter().enumerate() {
-        if let FaultAction::Pause { duration_ms: 0 } = fault.action {
-            return fail(&format!("faults[{i}].duration_ms"), &"must be positive");
+        validate_fault(s, fault).map_err(|(field, reason)| (format!("faults[{i}].{field}"), reason))?;
+    }
+    Ok(())
+}
+
+/// The checks of one fault; the field is relative to the fault.
+fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
+    let fail = |field: &str, reason: String| Err((field.to_string(), reason));
+    let nodes: Vec<String> = s.redis_names().into_iter().chain(s.client_names()).collect();
+    let known = |name: &String| nodes.contains(name);
+    let unknown = |name: &String| format!("no node named `{name}` (nodes: {})", nodes.join(", "));
+    match &fault.target {
+        Some(Target::Nodes(names)) => {
+            if let Some(name) = names.iter().find(|n| !known(n)) {
+                return fail("target", unknown(name));
+            }
         }
-        if let Target::Node(name) = &fault.target
-            && !nodes.contains(name)
-        {
-            return fail(
-                &format!("faults[{i}].target"),
-                &format!(
-                    "no node named `{name}` (nodes: {}, or `holder`)",
-                    nodes.join(", ")
-                ),
-            );
+        Some(Target::Minority) if s.redis_names().len() < 2 => {
+            return fail("target", "a minority of one Redis master is no node".into());
         }
-        if fault.at_ms >= s.duration_ms {
-            return fail(
-                &format!("faults[{i}].at_ms"),
-                &format!(
-                    "{} is not before the end of the run ({} ms)",
-                    fault.at_ms, s.duration_ms
-                ),
-            );
+        _ => {}
+    }
+    let earliest = fault.trigger.earliest_ms();
+    if earliest >= s.duration_ms {
+        return fail(
+            "at_ms",
+            format!(
+                "{earliest} is not before the end of the run ({} ms)",
+                s.duration_ms
+            ),
+        );
+    }
+    let positive = |field: &str, value: Option<u64>| match value {
+        Some(0) => fail(field, "must be positive".into()),
+        _ => Ok(()),
+    };
+    match &fault.action {
+        FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
+        FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
+        FaultAction::ClockDrift {
+            rate_ppm,
+            duration_ms,
+        } => {
+            positive("duration_ms", *duration_ms)?;
+            if rate_ppm.abs() >= MAX_DRIFT_PPM {
+                return fail(
+                    "rate_ppm",
+                    format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
+                );
+            }
         }
+        FaultAction::Partition {
+            groups, duration_ms, ..
+        } => {
+            positive("duration_ms", *duration_ms)?;
+            if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
+                return fail(
+                    "groups",
+                    "needs at least two non-empty groups of node names".into(),
+                );
+            }
+            let mut seen = Vec::new();
+            for name in groups.iter().flatten() {
+                if !known(name) {
+                    return fail("groups", unknown(name));
+                }
+                if seen.contains(&name) {
+                    return fail("groups", format!("`{name}` is in more than one group"));
+                }
+                seen.push(name);
+            }
+        }
+        FaultAction::Latency {
+            latency_ms,
+            duration_ms,
+        } => {
+            positive("duration_ms", *duration_ms)?;
+            check_range("latency_ms", *latency_ms)?;
+            if latency_ms[0] == 0 {
+                return fail("latency_ms", "latency must be at least 1 ms".into());
+            }
+        }
+        FaultAction::Loss { rate, duration_ms } => {
+            positive("duration_ms", *duration_ms)?;
+            if !(0.0..1.0).contains(rate) {
+                return fail("rate", format!("{rate} is not a fraction in [0, 1)"));
+            }
+        }
+        FaultAction::Random {
+            rate_per_s,
+            kinds,
+            duration_ms,
+        } => {
+            if !(rate_per_s.is_finite() && *rate_per_s > 0.0) {
+                return fail("rate_per_s", format!("{rate_per_s} is not a positive rate"));
+            }
+            if kinds.is_empty() {
+                return fail("kinds", "needs at least one kind".into());
+            }
+            check_range("duration_ms", *duration_ms)?;
+            positive("duration_ms", Some(duration_ms[0]))?;
+        }
+        FaultAction::Restart | FaultAction::ClockJump { .. } | FaultAction::Heal | FaultAction::Reset => {}
     }
     Ok(())
 }

@@ -4,8 +4,10 @@
 //! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 
+mod fault;
 mod load;
 mod schema;
 
+pub use fault::*;
 pub use load::{ScenarioError, load, load_paths};
 pub use schema::*;

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::fault::Fault;
 use crate::check;
 
 /// One scenario file.
@@ -147,113 +148,6 @@ pub struct ClocksSpec {
     /// Rate error in parts per million (+ runs fast), drawn uniformly from `[min, max]`.
     #[serde(default)]
     pub drift_ppm: [i64; 2],
-}
-
-/// A fault: what happens, to whom, and when.
-///
-/// In a file a fault is one flat object (`kind`, `target`, `at_ms` and the fields its
-/// kind uses); loading checks that the kind's fields are there and no others.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "FaultFields")]
-pub struct Fault {
-    /// Whom it hits.
-    pub target: Target,
-    /// True time of the injection.
-    pub at_ms: u64,
-    pub action: FaultAction,
-}
-
-/// What a fault does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FaultAction {
-    /// Freeze a process (GC pause, VM stop, SIGSTOP): its tasks stop, time goes on.
-    Pause { duration_ms: u64 },
-    /// Step a node's wall clock by `by_ms` (forward if positive).
-    ClockJump { by_ms: i64 },
-}
-
-/// The kinds of fault, as named in files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FaultKind {
-    Pause,
-    ClockJump,
-}
-
-/// A fault object as written in a file: every field any kind may use.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FaultFields {
-    kind: FaultKind,
-    target: Option<Target>,
-    at_ms: Option<u64>,
-    duration_ms: Option<u64>,
-    by_ms: Option<i64>,
-}
-
-impl TryFrom<FaultFields> for Fault {
-    /// "field `name`: reason", which the loader folds into the field's path.
-    type Error = String;
-
-    fn try_from(f: FaultFields) -> Result<Self, String> {
-        let name = match f.kind {
-            FaultKind::Pause => "pause",
-            FaultKind::ClockJump => "clock_jump",
-        };
-        let required = |field: &str| format!("field `{field}`: required by kind `{name}`");
-        let action = match f.kind {
-            FaultKind::Pause => FaultAction::Pause {
-                duration_ms: f.duration_ms.ok_or_else(|| required("duration_ms"))?,
-            },
-            FaultKind::ClockJump => FaultAction::ClockJump {
-                by_ms: f.by_ms.ok_or_else(|| required("by_ms"))?,
-            },
-        };
-        let used = match action {
-            FaultAction::Pause { .. } => "duration_ms",
-            FaultAction::ClockJump { .. } => "by_ms",
-        };
-        let optional = [
-            ("duration_ms", f.duration_ms.is_some()),
-            ("by_ms", f.by_ms.is_some()),
-        ];
-        if let Some((unused, _)) = optional.iter().find(|(field, set)| *set && *field != used) {
-            return Err(format!("field `{unused}`: not used by kind `{name}`"));
-        }
-        Ok(Fault {
-            target: f.target.ok_or_else(|| required("target"))?,
-            at_ms: f.at_ms.ok_or_else(|| required("at_ms"))?,
-            action,
-        })
-    }
-}
-
-/// Whom a fault hits.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "String")]
-pub enum Target {
-    /// The client holding the lock at that moment, or if none, the next one to acquire.
-    Holder,
-    /// A node by name: `redis-1`, `client-2`, …
-    Node(String),
-}
-
-impl From<String> for Target {
-    fn from(name: String) -> Self {
-        match name.as_str() {
-            "holder" => Target::Holder,
-            _ => Target::Node(name),
-        }
-    }
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Holder => f.write_str("holder"),
-            Target::Node(name) => f.write_str(name),
-        }
-    }
 }
 
 /// Expected verdicts, one optional field per checker.

@@ -113,6 +113,11 @@ impl SimClock {
         self.change(|m| m.jump(by_ms * NS_PER_MS as i64));
     }
 
+    /// The current drift rate.
+    pub fn rate_ppm(&self) -> i64 {
+        self.model().rate_ppm
+    }
+
     /// Changes the drift rate from now on.
     pub fn set_rate_ppm(&self, rate_ppm: i64) {
         self.change(|m| m.set_rate(true_now_ns(), rate_ppm));

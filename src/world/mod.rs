@@ -13,8 +13,8 @@ pub mod workload;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
@@ -96,10 +96,15 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         nodes,
         clocks,
         recorder: recorder.clone(),
+        clients: scenario.client_names(),
+        masters: redis_names,
+        network: scenario.network.clone(),
+        cut_links: Mutex::default(),
+        down: Mutex::default(),
     });
     for fault in scenario.faults.iter().cloned() {
-        let reach = reach.clone();
-        madsim::task::spawn(async move { faults::inject(fault, &reach).await });
+        let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+        madsim::task::spawn(faults::inject(fault, reach.clone(), fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;

@@ -42,11 +42,13 @@ impl Connect for SimConnector {
 
 /// madsim's network settings for a scenario: one-way latency uniform in `[min, max]`.
 pub fn net_config(spec: &NetworkSpec) -> madsim::Config {
-    let [min, max] = spec.latency_ms;
     let mut config = madsim::Config::default();
-    // madsim draws from a half-open range; one extra µs makes `max` reachable and keeps
-    // `[n, n]` non-empty.
-    config.net.send_latency =
-        Duration::from_millis(min)..Duration::from_millis(max) + Duration::from_micros(1);
+    config.net.send_latency = latency_range(spec.latency_ms);
     config
+}
+
+/// A latency range in madsim's form. madsim draws from a half-open range; one extra µs
+/// makes `max` reachable and keeps `[n, n]` non-empty.
+pub fn latency_range([min, max]: [u64; 2]) -> std::ops::Range<Duration> {
+    Duration::from_millis(min)..Duration::from_millis(max) + Duration::from_micros(1)
 }

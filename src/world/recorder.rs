@@ -11,13 +11,12 @@ use crate::history::{Event, EventKind, History};
 #[derive(Clone, Default)]
 pub struct Recorder {
     events: Arc<Mutex<Vec<Event>>>,
-    acquired: Arc<Notify>,
+    recorded: Arc<Notify>,
 }
 
 impl Recorder {
     /// Appends an event that happened now on `node`, whose wall clock reads `local_us`.
     pub fn record(&self, node: &str, local_us: i64, kind: EventKind) {
-        let is_acquire = matches!(kind, EventKind::Acquired { .. });
         let event = Event {
             true_us: true_now_ns() / 1000,
             node: node.to_string(),
@@ -25,19 +24,45 @@ impl Recorder {
             kind,
         };
         self.events.lock().expect("recorder lock poisoned").push(event);
-        if is_acquire {
-            self.acquired.notify_waiters();
+        self.recorded.notify_waiters();
+    }
+
+    /// How many events have been recorded so far.
+    pub fn len(&self) -> usize {
+        self.events.lock().expect("recorder lock poisoned").len()
+    }
+
+    /// Whether nothing has been recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first event at index `from` or later that `matches`, waiting for it if needed.
+    pub async fn next_event(&self, mut from: usize, matches: impl Fn(&Event) -> bool) -> Event {
+        loop {
+            let recorded = self.recorded.notified();
+            tokio::pin!(recorded);
+            recorded.as_mut().enable();
+            {
+                let events = self.events.lock().expect("recorder lock poisoned");
+                if let Some(event) = events[from..].iter().find(|e| matches(e)) {
+                    return event.clone();
+                }
+                from = events.len();
+            }
+            recorded.await;
         }
     }
 
-    /// The client that most recently acquired the lock and has not sent its release yet.
+    /// The client that most recently acquired the lock and still holds it (has neither
+    /// sent its release nor crashed).
     pub fn current_holder(&self) -> Option<String> {
         let events = self.events.lock().expect("recorder lock poisoned");
         let mut holders: Vec<&str> = Vec::new();
         for event in events.iter() {
             match event.kind {
                 EventKind::Acquired { .. } => holders.push(&event.node),
-                EventKind::ReleaseSent { .. } => holders.retain(|h| *h != event.node),
+                EventKind::ReleaseSent { .. } | EventKind::Crashed => holders.retain(|h| *h != event.node),
                 _ => {}
             }
         }
@@ -46,14 +71,14 @@ impl Recorder {
 
     /// The current holder, or if there is none, the next client to acquire.
     pub async fn holder_or_next(&self) -> String {
-        loop {
-            let acquired = self.acquired.notified();
-            tokio::pin!(acquired);
-            acquired.as_mut().enable();
-            if let Some(holder) = self.current_holder() {
-                return holder;
+        let from = self.len();
+        match self.current_holder() {
+            Some(holder) => holder,
+            None => {
+                self.next_event(from, |e| matches!(e.kind, EventKind::Acquired { .. }))
+                    .await
+                    .node
             }
-            acquired.await;
         }
     }
 

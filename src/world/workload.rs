@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Lock, LockOptions, Retry};
+use crate::client::{Lock, LockError, LockOptions, Retry};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -98,6 +98,7 @@ impl ClientProcess {
                     }
                 }
                 Err(e) => self.record(EventKind::AcquireFailed {
+                    contended: matches!(e, LockError::Contended { .. }),
                     reason: e.to_string(),
                 }),
             }

@@ -1,0 +1,374 @@
+//! Faults as data: what happens, to whom, and when.
+//!
+//! In a file a fault is one flat object: `kind`, a target, a trigger, and the fields its
+//! kind uses. Loading checks that each kind gets the fields it needs and no others, so a
+//! `by_ms` on a pause is an error rather than silently ignored.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
+/// One fault of a scenario.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "FaultFields")]
+pub struct Fault {
+    pub trigger: Trigger,
+    /// Whom it hits; `None` for kinds that name their nodes otherwise (partition) or
+    /// act on the whole network.
+    pub target: Option<Target>,
+    pub action: FaultAction,
+}
+
+/// When a fault fires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// At a true time (ms since the start of the run).
+    At { at_ms: u64 },
+    /// On the first `event` at or after true time `after_ms`, then `delay_ms` later.
+    On {
+        event: TriggerEvent,
+        after_ms: u64,
+        delay_ms: u64,
+    },
+}
+
+impl Trigger {
+    /// The earliest true time at which the fault can fire.
+    pub fn earliest_ms(&self) -> u64 {
+        match self {
+            Trigger::At { at_ms } => *at_ms,
+            Trigger::On { after_ms, .. } => *after_ms,
+        }
+    }
+}
+
+/// Events a fault can wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerEvent {
+    /// A client's acquire returned success; `holder` then means that client.
+    Acquired,
+    /// A client sent its release; `holder` then means that client.
+    Released,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultAction {
+    /// Freeze a process (GC pause, VM stop, SIGSTOP): its tasks stop, time goes on.
+    Pause { duration_ms: u64 },
+    /// Kill a process: tasks, sockets and memory are gone; a Redis node without
+    /// persistence forgets every key. Restarts after `restart_after_ms` if given.
+    Crash { restart_after_ms: Option<u64> },
+    /// Kill and start again at once (a deploy, an OOM kill with a supervisor).
+    Restart,
+    /// Step a node's wall clock by `by_ms` (forward if positive); monotonic time is unmoved.
+    ClockJump { by_ms: i64 },
+    /// Make a node's clock run `rate_ppm` fast (or slow, if negative), for `duration_ms`
+    /// or for the rest of the run.
+    ClockDrift { rate_ppm: i64, duration_ms: Option<u64> },
+    /// Cut the links between the groups (only from the first group to the others when
+    /// `one_way`), for `duration_ms` or until a `heal`. Nodes in no group keep their links.
+    Partition {
+        groups: Vec<Vec<String>>,
+        one_way: bool,
+        duration_ms: Option<u64>,
+    },
+    /// Restore every link cut by partitions.
+    Heal,
+    /// Change the one-way latency of every message, for `duration_ms` or for good.
+    /// (madsim's network has one latency setting; per-link latency is not modelled.)
+    Latency {
+        latency_ms: [u64; 2],
+        duration_ms: Option<u64>,
+    },
+    /// Drop this fraction of packets, for `duration_ms` or for good. TCP resends, so
+    /// for lock traffic loss shows up as delay, as on a real network.
+    Loss { rate: f64, duration_ms: Option<u64> },
+    /// Close every TCP connection of a node (a load balancer or NAT dropping them).
+    Reset,
+    /// The nemesis: faults of the given kinds at random times (a Poisson process of
+    /// `rate_per_s`), on random nodes, each lasting a random `duration_ms`.
+    Random {
+        rate_per_s: f64,
+        kinds: Vec<RandomKind>,
+        duration_ms: [u64; 2],
+    },
+}
+
+/// Kinds the nemesis can draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomKind {
+    Pause,
+    Crash,
+    Restart,
+    ClockJump,
+    Partition,
+    Reset,
+}
+
+/// Whom a fault hits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The client holding the lock then, or if none, the next one to acquire; for a
+    /// fault triggered `on` an event, the client of that event.
+    Holder,
+    /// The current master (`redis-1` on a single node).
+    Master,
+    /// One client drawn from the seed.
+    AnyClient,
+    /// One Redis node drawn from the seed.
+    AnyRedis,
+    /// A majority of the Redis masters, drawn from the seed.
+    Majority,
+    /// A minority of the Redis masters (at least one), drawn from the seed.
+    Minority,
+    /// These nodes, by name.
+    Nodes(Vec<String>),
+}
+
+impl Target {
+    fn from_name(name: String) -> Target {
+        match name.as_str() {
+            "holder" => Target::Holder,
+            "master" => Target::Master,
+            "any-client" => Target::AnyClient,
+            "any-redis" => Target::AnyRedis,
+            "majority" => Target::Majority,
+            "minority" => Target::Minority,
+            _ => Target::Nodes(vec![name]),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TargetVisitor;
+        impl<'de> Visitor<'de> for TargetVisitor {
+            type Value = Target;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a node name, one of holder, master, any-client, any-redis, majority, minority, \
+                     or a list of node names",
+                )
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Target, E> {
+                Ok(Target::from_name(name.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Target, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                if names.is_empty() {
+                    return Err(de::Error::invalid_length(0, &"at least one node name"));
+                }
+                Ok(Target::Nodes(names))
+            }
+        }
+        deserializer.deserialize_any(TargetVisitor)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Holder => f.write_str("holder"),
+            Target::Master => f.write_str("master"),
+            Target::AnyClient => f.write_str("any-client"),
+            Target::AnyRedis => f.write_str("any-redis"),
+            Target::Majority => f.write_str("majority"),
+            Target::Minority => f.write_str("minority"),
+            Target::Nodes(names) => f.write_str(&names.join(",")),
+        }
+    }
+}
+
+/// The kinds of fault, as named in files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FaultKind {
+    Pause,
+    Crash,
+    Restart,
+    ClockJump,
+    ClockDrift,
+    Partition,
+    Heal,
+    Latency,
+    Loss,
+    Reset,
+    Random,
+}
+
+impl FaultKind {
+    /// The kind's name in files.
+    fn name(self) -> &'static str {
+        match self {
+            FaultKind::Pause => "pause",
+            FaultKind::Crash => "crash",
+            FaultKind::Restart => "restart",
+            FaultKind::ClockJump => "clock_jump",
+            FaultKind::ClockDrift => "clock_drift",
+            FaultKind::Partition => "partition",
+            FaultKind::Heal => "heal",
+            FaultKind::Latency => "latency",
+            FaultKind::Loss => "loss",
+            FaultKind::Reset => "reset",
+            FaultKind::Random => "random",
+        }
+    }
+}
+
+/// A fault object as written in a file: every field any kind may use.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultFields {
+    kind: FaultKind,
+    target: Option<Target>,
+    at_ms: Option<u64>,
+    on: Option<TriggerEvent>,
+    delay_ms: Option<u64>,
+    duration_ms: Option<DurationField>,
+    restart_after_ms: Option<u64>,
+    by_ms: Option<i64>,
+    rate_ppm: Option<i64>,
+    groups: Option<Vec<Vec<String>>>,
+    one_way: Option<bool>,
+    latency_ms: Option<[u64; 2]>,
+    rate: Option<f64>,
+    rate_per_s: Option<f64>,
+    kinds: Option<Vec<RandomKind>>,
+}
+
+/// `duration_ms` is one number for most kinds and a `[min, max]` range for `random`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+enum DurationField {
+    Fixed(u64),
+    Range([u64; 2]),
+}
+
+impl FaultFields {
+    /// The optional fields that are set, by name (target and triggers excluded).
+    fn set_fields(&self) -> Vec<&'static str> {
+        [
+            ("duration_ms", self.duration_ms.is_some()),
+            ("restart_after_ms", self.restart_after_ms.is_some()),
+            ("by_ms", self.by_ms.is_some()),
+            ("rate_ppm", self.rate_ppm.is_some()),
+            ("groups", self.groups.is_some()),
+            ("one_way", self.one_way.is_some()),
+            ("latency_ms", self.latency_ms.is_some()),
+            ("rate", self.rate.is_some()),
+            ("rate_per_s", self.rate_per_s.is_some()),
+            ("kinds", self.kinds.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+}
+
+/// "field `name`: reason": the loader folds the name into the field's path.
+fn field_error(field: &str, reason: impl fmt::Display) -> String {
+    format!("field `{field}`: {reason}")
+}
+
+impl TryFrom<FaultFields> for Fault {
+    type Error = String;
+
+    fn try_from(f: FaultFields) -> Result<Self, String> {
+        use FaultKind as K;
+        let kind = f.kind;
+        let name = kind.name();
+        let required = |field: &str| field_error(field, format!("required by kind `{name}`"));
+        let (fields, needs_target): (&[&str], bool) = match kind {
+            K::Pause => (&["duration_ms"], true),
+            K::Crash => (&["restart_after_ms"], true),
+            K::Restart | K::Reset => (&[], true),
+            K::ClockJump => (&["by_ms"], true),
+            K::ClockDrift => (&["rate_ppm", "duration_ms"], true),
+            K::Partition => (&["groups", "one_way", "duration_ms"], false),
+            K::Heal => (&[], false),
+            K::Latency => (&["latency_ms", "duration_ms"], false),
+            K::Loss => (&["rate", "duration_ms"], false),
+            K::Random => (&["rate_per_s", "kinds", "duration_ms"], false),
+        };
+        if let Some(unused) = f.set_fields().into_iter().find(|field| !fields.contains(field)) {
+            return Err(field_error(unused, format!("not used by kind `{name}`")));
+        }
+        let target = match (needs_target, f.target.clone()) {
+            (true, None) => return Err(required("target")),
+            (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),
+            (_, target) => target,
+        };
+        let trigger = match (f.at_ms, f.on, f.delay_ms) {
+            (at_ms, Some(event), delay_ms) => Trigger::On {
+                event,
+                after_ms: at_ms.unwrap_or(0),
+                delay_ms: delay_ms.unwrap_or(0),
+            },
+            (_, None, Some(_)) => return Err(field_error("delay_ms", "needs `on`")),
+            (Some(at_ms), None, None) => Trigger::At { at_ms },
+            (None, None, None) if kind == K::Random => Trigger::At { at_ms: 0 },
+            (None, None, None) => return Err(required("at_ms` or `on")),
+        };
+        let fixed_duration = |optional: bool| match f.duration_ms {
+            Some(DurationField::Fixed(ms)) => Ok(Some(ms)),
+            Some(DurationField::Range(_)) => Err(field_error(
+                "duration_ms",
+                format!("one number for kind `{name}`, not a range"),
+            )),
+            None if optional => Ok(None),
+            None => Err(required("duration_ms")),
+        };
+        let action = match kind {
+            K::Pause => FaultAction::Pause {
+                duration_ms: fixed_duration(false)?.unwrap_or_default(),
+            },
+            K::Crash => FaultAction::Crash {
+                restart_after_ms: f.restart_after_ms,
+            },
+            K::Restart => FaultAction::Restart,
+            K::Reset => FaultAction::Reset,
+            K::ClockJump => FaultAction::ClockJump {
+                by_ms: f.by_ms.ok_or_else(|| required("by_ms"))?,
+            },
+            K::ClockDrift => FaultAction::ClockDrift {
+                rate_ppm: f.rate_ppm.ok_or_else(|| required("rate_ppm"))?,
+                duration_ms: fixed_duration(true)?,
+            },
+            K::Partition => FaultAction::Partition {
+                groups: f.groups.clone().ok_or_else(|| required("groups"))?,
+                one_way: f.one_way.unwrap_or(false),
+                duration_ms: fixed_duration(true)?,
+            },
+            K::Heal => FaultAction::Heal,
+            K::Latency => FaultAction::Latency {
+                latency_ms: f.latency_ms.ok_or_else(|| required("latency_ms"))?,
+                duration_ms: fixed_duration(true)?,
+            },
+            K::Loss => FaultAction::Loss {
+                rate: f.rate.ok_or_else(|| required("rate"))?,
+                duration_ms: fixed_duration(true)?,
+            },
+            K::Random => FaultAction::Random {
+                rate_per_s: f.rate_per_s.ok_or_else(|| required("rate_per_s"))?,
+                kinds: f.kinds.clone().ok_or_else(|| required("kinds"))?,
+                duration_ms: match f.duration_ms {
+                    Some(DurationField::Range(range)) => range,
+                    Some(DurationField::Fixed(ms)) => [ms, ms],
+                    None => return Err(required("duration_ms")),
+                },
+            },
+        };
+        Ok(Fault {
+            trigger,
+            target,
+            action,
+        })
+    }
+}

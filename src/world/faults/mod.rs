@@ -1,0 +1,172 @@
+//! The fault schedule: waits for each fault's trigger, resolves its target, injects it.
+//!
+//! Each kind of fault is a small model in its own file ([`process`], [`clock`],
+//! [`network`], [`nemesis`]); faults are data (see `scenario::fault`), and every random
+//! choice a fault makes (which client, which majority) comes from its own seeded RNG.
+
+mod clock;
+mod nemesis;
+mod network;
+mod process;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::task::NodeId;
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::clock::{SimClock, true_now_ns};
+use super::recorder::Recorder;
+use crate::history::EventKind;
+use crate::scenario::{Fault, FaultAction, NetworkSpec, Target, Trigger, TriggerEvent};
+
+/// The name faults are recorded under in the history.
+pub const WORLD: &str = "world";
+
+/// What the injector can reach: every node and clock by name, and the network.
+pub struct Reach {
+    pub nodes: BTreeMap<String, NodeId>,
+    pub clocks: BTreeMap<String, SimClock>,
+    pub recorder: Recorder,
+    /// Client names, in order.
+    pub clients: Vec<String>,
+    /// Redis master names, in order.
+    pub masters: Vec<String>,
+    /// The scenario's network settings, restored when a latency fault ends.
+    pub network: NetworkSpec,
+    /// Links cut by partitions and not healed yet, as (from, to) node names.
+    pub cut_links: Mutex<BTreeSet<(String, String)>>,
+    /// Nodes crashed and not restarted yet.
+    pub down: Mutex<BTreeSet<String>>,
+}
+
+impl Reach {
+    /// Records a fault event under [`WORLD`], at true time.
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(WORLD, (true_now_ns() / 1000) as i64, kind);
+    }
+
+    /// Records an event on a node, at that node's local time.
+    fn record_on(&self, node: &str, kind: EventKind) {
+        self.recorder.record(node, self.clocks[node].local_us(), kind);
+    }
+
+    /// The nodes a target names now. `event_node` is the node of the triggering event.
+    async fn resolve(
+        &self,
+        target: &Target,
+        event_node: Option<String>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<String> {
+        let pick = |names: &[String], rng: &mut ChaCha8Rng| names[rng.random_range(0..names.len())].clone();
+        let sample = |count: usize, rng: &mut ChaCha8Rng| {
+            let mut masters = self.masters.clone();
+            masters.shuffle(rng);
+            masters.truncate(count);
+            masters.sort();
+            masters
+        };
+        match target {
+            Target::Holder => vec![match event_node {
+                Some(node) => node,
+                None => self.recorder.holder_or_next().await,
+            }],
+            Target::Master => vec![self.masters[0].clone()],
+            Target::AnyClient => vec![pick(&self.clients, rng)],
+            Target::AnyRedis => vec![pick(&self.masters, rng)],
+            Target::Majority => sample(self.masters.len() / 2 + 1, rng),
+            Target::Minority => sample(self.masters.len().saturating_sub(1) / 2, rng),
+            Target::Nodes(names) => names.clone(),
+        }
+    }
+}
+
+/// Waits for the fault's trigger, then injects it.
+pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
+    let event_node = wait_for(&fault.trigger, &reach).await;
+    if let FaultAction::Random {
+        rate_per_s,
+        kinds,
+        duration_ms,
+    } = fault.action
+    {
+        return nemesis::run(rate_per_s, kinds, duration_ms, reach, rng).await;
+    }
+    let targets = match &fault.target {
+        Some(target) => reach.resolve(target, event_node, &mut rng).await,
+        None => Vec::new(),
+    };
+    apply(fault.action, targets, &reach).await;
+}
+
+/// Injects one (non-random) fault on resolved targets, and undoes it when it has a
+/// duration.
+async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
+    match action {
+        FaultAction::Pause { duration_ms } => process::pause(&targets, duration_ms, reach).await,
+        FaultAction::Crash { restart_after_ms } => process::crash(&targets, restart_after_ms, reach).await,
+        FaultAction::Restart => process::crash(&targets, Some(0), reach).await,
+        FaultAction::ClockJump { by_ms } => clock::jump(&targets, by_ms, reach),
+        FaultAction::ClockDrift {
+            rate_ppm,
+            duration_ms,
+        } => clock::drift(&targets, rate_ppm, duration_ms, reach).await,
+        FaultAction::Partition {
+            groups,
+            one_way,
+            duration_ms,
+        } => network::partition(&groups, one_way, duration_ms, reach).await,
+        FaultAction::Heal => network::heal(reach),
+        FaultAction::Latency {
+            latency_ms,
+            duration_ms,
+        } => network::latency(latency_ms, duration_ms, reach).await,
+        FaultAction::Loss { rate, duration_ms } => network::loss(rate, duration_ms, reach).await,
+        FaultAction::Reset => network::reset(&targets, reach),
+        FaultAction::Random { .. } => unreachable!("the nemesis draws only concrete faults"),
+    }
+}
+
+/// Waits until the trigger fires; returns the node of the triggering event, if any.
+async fn wait_for(trigger: &Trigger, reach: &Reach) -> Option<String> {
+    match *trigger {
+        Trigger::At { at_ms } => {
+            sleep_until_true_ms(at_ms).await;
+            None
+        }
+        Trigger::On {
+            event,
+            after_ms,
+            delay_ms,
+        } => {
+            sleep_until_true_ms(after_ms).await;
+            let wanted = |kind: &EventKind| match event {
+                TriggerEvent::Acquired => matches!(kind, EventKind::Acquired { .. }),
+                TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
+            };
+            let from = reach.recorder.len();
+            let fired = reach.recorder.next_event(from, |e| wanted(&e.kind)).await;
+            sleep_ms(delay_ms).await;
+            Some(fired.node)
+        }
+    }
+}
+
+/// Sleeps until true time `at_ms` since the start of the run.
+async fn sleep_until_true_ms(at_ms: u64) {
+    let at_ns = at_ms * 1_000_000;
+    let now_ns = true_now_ns();
+    if at_ns > now_ns {
+        madsim::time::sleep(Duration::from_nanos(at_ns - now_ns)).await;
+    }
+}
+
+/// Sleeps `ms` of true time (0 returns at once).
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        madsim::time::sleep(Duration::from_millis(ms)).await;
+    }
+}

@@ -1,0 +1,110 @@
+//! Network faults over madsim's network: partitions (links clogged one way or both),
+//! latency and loss (network-wide: madsim has one setting), and connection resets.
+//!
+//! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
+//! as in a real partition with long TCP timeouts. Clients notice through their own
+//! request timeouts.
+
+use madsim::net::NetSim;
+
+use super::{Reach, sleep_ms};
+use crate::history::EventKind;
+use crate::world::net::latency_range;
+
+/// Cuts the links between the groups (from the first group only, when `one_way`).
+pub async fn partition(groups: &[Vec<String>], one_way: bool, duration_ms: Option<u64>, reach: &Reach) {
+    let mut links = Vec::new();
+    for (i, from) in groups.iter().enumerate() {
+        for (j, to) in groups.iter().enumerate() {
+            if i != j && (!one_way || i == 0) {
+                links.extend(
+                    from.iter()
+                        .flat_map(|a| to.iter().map(move |b| (a.clone(), b.clone()))),
+                );
+            }
+        }
+    }
+    let shown: Vec<String> = groups.iter().map(|g| format!("[{}]", g.join(","))).collect();
+    let arrow = if one_way { " -/-> " } else { " | " };
+    let description = format!("partition {}", shown.join(arrow));
+    for (a, b) in &links {
+        NetSim::current().clog_link(reach.nodes[a], reach.nodes[b]);
+    }
+    reach
+        .cut_links
+        .lock()
+        .expect("links lock poisoned")
+        .extend(links.iter().cloned());
+    reach.record(EventKind::FaultStarted {
+        fault: description.clone(),
+    });
+    let Some(duration_ms) = duration_ms else { return };
+    sleep_ms(duration_ms).await;
+    let mut cut = reach.cut_links.lock().expect("links lock poisoned");
+    for link in &links {
+        if cut.remove(link) {
+            NetSim::current().unclog_link(reach.nodes[&link.0], reach.nodes[&link.1]);
+        }
+    }
+    drop(cut);
+    reach.record(EventKind::FaultEnded { fault: description });
+}
+
+/// Restores every link that partitions cut.
+pub fn heal(reach: &Reach) {
+    let links = std::mem::take(&mut *reach.cut_links.lock().expect("links lock poisoned"));
+    for (a, b) in &links {
+        NetSim::current().unclog_link(reach.nodes[a], reach.nodes[b]);
+    }
+    reach.record(EventKind::FaultStarted {
+        fault: format!("heal {} links", links.len()),
+    });
+}
+
+/// Sets the one-way latency of every message; restores the scenario's after `duration_ms`.
+pub async fn latency(latency_ms: [u64; 2], duration_ms: Option<u64>, reach: &Reach) {
+    let description = format!("latency {}..{} ms", latency_ms[0], latency_ms[1]);
+    NetSim::current().update_config(|c| c.send_latency = latency_range(latency_ms));
+    reach.record(EventKind::FaultStarted {
+        fault: description.clone(),
+    });
+    let Some(duration_ms) = duration_ms else { return };
+    sleep_ms(duration_ms).await;
+    NetSim::current().update_config(|c| c.send_latency = latency_range(reach.network.latency_ms));
+    reach.record(EventKind::FaultEnded { fault: description });
+}
+
+/// Drops a fraction of packets; none again after `duration_ms`.
+pub async fn loss(rate: f64, duration_ms: Option<u64>, reach: &Reach) {
+    let description = format!("packet loss {:.1}%", rate * 100.0);
+    NetSim::current().update_config(|c| c.packet_loss_rate = rate);
+    reach.record(EventKind::FaultStarted {
+        fault: description.clone(),
+    });
+    let Some(duration_ms) = duration_ms else { return };
+    sleep_ms(duration_ms).await;
+    NetSim::current().update_config(|c| c.packet_loss_rate = 0.0);
+    reach.record(EventKind::FaultEnded { fault: description });
+}
+
+/// Closes every TCP connection of the targets.
+///
+/// madsim's reset closes a node's listening socket too, which no real reset does; so a
+/// Redis node's connections are closed from the other end, by resetting its clients.
+pub fn reset(targets: &[String], reach: &Reach) {
+    let mut nodes: Vec<&String> = targets
+        .iter()
+        .filter(|name| reach.clients.contains(name))
+        .collect();
+    if targets.iter().any(|name| reach.masters.contains(name)) {
+        nodes.extend(&reach.clients);
+    }
+    nodes.sort();
+    nodes.dedup();
+    for name in nodes {
+        NetSim::current().reset_node(reach.nodes[name]);
+    }
+    reach.record(EventKind::FaultStarted {
+        fault: format!("reset connections of {}", targets.join(",")),
+    });
+}
