@@ -95,7 +95,7 @@ impl ScenarioReport {
             .map(|(_, header)| format!(" {header:>9}"))
             .collect();
         format!(
-            "{:<34} {:>6} {:>9}{columns}  verdict",
+            "{:<44} {:>6} {:>9}{columns}  verdict",
             "scenario", "seeds", "violating"
         )
     }
@@ -127,7 +127,7 @@ impl ScenarioReport {
             (false, n) => format!("NOT MET ({n} runs failed)"),
         };
         let mut lines = vec![format!(
-            "{:<34} {:>6} {:>9}{cells}  {verdict}",
+            "{:<44} {:>6} {:>9}{cells}  {verdict}",
             self.name,
             self.seeds,
             self.violating_seeds().len(),

@@ -35,8 +35,18 @@ pub fn load(file: &Path) -> Result<Scenario, ScenarioError> {
         reason,
     };
     let text = std::fs::read_to_string(file).map_err(|e| error("", format!("cannot read: {e}")))?;
-    let scenario = parse(&text).map_err(|(field, reason)| error(&field, reason))?;
-    validate(&scenario).map_err(|(field, reason)| error(&field, reason))?;
+    load_str(file, &text)
+}
+
+/// Parses and validates scenario text; `file` names it in errors.
+pub fn load_str(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let error = |(field, reason): (String, String)| ScenarioError {
+        file: file.to_path_buf(),
+        field,
+        reason,
+    };
+    let scenario = parse(text).map_err(error)?;
+    validate(&scenario).map_err(error)?;
     Ok(scenario)
 }
 

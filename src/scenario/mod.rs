@@ -9,5 +9,5 @@ mod load;
 mod schema;
 
 pub use fault::*;
-pub use load::{ScenarioError, load, load_paths};
+pub use load::{ScenarioError, load, load_paths, load_str};
 pub use schema::*;

@@ -1,0 +1,214 @@
+//! Each fault kind does to a simulated run what it says, seen through the history.
+
+use std::sync::Arc;
+
+use locksim::check::{CheckSettings, check_all};
+use locksim::history::{EventKind, History};
+use locksim::scenario::Scenario;
+use locksim::sweep::run_seed;
+
+/// A single-node scenario with the given faults (a JSON array) and TTL.
+fn scenario(ttl_ms: u64, work_ms: [u64; 2], faults: &str) -> Arc<Scenario> {
+    let text = format!(
+        r#"{{
+          "name": "test", "duration_ms": 20000, "seeds": 1,
+          "topology": {{ "kind": "single" }},
+          "lock": {{ "algorithm": "lua-release", "ttl_ms": {ttl_ms} }},
+          "clients": {{ "count": 3, "work_ms": [{}, {}] }},
+          "faults": {faults}
+        }}"#,
+        work_ms[0], work_ms[1]
+    );
+    let scenario = locksim::scenario::load_str(std::path::Path::new("(test)"), &text);
+    Arc::new(scenario.expect("test scenario is valid"))
+}
+
+fn violated(scenario: &Arc<Scenario>, history: &History, checker: &str) -> bool {
+    check_all(history, &CheckSettings::for_scenario(scenario))
+        .into_iter()
+        .any(|v| v.checker == checker && v.violation.is_some())
+}
+
+fn events<'a>(history: &'a History, node: &'a str) -> impl Iterator<Item = &'a locksim::history::Event> + 'a {
+    history.events.iter().filter(move |e| e.node == node)
+}
+
+#[test]
+fn a_crashed_holder_stops_holding_and_its_lock_expires() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "crash", "target": "holder", "at_ms": 5000 }]"#,
+    );
+    for seed in 0..5 {
+        let history = run_seed(&s, seed).unwrap();
+        let crash = history
+            .events
+            .iter()
+            .find(|e| e.kind == EventKind::Crashed)
+            .expect("a crash is recorded");
+        assert!(crash.node.starts_with("client-"));
+        assert!(
+            events(&history, &crash.node).all(|e| e.true_us <= crash.true_us),
+            "a dead process does nothing"
+        );
+        let regained = history
+            .events
+            .iter()
+            .find(|e| e.true_us > crash.true_us && matches!(e.kind, EventKind::Acquired { .. }));
+        let regained = regained.expect("another client acquires after the TTL");
+        assert!(
+            regained.true_us - crash.true_us < 2_000_000 + 1_500_000,
+            "within the TTL plus one retry cycle"
+        );
+        assert!(!violated(&s, &history, "mutual_exclusion") && !violated(&s, &history, "deadlock"));
+    }
+}
+
+#[test]
+fn redis_restarting_empty_within_the_ttl_grants_the_lock_twice() {
+    let s = scenario(
+        5000,
+        [1000, 3000],
+        r#"[{ "kind": "crash", "target": "redis-1", "on": "acquired", "at_ms": 5000, "delay_ms": 100, "restart_after_ms": 200 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    assert!(
+        history
+            .events
+            .iter()
+            .any(|e| e.node == "redis-1" && e.kind == EventKind::Restarted)
+    );
+    assert!(violated(&s, &history, "mutual_exclusion"));
+}
+
+#[test]
+fn a_forward_jump_of_the_redis_clock_expires_the_lock_early() {
+    let faults = |by_ms: i64| {
+        format!(
+            r#"[{{ "kind": "clock_jump", "target": "redis-1", "on": "acquired", "at_ms": 5000, "by_ms": {by_ms} }}]"#
+        )
+    };
+    let forward = scenario(5000, [1000, 3000], &faults(6000));
+    assert!(violated(
+        &forward,
+        &run_seed(&forward, 0).unwrap(),
+        "mutual_exclusion"
+    ));
+    let backward = scenario(5000, [1000, 3000], &faults(-6000));
+    assert!(!violated(
+        &backward,
+        &run_seed(&backward, 0).unwrap(),
+        "mutual_exclusion"
+    ));
+}
+
+#[test]
+fn an_event_trigger_fires_after_the_event_and_its_delay() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 3000, "delay_ms": 50, "duration_ms": 100 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    let start = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::FaultStarted { .. }))
+        .unwrap();
+    let trigger = history
+        .events
+        .iter()
+        .find(|e| e.true_us >= 3_000_000 && matches!(e.kind, EventKind::Acquired { .. }))
+        .unwrap();
+    assert_eq!(start.true_us, trigger.true_us + 50_000);
+    assert!(
+        start.kind.to_string().contains(&trigger.node),
+        "holder means the client of the event"
+    );
+}
+
+#[test]
+fn a_partitioned_client_cannot_acquire_until_the_heal() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "partition", "groups": [["client-1"], ["redis-1"]], "at_ms": 2000, "duration_ms": 6000 },
+            { "kind": "crash", "target": ["client-2", "client-3"], "at_ms": 2000 }]"#,
+    );
+    let history = run_seed(&s, 1).unwrap();
+    let acquired_at: Vec<u64> = events(&history, "client-1")
+        .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
+        .map(|e| e.true_us / 1000)
+        .collect();
+    assert!(
+        acquired_at.iter().all(|&t| !(2100..8000).contains(&t)),
+        "{acquired_at:?}"
+    );
+    assert!(
+        acquired_at.iter().any(|&t| t >= 8000),
+        "client-1 acquires again after the heal"
+    );
+    assert!(
+        events(&history, "client-1")
+            .any(|e| matches!(e.kind, EventKind::AcquireFailed { contended: false, .. })),
+        "its attempts time out"
+    );
+}
+
+#[test]
+fn a_drifting_clock_moves_away_from_true_time() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "clock_drift", "target": "client-1", "at_ms": 1000, "rate_ppm": 100000 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    let late = events(&history, "client-1")
+        .filter(|e| e.true_us > 15_000_000)
+        .last()
+        .unwrap();
+    let skew_us = late.local_us - late.true_us as i64;
+    assert!(
+        skew_us > 1_000_000,
+        "10% fast for 14 s is more than 1 s ahead: {skew_us} µs"
+    );
+}
+
+#[test]
+fn a_reset_client_reconnects_and_goes_on() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "reset", "target": "redis-1", "at_ms": 3000 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    for client in ["client-1", "client-2", "client-3"] {
+        assert!(
+            events(&history, client)
+                .any(|e| e.true_us > 4_000_000 && matches!(e.kind, EventKind::Acquired { .. })),
+            "{client} acquires after the reset"
+        );
+    }
+}
+
+#[test]
+fn the_nemesis_is_seeded() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "random", "rate_per_s": 1.0, "kinds": ["pause", "crash", "clock_jump", "partition", "reset"], "duration_ms": [100, 2000] }]"#,
+    );
+    let first = run_seed(&s, 3).unwrap();
+    assert_eq!(first.digest(), run_seed(&s, 3).unwrap().digest());
+    assert_ne!(first.digest(), run_seed(&s, 4).unwrap().digest());
+    let faults = first
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::FaultStarted { .. }))
+        .count();
+    assert!(
+        (5..60).contains(&faults),
+        "about one fault a second for 20 s: {faults}"
+    );
+}
