@@ -49,6 +49,10 @@ fn default_seeds() -> u64 {
 pub struct Topology {
     /// Which deployment.
     pub kind: TopologyKind,
+    /// A crashed Redis node stays down at least this long before it serves again: the
+    /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
+    #[serde(default)]
+    pub restart_delay_ms: u64,
 }
 
 /// The kinds of Redis deployment.

@@ -101,6 +101,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         network: scenario.network.clone(),
         cut_links: Mutex::default(),
         down: Mutex::default(),
+        redis_restart_delay_ms: scenario.topology.restart_delay_ms,
     });
     for fault in scenario.faults.iter().cloned() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());

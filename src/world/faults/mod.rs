@@ -41,6 +41,8 @@ pub struct Reach {
     pub cut_links: Mutex<BTreeSet<(String, String)>>,
     /// Nodes crashed and not restarted yet.
     pub down: Mutex<BTreeSet<String>>,
+    /// A crashed Redis node stays down at least this long.
+    pub redis_restart_delay_ms: u64,
 }
 
 impl Reach {

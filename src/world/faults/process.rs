@@ -23,7 +23,8 @@ pub async fn pause(targets: &[String], duration_ms: u64, reach: &Reach) {
 }
 
 /// Kills every target that is up; restarts those after `restart_after_ms` if given
-/// (0 = at once). A node that is already down is left to the fault that killed it.
+/// (0 = at once), but a Redis node not before the topology's `restart_delay_ms`. A node
+/// that is already down is left to the fault that killed it.
 pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
     let killed: Vec<String> = {
         let mut down = reach.down.lock().expect("down-set lock poisoned");
@@ -36,6 +37,12 @@ pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Re
     if killed.is_empty() {
         return;
     }
+    let restart_after_ms = match restart_after_ms {
+        Some(ms) if killed.iter().any(|name| reach.masters.contains(name)) => {
+            Some(ms.max(reach.redis_restart_delay_ms))
+        }
+        other => other,
+    };
     let description = match restart_after_ms {
         None => format!("crash {}", killed.join(",")),
         Some(ms) => format!("crash {}, restart after {ms} ms", killed.join(",")),

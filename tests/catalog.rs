@@ -1,0 +1,42 @@
+//! The scenario catalogue: every file loads, says what it shows, expects something,
+//! is indexed in scenarios/README.md, and meets its expectations on a CI-sized seed count.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use locksim::report::ScenarioReport;
+use locksim::scenario::load_paths;
+use locksim::sweep::sweep;
+
+/// Seeds per scenario in CI (`make run` uses each file's own `seeds`).
+fn ci_seeds() -> u64 {
+    std::env::var("LOCKSIM_CATALOG_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
+
+#[test]
+fn every_scenario_is_described_indexed_and_meets_its_expectations() {
+    let index = std::fs::read_to_string("scenarios/README.md").unwrap();
+    let scenarios = load_paths(&[PathBuf::from("scenarios")]).expect("every shipped scenario loads");
+    assert!(!scenarios.is_empty());
+    let mut unmet = Vec::new();
+    for (file, scenario) in scenarios {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!scenario.description.is_empty(), "{name} has no description");
+        assert!(!scenario.expect.entries().is_empty(), "{name} expects nothing");
+        assert!(
+            index.contains(&format!("| {name} |")),
+            "{name} is missing from scenarios/README.md"
+        );
+        let scenario = Arc::new(scenario);
+        let seeds = scenario.seeds.min(ci_seeds());
+        let runs = sweep(&scenario, 0..seeds, 2);
+        let report = ScenarioReport::new(&file, &scenario, 0, &runs, 0);
+        if !report.expect_met() {
+            unmet.push(report.table_lines().join("\n"));
+        }
+    }
+    assert!(unmet.is_empty(), "expectations not met:\n{}", unmet.join("\n"));
+}
