@@ -3,22 +3,18 @@
 
 mod support;
 
-use locksim::client::{Lock, LockOptions, Retry};
+use locksim::client::{Algorithm, Lock, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::RedisServer;
 
 fn options(ttl_ms: u64) -> LockOptions {
-    LockOptions {
-        ttl_ms,
-        retry: Retry {
-            count: 0,
-            delay_ms: 10,
-            jitter_ms: 10,
-        },
-        request_timeout_ms: 1000,
-    }
+    LockOptions::new(Algorithm::LuaRelease, ttl_ms).retry(Retry {
+        count: 0,
+        delay_ms: 10,
+        jitter_ms: 10,
+    })
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -34,13 +30,13 @@ fn the_simulated_client_locks_and_releases_on_real_redis() {
     runtime().block_on(async {
         let clock = HostClock::new();
         let mut a = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(1),
             options(5000),
         );
         let mut b = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(2),
             options(5000),
@@ -74,13 +70,13 @@ fn a_real_key_expires_and_the_late_release_reports_it() {
     runtime().block_on(async {
         let clock = HostClock::new();
         let mut a = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(3),
             options(100),
         );
         let mut b = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(4),
             options(5000),
