@@ -30,9 +30,33 @@ pub struct RunSummary {
 /// Runs one seed on a fresh thread, catching a panic as an error message.
 pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> {
     let scenario = scenario.clone();
+    on_fresh_thread(seed, move || world::run(&scenario, seed))
+}
+
+/// Runs one seed and its checkers on a fresh thread: a panic in either is that seed's
+/// failure, reported with its message, and the sweep goes on.
+fn run_and_check(
+    scenario: &Arc<Scenario>,
+    seed: u64,
+    settings: &CheckSettings,
+) -> Result<RunSummary, String> {
+    let (scenario, settings) = (scenario.clone(), settings.clone());
+    on_fresh_thread(seed, move || {
+        let history = world::run(&scenario, seed);
+        RunSummary {
+            digest: history.digest(),
+            verdicts: check_all(&history, &settings),
+        }
+    })
+}
+
+fn on_fresh_thread<T: Send + 'static>(
+    seed: u64,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     std::thread::Builder::new()
         .name(format!("seed {seed}"))
-        .spawn(move || world::run(&scenario, seed))
+        .spawn(work)
         .map_err(|e| format!("cannot start a thread: {e}"))?
         .join()
         .map_err(|panic| {
@@ -57,10 +81,7 @@ pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<Se
                     if seed >= seeds.end {
                         return;
                     }
-                    let outcome = run_seed(scenario, seed).map(|history| RunSummary {
-                        digest: history.digest(),
-                        verdicts: check_all(&history, &settings),
-                    });
+                    let outcome = run_and_check(scenario, seed, &settings);
                     runs.lock()
                         .expect("results lock poisoned")
                         .push(SeedRun { seed, outcome });

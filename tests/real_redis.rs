@@ -3,22 +3,22 @@
 
 mod support;
 
-use locksim::client::{Lock, LockOptions, Retry};
+use std::time::{Duration, Instant};
+
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
+use locksim::redis::cmd::Del;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::RedisServer;
 
+/// Tier 5 on one node, one attempt.
 fn options(ttl_ms: u64) -> LockOptions {
-    LockOptions {
-        ttl_ms,
-        retry: Retry {
-            count: 0,
-            delay_ms: 10,
-            jitter_ms: 10,
-        },
-        request_timeout_ms: 1000,
-    }
+    LockOptions::new(Algorithm::LuaRelease, ttl_ms).retry(Retry {
+        count: 0,
+        delay_ms: 10,
+        jitter_ms: 10,
+    })
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -34,13 +34,13 @@ fn the_simulated_client_locks_and_releases_on_real_redis() {
     runtime().block_on(async {
         let clock = HostClock::new();
         let mut a = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(1),
             options(5000),
         );
         let mut b = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(2),
             options(5000),
@@ -74,19 +74,19 @@ fn a_real_key_expires_and_the_late_release_reports_it() {
     runtime().block_on(async {
         let clock = HostClock::new();
         let mut a = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(3),
             options(100),
         );
         let mut b = Lock::new(
-            TcpConnector(server.addr),
+            vec![TcpConnector(server.addr)],
             clock.clone(),
             ChaCha8Rng::seed_from_u64(4),
             options(5000),
         );
         let lease = a.try_acquire(b"real:ttl").await.unwrap().expect("granted");
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
         assert!(
             b.try_acquire(b"real:ttl").await.unwrap().is_some(),
             "the expired lock is granted to b"
@@ -94,6 +94,99 @@ fn a_real_key_expires_and_the_late_release_reports_it() {
         assert!(
             !a.release(&lease).await.unwrap(),
             "a's late release must not delete b's lock"
+        );
+    });
+}
+
+#[test]
+fn a_watchdog_keeps_a_one_second_lock_for_three_seconds_and_without_it_the_lock_is_taken() {
+    let server = RedisServer::start(&[]);
+    let held = Duration::from_secs(3);
+    let client = |seed: u64, options: LockOptions| {
+        Lock::new(
+            vec![TcpConnector(server.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(seed),
+            options,
+        )
+    };
+    let (with_watchdog, without) = runtime().block_on(async {
+        // The same contest twice, side by side on two keys: only the watchdog differs.
+        let contest = |key: &'static [u8], holder_options: LockOptions, seed: u64| {
+            let mut holder = client(seed, holder_options);
+            let mut other = client(seed + 1, options(1000));
+            async move {
+                let holding = holder.with_lock(key, |guard| async move {
+                    tokio::time::sleep(held).await;
+                    guard.is_lost()
+                });
+                let contending = async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let started = Instant::now();
+                    let mut grants = 0;
+                    while started.elapsed() < held - Duration::from_millis(100) {
+                        if let Some(lease) = other.try_acquire(key).await.unwrap() {
+                            grants += 1;
+                            other.release(&lease).await.unwrap();
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    grants
+                };
+                tokio::join!(holding, contending)
+            }
+        };
+        tokio::join!(
+            contest(b"real:watchdog", options(1000).watchdog(), 10),
+            contest(b"real:no-watchdog", options(1000), 20),
+        )
+    });
+    let (holder, grants) = with_watchdog;
+    assert!(!holder.unwrap(), "the watchdog never lost the lock");
+    assert_eq!(grants, 0, "nobody else got the lock while it was renewed");
+    let (holder, grants) = without;
+    assert!(grants > 0, "without renewal the lock expires under the holder");
+    assert!(
+        matches!(holder, Err(LockError::LockLost { .. })),
+        "with_lock reports that the key expired during the work: {holder:?}"
+    );
+}
+
+#[test]
+fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let clock = HostClock::new();
+        let mut holder = Lock::new(
+            vec![TcpConnector(server.addr)],
+            clock.clone(),
+            ChaCha8Rng::seed_from_u64(5),
+            options(1000).watchdog_ms(100),
+        );
+        let mut admin = Conn::new(TcpConnector(server.addr), clock, 1000);
+        let started = Instant::now();
+        let holding = holder.with_lock(b"real:lost", |mut guard| async move {
+            tokio::select! {
+                biased;
+                reason = guard.lost() => Some(reason),
+                () = tokio::time::sleep(Duration::from_secs(10)) => None,
+            }
+        });
+        let deleting = async {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let del = Del {
+                keys: vec![b"real:lost".to_vec()],
+            };
+            admin.request(&del.into_frame()).await.unwrap();
+        };
+        let (outcome, ()) = tokio::join!(holding, deleting);
+        match outcome {
+            Err(LockError::LockLost { reason }) => assert!(reason.contains("0 of 1"), "{reason}"),
+            other => panic!("expected a lost lock, got {other:?}"),
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the work stopped when told, not after its 10 s"
         );
     });
 }

@@ -37,12 +37,12 @@ impl CheckSettings {
     /// Settings for a scenario: the slack is one full retry cycle (the longest retry
     /// sleep, a timed-out request, the longest think time) after the key expired.
     pub fn for_scenario(scenario: &Scenario) -> Self {
-        let retry = &scenario.lock.retry;
+        let options = scenario.lock.options();
         CheckSettings {
-            ttl_ms: scenario.lock.ttl_ms,
-            deadlock_slack_ms: retry.delay_ms
-                + retry.jitter_ms
-                + scenario.lock.node_timeout_ms
+            ttl_ms: options.ttl_ms,
+            deadlock_slack_ms: options.retry.delay_ms
+                + options.retry.jitter_ms
+                + options.request_timeout_ms
                 + scenario.clients.think_ms[1],
         }
     }

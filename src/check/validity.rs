@@ -21,7 +21,11 @@ pub fn check(history: &History) -> Verdict {
         let node = event.node.as_str();
         match event.kind {
             EventKind::Acquired { validity_ms, .. } | EventKind::Renewed { validity_ms } => {
-                deadline_us.insert(node, event.true_us + validity_ms * 1000);
+                // A lock without expiry reports an unbounded validity.
+                deadline_us.insert(
+                    node,
+                    event.true_us.saturating_add(validity_ms.saturating_mul(1000)),
+                );
                 None
             }
             EventKind::ReleaseSent { .. } | EventKind::Crashed => {

@@ -1,136 +1,426 @@
-//! The single-node lock (tier 5 of the ladder): `SET key <random> NX PX ttl`, released by
-//! an atomic compare-and-delete script, retried with random jitter.
+//! The lock client: one type for every algorithm, on one node or on N independent masters.
 //!
-//! Its known defect is kept on purpose: if the holder's work outlives the TTL (a GC pause,
-//! a slow network), the key expires and another client acquires while the first still
-//! believes it holds the lock. The simulator exists to show exactly that.
+//! An acquire sends the algorithm's commands ([`ladder`](super::ladder)) to every node at
+//! once, each with its own timeout, and counts the grants: one node needs one, Redlock a
+//! majority. Validity is the TTL minus the time the acquire took minus a drift allowance,
+//! measured on the client's own clock; clients that skip that check (redis-py) are a
+//! setting, not a second code path. Every failed attempt releases whatever it took, and
+//! one retry loop serves all algorithms.
 
+use std::sync::Arc;
+
+use futures::future::join_all;
 use rand::{Rng, RngExt};
+use tokio::sync::watch;
 
 use super::conn::{Conn, RequestError};
-use super::scripts;
+use super::ladder;
+use super::options::{Algorithm, Fencing, LockOptions, ValidityClock};
+use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
-use crate::redis::cmd::{Condition, Eval, Set, SetExpiry};
 
-/// How a failed acquire is retried.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Retry {
-    /// Extra attempts after the first.
-    pub count: u32,
-    /// Base delay between attempts.
-    pub delay_ms: u64,
-    /// Up to this much random delay is added, so contenders do not retry in lockstep.
-    pub jitter_ms: u64,
-}
-
-/// Settings of a lock client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockOptions {
-    pub ttl_ms: u64,
-    pub retry: Retry,
-    /// How long to wait for one reply.
-    pub request_timeout_ms: u64,
-}
-
-/// A granted lock: what the holder needs to release it, and until when it is valid.
+/// A granted lock: what the holder needs to release or extend it, and until when it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     pub key: Vec<u8>,
-    /// The random value stored in the key; only its owner's release deletes the key.
+    /// The value stored in the key (`1` for tiers 1–3, random otherwise).
     pub token: String,
+    /// The fencing token the protected resource must see, if fencing is on.
+    pub fence: Option<u64>,
     /// Monotonic time (client clock) before the acquire was sent.
     pub requested_at_ms: u64,
-    /// The key certainly lives until this monotonic time: `requested_at_ms + ttl_ms`.
+    /// Monotonic time until which the key certainly lives (TTL − elapsed − drift after the
+    /// acquire); `u64::MAX` for tier 1, whose key has no TTL.
     pub valid_until_ms: u64,
 }
 
-/// Why the lock could not be acquired or released.
+impl Lease {
+    /// Milliseconds of validity left at monotonic time `now_ms`.
+    pub fn remaining_ms(&self, now_ms: u64) -> u64 {
+        self.valid_until_ms.saturating_sub(now_ms)
+    }
+}
+
+/// Why the lock could not be acquired, kept, or released.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("lock is held by another client ({attempts} attempts)")]
     Contended { attempts: u32 },
+    #[error(
+        "no quorum: {granted} of {nodes} nodes granted, {needed} needed, {failed} failed (last error: {last_error})"
+    )]
+    NoQuorum {
+        granted: usize,
+        needed: usize,
+        nodes: usize,
+        failed: usize,
+        last_error: String,
+    },
+    #[error("acquired, but the acquire took {elapsed_ms} ms of a {ttl_ms} ms TTL: no validity left")]
+    NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
+    #[error("lock lost: {reason}")]
+    LockLost { reason: String },
+    #[error("fencing is `counter` but the client was given no counter node")]
+    NoFenceCounter,
     #[error("request failed: {0}")]
     Request(#[from] RequestError),
     #[error("unexpected reply from Redis: {0:?}")]
     UnexpectedReply(Frame),
 }
 
-/// A lock client talking to one Redis node.
+/// What the work running under [`Lock::hold`] gets: the lease, and a signal that fires
+/// when the watchdog lost the lock, so the work can stop.
+#[derive(Debug, Clone)]
+pub struct LockGuard {
+    lease: Lease,
+    lost: watch::Receiver<Option<String>>,
+}
+
+impl LockGuard {
+    /// The lease as acquired.
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// Whether the lock has been lost (a renewal failed).
+    pub fn is_lost(&self) -> bool {
+        self.lost.borrow().is_some()
+    }
+
+    /// Completes, with the reason, once the lock is lost; never completes otherwise.
+    pub async fn lost(&mut self) -> String {
+        loop {
+            if let Some(reason) = self.lost.borrow_and_update().clone() {
+                return reason;
+            }
+            if self.lost.changed().await.is_err() {
+                // The holder finished without losing the lock.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+/// A lock client over one or more Redis nodes.
 pub struct Lock<C: Connect, K: Clock, R: Rng> {
-    conn: Conn<C, K>,
+    nodes: Vec<Conn<C, K>>,
+    fence_counter: Option<Conn<C, K>>,
     clock: K,
     rng: R,
     options: LockOptions,
+    steps: Arc<dyn Steps>,
 }
 
 /// Random bytes in a token: as the Redis distlock page suggests (20 bytes from urandom).
 const TOKEN_BYTES: usize = 20;
 
+/// The value tiers 1–3 store: the same for every client, which is their defect.
+const SHARED_VALUE: &str = "1";
+
 impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
-    /// A client that reaches its node through `connector`, reads time from `clock` and
-    /// draws tokens and jitter from `rng`.
-    pub fn new(connector: C, clock: K, rng: R, options: LockOptions) -> Self {
-        let conn = Conn::new(connector, clock.clone(), options.request_timeout_ms);
+    /// A client of the nodes reached through `connectors` (one for single-node locks,
+    /// N for Redlock); it reads time from `clock` and draws tokens and jitter from `rng`.
+    ///
+    /// # Panics
+    /// When `connectors` is empty: a lock needs at least one node.
+    pub fn new(connectors: Vec<C>, clock: K, rng: R, options: LockOptions) -> Self {
+        assert!(!connectors.is_empty(), "a lock needs at least one Redis node");
+        let nodes = connectors
+            .into_iter()
+            .map(|c| Conn::new(c, clock.clone(), options.request_timeout_ms))
+            .collect();
         Lock {
-            conn,
+            nodes,
+            fence_counter: None,
             clock,
             rng,
             options,
+            steps: Arc::new(NoSteps),
         }
     }
 
-    /// One attempt: `Ok(None)` when another client holds the lock.
+    /// Calls `steps` at every [`Step`] (crash and pause points).
+    pub fn with_steps(mut self, steps: Arc<dyn Steps>) -> Self {
+        self.steps = steps;
+        self
+    }
+
+    /// The linearizable counter node that [`Fencing::Counter`] takes tokens from.
+    pub fn with_fence_counter(mut self, connector: C) -> Self {
+        let conn = Conn::new(connector, self.clock.clone(), self.options.request_timeout_ms);
+        self.fence_counter = Some(conn);
+        self
+    }
+
+    /// The client's settings.
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
+    /// Grants needed: a majority of the nodes (1 of 1, 3 of 5).
+    pub fn quorum(&self) -> usize {
+        self.nodes.len() / 2 + 1
+    }
+
+    /// One attempt on every node: `Ok(None)` when other clients hold the lock.
     pub async fn try_acquire(&mut self, key: &[u8]) -> Result<Option<Lease>, LockError> {
-        let mut token_bytes = [0u8; TOKEN_BYTES];
-        self.rng.fill(&mut token_bytes);
-        let token: String = token_bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let token = self.new_token();
+        self.steps.reached(Step::BeforeAcquire).await;
         let requested_at_ms = self.clock.monotonic_ms();
-        let set = Set {
-            key: key.to_vec(),
-            value: token.clone().into_bytes(),
-            condition: Some(Condition::Nx),
-            expiry: Some(SetExpiry::Px(self.options.ttl_ms as i64)),
-        };
-        match self.conn.request(&set.into_frame()).await? {
-            Frame::SimpleString(s) if s == b"OK" => Ok(Some(Lease {
-                key: key.to_vec(),
-                token,
-                requested_at_ms,
-                valid_until_ms: requested_at_ms + self.options.ttl_ms,
-            })),
-            Frame::Null => Ok(None),
-            other => Err(LockError::UnexpectedReply(other)),
+        let started = self.validity_clock_ms();
+        let (options, steps) = (&self.options, &*self.steps);
+        let replies = join_all(
+            self.nodes
+                .iter_mut()
+                .map(|node| ladder::acquire_on(node, options, key, &token, steps)),
+        )
+        .await;
+        let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
+        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let validity_ms = self.validity_after(elapsed_ms);
+        let valid = !self.options.validity_check || validity_ms > 0;
+        if granted >= self.quorum() && valid {
+            return self
+                .granted(key, token, requested_at_ms, validity_ms)
+                .await
+                .map(Some);
         }
+        if granted > 0 {
+            // Redlock step 5: free what we took so others need not wait for the TTL. A
+            // failed release here changes nothing the caller could act on.
+            let _ = self.release_everywhere(key, &token).await;
+        }
+        if granted >= self.quorum() {
+            return Err(LockError::NoValidityLeft {
+                elapsed_ms,
+                ttl_ms: self.options.ttl_ms,
+            });
+        }
+        self.refusal(replies).map(|()| None)
     }
 
-    /// Tries up to `1 + retry.count` times, sleeping `delay + U(0, jitter)` in between.
+    /// Tries up to `1 + retry.count` times, sleeping `delay + U(0, jitter)` in between;
+    /// the last attempt's error, or [`LockError::Contended`], when all fail.
     pub async fn acquire(&mut self, key: &[u8]) -> Result<Lease, LockError> {
         let attempts = self.options.retry.count + 1;
+        let mut last_error = None;
         for attempt in 1..=attempts {
             match self.try_acquire(key).await {
                 Ok(Some(lease)) => return Ok(lease),
-                Ok(None) if attempt == attempts => break,
-                Err(e) if attempt == attempts => return Err(e),
-                Ok(None) | Err(_) => {}
+                Ok(None) => last_error = None,
+                Err(e) => last_error = Some(e),
             }
-            let jitter = self.rng.random_range(0..=self.options.retry.jitter_ms);
-            self.clock.sleep_ms(self.options.retry.delay_ms + jitter).await;
+            if attempt < attempts {
+                let retry = &self.options.retry;
+                let jitter = self.rng.random_range(0..=retry.jitter_ms);
+                self.clock.sleep_ms(retry.delay_ms + jitter).await;
+            }
         }
-        Err(LockError::Contended { attempts })
+        Err(last_error.unwrap_or(LockError::Contended { attempts }))
     }
 
-    /// Releases atomically; `Ok(false)` when the key no longer held our token (it expired,
-    /// and perhaps someone else holds the lock now).
+    /// Releases on every node; `Ok(false)` when the key no longer held our value on enough
+    /// nodes (it expired, and perhaps someone else holds the lock now).
     pub async fn release(&mut self, lease: &Lease) -> Result<bool, LockError> {
-        let eval = Eval {
-            script: scripts::RELEASE.to_string(),
-            keys: vec![lease.key.clone()],
-            args: vec![lease.token.clone().into_bytes()],
-        };
-        match self.conn.request(&eval.into_frame()).await? {
-            Frame::Integer(n) => Ok(n == 1),
-            other => Err(LockError::UnexpectedReply(other)),
+        self.steps.reached(Step::BeforeRelease).await;
+        let replies = self.release_everywhere(&lease.key, &lease.token).await;
+        self.steps.reached(Step::AfterRelease).await;
+        let released = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        if released >= self.quorum() {
+            return Ok(true);
         }
+        self.refusal(replies).map(|()| false)
+    }
+
+    /// Resets the TTL on every node, if the key still holds our value on a majority and
+    /// validity is left after the round trip; the renewed lease, or [`LockError::LockLost`].
+    pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
+        let started = self.validity_clock_ms();
+        let ttl_ms = self.options.ttl_ms;
+        let replies = join_all(
+            self.nodes
+                .iter_mut()
+                .map(|node| ladder::extend_on(node, &lease.key, &lease.token, ttl_ms)),
+        )
+        .await;
+        let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
+        let extended = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let validity_ms = self.validity_after(elapsed_ms);
+        if extended >= self.quorum() && validity_ms > 0 {
+            return Ok(Lease {
+                valid_until_ms: self.clock.monotonic_ms() + validity_ms as u64,
+                ..lease.clone()
+            });
+        }
+        let failures: Vec<String> = replies
+            .into_iter()
+            .filter_map(|r| r.err().map(|e| e.to_string()))
+            .collect();
+        let reason = if extended >= self.quorum() {
+            format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL")
+        } else {
+            format!(
+                "the key held our value on {extended} of {} nodes, {} needed{}",
+                self.nodes.len(),
+                self.quorum(),
+                failures.last().map_or(String::new(), |e| format!(" ({e})"))
+            )
+        };
+        Err(LockError::LockLost { reason })
+    }
+
+    /// Runs `work` while holding `lease`: with a watchdog configured, renews the TTL every
+    /// interval until `work` ends. When a renewal fails, the guard's [`LockGuard::lost`]
+    /// fires, the work is awaited to its end (it should stop early), and the result is
+    /// [`LockError::LockLost`]: the work ran partly without the lock.
+    pub async fn hold<T, F: Future<Output = T>>(
+        &mut self,
+        lease: &Lease,
+        work: impl FnOnce(LockGuard) -> F,
+    ) -> Result<T, LockError> {
+        let (lost_tx, lost_rx) = watch::channel(None);
+        let work = work(LockGuard {
+            lease: lease.clone(),
+            lost: lost_rx,
+        });
+        let Some(interval_ms) = self.options.watchdog_interval_ms else {
+            return Ok(work.await);
+        };
+        tokio::pin!(work);
+        let watchdog = self.renew_until_lost(lease.clone(), interval_ms);
+        tokio::pin!(watchdog);
+        tokio::select! {
+            biased;
+            output = &mut work => Ok(output),
+            error = &mut watchdog => {
+                let reason = error.to_string();
+                lost_tx.send_replace(Some(reason.clone()));
+                work.await;
+                Err(LockError::LockLost { reason })
+            }
+        }
+    }
+
+    /// Acquires `key`, runs `work` under [`Lock::hold`] and releases. A release that finds
+    /// the key gone reports [`LockError::LockLost`]: the lock expired during the work.
+    pub async fn with_lock<T, F: Future<Output = T>>(
+        &mut self,
+        key: &[u8],
+        work: impl FnOnce(LockGuard) -> F,
+    ) -> Result<T, LockError> {
+        let lease = self.acquire(key).await?;
+        let outcome = self.hold(&lease, work).await;
+        let released = self.release(&lease).await;
+        let output = outcome?;
+        match released? {
+            true => Ok(output),
+            false => Err(LockError::LockLost {
+                reason: "the key no longer held our value at release: it expired during the work".into(),
+            }),
+        }
+    }
+
+    /// The watchdog: every `interval_ms`, extends; returns the error that ended it.
+    async fn renew_until_lost(&mut self, mut lease: Lease, interval_ms: u64) -> LockError {
+        loop {
+            self.clock.sleep_ms(interval_ms).await;
+            self.steps.reached(Step::BeforeRenew).await;
+            match self.extend(&lease).await {
+                Ok(renewed) => lease = renewed,
+                Err(e) => return e,
+            }
+        }
+    }
+
+    /// After a successful acquire: the step, the fencing token, the lease.
+    async fn granted(
+        &mut self,
+        key: &[u8],
+        token: String,
+        requested_at_ms: u64,
+        validity_ms: i64,
+    ) -> Result<Lease, LockError> {
+        self.steps.reached(Step::AfterAcquire).await;
+        let fence = match self.fence(key).await {
+            Ok(fence) => fence,
+            Err(e) => {
+                // A holder without its token must not work; give the lock back.
+                let _ = self.release_everywhere(key, &token).await;
+                return Err(e);
+            }
+        };
+        let valid_until_ms = match self.options.algorithm {
+            Algorithm::Setnx => u64::MAX,
+            _ => self.clock.monotonic_ms().saturating_add_signed(validity_ms),
+        };
+        Ok(Lease {
+            key: key.to_vec(),
+            token,
+            fence,
+            requested_at_ms,
+            valid_until_ms,
+        })
+    }
+
+    /// The next fencing token, from the source the options name.
+    async fn fence(&mut self, key: &[u8]) -> Result<Option<u64>, LockError> {
+        let counter_key = [key, b":fence"].concat();
+        let source = match self.options.fencing {
+            Fencing::None => return Ok(None),
+            Fencing::MasterIncr => &mut self.nodes[0],
+            Fencing::Counter => self.fence_counter.as_mut().ok_or(LockError::NoFenceCounter)?,
+        };
+        ladder::next_fence(source, &counter_key).await.map(Some)
+    }
+
+    async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Result<bool, LockError>> {
+        let (algorithm, steps) = (self.options.algorithm, &*self.steps);
+        join_all(
+            self.nodes
+                .iter_mut()
+                .map(|node| ladder::release_on(node, algorithm, key, token, steps)),
+        )
+        .await
+    }
+
+    /// Why too few nodes said yes: `Ok` when every node answered (others hold the key),
+    /// the node's own error on a single node, [`LockError::NoQuorum`] otherwise.
+    fn refusal(&self, replies: Vec<Result<bool, LockError>>) -> Result<(), LockError> {
+        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let mut errors: Vec<LockError> = replies.into_iter().filter_map(Result::err).collect();
+        match errors.len() {
+            0 => Ok(()),
+            _ if self.nodes.len() == 1 => Err(errors.remove(0)),
+            failed => Err(LockError::NoQuorum {
+                granted,
+                needed: self.quorum(),
+                nodes: self.nodes.len(),
+                failed,
+                last_error: errors.pop().map_or_else(String::new, |e| e.to_string()),
+            }),
+        }
+    }
+
+    /// TTL − elapsed − drift allowance; negative when nothing is left.
+    fn validity_after(&self, elapsed_ms: u64) -> i64 {
+        let ttl_ms = self.options.ttl_ms;
+        ttl_ms as i64 - elapsed_ms as i64 - self.options.drift.allowance_ms(ttl_ms) as i64
+    }
+
+    fn validity_clock_ms(&self) -> u64 {
+        match self.options.validity_clock {
+            ValidityClock::Monotonic => self.clock.monotonic_ms(),
+            ValidityClock::Wall => self.clock.wall_ms(),
+        }
+    }
+
+    fn new_token(&mut self) -> String {
+        if !self.options.algorithm.unique_token() {
+            return SHARED_VALUE.to_string();
+        }
+        let mut bytes = [0u8; TOKEN_BYTES];
+        self.rng.fill(&mut bytes);
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }

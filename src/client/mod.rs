@@ -1,12 +1,24 @@
 //! The real lock client, generic over the byte stream ([`Connect`]) and the [`Clock`], so
 //! the code the simulator runs is the code that runs against a real redis-server.
 //!
+//! [`Lock`] runs every algorithm of the ladder and Redlock ([`Algorithm`]), with retry,
+//! watchdog renewal ([`Lock::hold`], [`Lock::with_lock`]), fencing tokens and the client
+//! profiles ([`Profile`]); [`Steps`] lets a simulation crash or pause it between commands.
+//!
 //! [`Connect`]: crate::platform::Connect
 //! [`Clock`]: crate::platform::Clock
 
 pub mod conn;
+mod ladder;
 pub mod lock;
+pub mod options;
 pub mod scripts;
+pub mod steps;
 
 pub use conn::{Conn, RequestError};
-pub use lock::{Lease, Lock, LockError, LockOptions, Retry};
+pub use lock::{Lease, Lock, LockError, LockGuard};
+pub use options::{
+    Algorithm, DEFAULT_REQUEST_TIMEOUT_MS, Drift, Fencing, LockOptions, Profile, ProfileDefaults, Retry,
+    ValidityClock, WaitReplicas,
+};
+pub use steps::{NoSteps, Step, Steps};

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target};
-use super::schema::Scenario;
+use super::schema::{Algorithm, LockSpec, Profile, Scenario, WatchdogSpec};
 
 /// Why a scenario file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,9 +120,7 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if s.lock.ttl_ms == 0 {
         return fail("lock.ttl_ms", &"must be positive");
     }
-    if s.lock.node_timeout_ms == 0 {
-        return fail("lock.node_timeout_ms", &"must be positive");
-    }
+    validate_lock(&s.lock)?;
     if s.clients.count == 0 {
         return fail("clients.count", &"must be at least 1");
     }
@@ -248,6 +246,46 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// The lock settings serde cannot check.
+fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
+    let fail = |field: &str, reason: &dyn fmt::Display| Err((format!("lock.{field}"), reason.to_string()));
+    if lock.node_timeout_ms == Some(0) {
+        return fail("node_timeout_ms", &"must be positive");
+    }
+    if let Some(factor) = lock.drift_factor
+        && !(0.0..1.0).contains(&factor)
+    {
+        return fail("drift_factor", &format!("{factor} is not in [0, 1)"));
+    }
+    if let Some(WatchdogSpec::Every { interval_ms }) = lock.watchdog
+        && (interval_ms == 0 || interval_ms >= lock.ttl_ms)
+    {
+        return fail(
+            "watchdog.interval_ms",
+            &format!(
+                "{interval_ms} must be positive and below lock.ttl_ms ({})",
+                lock.ttl_ms
+            ),
+        );
+    }
+    if lock.wait_replicas == Some(0) {
+        return fail("wait_replicas", &"must be at least 1 (leave it out for no WAIT)");
+    }
+    if lock.profile == Some(Profile::RedisPy) && lock.algorithm == Algorithm::Redlock {
+        return fail("profile", &"redis-py is a single-node client; it has no Redlock");
+    }
+    if lock.watchdog.is_some_and(|w| w != WatchdogSpec::Enabled(false)) && !lock.algorithm.unique_token() {
+        return fail(
+            "watchdog",
+            &format!(
+                "needs a per-client token to renew only its own key; `{:?}` stores the same value for everyone",
+                lock.algorithm
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// A drift of a million ppm would stop (or double) a clock: nothing real does that.
 const MAX_DRIFT_PPM: i64 = 1_000_000;
 
@@ -361,6 +399,91 @@ mod tests {
         assert_eq!(field, "faults[0].at_ms");
         let (field, _) = error_of(&replace(r#""kind": "single""#, r#""kind": "ring""#));
         assert_eq!(field, "topology.kind");
+    }
+
+    #[test]
+    fn lock_fields_load_and_override_the_profile() {
+        let s = parse(&replace(
+            r#""ttl_ms": 2000 }"#,
+            r#""ttl_ms": 3000, "profile": "redsync", "drift_factor": 0.02, "watchdog": { "interval_ms": 500 },
+               "fencing": "counter", "wait_replicas": 1, "retry": { "count": 2, "delay_ms": 5, "jitter_ms": 0 } }"#,
+        ))
+        .unwrap();
+        validate(&s).unwrap();
+        let options = s.lock.options();
+        assert_eq!(options.drift.factor, 0.02);
+        assert_eq!(options.drift.extra_ms, 0, "redsync's drift has no +2 ms");
+        assert_eq!(options.watchdog_interval_ms, Some(500));
+        assert_eq!(options.fencing, crate::client::Fencing::Counter);
+        assert_eq!(options.retry.count, 2);
+        assert_eq!(options.request_timeout_ms, 150, "redsync: 5% of the TTL");
+        let s = parse(&replace(
+            r#""ttl_ms": 2000 }"#,
+            r#""ttl_ms": 3000, "watchdog": true }"#,
+        ))
+        .unwrap();
+        assert_eq!(s.lock.options().watchdog_interval_ms, Some(1000));
+        let s = parse(GOOD).unwrap();
+        assert_eq!(s.lock.options().retry.count, 10, "the shipped default");
+    }
+
+    #[test]
+    fn lock_errors_name_the_field() {
+        let cases = [
+            (
+                r#""algorithm": "lua-release""#,
+                r#""algorithm": "setnx-px""#,
+                "lock.algorithm",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "node_timeout_ms": 0"#,
+                "lock.node_timeout_ms",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "drift_factor": 1.5"#,
+                "lock.drift_factor",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "watchdog": { "interval_ms": 2000 }"#,
+                "lock.watchdog.interval_ms",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "watchdog": "yes""#,
+                "lock.watchdog",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "fencing": "paxos""#,
+                "lock.fencing",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "wait_replicas": 0"#,
+                "lock.wait_replicas",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "profile": "jedis""#,
+                "lock.profile",
+            ),
+            (
+                r#""algorithm": "lua-release""#,
+                r#""algorithm": "redlock", "profile": "redis-py""#,
+                "lock.profile",
+            ),
+            (
+                r#""algorithm": "lua-release""#,
+                r#""algorithm": "setnx", "watchdog": true"#,
+                "lock.watchdog",
+            ),
+        ];
+        for (from, to, field) in cases {
+            assert_eq!(error_of(&replace(from, to)).0, field, "{to}");
+        }
     }
 
     #[test]

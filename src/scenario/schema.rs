@@ -4,6 +4,8 @@ use serde::Deserialize;
 
 use super::fault::Fault;
 use crate::check;
+pub use crate::client::{Algorithm, Fencing, Profile};
+use crate::client::{LockOptions, Retry, WaitReplicas};
 
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -63,32 +65,46 @@ pub enum TopologyKind {
     Single,
 }
 
-/// The lock algorithm under test.
+/// The lock algorithm under test and its settings. A `profile` fills in the settings of a
+/// lock library; every field given here overrides it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockSpec {
-    /// Which algorithm of the ladder.
+    /// Which algorithm of the ladder, or `redlock`.
     pub algorithm: Algorithm,
     /// Time to live of the lock key.
     pub ttl_ms: u64,
+    /// Copy the defaults and quirks of a lock library.
+    #[serde(default)]
+    pub profile: Option<Profile>,
     /// How a client retries a failed acquire.
     #[serde(default)]
-    pub retry: RetrySpec,
+    pub retry: Option<RetrySpec>,
     /// How long a client waits for one reply from one node before giving up on it.
-    #[serde(default = "default_node_timeout_ms")]
-    pub node_timeout_ms: u64,
+    #[serde(default)]
+    pub node_timeout_ms: Option<u64>,
+    /// Clock-drift allowance as a fraction of the TTL, subtracted from the validity.
+    #[serde(default)]
+    pub drift_factor: Option<f64>,
+    /// Renew the TTL while the holder works: `true` (every TTL/3) or `{"interval_ms": n}`.
+    #[serde(default)]
+    pub watchdog: Option<WatchdogSpec>,
+    /// Where fencing tokens come from: `none`, `master-incr` or `counter`.
+    #[serde(default)]
+    pub fencing: Option<Fencing>,
+    /// After each grant, `WAIT` for this many replicas; fewer acknowledgements fail the grant.
+    #[serde(default)]
+    pub wait_replicas: Option<u32>,
 }
 
-fn default_node_timeout_ms() -> u64 {
-    1000
-}
-
-/// The lock algorithms.
+/// `lock.watchdog`: on with the usual interval, or with an explicit one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Algorithm {
-    /// `SET key <random> NX PX ttl`, released by a compare-and-delete Lua script.
-    LuaRelease,
+#[serde(untagged)]
+pub enum WatchdogSpec {
+    /// `true`: renew every TTL/3; `false`: no watchdog.
+    Enabled(bool),
+    /// Renew every `interval_ms`.
+    Every { interval_ms: u64 },
 }
 
 /// Retries of a failed acquire: up to `count` more attempts, each after
@@ -101,13 +117,43 @@ pub struct RetrySpec {
     pub jitter_ms: u64,
 }
 
-impl Default for RetrySpec {
-    fn default() -> Self {
-        RetrySpec {
-            count: 10,
-            delay_ms: 100,
-            jitter_ms: 100,
+impl LockSpec {
+    /// The client settings: plain defaults for the algorithm, then the profile, then every
+    /// field the scenario sets.
+    pub fn options(&self) -> LockOptions {
+        let mut options = LockOptions::new(self.algorithm, self.ttl_ms);
+        if let Some(profile) = self.profile {
+            options = options.profile(profile);
         }
+        if let Some(retry) = &self.retry {
+            options.retry = Retry {
+                count: retry.count,
+                delay_ms: retry.delay_ms,
+                jitter_ms: retry.jitter_ms,
+            };
+        }
+        if let Some(ms) = self.node_timeout_ms {
+            options.request_timeout_ms = ms;
+        }
+        if let Some(factor) = self.drift_factor {
+            options.drift.factor = factor;
+        }
+        match self.watchdog {
+            None => {}
+            Some(WatchdogSpec::Enabled(true)) => options = options.watchdog(),
+            Some(WatchdogSpec::Enabled(false)) => options.watchdog_interval_ms = None,
+            Some(WatchdogSpec::Every { interval_ms }) => options.watchdog_interval_ms = Some(interval_ms),
+        }
+        if let Some(fencing) = self.fencing {
+            options.fencing = fencing;
+        }
+        if let Some(replicas) = self.wait_replicas {
+            options.wait_replicas = Some(WaitReplicas {
+                replicas,
+                timeout_ms: options.request_timeout_ms / 2,
+            });
+        }
+        options
     }
 }
 

@@ -26,8 +26,13 @@ use self::faults::Reach;
 use self::net::{REDIS_PORT, SimListener};
 use self::recorder::Recorder;
 use self::workload::{ClientProcess, Register, draw};
+use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::{ClocksSpec, Scenario};
+
+/// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
+pub const FENCE_COUNTER: &str = "fence-counter";
+const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
 
 /// Runs one seed of a scenario on the current thread and returns its history.
 ///
@@ -60,7 +65,24 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         nodes.insert(name.clone(), node.id());
         clocks.insert(name.clone(), clock);
     }
-    let redis = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), REDIS_PORT);
+    let redis: Vec<SocketAddr> = (0..redis_names.len())
+        .map(|i| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, i as u8 + 1)), REDIS_PORT))
+        .collect();
+    let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
+        // A single node that never fails over: INCR there never hands out a number twice.
+        let clock = new_clock(&mut rng, &scenario.clocks);
+        let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
+        let node_clock = clock.clone();
+        let node = handle
+            .create_node()
+            .name(FENCE_COUNTER)
+            .ip(FENCE_COUNTER_IP)
+            .init(move || serve_redis(addr, node_clock.clone()))
+            .build();
+        nodes.insert(FENCE_COUNTER.to_string(), node.id());
+        clocks.insert(FENCE_COUNTER.to_string(), clock);
+        addr
+    });
 
     for (i, name) in scenario.client_names().into_iter().enumerate() {
         let clock = new_clock(&mut rng, &scenario.clocks);
@@ -70,7 +92,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             recorder: recorder.clone(),
             resource: resource.clone(),
             scenario: scenario.clone(),
-            redis,
+            redis: redis.clone(),
+            fence_counter,
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.

@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Lock, LockError, LockOptions, Retry};
+use crate::client::{Lock, LockError, LockGuard};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -22,15 +22,49 @@ use crate::scenario::Scenario;
 pub const LOCK_KEY: &[u8] = b"locksim:lock";
 
 /// The protected resource: a register the critical section reads and increments.
+///
+/// It is *fenced*: an access presenting a token below the highest token seen so far is
+/// refused, reads included (lock-algorithms.md: a read must raise the bar too, or two
+/// holders can read the same value and both write). Accesses without a token always pass.
 #[derive(Debug, Clone, Default)]
-pub struct Register(Arc<Mutex<i64>>);
+pub struct Register(Arc<Mutex<RegisterState>>);
+
+#[derive(Debug, Default)]
+struct RegisterState {
+    value: i64,
+    highest_fence: u64,
+}
+
+/// The register refused an access whose token was below `highest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stale {
+    pub fence: u64,
+    pub highest: u64,
+}
 
 impl Register {
-    fn read(&self) -> i64 {
-        *self.0.lock().expect("register lock poisoned")
+    /// The value, if `fence` (when given) is not below the highest token seen.
+    pub fn read(&self, fence: Option<u64>) -> Result<i64, Stale> {
+        self.access(fence, |state| state.value)
     }
-    fn write(&self, value: i64) {
-        *self.0.lock().expect("register lock poisoned") = value;
+
+    /// Stores `value`, if `fence` (when given) is not below the highest token seen.
+    pub fn write(&self, value: i64, fence: Option<u64>) -> Result<(), Stale> {
+        self.access(fence, |state| state.value = value)
+    }
+
+    fn access<T>(&self, fence: Option<u64>, f: impl FnOnce(&mut RegisterState) -> T) -> Result<T, Stale> {
+        let mut state = self.0.lock().expect("register lock poisoned");
+        if let Some(fence) = fence {
+            if fence < state.highest_fence {
+                return Err(Stale {
+                    fence,
+                    highest: state.highest_fence,
+                });
+            }
+            state.highest_fence = fence;
+        }
+        Ok(f(&mut state))
     }
 }
 
@@ -42,7 +76,10 @@ pub struct ClientProcess {
     pub recorder: Recorder,
     pub resource: Register,
     pub scenario: Arc<Scenario>,
-    pub redis: SocketAddr,
+    /// The Redis masters the lock lives on (one, or N for Redlock).
+    pub redis: Vec<SocketAddr>,
+    /// The separate counter node, when fencing tokens come from one.
+    pub fence_counter: Option<SocketAddr>,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
 }
@@ -55,38 +92,35 @@ impl ClientProcess {
     /// The client's main loop; runs until the simulation ends.
     pub async fn run(self) {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let spec = &self.scenario.lock;
-        let options = LockOptions {
-            ttl_ms: spec.ttl_ms,
-            retry: Retry {
-                count: spec.retry.count,
-                delay_ms: spec.retry.delay_ms,
-                jitter_ms: spec.retry.jitter_ms,
-            },
-            request_timeout_ms: spec.node_timeout_ms,
-        };
         let lock_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        let mut lock = Lock::new(SimConnector(self.redis), self.clock.clone(), lock_rng, options);
+        let connectors = self.redis.iter().copied().map(SimConnector).collect();
+        let mut lock = Lock::new(
+            connectors,
+            self.clock.clone(),
+            lock_rng,
+            self.scenario.lock.options(),
+        );
+        if let Some(counter) = self.fence_counter {
+            lock = lock.with_fence_counter(SimConnector(counter));
+        }
         loop {
             self.record(EventKind::AcquireStarted);
             match lock.acquire(LOCK_KEY).await {
                 Ok(lease) => {
-                    let validity_ms = lease.valid_until_ms.saturating_sub(self.clock.monotonic_ms());
                     self.record(EventKind::Acquired {
                         token: lease.token.clone(),
-                        fence: None,
-                        validity_ms,
+                        fence: lease.fence,
+                        validity_ms: lease.remaining_ms(self.clock.monotonic_ms()),
                     });
-                    let value = self.resource.read();
-                    self.record(EventKind::ResourceRead { value, fence: None });
-                    self.clock
-                        .sleep_ms(draw(&mut rng, self.scenario.clients.work_ms))
+                    let work_ms = draw(&mut rng, self.scenario.clients.work_ms);
+                    let held = lock
+                        .hold(&lease, |guard| self.critical_section(guard, work_ms))
                         .await;
-                    self.resource.write(value + 1);
-                    self.record(EventKind::ResourceWrite {
-                        value: value + 1,
-                        fence: None,
-                    });
+                    if let Err(e) = held {
+                        self.record(EventKind::LockLost {
+                            reason: e.to_string(),
+                        });
+                    }
                     self.record(EventKind::ReleaseSent {
                         token: lease.token.clone(),
                     });
@@ -106,6 +140,33 @@ impl ClientProcess {
                 .sleep_ms(draw(&mut rng, self.scenario.clients.think_ms))
                 .await;
         }
+    }
+
+    /// Read, work for `work_ms`, write back the value plus one, presenting the fencing
+    /// token on both accesses. Stops early when the watchdog lost the lock.
+    async fn critical_section(&self, mut guard: LockGuard, work_ms: u64) {
+        let fence = guard.lease().fence;
+        let value = match self.resource.read(fence) {
+            Ok(value) => value,
+            Err(stale) => return self.rejected(stale),
+        };
+        self.record(EventKind::ResourceRead { value, fence });
+        tokio::select! {
+            biased;
+            _ = guard.lost() => return,
+            () = self.clock.sleep_ms(work_ms) => {}
+        }
+        match self.resource.write(value + 1, fence) {
+            Ok(()) => self.record(EventKind::ResourceWrite {
+                value: value + 1,
+                fence,
+            }),
+            Err(stale) => self.rejected(stale),
+        }
+    }
+
+    fn rejected(&self, Stale { fence, highest }: Stale) {
+        self.record(EventKind::ResourceRejected { fence, highest });
     }
 }
 

@@ -3,6 +3,8 @@
 //! missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod sim;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -17,7 +19,21 @@ pub struct RedisServer {
 
 impl RedisServer {
     /// Starts a server with no persistence; extra `args` are passed as they are.
+    ///
+    /// Another process (a parallel test, another checkout's tests) may take the free port
+    /// between our probe and the server's bind; the server then exits, and we retry on a
+    /// new port.
     pub fn start(args: &[&str]) -> RedisServer {
+        const ATTEMPTS: usize = 5;
+        for _ in 0..ATTEMPTS {
+            if let Some(server) = Self::try_start(args) {
+                return server;
+            }
+        }
+        panic!("redis-server did not start after {ATTEMPTS} attempts on free ports");
+    }
+
+    fn try_start(args: &[&str]) -> Option<RedisServer> {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!("locksim-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -41,15 +57,24 @@ impl RedisServer {
             .spawn()
             .expect("redis-server must be installed (make test installs it: apt-get install redis-server)");
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut server = RedisServer { addr, child, dir };
         let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(addr).is_err() {
+        loop {
+            if server.child.try_wait().unwrap().is_some() {
+                return None; // it could not bind: someone took the port
+            }
+            if TcpStream::connect(addr).is_ok() {
+                break;
+            }
             assert!(
                 Instant::now() < deadline,
                 "redis-server on port {port} did not start"
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        RedisServer { addr, child, dir }
+        // What answered may be another process on the same port; ours then exits soon.
+        std::thread::sleep(Duration::from_millis(50));
+        server.child.try_wait().unwrap().is_none().then_some(server)
     }
 
     /// The process id, for SIGSTOP/SIGCONT tests.

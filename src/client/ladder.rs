@@ -1,0 +1,143 @@
+//! The commands each algorithm sends to one node, defects included.
+//!
+//! [`Lock`](super::Lock) runs these on every node (one for the single-node tiers, N for
+//! Redlock) and decides from the answers; this file only says which commands, in which
+//! order, and where the [`Step`]s fall between them.
+
+use super::conn::Conn;
+use super::lock::LockError;
+use super::options::{Algorithm, LockOptions};
+use super::scripts;
+use super::steps::{Step, Steps};
+use crate::platform::{Clock, Connect};
+use crate::redis::Frame;
+use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Set, SetExpiry, Setnx, Wait};
+
+/// Tries to take the key on one node; `Ok(true)` when this node granted it.
+pub(crate) async fn acquire_on<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    options: &LockOptions,
+    key: &[u8],
+    token: &str,
+    steps: &dyn Steps,
+) -> Result<bool, LockError> {
+    let granted = match options.algorithm {
+        Algorithm::Setnx | Algorithm::SetnxExpire => {
+            let setnx = Setnx {
+                key: key.to_vec(),
+                value: token.as_bytes().to_vec(),
+            };
+            let granted = integer(conn.request(&setnx.into_frame()).await?)? == 1;
+            if granted {
+                steps.reached(Step::AfterSetnx).await;
+                if options.algorithm == Algorithm::SetnxExpire {
+                    // EXPIRE takes seconds: round up so the key never lives shorter than asked.
+                    let expire = Expire {
+                        key: key.to_vec(),
+                        seconds: options.ttl_ms.div_ceil(1000) as i64,
+                    };
+                    integer(conn.request(&expire.into_frame()).await?)?;
+                }
+            }
+            granted
+        }
+        Algorithm::SetNxPx | Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock => {
+            let set = Set {
+                key: key.to_vec(),
+                value: token.as_bytes().to_vec(),
+                condition: Some(Condition::Nx),
+                expiry: Some(SetExpiry::Px(options.ttl_ms as i64)),
+            };
+            match conn.request(&set.into_frame()).await? {
+                Frame::SimpleString(s) if s == b"OK" => true,
+                Frame::Null => false,
+                other => return Err(LockError::UnexpectedReply(other)),
+            }
+        }
+    };
+    match options.wait_replicas {
+        Some(wait) if granted => {
+            let request = Wait {
+                replicas: wait.replicas as i64,
+                timeout_ms: wait.timeout_ms as i64,
+            };
+            let acknowledged = integer(conn.request(&request.into_frame()).await?)?;
+            Ok(acknowledged >= wait.replicas as i64)
+        }
+        _ => Ok(granted),
+    }
+}
+
+/// Releases the key on one node; `Ok(true)` when a key was deleted, which for tiers 1–3
+/// may have been another client's: that is their defect.
+pub(crate) async fn release_on<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    algorithm: Algorithm,
+    key: &[u8],
+    token: &str,
+    steps: &dyn Steps,
+) -> Result<bool, LockError> {
+    let del = Del {
+        keys: vec![key.to_vec()],
+    };
+    match algorithm {
+        Algorithm::Setnx | Algorithm::SetnxExpire | Algorithm::SetNxPx => {
+            Ok(integer(conn.request(&del.into_frame()).await?)? == 1)
+        }
+        Algorithm::UniqueGetDel => {
+            let get = Get { key: key.to_vec() };
+            match conn.request(&get.into_frame()).await? {
+                Frame::BulkString(value) if value == token.as_bytes() => {
+                    steps.reached(Step::AfterGet).await;
+                    Ok(integer(conn.request(&del.into_frame()).await?)? == 1)
+                }
+                Frame::BulkString(_) | Frame::Null => Ok(false),
+                other => Err(LockError::UnexpectedReply(other)),
+            }
+        }
+        Algorithm::LuaRelease | Algorithm::Redlock => {
+            Ok(eval(conn, scripts::RELEASE, key, &[token.as_bytes()]).await? == 1)
+        }
+    }
+}
+
+/// Sets the key's TTL to `ttl_ms` again if it still holds `token` (one atomic script).
+pub(crate) async fn extend_on<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    key: &[u8],
+    token: &str,
+    ttl_ms: u64,
+) -> Result<bool, LockError> {
+    let ttl = ttl_ms.to_string();
+    Ok(eval(conn, scripts::EXTEND, key, &[token.as_bytes(), ttl.as_bytes()]).await? == 1)
+}
+
+/// The next fencing token from the counter `key` on this node.
+pub(crate) async fn next_fence<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    key: &[u8],
+) -> Result<u64, LockError> {
+    let incr = Incr { key: key.to_vec() };
+    Ok(integer(conn.request(&incr.into_frame()).await?)? as u64)
+}
+
+async fn eval<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    script: &str,
+    key: &[u8],
+    args: &[&[u8]],
+) -> Result<i64, LockError> {
+    let eval = Eval {
+        script: script.to_string(),
+        keys: vec![key.to_vec()],
+        args: args.iter().map(|a| a.to_vec()).collect(),
+    };
+    integer(conn.request(&eval.into_frame()).await?)
+}
+
+fn integer(reply: Frame) -> Result<i64, LockError> {
+    match reply {
+        Frame::Integer(n) => Ok(n),
+        other => Err(LockError::UnexpectedReply(other)),
+    }
+}

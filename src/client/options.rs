@@ -1,0 +1,333 @@
+//! What a lock client can be told: the algorithm, its timings, and the client profiles
+//! that copy the defaults (and quirks) of widely used lock libraries.
+//!
+//! Profiles are data ([`Profile::defaults`]): a profile fills in the settings, and any
+//! setting given explicitly afterwards overrides it.
+
+use serde::Deserialize;
+
+/// The algorithms of the ladder (lock-algorithms.md), each with its defect kept, plus
+/// Redlock over N independent masters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Tier 1: `SETNX lock 1`, release `DEL`. A holder that dies keeps the lock forever.
+    Setnx,
+    /// Tier 2: `SETNX lock 1` then `EXPIRE`. Dying between the two leaves a key without TTL.
+    SetnxExpire,
+    /// Tier 3: `SET lock 1 NX PX ttl`, release `DEL`. A late holder deletes the next one's lock.
+    SetNxPx,
+    /// Tier 4: a random value; release `GET`, compare, `DEL`: the key can change in between.
+    UniqueGetDel,
+    /// Tier 5: a random value, released by one compare-and-delete script. Unsafe only when
+    /// the work outlives the TTL.
+    LuaRelease,
+    /// Tier 5 on N independent masters: a majority, and validity after elapsed time and drift.
+    Redlock,
+}
+
+impl Algorithm {
+    /// Whether each acquire stores its own random value (tiers 4, 5, Redlock) rather than `1`.
+    pub fn unique_token(self) -> bool {
+        matches!(
+            self,
+            Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock
+        )
+    }
+}
+
+/// How a failed acquire is retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    /// Extra attempts after the first.
+    pub count: u32,
+    /// Base delay between attempts.
+    pub delay_ms: u64,
+    /// Up to this much random delay is added, so contenders do not retry in lockstep.
+    pub jitter_ms: u64,
+}
+
+/// Allowance for clock-rate differences between client and servers, subtracted from the
+/// validity: `ttl × factor + extra_ms` (redlock-rb: 0.01 and 2 ms).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drift {
+    pub factor: f64,
+    pub extra_ms: u64,
+}
+
+impl Drift {
+    /// No allowance at all (single-node clients that never measure elapsed time).
+    pub const NONE: Drift = Drift {
+        factor: 0.0,
+        extra_ms: 0,
+    };
+
+    /// The allowance for a lock of `ttl_ms`.
+    pub fn allowance_ms(self, ttl_ms: u64) -> u64 {
+        (ttl_ms as f64 * self.factor) as u64 + self.extra_ms
+    }
+}
+
+/// Which clock the client measures the acquire's elapsed time on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidityClock {
+    /// The monotonic clock: immune to clock steps (redsync, rslock, pottery).
+    Monotonic,
+    /// The wall clock (node-redlock's `Date.now()`): a step during the acquire skews validity.
+    Wall,
+}
+
+/// `WAIT replicas timeout` after each grant: the grant counts only when at least
+/// `replicas` replicas acknowledged it within `timeout_ms` (Redisson's synced-slaves check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitReplicas {
+    pub replicas: u32,
+    pub timeout_ms: u64,
+}
+
+/// Where fencing tokens come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fencing {
+    /// No token.
+    #[default]
+    None,
+    /// `INCR` of a counter on the lock's own master: can repeat after a failover.
+    MasterIncr,
+    /// `INCR` on a separate linearizable counter node.
+    Counter,
+}
+
+/// Lock libraries whose defaults and quirks a client can copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// Redisson RLock: watchdog renewing every TTL/3, WAIT for a replica after acquiring.
+    Redisson,
+    /// go-redsync: 32 tries 50–250 ms apart, drift `ttl × 0.01` without the 2 ms.
+    Redsync,
+    /// node-redlock: 10 retries 200 ± 100 ms apart, drift 0.01 + 2 ms, validity measured
+    /// on the wall clock.
+    NodeRedlock,
+    /// redis-py Lock: single node, a fixed 100 ms retry, no elapsed-time check.
+    RedisPy,
+}
+
+/// The settings a profile fills in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileDefaults {
+    pub retry: Retry,
+    pub drift: Drift,
+    pub validity_check: bool,
+    pub validity_clock: ValidityClock,
+    /// Renew every `ttl / divisor` (Redisson: 30 s renewed every 10 s).
+    pub watchdog_divisor: Option<u64>,
+    pub wait_replicas: Option<WaitReplicas>,
+    /// Per-node request timeout as a fraction of the TTL (redsync's `timeoutFactor`).
+    pub timeout_factor: Option<f64>,
+}
+
+/// The drift allowance of redlock-rb and the Redis distlock page.
+const REDLOCK_DRIFT: Drift = Drift {
+    factor: 0.01,
+    extra_ms: 2,
+};
+
+impl Profile {
+    /// The profile's settings, as its library ships them.
+    pub fn defaults(self) -> ProfileDefaults {
+        match self {
+            Profile::Redisson => ProfileDefaults {
+                // Waiters wake through pub/sub; polling every 100 ms stands in for it.
+                retry: Retry {
+                    count: 100,
+                    delay_ms: 100,
+                    jitter_ms: 0,
+                },
+                drift: Drift::NONE,
+                validity_check: false,
+                validity_clock: ValidityClock::Monotonic,
+                watchdog_divisor: Some(3),
+                // `checkLockSyncedSlaves`: one replica, `slavesSyncTimeout` 1000 ms.
+                wait_replicas: Some(WaitReplicas {
+                    replicas: 1,
+                    timeout_ms: 1000,
+                }),
+                timeout_factor: None,
+            },
+            Profile::Redsync => ProfileDefaults {
+                retry: Retry {
+                    count: 31,
+                    delay_ms: 50,
+                    jitter_ms: 200,
+                },
+                drift: Drift {
+                    factor: 0.01,
+                    extra_ms: 0,
+                },
+                validity_check: true,
+                validity_clock: ValidityClock::Monotonic,
+                watchdog_divisor: None,
+                wait_replicas: None,
+                timeout_factor: Some(0.05),
+            },
+            Profile::NodeRedlock => ProfileDefaults {
+                retry: Retry {
+                    count: 10,
+                    delay_ms: 100,
+                    jitter_ms: 200,
+                },
+                drift: REDLOCK_DRIFT,
+                validity_check: true,
+                validity_clock: ValidityClock::Wall,
+                watchdog_divisor: None,
+                wait_replicas: None,
+                timeout_factor: None,
+            },
+            Profile::RedisPy => ProfileDefaults {
+                retry: Retry {
+                    count: 100,
+                    delay_ms: 100,
+                    jitter_ms: 0,
+                },
+                drift: Drift::NONE,
+                validity_check: false,
+                validity_clock: ValidityClock::Monotonic,
+                watchdog_divisor: None,
+                wait_replicas: None,
+                timeout_factor: None,
+            },
+        }
+    }
+}
+
+/// Settings of a lock client; build with [`LockOptions::new`] and the chained setters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockOptions {
+    pub algorithm: Algorithm,
+    /// Time to live of the key on every node.
+    pub ttl_ms: u64,
+    pub retry: Retry,
+    /// How long to wait for one reply from one node.
+    pub request_timeout_ms: u64,
+    pub drift: Drift,
+    /// Refuse a grant whose validity (TTL − elapsed − drift) is not positive (Redlock step 3).
+    pub validity_check: bool,
+    pub validity_clock: ValidityClock,
+    /// Renew the TTL this often while the holder works (`None`: no watchdog).
+    pub watchdog_interval_ms: Option<u64>,
+    pub wait_replicas: Option<WaitReplicas>,
+    pub fencing: Fencing,
+}
+
+/// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
+const DEFAULT_RETRY: Retry = Retry {
+    count: 10,
+    delay_ms: 100,
+    jitter_ms: 100,
+};
+
+/// Per-node request timeout when nothing else says.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
+
+impl LockOptions {
+    /// Plain settings for `algorithm`: Redlock checks validity with the distlock drift,
+    /// single-node tiers do not.
+    pub fn new(algorithm: Algorithm, ttl_ms: u64) -> Self {
+        let redlock = algorithm == Algorithm::Redlock;
+        LockOptions {
+            algorithm,
+            ttl_ms,
+            retry: DEFAULT_RETRY,
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            drift: if redlock { REDLOCK_DRIFT } else { Drift::NONE },
+            validity_check: redlock,
+            validity_clock: ValidityClock::Monotonic,
+            watchdog_interval_ms: None,
+            wait_replicas: None,
+            fencing: Fencing::None,
+        }
+    }
+
+    /// Takes every setting `profile` defines (call before the overriding setters).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        let d = profile.defaults();
+        self.retry = d.retry;
+        self.drift = d.drift;
+        self.validity_check = d.validity_check;
+        self.validity_clock = d.validity_clock;
+        self.watchdog_interval_ms = d.watchdog_divisor.map(|n| (self.ttl_ms / n).max(1));
+        self.wait_replicas = d.wait_replicas;
+        if let Some(factor) = d.timeout_factor {
+            self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
+        }
+        self
+    }
+
+    pub fn retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn request_timeout_ms(mut self, ms: u64) -> Self {
+        self.request_timeout_ms = ms;
+        self
+    }
+
+    pub fn drift(mut self, drift: Drift) -> Self {
+        self.drift = drift;
+        self
+    }
+
+    pub fn validity_check(mut self, check: bool) -> Self {
+        self.validity_check = check;
+        self
+    }
+
+    /// Renew every `interval_ms` while the holder works.
+    pub fn watchdog_ms(mut self, interval_ms: u64) -> Self {
+        self.watchdog_interval_ms = Some(interval_ms);
+        self
+    }
+
+    /// Renew every TTL/3, the usual choice.
+    pub fn watchdog(self) -> Self {
+        let interval = (self.ttl_ms / 3).max(1);
+        self.watchdog_ms(interval)
+    }
+
+    pub fn wait_replicas(mut self, wait: WaitReplicas) -> Self {
+        self.wait_replicas = Some(wait);
+        self
+    }
+
+    pub fn fencing(mut self, fencing: Fencing) -> Self {
+        self.fencing = fencing;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redlock_drift_is_one_percent_plus_two_ms() {
+        assert_eq!(REDLOCK_DRIFT.allowance_ms(10_000), 102);
+        assert_eq!(Profile::Redsync.defaults().drift.allowance_ms(10_000), 100);
+    }
+
+    #[test]
+    fn a_profile_fills_in_and_explicit_settings_override() {
+        let options = LockOptions::new(Algorithm::LuaRelease, 30_000).profile(Profile::Redisson);
+        assert_eq!(options.watchdog_interval_ms, Some(10_000));
+        assert_eq!(options.wait_replicas.map(|w| w.replicas), Some(1));
+        let options = LockOptions::new(Algorithm::Redlock, 8_000)
+            .profile(Profile::Redsync)
+            .request_timeout_ms(7);
+        assert_eq!(options.retry.count + 1, 32);
+        assert_eq!(options.request_timeout_ms, 7);
+        let options = LockOptions::new(Algorithm::Redlock, 8_000).profile(Profile::Redsync);
+        assert_eq!(options.request_timeout_ms, 400, "timeoutFactor 0.05");
+    }
+}
