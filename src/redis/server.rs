@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::Frame;
 use super::cmd::{Command, ParseError};
 use super::connection::{Connection, ConnectionError};
-use super::db::Db;
+use super::node::Node;
 use crate::platform::{Clock, Listener};
 
 /// How often active expiry runs: Redis's default `hz 10`.
@@ -23,7 +23,9 @@ pub const EXPIRY_CYCLE_MS: u64 = 100;
 
 /// Serves the listener forever (until its node is killed, or accept fails).
 pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Result<()> {
-    let db = Rc::new(RefCell::new(Db::default()));
+    let node = Rc::new(RefCell::new(
+        Node::new().map_err(|e| std::io::Error::other(e.to_string()))?,
+    ));
     let mut connections: FuturesUnordered<Pin<Box<dyn Future<Output = ()>>>> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
     loop {
@@ -31,10 +33,10 @@ pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Res
             biased;
             Some(()) = connections.next(), if !connections.is_empty() => {}
             stream = listener.accept() => {
-                connections.push(Box::pin(serve_connection(stream?, db.clone(), clock.clone())));
+                connections.push(Box::pin(serve_connection(stream?, node.clone(), clock.clone())));
             }
             () = clock.sleep_until_monotonic(next_cycle_ms) => {
-                db.borrow_mut().expire_due(clock.wall_ms());
+                node.borrow_mut().db.expire_due(clock.wall_ms());
                 next_cycle_ms += EXPIRY_CYCLE_MS;
             }
         }
@@ -42,7 +44,7 @@ pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Res
 }
 
 /// Answers one client's requests in order until it hangs up or speaks nonsense.
-async fn serve_connection<S, C>(stream: S, db: Rc<RefCell<Db>>, clock: C)
+async fn serve_connection<S, C>(stream: S, node: Rc<RefCell<Node>>, clock: C)
 where
     S: AsyncRead + AsyncWrite + Unpin,
     C: Clock,
@@ -71,7 +73,7 @@ where
                 }
                 Frame::Integer(0)
             }
-            Ok(command) => command.apply(&mut db.borrow_mut(), clock.wall_ms()),
+            Ok(command) => command.apply(&mut node.borrow_mut(), clock.wall_ms()),
             Err(ParseError::Reply(error)) => error.into(),
             Err(ParseError::Protocol(reason)) => {
                 let _ = connection

@@ -10,12 +10,13 @@ mod server_cmds;
 mod strings;
 
 pub use keys::{Del, Expire, Pexpire, Pttl};
-pub use scripting::Eval;
+pub use scripting::{Eval, Evalsha, Script};
 pub use server_cmds::{Ping, Wait};
 pub use strings::{Condition, Get, Incr, Set, SetExpiry, Setnx};
 
 use super::Frame;
 use super::db::Db;
+use super::node::Node;
 
 /// An error reply (`-ERR …`), as Redis words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,9 @@ impl ReplyError {
     }
     fn invalid_expire(command: &str) -> Self {
         ReplyError(format!("ERR invalid expire time in '{command}' command"))
+    }
+    fn not_from_script() -> Self {
+        ReplyError("ERR This Redis command is not allowed from script".into())
     }
 }
 
@@ -67,23 +71,64 @@ pub enum Command {
     Expire(Expire),
     Pexpire(Pexpire),
     Eval(Eval),
+    Evalsha(Evalsha),
+    Script(Script),
     Wait(Wait),
 }
 
-/// Command names with Redis's arity: `n` means exactly `n` words, `-n` at least `n`.
-const ARITY: &[(&str, i32)] = &[
-    ("ping", -1),
-    ("get", 2),
-    ("set", -3),
-    ("setnx", 3),
-    ("incr", 2),
-    ("del", -2),
-    ("pttl", 2),
-    ("expire", -3),
-    ("pexpire", -3),
-    ("eval", -3),
-    ("wait", 3),
+/// How Redis treats a command name: its arity (`n` means exactly `n` words, `-n` at least
+/// `n`) and whether scripts may call it (Redis's `noscript` flag).
+struct Spec {
+    name: &'static str,
+    arity: i32,
+    in_scripts: bool,
+}
+
+const fn spec(name: &'static str, arity: i32, in_scripts: bool) -> Spec {
+    Spec {
+        name,
+        arity,
+        in_scripts,
+    }
+}
+
+/// Every command name, with Redis 7.0's arity and flags.
+const COMMANDS: &[Spec] = &[
+    spec("ping", -1, true),
+    spec("get", 2, true),
+    spec("set", -3, true),
+    spec("setnx", 3, true),
+    spec("incr", 2, true),
+    spec("del", -2, true),
+    spec("pttl", 2, true),
+    spec("expire", -3, true),
+    spec("pexpire", -3, true),
+    spec("eval", -3, false),
+    spec("evalsha", -3, false),
+    spec("script", -2, false),
+    spec("wait", 3, false),
 ];
+
+/// Why a command name was refused before its arguments were looked at.
+enum Rejection {
+    Unknown,
+    WrongArity(&'static str),
+}
+
+/// Finds the command a request names and checks its word count.
+fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
+    let name = String::from_utf8_lossy(words.first().ok_or(Rejection::Unknown)?).to_lowercase();
+    let spec = COMMANDS
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or(Rejection::Unknown)?;
+    let count = words.len() as i64;
+    let arity = i64::from(spec.arity);
+    if (arity >= 0 && count != arity) || (arity < 0 && count < -arity) {
+        return Err(Rejection::WrongArity(spec.name));
+    }
+    Ok(spec)
+}
 
 impl Command {
     /// Parses a request frame (`*N` of bulk strings).
@@ -98,17 +143,42 @@ impl Command {
                 _ => Err(ParseError::Protocol("expected '$' for a command argument".into())),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let Some(first) = words.first() else {
+        if words.is_empty() {
             return Err(ParseError::Protocol("empty command".into()));
-        };
-        let name = String::from_utf8_lossy(first).to_lowercase();
-        let Some(&(name, arity)) = ARITY.iter().find(|(n, _)| *n == name) else {
-            return Err(unknown_command(&words).into());
-        };
-        let count = words.len() as i32;
-        if (arity >= 0 && count != arity) || (arity < 0 && count < -arity) {
-            return Err(ReplyError(format!("ERR wrong number of arguments for '{name}' command")).into());
         }
+        Ok(Command::from_words(words)?)
+    }
+
+    /// Parses a client's request words, with the errors Redis gives clients.
+    pub fn from_words(words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+        let spec = lookup(&words).map_err(|rejection| match rejection {
+            Rejection::Unknown => unknown_command(&words),
+            Rejection::WrongArity(name) => {
+                ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
+            }
+        })?;
+        Command::parse(spec.name, words)
+    }
+
+    /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
+    pub(crate) fn from_script_words(words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+        let spec = lookup(&words).map_err(|rejection| {
+            ReplyError(
+                match rejection {
+                    Rejection::Unknown => "ERR Unknown Redis command called from script",
+                    Rejection::WrongArity(_) => "ERR Wrong number of args calling Redis command from script",
+                }
+                .into(),
+            )
+        })?;
+        if !spec.in_scripts {
+            return Err(ReplyError::not_from_script());
+        }
+        Command::parse(spec.name, words)
+    }
+
+    /// Parses the arguments of a command whose name and arity were checked.
+    fn parse(name: &str, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
         let mut args = Args {
             words: words.into_iter().skip(1).collect::<Vec<_>>().into_iter(),
         };
@@ -123,17 +193,28 @@ impl Command {
             "expire" => Command::Expire(Expire::parse(&mut args)?),
             "pexpire" => Command::Pexpire(Pexpire::parse(&mut args)?),
             "eval" => Command::Eval(Eval::parse(&mut args)?),
+            "evalsha" => Command::Evalsha(Evalsha::parse(&mut args)?),
+            "script" => Command::Script(Script::parse(&mut args)?),
             "wait" => Command::Wait(Wait::parse(&mut args)?),
-            _ => unreachable!("every name in ARITY is dispatched"),
+            _ => return Err(unknown_command(&[name.as_bytes().to_vec()])),
         })
     }
 
-    /// Executes the command against the keyspace at wall-clock time `now_ms`.
+    /// Executes the command on the node at wall-clock time `now_ms`.
     ///
-    /// WAIT is not applied here: it blocks, so the server runs it (see `server.rs`).
-    pub fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+    /// WAIT blocks, so the server answers it (see `server.rs`).
+    pub fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
         match self {
-            Command::Wait(_) => unreachable!("the server answers WAIT itself"),
+            Command::Eval(cmd) => cmd.apply(node, now_ms),
+            Command::Evalsha(cmd) => cmd.apply(node, now_ms),
+            Command::Script(cmd) => cmd.apply(&mut node.scripts),
+            command => command.apply_to_db(&mut node.db, now_ms),
+        }
+    }
+
+    /// Executes a keyspace command (what scripts may call) at wall-clock time `now_ms`.
+    pub(crate) fn apply_to_db(self, db: &mut Db, now_ms: u64) -> Frame {
+        match self {
             Command::Ping(cmd) => cmd.apply(),
             Command::Get(cmd) => cmd.apply(db, now_ms),
             Command::Set(cmd) => cmd.apply(db, now_ms),
@@ -143,20 +224,39 @@ impl Command {
             Command::Pttl(cmd) => cmd.apply(db, now_ms),
             Command::Expire(cmd) => cmd.apply(db, now_ms),
             Command::Pexpire(cmd) => cmd.apply(db, now_ms),
-            Command::Eval(cmd) => cmd.apply(db, now_ms),
+            Command::Eval(_) | Command::Evalsha(_) | Command::Script(_) | Command::Wait(_) => {
+                ReplyError::not_from_script().into()
+            }
         }
     }
 }
 
+/// Redis's reply to an unknown command: the name and the first arguments (about 128
+/// bytes of them), each quoted.
 fn unknown_command(words: &[Vec<u8>]) -> ReplyError {
-    let shown: String = words[1..]
-        .iter()
-        .map(|w| format!("'{}' ", String::from_utf8_lossy(w)))
-        .collect();
-    ReplyError(format!(
-        "ERR unknown command '{}', with args beginning with: {shown}",
-        String::from_utf8_lossy(&words[0])
-    ))
+    const SHOWN_BYTES: usize = 128;
+    let Some((name, args)) = words.split_first() else {
+        return ReplyError("ERR unknown command '', with args beginning with: ".into());
+    };
+    let mut shown = String::new();
+    for arg in args {
+        if shown.len() >= SHOWN_BYTES {
+            break;
+        }
+        let room = SHOWN_BYTES - shown.len();
+        shown.push_str(&format!(
+            "'{}' ",
+            String::from_utf8_lossy(&arg[..arg.len().min(room)])
+        ));
+    }
+    let name = &name[..name.len().min(SHOWN_BYTES)];
+    ReplyError(
+        format!(
+            "ERR unknown command '{}', with args beginning with: {shown}",
+            String::from_utf8_lossy(name)
+        )
+        .replace(['\r', '\n'], " "),
+    )
 }
 
 /// The arguments of a request after the command name.
@@ -212,7 +312,7 @@ mod tests {
     fn run(db: &mut Db, now_ms: u64, words: &[&str]) -> Frame {
         let frame = request(words.iter().map(|w| w.as_bytes().to_vec()));
         match Command::from_frame(frame) {
-            Ok(cmd) => cmd.apply(db, now_ms),
+            Ok(cmd) => cmd.apply_to_db(db, now_ms),
             Err(ParseError::Reply(e)) => e.into(),
             Err(ParseError::Protocol(p)) => panic!("protocol error {p}"),
         }
