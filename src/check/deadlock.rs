@@ -1,49 +1,68 @@
 //! Deadlock freedom: when a holder dies, the lock must become available again.
 //!
-//! After a client crashes while holding the lock, its key must expire within the TTL,
-//! and a waiting client must notice within one retry cycle (`deadlock_slack_ms`). If
-//! Redis still refuses acquires after that (it answers "held", so the key is there) and
-//! nobody acquires, the lock is stuck — the defect of tiers 1 and 2 of the ladder, whose
-//! key has no expiry. Attempts that got no answer (a partition, a dead node) say nothing
-//! about the key and do not count: that is unavailability, not deadlock.
+//! After a client crashes anywhere in the lock's life (acquiring — it may already have
+//! set the key —, holding, or releasing), its key must expire within the TTL. If Redis
+//! instead keeps refusing acquires ("held": the key is there) for longer than the TTL
+//! plus one retry cycle (`deadlock_slack_ms`), while no live client holds the lock, the
+//! lock is stuck — the defect of tiers 1 and 2 of the ladder, whose key has no expiry.
+//! The window is measured between refusals, not from the crash: a request of the dead
+//! client still in flight may set its key later. Attempts that got no answer (a
+//! partition, a dead node) say nothing about the key: unavailability, not deadlock.
+
+use std::collections::BTreeSet;
 
 use super::mutual_exclusion::holdings;
 use super::{CheckSettings, Verdict};
-use crate::history::{EventKind, History, fmt_ms};
+use crate::history::{Event, EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
 pub const NAME: &str = "deadlock";
+
+/// Crashes of clients that were between starting an acquire and finishing a release.
+fn crashes_in_the_lock(history: &History) -> Vec<&Event> {
+    let mut busy: BTreeSet<&str> = BTreeSet::new();
+    let mut crashes = Vec::new();
+    for event in &history.events {
+        match event.kind {
+            EventKind::AcquireStarted => {
+                busy.insert(&event.node);
+            }
+            EventKind::AcquireFailed { .. }
+            | EventKind::Released { .. }
+            | EventKind::ReleaseFailed { .. } => {
+                busy.remove(event.node.as_str());
+            }
+            EventKind::Crashed if busy.remove(event.node.as_str()) => crashes.push(event),
+            _ => {}
+        }
+    }
+    crashes
+}
 
 /// Finds the first crash of a holder after which the lock stayed unavailable too long.
 pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
     let bound_us = (settings.ttl_ms + settings.deadlock_slack_ms) * 1000;
     let holdings = holdings(history);
-    let crashed_holders = history.events.iter().filter(|crash| {
-        matches!(crash.kind, EventKind::Crashed)
-            && holdings
-                .iter()
-                .any(|h| h.client == crash.node && h.to_us == crash.true_us)
-    });
-    let violation = crashed_holders.into_iter().find_map(|crash| {
-        let deadline_us = crash.true_us + bound_us;
+    let violation = crashes_in_the_lock(history).into_iter().find_map(|crash| {
         let later = || history.events.iter().filter(|e| e.true_us > crash.true_us);
         let next_grant = later().find(|e| matches!(e.kind, EventKind::Acquired { .. }));
         let stuck_until_us = next_grant.map_or(history.end_us, |e| e.true_us);
-        let refused_after_deadline = later().any(|e| {
-            e.true_us > deadline_us
-                && e.true_us <= stuck_until_us
-                && matches!(e.kind, EventKind::AcquireFailed { contended: true, .. })
-        });
-        (stuck_until_us > deadline_us && refused_after_deadline).then(|| {
+        let refusals: Vec<u64> = later()
+            .filter(|e| e.true_us <= stuck_until_us)
+            .filter(|e| matches!(e.kind, EventKind::AcquireFailed { contended: true, .. }))
+            .map(|e| e.true_us)
+            .collect();
+        let (&first, &last) = (refusals.first()?, refusals.last()?);
+        // A live client holding the lock explains the refusals (a watchdog may keep it).
+        let live_holder = holdings.iter().any(|h| h.from_us < last && h.to_us > first);
+        (last - first > bound_us && !live_holder).then(|| {
             format!(
-                "{} crashed holding the lock at {} ms; Redis still refused other clients and nobody \
-                 acquired it {}, past the TTL ({} ms) plus one retry cycle ({} ms)",
+                "{} crashed inside the lock at {} ms; Redis kept refusing every client from {} to {} ms \
+                 with no holder alive, longer than the TTL ({} ms) plus one retry cycle ({} ms)",
                 crash.node,
                 fmt_ms(crash.true_us as i64),
-                match next_grant {
-                    Some(grant) => format!("until {} ms", fmt_ms(grant.true_us as i64)),
-                    None => "before the run ended".to_string(),
-                },
+                fmt_ms(first as i64),
+                fmt_ms(last as i64),
                 settings.ttl_ms,
                 settings.deadlock_slack_ms,
             )
@@ -65,61 +84,79 @@ mod tests {
         deadlock_slack_ms: 500,
     };
 
+    /// client-1 starts an acquire at 50 ms and is granted the lock at 100 ms.
+    fn holder() -> Vec<Event> {
+        vec![attempt(50, "client-1"), acquired(100, "client-1")]
+    }
+
     #[test]
     fn a_lock_that_expires_after_its_holder_crashed_is_no_deadlock() {
-        let history = history(
-            10_000,
-            vec![
-                acquired(100, "client-1"),
-                crashed(200, "client-1"),
-                attempt(300, "client-2"),
-                acquired(2150, "client-2"),
-            ],
-        );
-        assert_eq!(check(&history, &SETTINGS).violation, None);
+        let mut events = holder();
+        events.extend([
+            crashed(200, "client-1"),
+            refused(1500, "client-2"),
+            acquired(2150, "client-2"),
+        ]);
+        assert_eq!(check(&history(10_000, events), &SETTINGS).violation, None);
     }
 
     #[test]
     fn a_lock_never_freed_after_its_holder_crashed_is_a_deadlock() {
-        let history = history(
-            10_000,
-            vec![
-                acquired(100, "client-1"),
-                crashed(200, "client-1"),
-                attempt(300, "client-2"),
-                refused(5000, "client-2"),
-            ],
-        );
-        let violation = check(&history, &SETTINGS).violation.expect("stuck lock");
+        let mut events = holder();
+        events.extend([
+            crashed(200, "client-1"),
+            refused(1000, "client-2"),
+            refused(3000, "client-3"),
+            refused(5000, "client-2"),
+        ]);
+        let violation = check(&history(10_000, events), &SETTINGS)
+            .violation
+            .expect("stuck lock");
         assert!(violation.contains("client-1 crashed"), "{violation}");
     }
 
     #[test]
-    fn a_crash_while_not_holding_or_an_unreachable_redis_is_no_deadlock() {
-        let idle = history(10_000, vec![acquired(100, "client-1"), crashed(200, "client-1")]);
-        assert_eq!(check(&idle, &SETTINGS).violation, None);
-        let not_holding = history(
-            10_000,
-            vec![
-                acquired(100, "client-1"),
-                release(150, "client-1"),
-                crashed(200, "client-1"),
-                refused(5000, "client-2"),
-            ],
-        );
-        assert_eq!(check(&not_holding, &SETTINGS).violation, None);
-        let unreachable = history(
-            10_000,
-            vec![
-                acquired(100, "client-1"),
-                crashed(200, "client-1"),
-                timed_out(5000, "client-2"),
-            ],
-        );
-        assert_eq!(
-            check(&unreachable, &SETTINGS).violation,
-            None,
-            "no answer is not a deadlock"
-        );
+    fn a_crash_in_the_middle_of_an_acquire_counts() {
+        // Tier 2: SETNX succeeded, the client died before EXPIRE and before "acquired".
+        let events = vec![
+            attempt(50, "client-1"),
+            crashed(60, "client-1"),
+            refused(100, "client-2"),
+            refused(5000, "client-2"),
+        ];
+        assert!(check(&history(10_000, events), &SETTINGS).violation.is_some());
+    }
+
+    #[test]
+    fn refusals_shorter_than_a_ttl_or_explained_by_a_live_holder_are_no_deadlock() {
+        // The dead client's SET was applied late, so its key lived one TTL from then.
+        let mut late_key = holder();
+        late_key.extend([
+            crashed(200, "client-1"),
+            refused(6000, "client-2"),
+            refused(7500, "client-3"),
+        ]);
+        assert_eq!(check(&history(10_000, late_key), &SETTINGS).violation, None);
+        let mut renewed = vec![attempt(10, "client-3"), acquired(20, "client-3")];
+        renewed.extend([attempt(50, "client-1"), crashed(60, "client-1")]);
+        renewed.extend([refused(100, "client-2"), refused(5000, "client-2")]);
+        assert_eq!(check(&history(10_000, renewed), &SETTINGS).violation, None);
+    }
+
+    #[test]
+    fn a_crash_while_idle_or_an_unreachable_redis_is_no_deadlock() {
+        let mut idle = holder();
+        idle.extend([
+            release(150, "client-1"),
+            at(155, "client-1", EventKind::Released { owned: true }),
+            crashed(200, "client-1"),
+            refused(300, "client-2"),
+            refused(5000, "client-2"),
+        ]);
+        assert_eq!(check(&history(10_000, idle), &SETTINGS).violation, None);
+        let mut unreachable = holder();
+        unreachable.extend([crashed(200, "client-1"), timed_out(5000, "client-2")]);
+        let verdict = check(&history(10_000, unreachable), &SETTINGS);
+        assert_eq!(verdict.violation, None, "no answer is not a deadlock");
     }
 }

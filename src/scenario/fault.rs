@@ -9,6 +9,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
+pub use crate::client::Step;
+
 /// One fault of a scenario.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "FaultFields")]
@@ -31,6 +33,9 @@ pub enum Trigger {
         after_ms: u64,
         delay_ms: u64,
     },
+    /// When a client (the target, or any client) reaches `step` of the lock algorithm at
+    /// or after true time `after_ms`: the fault hits it right there, before it goes on.
+    AtStep { step: Step, after_ms: u64 },
 }
 
 impl Trigger {
@@ -38,7 +43,7 @@ impl Trigger {
     pub fn earliest_ms(&self) -> u64 {
         match self {
             Trigger::At { at_ms } => *at_ms,
-            Trigger::On { after_ms, .. } => *after_ms,
+            Trigger::On { after_ms, .. } | Trigger::AtStep { after_ms, .. } => *after_ms,
         }
     }
 }
@@ -51,6 +56,8 @@ pub enum TriggerEvent {
     Acquired,
     /// A client sent its release; `holder` then means that client.
     Released,
+    /// A client reached the named `step` of the lock algorithm (see [`Step`]).
+    CrashPoint,
 }
 
 /// What a fault does.
@@ -230,6 +237,7 @@ struct FaultFields {
     target: Option<Target>,
     at_ms: Option<u64>,
     on: Option<TriggerEvent>,
+    step: Option<String>,
     delay_ms: Option<u64>,
     duration_ms: Option<DurationField>,
     restart_after_ms: Option<u64>,
@@ -305,16 +313,25 @@ impl TryFrom<FaultFields> for Fault {
             (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),
             (_, target) => target,
         };
-        let trigger = match (f.at_ms, f.on, f.delay_ms) {
-            (at_ms, Some(event), delay_ms) => Trigger::On {
+        let trigger = match (f.at_ms, f.on, &f.step, f.delay_ms) {
+            (at_ms, Some(TriggerEvent::CrashPoint), Some(name), None) => Trigger::AtStep {
+                step: name.parse::<Step>().map_err(|e| field_error("step", e))?,
+                after_ms: at_ms.unwrap_or(0),
+            },
+            (_, Some(TriggerEvent::CrashPoint), None, _) => return Err(required("step")),
+            (_, Some(TriggerEvent::CrashPoint), _, Some(_)) => {
+                return Err(field_error("delay_ms", "not used with `on: crash_point`"));
+            }
+            (_, _, Some(_), _) => return Err(field_error("step", "needs `on: crash_point`")),
+            (at_ms, Some(event), None, delay_ms) => Trigger::On {
                 event,
                 after_ms: at_ms.unwrap_or(0),
                 delay_ms: delay_ms.unwrap_or(0),
             },
-            (_, None, Some(_)) => return Err(field_error("delay_ms", "needs `on`")),
-            (Some(at_ms), None, None) => Trigger::At { at_ms },
-            (None, None, None) if kind == K::Random => Trigger::At { at_ms: 0 },
-            (None, None, None) => return Err(required("at_ms` or `on")),
+            (_, None, None, Some(_)) => return Err(field_error("delay_ms", "needs `on`")),
+            (Some(at_ms), None, None, None) => Trigger::At { at_ms },
+            (None, None, None, None) if kind == K::Random => Trigger::At { at_ms: 0 },
+            (None, None, None, None) => return Err(required("at_ms` or `on")),
         };
         let fixed_duration = |optional: bool| match f.duration_ms {
             Some(DurationField::Fixed(ms)) => Ok(Some(ms)),

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::fault::{Fault, FaultAction, Target};
+use super::fault::{Fault, FaultAction, Target, Trigger};
 use super::schema::{Algorithm, LockSpec, Profile, Scenario, WatchdogSpec};
 
 /// Why a scenario file could not be used.
@@ -160,6 +160,20 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             return fail("target", "a minority of one Redis master is no node".into());
         }
         _ => {}
+    }
+    if let Trigger::AtStep { .. } = fault.trigger {
+        let clients = s.client_names();
+        let only_clients = match &fault.target {
+            None | Some(Target::Holder | Target::AnyClient) => true,
+            Some(Target::Nodes(names)) => names.iter().all(|n| clients.contains(n)),
+            Some(_) => false,
+        };
+        if !only_clients {
+            return fail(
+                "target",
+                "a crash point is a step of a client: name clients, `holder` or `any-client`".into(),
+            );
+        }
     }
     let earliest = fault.trigger.earliest_ms();
     if earliest >= s.duration_ms {

@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
-use self::faults::Reach;
+use self::faults::{Reach, StepTraps};
 use self::net::{REDIS_PORT, SimListener};
 use self::recorder::Recorder;
 use self::workload::{ClientProcess, Register, draw};
@@ -49,6 +49,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let recorder = Recorder::default();
     let resource = Register::default();
     let mut nodes = BTreeMap::new();
+    let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
 
     let redis_names = scenario.redis_names();
@@ -94,6 +95,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             scenario: scenario.clone(),
             redis: redis.clone(),
             fence_counter,
+            steps: steps.hook(&name),
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
@@ -125,6 +127,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         cut_links: Mutex::default(),
         down: Mutex::default(),
         redis_restart_delay_ms: scenario.topology.restart_delay_ms,
+        steps,
     });
     for fault in scenario.faults.iter().cloned() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());

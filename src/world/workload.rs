@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Lock, LockError, LockGuard};
+use crate::client::{Lock, LockError, LockGuard, Steps};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -80,6 +80,8 @@ pub struct ClientProcess {
     pub redis: Vec<SocketAddr>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
+    /// Called at every step of the algorithm: where crash-point faults strike.
+    pub steps: Arc<dyn Steps>,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
 }
@@ -100,6 +102,7 @@ impl ClientProcess {
             lock_rng,
             self.scenario.lock.options(),
         );
+        lock = lock.with_steps(self.steps.clone());
         if let Some(counter) = self.fence_counter {
             lock = lock.with_fence_counter(SimConnector(counter));
         }

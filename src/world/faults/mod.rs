@@ -8,6 +8,9 @@ mod clock;
 mod nemesis;
 mod network;
 mod process;
+mod steps;
+
+pub use steps::StepTraps;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -43,6 +46,8 @@ pub struct Reach {
     pub down: Mutex<BTreeSet<String>>,
     /// A crashed Redis node stays down at least this long.
     pub redis_restart_delay_ms: u64,
+    /// Crash-point traps the clients' step hooks check.
+    pub steps: StepTraps,
 }
 
 impl Reach {
@@ -88,7 +93,7 @@ impl Reach {
 
 /// Waits for the fault's trigger, then injects it.
 pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
-    let event_node = wait_for(&fault.trigger, &reach).await;
+    let fired = wait_for(&fault, &reach).await;
     if let FaultAction::Random {
         rate_per_s,
         kinds,
@@ -97,11 +102,15 @@ pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
     {
         return nemesis::run(rate_per_s, kinds, duration_ms, reach, rng).await;
     }
-    let targets = match &fault.target {
-        Some(target) => reach.resolve(target, event_node, &mut rng).await,
-        None => Vec::new(),
+    let targets = match (&fault.target, fired.held.is_some()) {
+        (None, _) => Vec::new(),
+        // A crash point's target is the client that reached the step.
+        (Some(_), true) => fired.node.into_iter().collect(),
+        (Some(target), false) => reach.resolve(target, fired.node, &mut rng).await,
     };
     apply(fault.action, targets, &reach).await;
+    // A client held at a crash point goes on now, unless the fault killed it.
+    drop(fired.held);
 }
 
 /// Injects one (non-random) fault on resolved targets, and undoes it when it has a
@@ -132,12 +141,21 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
     }
 }
 
-/// Waits until the trigger fires; returns the node of the triggering event, if any.
-async fn wait_for(trigger: &Trigger, reach: &Reach) -> Option<String> {
-    match *trigger {
+/// What fired a fault.
+#[derive(Default)]
+struct Fired {
+    /// The node of the triggering event or step, if any: `holder` means this node.
+    node: Option<String>,
+    /// A client held at a crash point until the fault has been applied.
+    held: Option<steps::Held>,
+}
+
+/// Waits until the fault's trigger fires.
+async fn wait_for(fault: &Fault, reach: &Reach) -> Fired {
+    match fault.trigger {
         Trigger::At { at_ms } => {
             sleep_until_true_ms(at_ms).await;
-            None
+            Fired::default()
         }
         Trigger::On {
             event,
@@ -148,11 +166,27 @@ async fn wait_for(trigger: &Trigger, reach: &Reach) -> Option<String> {
             let wanted = |kind: &EventKind| match event {
                 TriggerEvent::Acquired => matches!(kind, EventKind::Acquired { .. }),
                 TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
+                TriggerEvent::CrashPoint => unreachable!("crash points trigger `AtStep`"),
             };
             let from = reach.recorder.len();
-            let fired = reach.recorder.next_event(from, |e| wanted(&e.kind)).await;
+            let event = reach.recorder.next_event(from, |e| wanted(&e.kind)).await;
             sleep_ms(delay_ms).await;
-            Some(fired.node)
+            Fired {
+                node: Some(event.node),
+                held: None,
+            }
+        }
+        Trigger::AtStep { step, after_ms } => {
+            sleep_until_true_ms(after_ms).await;
+            let clients = match &fault.target {
+                Some(Target::Nodes(names)) => Some(names.clone()),
+                _ => None,
+            };
+            let (node, held) = reach.steps.spring(step, clients).await;
+            Fired {
+                node: Some(node),
+                held: Some(held),
+            }
         }
     }
 }
