@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target, Trigger};
-use super::schema::{Algorithm, LockSpec, Profile, Scenario, WatchdogSpec};
+use super::schema::{Algorithm, LockSpec, Profile, Scenario, TopologyKind, WatchdogSpec};
 
 /// Why a scenario file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,22 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     }
     if s.seeds == 0 {
         return fail("seeds", &"must be at least 1");
+    }
+    match (s.topology.kind, s.topology.masters) {
+        (TopologyKind::Single, Some(_)) => return fail("topology.masters", &"only a `redlock` topology has several"),
+        (TopologyKind::Redlock, Some(0)) => return fail("topology.masters", &"must be at least 1"),
+        // Nodes get addresses 10.0.0.1 …; a few hundred masters is no lock anyone runs.
+        (TopologyKind::Redlock, Some(n)) if n > MAX_MASTERS => {
+            return fail("topology.masters", &format!("at most {MAX_MASTERS}"));
+        }
+        _ => {}
+    }
+    let masters = s.redis_names().len();
+    if masters > 1 && s.lock.algorithm != Algorithm::Redlock {
+        return fail(
+            "lock.algorithm",
+            &format!("a single-node algorithm cannot run on {masters} masters: use `redlock`"),
+        );
     }
     if s.lock.ttl_ms == 0 {
         return fail("lock.ttl_ms", &"must be positive");
@@ -299,6 +315,9 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
     }
     Ok(())
 }
+
+/// The most masters a Redlock topology may have.
+const MAX_MASTERS: u32 = 99;
 
 /// A drift of a million ppm would stop (or double) a clock: nothing real does that.
 const MAX_DRIFT_PPM: i64 = 1_000_000;

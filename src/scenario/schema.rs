@@ -51,6 +51,9 @@ fn default_seeds() -> u64 {
 pub struct Topology {
     /// Which deployment.
     pub kind: TopologyKind,
+    /// How many independent masters (`redlock` only; default 5, as the distlock page
+    /// recommends).
+    pub masters: Option<u32>,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default)]
@@ -63,7 +66,12 @@ pub struct Topology {
 pub enum TopologyKind {
     /// One master, no replica: `redis-1`.
     Single,
+    /// `masters` independent masters, no replication: `redis-1` … `redis-N`.
+    Redlock,
 }
+
+/// Masters of a Redlock deployment when the scenario does not say.
+pub const DEFAULT_REDLOCK_MASTERS: u32 = 5;
 
 /// The lock algorithm under test and its settings. A `profile` fills in the settings of a
 /// lock library; every field given here overrides it.
@@ -247,6 +255,9 @@ impl Scenario {
     pub fn redis_names(&self) -> Vec<String> {
         match self.topology.kind {
             TopologyKind::Single => vec!["redis-1".to_string()],
+            TopologyKind::Redlock => (1..=self.topology.masters.unwrap_or(DEFAULT_REDLOCK_MASTERS))
+                .map(|i| format!("redis-{i}"))
+                .collect(),
         }
     }
 
