@@ -40,3 +40,13 @@ fn every_scenario_is_described_indexed_and_meets_its_expectations() {
     }
     assert!(unmet.is_empty(), "expectations not met:\n{}", unmet.join("\n"));
 }
+
+#[test]
+fn every_scenario_replays_bit_for_bit() {
+    for (file, scenario) in load_paths(&[PathBuf::from("scenarios")]).unwrap() {
+        let scenario = Arc::new(scenario);
+        let first = locksim::sweep::run_seed(&scenario, 1).unwrap().digest();
+        let second = locksim::sweep::run_seed(&scenario, 1).unwrap().digest();
+        assert_eq!(first, second, "{} is not deterministic", file.display());
+    }
+}
