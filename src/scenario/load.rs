@@ -118,7 +118,9 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         return fail("seeds", &"must be at least 1");
     }
     match (s.topology.kind, s.topology.masters) {
-        (TopologyKind::Single, Some(_)) => return fail("topology.masters", &"only a `redlock` topology has several"),
+        (TopologyKind::Single, Some(_)) => {
+            return fail("topology.masters", &"only a `redlock` topology has several");
+        }
         (TopologyKind::Redlock, Some(0)) => return fail("topology.masters", &"must be at least 1"),
         // Nodes get addresses 10.0.0.1 …; a few hundred masters is no lock anyone runs.
         (TopologyKind::Redlock, Some(n)) if n > MAX_MASTERS => {
