@@ -174,6 +174,12 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
                 return fail("target", unknown(name));
             }
         }
+        Some(Target::Master) if s.redis_names().len() > 1 => {
+            return fail(
+                "target",
+                "`master` names the master of a single node; a Redlock topology has several: name one".into(),
+            );
+        }
         Some(Target::Minority) if s.redis_names().len() < 2 => {
             return fail("target", "a minority of one Redis master is no node".into());
         }
