@@ -203,7 +203,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// Tries up to `1 + retry.count` times, sleeping `delay + U(0, jitter)` in between;
     /// the last attempt's error, or [`LockError::Contended`], when all fail.
     pub async fn acquire(&mut self, key: &[u8]) -> Result<Lease, LockError> {
-        let attempts = self.options.retry.count + 1;
+        let attempts = self.options.retry.count.saturating_add(1);
         let mut last_error = None;
         for attempt in 1..=attempts {
             match self.try_acquire(key).await {
