@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry, WaitReplicas};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand::SeedableRng;
@@ -187,6 +187,51 @@ fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "the work stopped when told, not after its 10 s"
+        );
+    });
+}
+
+#[test]
+fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw() {
+    let master = RedisServer::start(&[]);
+    let port = master.addr.port().to_string();
+    let _replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let client = |seed: u64, replicas: u32, retries: u32| {
+        let options = options(5000)
+            .retry(Retry {
+                count: retries,
+                delay_ms: 50,
+                jitter_ms: 0,
+            })
+            .wait_replicas(WaitReplicas {
+                replicas,
+                timeout_ms: 200,
+            });
+        Lock::new(
+            vec![TcpConnector(master.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(seed),
+            options,
+        )
+    };
+    runtime().block_on(async {
+        // Retries cover the replica's initial sync.
+        let mut one = client(1, 1, 100);
+        let lease = one.acquire(b"real:wait").await.expect("one replica acknowledges");
+        assert!(one.release(&lease).await.unwrap());
+        let mut two = client(2, 2, 0);
+        match two.acquire(b"real:wait").await {
+            Err(LockError::NotReplicated {
+                acknowledged: 1,
+                needed: 2,
+            }) => {}
+            other => panic!("expected too few replicas, got {other:?}"),
+        }
+        let mut after = client(3, 1, 0);
+        let lease = after.try_acquire(b"real:wait").await.unwrap();
+        assert!(
+            lease.is_some(),
+            "the refused grant was released, not left to expire"
         );
     });
 }

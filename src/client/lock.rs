@@ -59,6 +59,8 @@ pub enum LockError {
     },
     #[error("acquired, but the acquire took {elapsed_ms} ms of a {ttl_ms} ms TTL: no validity left")]
     NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
+    #[error("granted, but only {acknowledged} of the {needed} replicas required acknowledged it")]
+    NotReplicated { acknowledged: i64, needed: u32 },
     #[error("lock lost: {reason}")]
     LockLost { reason: String },
     #[error("fencing is `counter` but the client was given no counter node")]
@@ -186,9 +188,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .await
                 .map(Some);
         }
-        if granted > 0 {
-            // Redlock step 5: free what we took so others need not wait for the TTL. A
-            // failed release here changes nothing the caller could act on.
+        if replies.iter().any(|r| !matches!(r, Ok(false))) {
+            // Redlock step 5: free what we may have taken (a node that failed may have set
+            // the key) so others need not wait for the TTL. A failed release here changes
+            // nothing the caller could act on.
             let _ = self.release_everywhere(key, &token).await;
         }
         if granted >= self.quorum() {
