@@ -7,6 +7,9 @@
 pub mod cmd;
 pub mod connection;
 pub mod db;
+pub mod lua;
+pub mod node;
+pub mod request;
 pub mod server;
 
 /// A RESP2 frame, as redis-protocol models it.

@@ -1,14 +1,11 @@
-//! EVAL.
-//!
-//! Until the node embeds a Lua interpreter, it runs the lock scripts it knows natively,
-//! recognised by the SHA1 of their text, and refuses any other script with a
-//! NOSCRIPT-style error that says so.
+//! EVAL, EVALSHA and SCRIPT LOAD / EXISTS / FLUSH, run by the node's Lua interpreter
+//! (`redis/lua.rs`).
 
-use super::{Args, Frame, ReplyError, request};
-use crate::client::scripts;
-use crate::redis::db::Db;
+use super::{Args, Frame, ReplyError, ok, request};
+use crate::redis::lua::Scripts;
+use crate::redis::node::Node;
 
-/// `EVAL script numkeys [key ...] [arg ...]`.
+/// `EVAL script numkeys [key ...] [arg ...]`: runs the script, caching it under its SHA1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Eval {
     pub script: String,
@@ -19,100 +16,471 @@ pub struct Eval {
 impl Eval {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
         let script = String::from_utf8_lossy(&args.next_bytes()?).into_owned();
-        let numkeys = args.next_int()?;
-        let mut rest = args.rest();
-        if numkeys < 0 {
-            return Err(ReplyError("ERR Number of keys can't be negative".into()));
-        }
-        if numkeys as usize > rest.len() {
-            return Err(ReplyError(
-                "ERR Number of keys can't be greater than number of args".into(),
-            ));
-        }
-        let args = rest.split_off(numkeys as usize);
-        Ok(Eval {
-            script,
-            keys: rest,
-            args,
-        })
+        let (keys, args) = keys_and_args(args)?;
+        Ok(Eval { script, keys, args })
     }
 
-    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let sha = sha1_smol::Sha1::from(&self.script).digest().to_string();
-        if sha == *scripts::RELEASE_SHA1 {
-            let (Some(key), Some(token)) = (self.keys.first(), self.args.first()) else {
-                // KEYS[1] or ARGV[1] is nil, and redis.call refuses nil arguments.
-                return ReplyError(format!(
-                    "ERR Lua redis lib command arguments must be strings or integers script: {sha}, on @user_script:1."
-                ))
-                .into();
-            };
-            return compare_and_delete(db, now_ms, key, token);
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
+        match node.scripts.load(self.script.as_bytes()) {
+            Ok(sha) => node
+                .scripts
+                .run(&sha, &self.keys, &self.args, &mut node.db, now_ms),
+            Err(compile_error) => compile_error,
         }
-        ReplyError(format!(
-            "NOSCRIPT locksim runs only the known lock scripts; no script with SHA1 {sha}"
-        ))
-        .into()
     }
 
     /// The request frame a client sends.
     pub fn into_frame(self) -> Frame {
-        let mut words = vec![
-            b"EVAL".to_vec(),
-            self.script.into_bytes(),
-            self.keys.len().to_string().into_bytes(),
-        ];
-        words.extend(self.keys);
-        words.extend(self.args);
-        request(words)
+        script_request(b"EVAL", self.script.into_bytes(), self.keys, self.args)
     }
 }
 
-/// `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
-fn compare_and_delete(db: &mut Db, now_ms: u64, key: &[u8], token: &[u8]) -> Frame {
-    let ours = db.get(key, now_ms).is_some_and(|e| e.value == token);
-    Frame::Integer((ours && db.remove(key, now_ms)) as i64)
+/// `EVALSHA sha1 numkeys [key ...] [arg ...]`: runs a cached script, or NOSCRIPT.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evalsha {
+    pub sha: String,
+    pub keys: Vec<Vec<u8>>,
+    pub args: Vec<Vec<u8>>,
+}
+
+impl Evalsha {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let sha = String::from_utf8_lossy(&args.next_bytes()?).into_owned();
+        let (keys, args) = keys_and_args(args)?;
+        Ok(Evalsha { sha, keys, args })
+    }
+
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
+        node.scripts
+            .run(&self.sha, &self.keys, &self.args, &mut node.db, now_ms)
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        script_request(b"EVALSHA", self.sha.into_bytes(), self.keys, self.args)
+    }
+}
+
+/// Words of a request: keys, or arguments.
+type Words = Vec<Vec<u8>>;
+
+/// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.
+fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
+    let numkeys = args.next_int()?;
+    let mut keys = args.rest();
+    if numkeys < 0 {
+        return Err(ReplyError("ERR Number of keys can't be negative".into()));
+    }
+    if numkeys as u64 > keys.len() as u64 {
+        return Err(ReplyError(
+            "ERR Number of keys can't be greater than number of args".into(),
+        ));
+    }
+    let args = keys.split_off(numkeys as usize);
+    Ok((keys, args))
+}
+
+fn script_request(command: &[u8], script: Vec<u8>, keys: Vec<Vec<u8>>, args: Vec<Vec<u8>>) -> Frame {
+    let mut words = vec![command.to_vec(), script, keys.len().to_string().into_bytes()];
+    words.extend(keys);
+    words.extend(args);
+    request(words)
+}
+
+/// `SCRIPT LOAD body | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Script {
+    /// Compiles and caches a script; replies with its SHA1.
+    Load(Vec<u8>),
+    /// 1 or 0 for each SHA1: whether it is cached.
+    Exists(Vec<String>),
+    /// Empties the cache.
+    Flush,
+}
+
+impl Script {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let subcommand = args.next_bytes()?;
+        let mut rest = args.rest();
+        let wrong_arity = |name: &str| ReplyError::wrong_arity(&format!("script|{name}"));
+        match subcommand.to_ascii_uppercase().as_slice() {
+            b"LOAD" if rest.len() == 1 => Ok(Script::Load(rest.pop().unwrap_or_default())),
+            b"LOAD" => Err(wrong_arity("load")),
+            b"EXISTS" if rest.is_empty() => Err(wrong_arity("exists")),
+            b"EXISTS" => Ok(Script::Exists(
+                rest.iter()
+                    .map(|sha| String::from_utf8_lossy(sha).into_owned())
+                    .collect(),
+            )),
+            b"FLUSH" => match rest.as_slice() {
+                [] => Ok(Script::Flush),
+                [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => {
+                    Ok(Script::Flush)
+                }
+                _ => Err(ReplyError(
+                    "ERR SCRIPT FLUSH only support SYNC|ASYNC option".into(),
+                )),
+            },
+            _ => Err(ReplyError(format!(
+                "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+                String::from_utf8_lossy(&subcommand)
+            ))),
+        }
+    }
+
+    pub(crate) fn apply(self, scripts: &mut Scripts) -> Frame {
+        match self {
+            Script::Load(body) => match scripts.load(&body) {
+                Ok(sha) => Frame::BulkString(sha.into_bytes()),
+                Err(compile_error) => compile_error,
+            },
+            Script::Exists(shas) => Frame::Array(
+                shas.iter()
+                    .map(|sha| Frame::Integer(scripts.exists(sha) as i64))
+                    .collect(),
+            ),
+            Script::Flush => {
+                scripts.flush();
+                ok()
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::Command;
+    use super::super::{Command, Session};
     use super::*;
+    use crate::client::scripts;
+    use crate::redis::connection::Reply;
+    use crate::redis::lua::sha1_hex;
 
-    fn release(key: &str, token: &str) -> Eval {
-        Eval {
-            script: scripts::RELEASE.to_string(),
-            keys: vec![key.as_bytes().to_vec()],
-            args: vec![token.as_bytes().to_vec()],
+    /// Runs one request on the node; every expected reply below was read from
+    /// redis-server 7.0.15 for the same request.
+    fn run(node: &mut Node, words: &[&str]) -> Frame {
+        let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        match Command::from_words(words) {
+            Ok(command) => match command.apply(node, &mut Session::default(), 0) {
+                Reply::Frame(frame) => frame,
+                other => panic!("not a frame: {other:?}"),
+            },
+            Err(error) => error.into(),
         }
     }
 
-    #[test]
-    fn release_script_deletes_only_our_token() {
-        let mut db = Db::default();
-        db.set(b"lock".to_vec(), b"mine".to_vec(), Some(1000));
-        assert_eq!(release("lock", "theirs").apply(&mut db, 10), Frame::Integer(0));
-        assert_eq!(release("lock", "mine").apply(&mut db, 10), Frame::Integer(1));
-        assert!(db.is_empty());
-        assert_eq!(release("lock", "mine").apply(&mut db, 10), Frame::Integer(0));
+    fn eval(node: &mut Node, script: &str) -> Frame {
+        run(node, &["EVAL", script, "0"])
+    }
+
+    fn err(text: &str) -> Frame {
+        Frame::Error(text.into())
+    }
+
+    /// The error of a failed script, with Redis's suffix naming the script and line.
+    fn script_err(script: &str, message: &str, line: usize) -> Frame {
+        let sha = sha1_hex(script.as_bytes());
+        err(&format!("{message} script: {sha}, on @user_script:{line}."))
+    }
+
+    fn bulk(text: &str) -> Frame {
+        Frame::BulkString(text.as_bytes().to_vec())
     }
 
     #[test]
-    fn unknown_scripts_are_refused_by_name() {
-        let eval = Eval {
-            script: "return 1".into(),
-            keys: vec![],
-            args: vec![],
+    fn the_lock_release_script_deletes_only_our_token() {
+        let mut node = Node::new().unwrap();
+        node.db.set(b"lock".to_vec(), b"mine".to_vec(), Some(1000));
+        let release = |token: &str| Eval {
+            script: scripts::RELEASE.to_string(),
+            keys: vec![b"lock".to_vec()],
+            args: vec![token.as_bytes().to_vec()],
         };
-        let Frame::Error(message) = eval.apply(&mut Db::default(), 0) else {
+        assert_eq!(release("theirs").apply(&mut node, 10), Frame::Integer(0));
+        assert_eq!(release("mine").apply(&mut node, 10), Frame::Integer(1));
+        assert!(node.db.is_empty());
+        assert_eq!(release("mine").apply(&mut node, 10), Frame::Integer(0));
+    }
+
+    #[test]
+    fn return_values_convert_as_redis_converts_them() {
+        let mut node = Node::new().unwrap();
+        assert_eq!(
+            eval(&mut node, "return {1,2,nil,3}"),
+            Frame::Array(vec![Frame::Integer(1), Frame::Integer(2)])
+        );
+        assert_eq!(
+            eval(&mut node, "return {1,{2,'x',{ok='s'}},true,false}"),
+            Frame::Array(vec![
+                Frame::Integer(1),
+                Frame::Array(vec![
+                    Frame::Integer(2),
+                    bulk("x"),
+                    Frame::SimpleString(b"s".to_vec())
+                ]),
+                Frame::Integer(1),
+                Frame::Null,
+            ])
+        );
+        assert_eq!(
+            eval(&mut node, "return {1, {err='inner'}}"),
+            Frame::Array(vec![Frame::Integer(1), err("inner")])
+        );
+        assert_eq!(
+            eval(&mut node, "return {1.9, -1.9, 0.5}"),
+            Frame::Array(vec![Frame::Integer(1), Frame::Integer(-1), Frame::Integer(0)])
+        );
+        assert_eq!(eval(&mut node, "return 1e20"), Frame::Integer(i64::MIN));
+        assert_eq!(eval(&mut node, "return 0/0"), Frame::Integer(i64::MIN));
+        assert_eq!(eval(&mut node, "return 2^53"), Frame::Integer(1 << 53));
+        assert_eq!(eval(&mut node, "return"), Frame::Null);
+        assert_eq!(eval(&mut node, "return 'x', 'y'"), bulk("x"));
+        assert_eq!(eval(&mut node, "return {ok='a', err='b'}"), err("b"));
+        assert_eq!(eval(&mut node, "return {ok=1}"), Frame::Array(vec![]));
+        assert_eq!(eval(&mut node, "return function() end"), Frame::Null);
+        assert_eq!(
+            eval(&mut node, "return redis.status_reply('a\\r\\nb')"),
+            Frame::SimpleString(b"a  b".to_vec())
+        );
+        assert_eq!(
+            run(
+                &mut node,
+                &["EVAL", "return KEYS[1]..ARGV[1]..#ARGV", "1", "a", "b"]
+            ),
+            bulk("ab1")
+        );
+    }
+
+    #[test]
+    fn redis_call_converts_replies_and_arguments() {
+        let mut node = Node::new().unwrap();
+        assert_eq!(
+            eval(&mut node, "return redis.call('set','k','v')['ok']"),
+            bulk("OK")
+        );
+        assert_eq!(
+            eval(&mut node, "return type(redis.call('get','nokey'))"),
+            bulk("boolean")
+        );
+        assert_eq!(
+            eval(
+                &mut node,
+                "redis.call('set','n',3.7) return redis.call('get','n')"
+            ),
+            bulk("3.7000000000000002")
+        );
+        assert_eq!(
+            eval(
+                &mut node,
+                "redis.call('set','n',1e20) return redis.call('get','n')"
+            ),
+            bulk("1e+20")
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.call('incr', 'n2')"),
+            Frame::Integer(1)
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.sha1hex('')"),
+            bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        );
+    }
+
+    #[test]
+    fn script_errors_are_worded_as_redis_words_them() {
+        let mut node = Node::new().unwrap();
+        let cases = [
+            (
+                "return redis.call('nosuch', 'a')",
+                "ERR Unknown Redis command called from script",
+            ),
+            (
+                "return redis.call('get')",
+                "ERR Wrong number of args calling Redis command from script",
+            ),
+            (
+                "return redis.call('eval', 'return 1', 0)",
+                "ERR This Redis command is not allowed from script",
+            ),
+            (
+                "return redis.call('wait', 0, 0)",
+                "ERR This Redis command is not allowed from script",
+            ),
+            (
+                "return redis.call()",
+                "ERR Please specify at least one argument for this redis lib call",
+            ),
+            (
+                "return redis.call('get', nil)",
+                "ERR Lua redis lib command arguments must be strings or integers",
+            ),
+            (
+                "return redis.call('SET','k','v','px','0')",
+                "ERR invalid expire time in 'set' command",
+            ),
+            ("return redis.call('SET','k','v','bogus')", "ERR syntax error"),
+            ("error('boom')", "ERR user_script:1: boom"),
+            ("error('x', 0)", "ERR x"),
+            ("error()", "ERR nil"),
+            ("error({err='X y'})", "X y"),
+            ("x = 1", "ERR user_script:1: Attempt to modify a readonly table"),
+            (
+                "return x",
+                "ERR user_script:1: Script attempted to access nonexistent global variable 'x'",
+            ),
+            (
+                "return os",
+                "ERR user_script:1: Script attempted to access nonexistent global variable 'os'",
+            ),
+            (
+                "local ok,e = pcall(redis.call,'FOO') error(e, 0)",
+                "ERR ERR Unknown Redis command called from script",
+            ),
+        ];
+        for (script, message) in cases {
+            assert_eq!(
+                eval(&mut node, script),
+                script_err(script, message, 1),
+                "{script}"
+            );
+        }
+        let two_lines = "\nreturn redis.call('get')";
+        assert_eq!(
+            eval(&mut node, two_lines),
+            script_err(
+                two_lines,
+                "ERR Wrong number of args calling Redis command from script",
+                2
+            )
+        );
+    }
+
+    #[test]
+    fn pcall_and_reply_helpers_return_errors_as_values() {
+        let mut node = Node::new().unwrap();
+        assert_eq!(
+            eval(&mut node, "return redis.pcall('get')"),
+            err("ERR Wrong number of args calling Redis command from script")
+        );
+        assert_eq!(
+            eval(
+                &mut node,
+                "local ok, e = pcall(redis.call, 'get', 'a', 'b') return e"
+            ),
+            bulk("ERR Wrong number of args calling Redis command from script")
+        );
+        assert_eq!(
+            eval(&mut node, "local ok,e = pcall(error,{err='X y'}) return type(e)"),
+            bulk("string")
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.error_reply('boom')"),
+            err("ERR boom")
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.error_reply('MY boom')"),
+            err("MY boom")
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.error_reply('-X boom')"),
+            err("X boom")
+        );
+        assert_eq!(eval(&mut node, "return redis.error_reply('')"), err("ERR "));
+        assert_eq!(
+            eval(&mut node, "return redis.error_reply(1)"),
+            err("ERR wrong number or type of arguments")
+        );
+        assert_eq!(
+            eval(&mut node, "return redis.status_reply('fine')"),
+            Frame::SimpleString(b"fine".to_vec())
+        );
+    }
+
+    #[test]
+    fn compile_errors_and_the_script_cache_follow_redis() {
+        let mut node = Node::new().unwrap();
+        assert_eq!(
+            eval(&mut node, "syntax error here"),
+            err("ERR Error compiling script (new function): user_script:1: '=' expected near 'error'")
+        );
+        let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+        assert_eq!(
+            run(&mut node, &["EVALSHA", sha, "0"]),
+            err("NOSCRIPT No matching script. Please use EVAL.")
+        );
+        assert_eq!(run(&mut node, &["SCRIPT", "LOAD", "return 1"]), bulk(sha));
+        assert_eq!(
+            run(&mut node, &["EVALSHA", &sha.to_uppercase(), "0"]),
+            Frame::Integer(1)
+        );
+        assert_eq!(
+            run(&mut node, &["script", "exists", sha, "nope"]),
+            Frame::Array(vec![Frame::Integer(1), Frame::Integer(0)])
+        );
+        assert_eq!(run(&mut node, &["SCRIPT", "FLUSH", "async"]), ok());
+        assert_eq!(
+            run(&mut node, &["SCRIPT", "EXISTS", sha]),
+            Frame::Array(vec![Frame::Integer(0)])
+        );
+        assert_eq!(
+            run(&mut node, &["SCRIPT", "FLUSH", "bogus"]),
+            err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+        );
+        assert_eq!(
+            run(&mut node, &["SCRIPT", "bogus"]),
+            err("ERR unknown subcommand 'bogus'. Try SCRIPT HELP.")
+        );
+        assert_eq!(
+            run(&mut node, &["SCRIPT", "LOAD"]),
+            err("ERR wrong number of arguments for 'script|load' command")
+        );
+        // EVAL caches what it runs, so EVALSHA finds it afterwards.
+        eval(&mut node, "return 2");
+        assert_eq!(
+            run(&mut node, &["EVALSHA", &sha1_hex(b"return 2"), "0"]),
+            Frame::Integer(2)
+        );
+    }
+
+    #[test]
+    fn math_random_draws_redis_sequence() {
+        let mut node = Node::new().unwrap();
+        // A fresh redis-server answers 40, then 85 and 36, then 0.44658343468168.
+        assert_eq!(eval(&mut node, "return math.random(100)"), Frame::Integer(40));
+        assert_eq!(
+            eval(&mut node, "return {math.random(100),math.random(100)}"),
+            Frame::Array(vec![Frame::Integer(85), Frame::Integer(36)])
+        );
+        assert_eq!(
+            eval(&mut node, "return tostring(math.random())"),
+            bulk("0.44658343468168")
+        );
+        assert_eq!(
+            eval(&mut node, "math.randomseed(1) return math.random(1000)"),
+            Frame::Integer(42)
+        );
+    }
+
+    #[test]
+    fn a_runaway_script_is_stopped() {
+        let mut node = Node::new().unwrap();
+        let Frame::Error(message) = eval(&mut node, "while true do end") else {
             panic!("expected an error")
         };
-        assert!(message.starts_with("NOSCRIPT"), "{message}");
+        assert!(message.contains("locksim stopped the script"), "{message}");
+        assert_eq!(
+            eval(&mut node, "return 1"),
+            Frame::Integer(1),
+            "the node still runs scripts"
+        );
     }
 
     #[test]
     fn a_client_eval_parses_back_to_itself() {
-        let eval = release("lock", "tok");
+        let eval = Eval {
+            script: scripts::RELEASE.to_string(),
+            keys: vec![b"lock".to_vec()],
+            args: vec![b"tok".to_vec()],
+        };
         assert_eq!(
             Command::from_frame(eval.clone().into_frame()),
             Ok(Command::Eval(eval))

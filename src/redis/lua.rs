@@ -1,0 +1,454 @@
+//! The node's Lua 5.1 interpreter: EVAL, EVALSHA and SCRIPT run real scripts, as Redis 7.0
+//! runs them.
+//!
+//! One interpreter per node, created with the node, as Redis has one per server. Only the
+//! base, string, table and math libraries are loaded: no `os` or `io`, so no host clock,
+//! file or randomness can reach a script. `math.random` is Redis's own 48-bit generator,
+//! seeded identically at start, so a simulated node draws the same numbers as redis-server.
+//! A script reaches the keyspace only through `redis.call`/`redis.pcall`, which parse and
+//! apply the same command types clients send, at the node's clock reading when the script
+//! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
+//! library and the read-only globals; this file converts values both ways and words the
+//! errors as Redis does.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Value, Variadic, VmState};
+
+use super::Frame;
+use super::cmd::Command;
+use super::db::Db;
+
+/// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
+const SCRIPT_CHUNK_NAME: &str = "@user_script";
+
+/// A script that runs longer than this many Lua instructions is stopped. Redis would let it
+/// run (and answer BUSY to everyone else) until SCRIPT KILL; a simulation cannot wait that
+/// long, so the node stops it and says so.
+const INSTRUCTION_BUDGET: u64 = 200_000_000;
+const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
+
+/// Lua → reply conversion stops past this nesting depth (a table can contain itself).
+const MAX_REPLY_DEPTH: usize = 64;
+
+/// Stack levels searched for the script line an error happened on.
+const MAX_STACK_LEVELS: usize = 200;
+
+/// Redis's `redisLrand48` (rand.c): the 48-bit linear congruential generator behind its
+/// `math.random`, with the same constants and start state, so draws match redis-server.
+#[derive(Debug, Clone, Copy)]
+struct Lrand48(u64);
+
+impl Lrand48 {
+    const MULTIPLIER: u64 = 0x5_DEEC_E66D;
+    const INCREMENT: u64 = 0xB;
+    const MASK: u64 = (1 << 48) - 1;
+    const START: Lrand48 = Lrand48(0x1234_ABCD_330E);
+    /// `REDIS_LRAND48_MAX`.
+    const MAX: i64 = i32::MAX as i64;
+
+    fn seeded(seed: i32) -> Self {
+        Lrand48((((seed as u32) as u64) << 16) | 0x330E)
+    }
+
+    fn next(&mut self) -> i64 {
+        self.0 = (self
+            .0
+            .wrapping_mul(Self::MULTIPLIER)
+            .wrapping_add(Self::INCREMENT))
+            & Self::MASK;
+        (self.0 >> 17) as i64
+    }
+}
+
+/// An error reply from a command a script called with `redis.call`. It travels through Lua
+/// as an error value; a script's `pcall` sees its message, as in Redis.
+#[derive(Debug)]
+struct RedisCallError(String);
+
+impl std::fmt::Display for RedisCallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RedisCallError {}
+
+/// The message of a [`RedisCallError`], however deep mlua wrapped it.
+fn redis_call_error(error: &mlua::Error) -> Option<&str> {
+    match error {
+        mlua::Error::CallbackError { cause, .. } => redis_call_error(cause),
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<RedisCallError>().map(|e| e.0.as_str()),
+        _ => None,
+    }
+}
+
+/// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
+pub struct Scripts {
+    lua: Lua,
+    /// Private table shared with `prelude.lua`: `redis`, `run`, `sandbox`.
+    bridge: Table,
+    /// Lua's `string.format`, which turns number arguments of `redis.call` into strings
+    /// exactly as Redis's C code does (`%.17g`).
+    string_format: Function,
+    /// Compiled scripts by lower-case hex SHA1 of their body.
+    cache: BTreeMap<String, Function>,
+    /// Lua instructions the running script has executed, in hook periods.
+    hook_periods: Rc<Cell<u64>>,
+}
+
+/// Why a script could not be compiled: the reply Redis gives.
+fn compile_error(error: &mlua::Error) -> Frame {
+    let message = match error {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    error_frame(format!("ERR Error compiling script (new function): {message}"))
+}
+
+/// The lower-case hex SHA1 Redis names a script by.
+pub fn sha1_hex(body: &[u8]) -> String {
+    sha1_smol::Sha1::from(body).digest().to_string()
+}
+
+impl Scripts {
+    /// A fresh interpreter with Redis's libraries and an empty script cache.
+    pub fn new() -> mlua::Result<Self> {
+        let lua = Lua::new_with(
+            StdLib::STRING | StdLib::TABLE | StdLib::MATH,
+            LuaOptions::default(),
+        )?;
+        let bridge = lua.create_table()?;
+        let random = Rc::new(Cell::new(Lrand48::START));
+        bridge.set("random", random_function(&lua, random.clone())?)?;
+        bridge.set(
+            "randomseed",
+            lua.create_function(move |_, seed: f64| {
+                random.set(Lrand48::seeded(seed as i32));
+                Ok(())
+            })?,
+        )?;
+        bridge.set(
+            "sha1hex",
+            lua.create_function(|_, text: LuaString| Ok(sha1_hex(&text.as_bytes())))?,
+        )?;
+        bridge.set(
+            "redis_error_message",
+            lua.create_function(|_, reason: Value| {
+                Ok(match reason {
+                    Value::Error(error) => redis_call_error(&error).map(str::to_string),
+                    _ => None,
+                })
+            })?,
+        )?;
+        let string_format = lua.globals().get::<Table>("string")?.get("format")?;
+        lua.load(include_str!("prelude.lua"))
+            .set_name("=prelude")
+            .call::<()>(bridge.clone())?;
+        let hook_periods = Rc::new(Cell::new(0));
+        let periods = hook_periods.clone();
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY_INSTRUCTIONS),
+            move |_, _| {
+                periods.set(periods.get() + 1);
+                if periods.get() * u64::from(HOOK_EVERY_INSTRUCTIONS) > INSTRUCTION_BUDGET {
+                    return Err(mlua::Error::RuntimeError(format!(
+                        "locksim stopped the script after {INSTRUCTION_BUDGET} Lua instructions \
+                         (Redis would block every client until SCRIPT KILL)"
+                    )));
+                }
+                Ok(VmState::Continue)
+            },
+        )?;
+        Ok(Scripts {
+            lua,
+            bridge,
+            string_format,
+            cache: BTreeMap::new(),
+            hook_periods,
+        })
+    }
+
+    /// Compiles `body` into the cache (SCRIPT LOAD, and EVAL's first run); returns its SHA1.
+    pub fn load(&mut self, body: &[u8]) -> Result<String, Frame> {
+        let sha = sha1_hex(body);
+        if !self.cache.contains_key(&sha) {
+            let sandbox: Table = self.bridge.get("sandbox").map_err(|e| compile_error(&e))?;
+            let function = self
+                .lua
+                .load(body)
+                .set_name(SCRIPT_CHUNK_NAME)
+                .set_mode(ChunkMode::Text)
+                .set_environment(sandbox)
+                .into_function()
+                .map_err(|e| compile_error(&e))?;
+            self.cache.insert(sha.clone(), function);
+        }
+        Ok(sha)
+    }
+
+    /// Whether a script with this SHA1 (any case) is cached.
+    pub fn exists(&self, sha: &str) -> bool {
+        self.cache.contains_key(&sha.to_ascii_lowercase())
+    }
+
+    /// Forgets every cached script (SCRIPT FLUSH).
+    pub fn flush(&mut self) {
+        self.cache.clear();
+    }
+
+    /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]).
+    pub fn run(&mut self, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], db: &mut Db, now_ms: u64) -> Frame {
+        let sha = sha.to_ascii_lowercase();
+        let Some(function) = self.cache.get(&sha) else {
+            return error_frame("NOSCRIPT No matching script. Please use EVAL.".into());
+        };
+        match self.run_function(function, keys, args, db, now_ms) {
+            Ok(Ok(frame)) => frame,
+            Ok(Err(failure)) => failure.into_frame(&sha),
+            Err(e) => error_frame(format!("ERR {e}")),
+        }
+    }
+
+    /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
+    /// converting them as Redis does.
+    fn script_command(&self, words: Variadic<Value>, db: &mut Db, now_ms: u64) -> mlua::Result<Frame> {
+        if words.is_empty() {
+            return Ok(error_frame(
+                "ERR Please specify at least one argument for this redis lib call".into(),
+            ));
+        }
+        let mut command = Vec::with_capacity(words.len());
+        for word in words.iter() {
+            command.push(match word {
+                Value::String(text) => text.as_bytes().to_vec(),
+                Value::Integer(_) | Value::Number(_) => self
+                    .string_format
+                    .call::<LuaString>(("%.17g", word.clone()))?
+                    .as_bytes()
+                    .to_vec(),
+                _ => {
+                    return Ok(error_frame(
+                        "ERR Lua redis lib command arguments must be strings or integers".into(),
+                    ));
+                }
+            });
+        }
+        Ok(match Command::from_script_words(command) {
+            Ok(command) => command.apply_to_db(db, now_ms),
+            Err(error) => error.into(),
+        })
+    }
+
+    fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
+        let strings = words.iter().map(|w| self.lua.create_string(w));
+        self.lua
+            .create_sequence_from(strings.collect::<mlua::Result<Vec<_>>>()?)
+    }
+
+    fn run_function(
+        &self,
+        function: &Function,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        db: &mut Db,
+        now_ms: u64,
+    ) -> mlua::Result<Result<Frame, ScriptFailure>> {
+        let globals = self.lua.globals();
+        globals.raw_set("KEYS", self.string_sequence(keys)?)?;
+        globals.raw_set("ARGV", self.string_sequence(args)?)?;
+        self.hook_periods.set(0);
+        let run: Function = self.bridge.get("run")?;
+        let on_error = self.lua.create_function(|lua, reason: Value| {
+            let info = lua.create_table()?;
+            info.raw_set("reason", reason)?;
+            info.raw_set("line", script_line(lua))?;
+            Ok(info)
+        })?;
+        let db = std::cell::RefCell::new(db);
+        self.lua.scope(|scope| {
+            let call = scope.create_function(|lua, words: Variadic<Value>| {
+                let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
+                match self.script_command(words, &mut db, now_ms)? {
+                    Frame::Error(message) => Err(mlua::Error::external(RedisCallError(message))),
+                    reply => frame_to_lua(lua, reply),
+                }
+            })?;
+            let pcall = scope.create_function(|lua, words: Variadic<Value>| {
+                let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
+                frame_to_lua(lua, self.script_command(words, &mut db, now_ms)?)
+            })?;
+            let redis: Table = self.bridge.get("redis")?;
+            redis.raw_set("call", call)?;
+            redis.raw_set("pcall", pcall)?;
+            let (ok, outcome): (bool, Value) = run.call((function.clone(), on_error))?;
+            if ok {
+                return Ok(Ok(lua_to_frame(outcome, 0)));
+            }
+            let Value::Table(info) = outcome else {
+                return Ok(Err(ScriptFailure {
+                    reason: outcome,
+                    line: None,
+                }));
+            };
+            Ok(Err(ScriptFailure {
+                reason: info.raw_get("reason")?,
+                line: info.raw_get("line")?,
+            }))
+        })
+    }
+}
+
+/// `math.random` as Redis defines it over [`Lrand48`].
+fn random_function(lua: &Lua, state: Rc<Cell<Lrand48>>) -> mlua::Result<Function> {
+    lua.create_function(move |_, bounds: Variadic<f64>| {
+        let mut generator = state.get();
+        let r = (generator.next() % Lrand48::MAX) as f64 / Lrand48::MAX as f64;
+        state.set(generator);
+        let empty = || mlua::Error::RuntimeError("bad argument to 'random' (interval is empty)".into());
+        match bounds[..] {
+            [] => Ok(r),
+            [upper] => {
+                let upper = upper.trunc();
+                if upper < 1.0 {
+                    return Err(empty());
+                }
+                Ok((r * upper).floor() + 1.0)
+            }
+            [lower, upper] => {
+                let (lower, upper) = (lower.trunc(), upper.trunc());
+                if lower > upper {
+                    return Err(empty());
+                }
+                Ok((r * (upper - lower + 1.0)).floor() + lower)
+            }
+            _ => Err(mlua::Error::RuntimeError("wrong number of arguments".into())),
+        }
+    })
+}
+
+/// The line of the innermost user-script frame on the stack (where an error happened).
+fn script_line(lua: &Lua) -> Option<usize> {
+    (1..MAX_STACK_LEVELS)
+        .map_while(|level| {
+            lua.inspect_stack(level, |frame| {
+                let in_script = frame.source().source.as_deref() == Some(SCRIPT_CHUNK_NAME);
+                in_script.then(|| frame.current_line()).flatten()
+            })
+        })
+        .flatten()
+        .next()
+}
+
+/// A script that raised an error: what it raised and on which line.
+struct ScriptFailure {
+    reason: Value,
+    line: Option<usize>,
+}
+
+impl ScriptFailure {
+    /// Redis's wording: an error table's own message, any other value after `ERR`, then
+    /// `script: SHA, on @user_script:LINE.`
+    fn into_frame(self, sha: &str) -> Frame {
+        let message = match &self.reason {
+            Value::Table(table) => match table.raw_get::<Value>("err") {
+                Ok(Value::String(err)) => err.to_string_lossy(),
+                _ => "ERR unknown error".to_string(),
+            },
+            Value::String(text) => format!("ERR {}", text.to_string_lossy()),
+            Value::Nil => "ERR nil".to_string(),
+            Value::Boolean(b) => format!("ERR {b}"),
+            Value::Error(error) => match redis_call_error(error) {
+                Some(message) => message.to_string(),
+                None => format!("ERR {}", error_text(error)),
+            },
+            other => format!("ERR {}", other.type_name()),
+        };
+        let line = self.line.map_or_else(|| "?".to_string(), |l| l.to_string());
+        error_frame(format!("{message} script: {sha}, on @user_script:{line}."))
+    }
+}
+
+/// The message of an error raised in Rust (the instruction budget, `math.random`'s checks).
+fn error_text(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}
+
+/// An error reply; Redis turns CR and LF in error and status text into spaces.
+fn error_frame(message: String) -> Frame {
+    Frame::Error(message.replace(['\r', '\n'], " "))
+}
+
+fn status_frame(text: &[u8]) -> Frame {
+    Frame::SimpleString(
+        text.iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+            .collect(),
+    )
+}
+
+/// A Lua number as Redis returns it: truncated toward zero; out of range (NaN included) gives
+/// what the C cast gives on x86-64, i64::MIN.
+fn lua_number_to_integer(n: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if !(-LIMIT..LIMIT).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
+    }
+}
+
+/// Converts a script's return value to a reply, by Redis's rules: `false`/`nil` → nil,
+/// `true` → 1, numbers truncated, `{err=…}` → error, `{ok=…}` → status, other tables →
+/// arrays up to the first nil.
+fn lua_to_frame(value: Value, depth: usize) -> Frame {
+    match value {
+        Value::Boolean(true) => Frame::Integer(1),
+        Value::Integer(n) => Frame::Integer(n),
+        Value::Number(n) => Frame::Integer(lua_number_to_integer(n)),
+        Value::String(s) => Frame::BulkString(s.as_bytes().to_vec()),
+        Value::Table(_) if depth >= MAX_REPLY_DEPTH => error_frame("ERR reached lua stack limit".into()),
+        Value::Table(table) => {
+            if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
+                return error_frame(err.to_string_lossy());
+            }
+            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
+                return status_frame(&ok.as_bytes());
+            }
+            let items = (1..)
+                .map_while(|i| match table.raw_get::<Value>(i) {
+                    Ok(Value::Nil) | Err(_) => None,
+                    Ok(item) => Some(lua_to_frame(item, depth + 1)),
+                })
+                .collect();
+            Frame::Array(items)
+        }
+        _ => Frame::Null,
+    }
+}
+
+/// Converts a command's reply to what `redis.call` returns: nil → `false`, status →
+/// `{ok=…}`, error → `{err=…}`, arrays → tables.
+fn frame_to_lua(lua: &Lua, frame: Frame) -> mlua::Result<Value> {
+    Ok(match frame {
+        Frame::Integer(n) => Value::Number(n as f64),
+        Frame::BulkString(bytes) => Value::String(lua.create_string(bytes)?),
+        Frame::SimpleString(text) => Value::Table(lua.create_table_from([("ok", lua.create_string(text)?)])?),
+        Frame::Error(text) => Value::Table(lua.create_table_from([("err", lua.create_string(text)?)])?),
+        Frame::Null => Value::Boolean(false),
+        Frame::Array(items) => {
+            let table = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.into_iter().enumerate() {
+                table.raw_set(i + 1, frame_to_lua(lua, item)?)?;
+            }
+            Value::Table(table)
+        }
+    })
+}

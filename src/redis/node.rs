@@ -1,0 +1,25 @@
+//! Everything one node keeps between commands: its keyspace and its script interpreter.
+//!
+//! The server owns one `Node` and lends it to each command in turn, as Redis's single
+//! thread does, so a script and the commands it calls see one consistent keyspace.
+
+use super::db::Db;
+use super::lua::Scripts;
+
+/// The state of one fake Redis node.
+pub struct Node {
+    /// Database 0, the only one.
+    pub db: Db,
+    /// The Lua interpreter and its script cache.
+    pub scripts: Scripts,
+}
+
+impl Node {
+    /// An empty node; fails only if the Lua interpreter cannot start (out of memory).
+    pub fn new() -> mlua::Result<Node> {
+        Ok(Node {
+            db: Db::default(),
+            scripts: Scripts::new()?,
+        })
+    }
+}

@@ -1,0 +1,95 @@
+-- Runs once when a node's interpreter starts, before any user script. Its argument is the
+-- private bridge table to Rust (src/redis/lua.rs). It builds Redis 7.0's `redis` library
+-- and the read-only global environment user scripts run in, as Redis's script_lua.c does.
+local bridge = ...
+local error, select, type, tostring, xpcall = error, select, type, tostring, xpcall
+local lua_pcall, setmetatable = pcall, setmetatable
+local globals = _G
+
+-- Both reply helpers take exactly one string; anything else is itself an error reply.
+local function single_string(...)
+  local text = ...
+  if select("#", ...) ~= 1 or type(text) ~= "string" then
+    return nil
+  end
+  return text
+end
+
+local BAD_REPLY_ARGUMENTS = "ERR wrong number or type of arguments"
+
+-- redis.call and redis.pcall are Rust functions, set for each script run (they reach the
+-- keyspace): Rust functions, not Lua ones, so that `return redis.call(...)` is no tail call
+-- and an error still knows the script line, as Redis's C functions do.
+local redis = {}
+redis.error_reply = function(...)
+  local text = single_string(...)
+  if text == nil then
+    return { err = BAD_REPLY_ARGUMENTS }
+  end
+  -- "-CODE message" keeps its code; a message without one gets "ERR".
+  if text:sub(1, 1) == "-" then
+    text = text:sub(2)
+  end
+  if not text:find(" ", 1, true) then
+    text = "ERR " .. text
+  end
+  return { err = text }
+end
+redis.status_reply = function(...)
+  local text = single_string(...)
+  if text == nil then
+    return { err = BAD_REPLY_ARGUMENTS }
+  end
+  return { ok = text }
+end
+redis.sha1hex = bridge.sha1hex
+redis.log = function() end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+
+-- Redis 7.0 hands a script's own pcall the message of a Redis error, not the error object.
+local redis_error_message = bridge.redis_error_message
+local function pcall_results(ok, ...)
+  if not ok then
+    local reason = ...
+    if type(reason) == "table" and type(reason.err) == "string" then
+      return false, reason.err
+    end
+    local message = redis_error_message(reason)
+    if message ~= nil then
+      return false, message
+    end
+  end
+  return ok, ...
+end
+
+globals.redis = redis
+bridge.redis = redis
+globals.pcall = function(f, ...)
+  return pcall_results(lua_pcall(f, ...))
+end
+-- No file system, no output: a script sees only the node.
+globals.dofile, globals.loadfile, globals.print = nil, nil, nil
+math.random, math.randomseed = bridge.random, bridge.randomseed
+
+-- User scripts run in this environment: reads of missing globals and all writes fail, with
+-- Redis's words, at the script's own line (level 2).
+local sandbox = setmetatable({}, {
+  __index = function(_, name)
+    local value = globals[name]
+    if value == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+    end
+    return value
+  end,
+  __newindex = function()
+    error("Attempt to modify a readonly table", 2)
+  end,
+  __metatable = false,
+})
+globals._G = sandbox
+bridge.sandbox = sandbox
+
+-- Runs a compiled script; `on_error` records where it failed.
+bridge.run = function(script, on_error)
+  return xpcall(script, on_error)
+end
