@@ -115,3 +115,61 @@ fn fencing_tokens_turn_the_paused_holders_stale_access_into_a_rejection() {
         assert!(rejected > 0, "{source}: the stale holder was refused");
     }
 }
+
+#[test]
+fn a_watchdog_keeps_the_lock_through_work_longer_than_the_ttl() {
+    let long_work = |name: &str, lock: &str| {
+        let text = lock.to_string();
+        let scenario = scenario(name, &text, "[]");
+        let scenario = Scenario {
+            clients: locksim::scenario::ClientsSpec {
+                work_ms: [1500, 2500],
+                ..scenario.clients.clone()
+            },
+            ..(*scenario).clone()
+        };
+        Arc::new(scenario)
+    };
+    let renewed = long_work(
+        "watchdog",
+        r#"{ "algorithm": "lua-release", "ttl_ms": 1000, "watchdog": true }"#,
+    );
+    let unrenewed = long_work("no-watchdog", r#"{ "algorithm": "lua-release", "ttl_ms": 1000 }"#);
+    for seed in 0..3 {
+        let history = run(&renewed, seed);
+        assert!(
+            count(&history, |k| matches!(k, EventKind::Renewed { .. })) > 10,
+            "seed {seed}"
+        );
+        assert!(
+            check_all(&history).iter().all(|v| v.violation.is_none()),
+            "seed {seed}"
+        );
+        assert_eq!(lost_updates(&history), 0, "seed {seed}");
+        let history = run(&unrenewed, seed);
+        assert!(
+            check_all(&history).iter().any(|v| v.violation.is_some()),
+            "seed {seed}: without renewal the key expires under the holder"
+        );
+    }
+}
+
+#[test]
+fn a_process_pause_stops_the_watchdog_too() {
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "watchdog": true }"#;
+    let scenario = scenario("watchdog-gc-pause", lock, GC_PAUSE);
+    for seed in 0..3 {
+        let history = run(&scenario, seed);
+        assert!(
+            check_all(&history).iter().any(|v| v.violation.is_some()),
+            "seed {seed}: the frozen holder's watchdog froze with it"
+        );
+        // On waking, its work ends before any renewal could tell it: it writes a stale
+        // value, and only its release finds the key gone.
+        assert!(lost_updates(&history) > 0, "seed {seed}");
+        assert!(
+            count(&history, |k| matches!(k, EventKind::Released { owned: false })) > 0,
+            "seed {seed}"
+        );
+    }
+}

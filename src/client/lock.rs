@@ -71,35 +71,57 @@ pub enum LockError {
     UnexpectedReply(Frame),
 }
 
-/// What the work running under [`Lock::hold`] gets: the lease, and a signal that fires
-/// when the watchdog lost the lock, so the work can stop.
+/// What the work running under [`Lock::hold`] gets: the lease as the watchdog keeps it,
+/// and a signal when the watchdog lost the lock, so the work can stop.
 #[derive(Debug, Clone)]
 pub struct LockGuard {
-    lease: Lease,
-    lost: watch::Receiver<Option<String>>,
+    state: watch::Receiver<Held>,
+}
+
+/// The holder's lock as the watchdog last saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// Held, valid until the lease's `valid_until_ms` (moved on by each renewal).
+    Valid(Lease),
+    /// A renewal failed, for this reason: stop working.
+    Lost(String),
 }
 
 impl LockGuard {
-    /// The lease as acquired.
-    pub fn lease(&self) -> &Lease {
-        &self.lease
+    /// The lock's state now.
+    pub fn state(&self) -> Held {
+        self.state.borrow().clone()
+    }
+
+    /// The fencing token to present to the protected resource.
+    pub fn fence(&self) -> Option<u64> {
+        match &*self.state.borrow() {
+            Held::Valid(lease) => lease.fence,
+            Held::Lost(_) => None,
+        }
     }
 
     /// Whether the lock has been lost (a renewal failed).
     pub fn is_lost(&self) -> bool {
-        self.lost.borrow().is_some()
+        matches!(*self.state.borrow(), Held::Lost(_))
+    }
+
+    /// The next change: a renewal or the loss. Never completes once the holder is done.
+    pub async fn changed(&mut self) -> Held {
+        if self.state.changed().await.is_err() {
+            // The holder finished: nothing will change any more.
+            std::future::pending::<()>().await;
+        }
+        self.state.borrow_and_update().clone()
     }
 
     /// Completes, with the reason, once the lock is lost; never completes otherwise.
     pub async fn lost(&mut self) -> String {
         loop {
-            if let Some(reason) = self.lost.borrow_and_update().clone() {
-                return reason;
+            if let Held::Lost(reason) = &*self.state.borrow_and_update() {
+                return reason.clone();
             }
-            if self.lost.changed().await.is_err() {
-                // The holder finished without losing the lock.
-                std::future::pending::<()>().await;
-            }
+            self.changed().await;
         }
     }
 }
@@ -282,23 +304,20 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         lease: &Lease,
         work: impl FnOnce(LockGuard) -> F,
     ) -> Result<T, LockError> {
-        let (lost_tx, lost_rx) = watch::channel(None);
-        let work = work(LockGuard {
-            lease: lease.clone(),
-            lost: lost_rx,
-        });
+        let (state_tx, state_rx) = watch::channel(Held::Valid(lease.clone()));
+        let work = work(LockGuard { state: state_rx });
         let Some(interval_ms) = self.options.watchdog_interval_ms else {
             return Ok(work.await);
         };
         tokio::pin!(work);
-        let watchdog = self.renew_until_lost(lease.clone(), interval_ms);
+        let watchdog = self.renew_until_lost(lease.clone(), interval_ms, &state_tx);
         tokio::pin!(watchdog);
         tokio::select! {
             biased;
             output = &mut work => Ok(output),
             error = &mut watchdog => {
                 let reason = error.to_string();
-                lost_tx.send_replace(Some(reason.clone()));
+                state_tx.send_replace(Held::Lost(reason.clone()));
                 work.await;
                 Err(LockError::LockLost { reason })
             }
@@ -324,13 +343,22 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
     }
 
-    /// The watchdog: every `interval_ms`, extends; returns the error that ended it.
-    async fn renew_until_lost(&mut self, mut lease: Lease, interval_ms: u64) -> LockError {
+    /// The watchdog: every `interval_ms`, extends and publishes the renewed lease; returns
+    /// the error that ended it.
+    async fn renew_until_lost(
+        &mut self,
+        mut lease: Lease,
+        interval_ms: u64,
+        state: &watch::Sender<Held>,
+    ) -> LockError {
         loop {
             self.clock.sleep_ms(interval_ms).await;
             self.steps.reached(Step::BeforeRenew).await;
             match self.extend(&lease).await {
-                Ok(renewed) => lease = renewed,
+                Ok(renewed) => {
+                    state.send_replace(Held::Valid(renewed.clone()));
+                    lease = renewed;
+                }
                 Err(e) => return e,
             }
         }

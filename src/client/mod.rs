@@ -16,7 +16,7 @@ pub mod scripts;
 pub mod steps;
 
 pub use conn::{Conn, RequestError};
-pub use lock::{Lease, Lock, LockError, LockGuard};
+pub use lock::{Held, Lease, Lock, LockError, LockGuard};
 pub use options::{
     Algorithm, DEFAULT_REQUEST_TIMEOUT_MS, Drift, Fencing, LockOptions, Profile, ProfileDefaults, Retry,
     ValidityClock, WaitReplicas,

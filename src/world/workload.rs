@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Lock, LockGuard};
+use crate::client::{Held, Lock, LockGuard};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -142,18 +142,27 @@ impl ClientProcess {
     }
 
     /// Read, work for `work_ms`, write back the value plus one, presenting the fencing
-    /// token on both accesses. Stops early when the watchdog lost the lock.
+    /// token on both accesses. Records the watchdog's renewals; stops early when it lost
+    /// the lock.
     async fn critical_section(&self, mut guard: LockGuard, work_ms: u64) {
-        let fence = guard.lease().fence;
+        let fence = guard.fence();
         let value = match self.resource.read(fence) {
             Ok(value) => value,
             Err(stale) => return self.rejected(stale),
         };
         self.record(EventKind::ResourceRead { value, fence });
-        tokio::select! {
-            biased;
-            _ = guard.lost() => return,
-            () = self.clock.sleep_ms(work_ms) => {}
+        let done_at = self.clock.monotonic_ms() + work_ms;
+        loop {
+            tokio::select! {
+                biased;
+                held = guard.changed() => match held {
+                    Held::Valid(lease) => self.record(EventKind::Renewed {
+                        validity_ms: lease.remaining_ms(self.clock.monotonic_ms()),
+                    }),
+                    Held::Lost(_) => return,
+                },
+                () = self.clock.sleep_until_monotonic(done_at) => break,
+            }
         }
         match self.resource.write(value + 1, fence) {
             Ok(()) => self.record(EventKind::ResourceWrite {
