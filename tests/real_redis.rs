@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry, WaitReplicas};
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, RequestError, Retry, WaitReplicas};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand::SeedableRng;
@@ -233,5 +233,35 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
             lease.is_some(),
             "the refused grant was released, not left to expire"
         );
+    });
+}
+
+#[test]
+fn a_dead_server_is_a_connection_error_and_the_client_reconnects_after_a_restart() {
+    let mut server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let mut a = Lock::new(
+            vec![TcpConnector(server.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(6),
+            options(5000),
+        );
+        let lease = a.acquire(b"real:reset").await.expect("granted");
+        server.restart(); // without persistence: the key is gone, the connection reset
+        match a.release(&lease).await {
+            Err(LockError::Request(_)) => {}
+            Ok(false) => {} // the reset went unnoticed until this request: a new connection
+            other => panic!("expected a reset connection or a missing key, got {other:?}"),
+        }
+        let again = a.try_acquire(b"real:reset").await.unwrap();
+        assert!(
+            again.is_some(),
+            "the client reconnected; the restarted server forgot the key"
+        );
+        drop(server);
+        match a.try_acquire(b"real:reset").await {
+            Err(LockError::Request(RequestError::Connection(_))) => {}
+            other => panic!("expected a connection error, got {other:?}"),
+        }
     });
 }

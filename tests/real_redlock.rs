@@ -9,8 +9,9 @@ use std::process::Command;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Lock, LockError, LockOptions, Retry};
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
+use locksim::redis::cmd::Del;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::RedisServer;
@@ -186,4 +187,28 @@ fn eight_clients_lose_no_update_on_one_server() {
 fn eight_clients_lose_no_update_on_five_servers_with_redlock() {
     let (_servers, addrs) = servers(5);
     no_lost_update(&addrs, Algorithm::Redlock);
+}
+
+#[test]
+fn redlock_extend_renews_on_a_majority_and_reports_a_lost_majority() {
+    let (_servers, addrs) = servers(3);
+    runtime().block_on(async {
+        let mut a = client(&addrs, redlock(retries(0)), 1);
+        let lease = a.acquire(KEY).await.expect("granted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let renewed = a.extend(&lease).await.expect("all three still hold our value");
+        assert!(renewed.valid_until_ms > lease.valid_until_ms);
+        // Two nodes lose the key (a restart without persistence, an operator's DEL).
+        for addr in &addrs[..2] {
+            let mut admin = Conn::new(TcpConnector(*addr), HostClock::new(), 1000);
+            let del = Del {
+                keys: vec![KEY.to_vec()],
+            };
+            admin.request(&del.into_frame()).await.unwrap();
+        }
+        match a.extend(&renewed).await {
+            Err(LockError::LockLost { reason }) => assert!(reason.contains("1 of 3"), "{reason}"),
+            other => panic!("one node of three is no majority, got {other:?}"),
+        }
+    });
 }
