@@ -265,3 +265,32 @@ fn a_dead_server_is_a_connection_error_and_the_client_reconnects_after_a_restart
         }
     });
 }
+
+#[test]
+fn a_watchdog_rides_out_an_unanswered_renewal_while_the_lease_lasts() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        // TTL 1.5 s, renewals every 500 ms, each given 200 ms: one frozen renewal is missed.
+        let mut holder = Lock::new(
+            vec![TcpConnector(server.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(7),
+            options(1500).watchdog_ms(500).request_timeout_ms(200),
+        );
+        let server = &server;
+        let outcome = holder
+            .with_lock(b"real:frozen", |guard| async move {
+                tokio::time::sleep(Duration::from_millis(450)).await;
+                server.freeze();
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                server.thaw();
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+                guard.is_lost()
+            })
+            .await;
+        assert!(
+            !outcome.expect("held throughout"),
+            "a missed renewal is not a lost lock"
+        );
+    });
+}

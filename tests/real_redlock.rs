@@ -5,7 +5,6 @@ mod support;
 
 use std::cell::Cell;
 use std::net::SocketAddr;
-use std::process::Command;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -112,19 +111,10 @@ fn redlock_fails_fast_with_no_quorum_when_three_of_five_are_dead() {
     });
 }
 
-/// Sends `signal` (`-STOP`, `-CONT`) to a server.
-fn signal(server: &RedisServer, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &server.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn redlock_latency_stays_under_the_node_timeout_when_one_server_is_frozen() {
     let (servers, addrs) = servers(5);
-    signal(&servers[2], "-STOP");
+    servers[2].freeze();
     let latencies = runtime().block_on(async {
         let mut a = client(&addrs, redlock(retries(0)), 1);
         let mut latencies = Vec::new();
@@ -136,7 +126,7 @@ fn redlock_latency_stays_under_the_node_timeout_when_one_server_is_frozen() {
         }
         latencies
     });
-    signal(&servers[2], "-CONT");
+    servers[2].thaw();
     // Concurrent fan-out: one timeout, not one per node; generous slack for a loaded host.
     let bound = Duration::from_millis(NODE_TIMEOUT_MS + 800);
     assert!(

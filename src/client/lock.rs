@@ -61,6 +61,14 @@ pub enum LockError {
     NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
     #[error("granted, but only {acknowledged} of the {needed} replicas required acknowledged it")]
     NotReplicated { acknowledged: i64, needed: u32 },
+    #[error(
+        "extend unconfirmed: {extended} nodes extended, {needed} needed, the others failed ({last_error})"
+    )]
+    ExtendUnconfirmed {
+        extended: usize,
+        needed: usize,
+        last_error: String,
+    },
     #[error("lock lost: {reason}")]
     LockLost { reason: String },
     #[error("fencing is `counter` but the client was given no counter node")]
@@ -210,10 +218,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .await
                 .map(Some);
         }
-        if replies.iter().any(|r| !matches!(r, Ok(false))) {
-            // Redlock step 5: free what we may have taken (a node that failed may have set
-            // the key) so others need not wait for the TTL. A failed release here changes
-            // nothing the caller could act on.
+        // Redlock step 5: free what we may have taken (a node that failed may have set the
+        // key) so others need not wait for the TTL. Tiers 1–3 cannot tell their key from
+        // another client's, so they leave it. A failed release here changes nothing the
+        // caller could act on.
+        if self.options.algorithm.unique_token() && replies.iter().any(|r| !matches!(r, Ok(false))) {
             let _ = self.release_everywhere(key, &token).await;
         }
         if granted >= self.quorum() {
@@ -259,7 +268,9 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     }
 
     /// Resets the TTL on every node, if the key still holds our value on a majority and
-    /// validity is left after the round trip; the renewed lease, or [`LockError::LockLost`].
+    /// validity is left after the round trip. The renewed lease; [`LockError::LockLost`]
+    /// when too many nodes no longer hold our value (or no validity is left);
+    /// [`LockError::ExtendUnconfirmed`] when nodes did not answer, so the key may be ours.
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
         let ttl_ms = self.options.ttl_ms;
@@ -278,21 +289,27 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 ..lease.clone()
             });
         }
-        let failures: Vec<String> = replies
-            .into_iter()
-            .filter_map(|r| r.err().map(|e| e.to_string()))
-            .collect();
-        let reason = if extended >= self.quorum() {
-            format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL")
-        } else {
-            format!(
-                "the key held our value on {extended} of {} nodes, {} needed{}",
-                self.nodes.len(),
-                self.quorum(),
-                failures.last().map_or(String::new(), |e| format!(" ({e})"))
-            )
-        };
-        Err(LockError::LockLost { reason })
+        let not_ours = replies.iter().filter(|r| matches!(r, Ok(false))).count();
+        let last_error = replies.into_iter().filter_map(Result::err).last();
+        if extended >= self.quorum() {
+            return Err(LockError::LockLost {
+                reason: format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL"),
+            });
+        }
+        if not_ours > self.nodes.len() - self.quorum() {
+            return Err(LockError::LockLost {
+                reason: format!(
+                    "the key held our value on {extended} of {} nodes, {} needed",
+                    self.nodes.len(),
+                    self.quorum()
+                ),
+            });
+        }
+        Err(LockError::ExtendUnconfirmed {
+            extended,
+            needed: self.quorum(),
+            last_error: last_error.map_or_else(String::new, |e| e.to_string()),
+        })
     }
 
     /// Runs `work` while holding `lease`: with a watchdog configured, renews the TTL every
@@ -343,8 +360,8 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
     }
 
-    /// The watchdog: every `interval_ms`, extends and publishes the renewed lease; returns
-    /// the error that ended it.
+    /// The watchdog: every `interval_ms`, extends and publishes the renewed lease; rides out
+    /// unanswered renewals while the lease lasts; returns the error that ended it.
     async fn renew_until_lost(
         &mut self,
         mut lease: Lease,
@@ -358,6 +375,15 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 Ok(renewed) => {
                     state.send_replace(Held::Valid(renewed.clone()));
                     lease = renewed;
+                }
+                // Nodes did not answer: the key may still be ours; try again next interval
+                // if the lease outlives it.
+                Err(LockError::ExtendUnconfirmed { .. })
+                    if self.clock.monotonic_ms() + interval_ms < lease.valid_until_ms => {}
+                Err(LockError::ExtendUnconfirmed { last_error, .. }) => {
+                    return LockError::LockLost {
+                        reason: format!("no renewal confirmed before the lease ran out ({last_error})"),
+                    };
                 }
                 Err(e) => return e,
             }

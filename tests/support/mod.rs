@@ -113,6 +113,24 @@ impl RedisServer {
         server.child.try_wait().unwrap().is_none().then_some(server)
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open, nothing is answered.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Resumes a frozen server (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal} {}", self.pid());
+    }
+
     /// The process id, for SIGSTOP/SIGCONT tests.
     pub fn pid(&self) -> u32 {
         self.child.id()
