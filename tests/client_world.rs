@@ -173,3 +173,14 @@ fn a_process_pause_stops_the_watchdog_too() {
         );
     }
 }
+
+#[test]
+fn runs_with_watchdog_fencing_and_a_profile_replay_to_the_same_digest() {
+    let lock = r#"{ "algorithm": "redlock", "ttl_ms": 600, "profile": "node-redlock", "watchdog": true,
+                   "fencing": "counter" }"#;
+    let scenario = scenario("every-feature", lock, GC_PAUSE);
+    let first = run(&scenario, 11);
+    assert!(count(&first, |k| matches!(k, EventKind::Renewed { .. })) > 0);
+    assert_eq!(first.digest(), run(&scenario, 11).digest());
+    assert_ne!(first.digest(), run(&scenario, 12).digest());
+}

@@ -132,3 +132,46 @@ fn a_lost_lock_signals_the_command_and_exits_70_with_a_message() {
         "the 30 s command was stopped"
     );
 }
+
+#[test]
+fn several_addresses_lock_with_redlock() {
+    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start(&[])).collect();
+    let addresses: Vec<String> = servers.iter().map(|s| s.addr.to_string()).collect();
+    let output = Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args([
+            "lock",
+            "--redis",
+            &addresses.join(","),
+            "--key",
+            "many",
+            "--",
+            "sh",
+            "-c",
+            "exit 4",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    drop(servers.into_iter().take(2).collect::<Vec<_>>()); // two of three dead: no majority
+    let output = Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args([
+            "lock",
+            "--redis",
+            &addresses.join(","),
+            "--key",
+            "many",
+            "--wait",
+            "500ms",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(75), "{stderr}");
+}
