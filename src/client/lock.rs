@@ -1,6 +1,6 @@
 //! The lock client: one type for every algorithm, on one node or on N independent masters.
 //!
-//! An acquire sends the algorithm's commands ([`ladder`](super::ladder)) to every node at
+//! An acquire sends the algorithm's commands (`ladder.rs`) to every node at
 //! once, each with its own timeout, and counts the grants: one node needs one, Redlock a
 //! majority. Validity is the TTL minus the time the acquire took minus a drift allowance,
 //! measured on the client's own clock; clients that skip that check (redis-py) are a

@@ -26,7 +26,7 @@ use self::faults::Reach;
 use self::net::{REDIS_PORT, SimListener};
 use self::recorder::Recorder;
 use self::workload::{ClientProcess, Register, draw};
-use crate::client::Fencing;
+use crate::client::{Fencing, NoSteps};
 use crate::history::History;
 use crate::scenario::{ClocksSpec, Scenario};
 
@@ -94,6 +94,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             scenario: scenario.clone(),
             redis: redis.clone(),
             fence_counter,
+            // Scenario-level crash points are not wired yet: nothing interrupts the steps.
+            steps: Arc::new(NoSteps),
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.

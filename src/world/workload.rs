@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Held, Lock, LockGuard};
+use crate::client::{Held, Lock, LockGuard, Steps};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -80,6 +80,8 @@ pub struct ClientProcess {
     pub redis: Vec<SocketAddr>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
+    /// Called at each named step of acquire and release: where crash points strike.
+    pub steps: Arc<dyn Steps>,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
 }
