@@ -185,11 +185,6 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self
     }
 
-    /// The client's settings.
-    pub fn options(&self) -> &LockOptions {
-        &self.options
-    }
-
     /// Grants needed: a majority of the nodes (1 of 1, 3 of 5).
     pub fn quorum(&self) -> usize {
         self.nodes.len() / 2 + 1

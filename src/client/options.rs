@@ -228,7 +228,7 @@ const DEFAULT_RETRY: Retry = Retry {
 };
 
 /// Per-node request timeout when nothing else says.
-pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
 
 impl LockOptions {
     /// Plain settings for `algorithm`: Redlock checks validity with the distlock drift,
