@@ -294,3 +294,36 @@ fn a_watchdog_rides_out_an_unanswered_renewal_while_the_lease_lasts() {
         );
     });
 }
+
+#[test]
+fn a_redisson_style_holder_is_not_told_its_renewal_failed() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let clock = HostClock::new();
+        let mut options = options(1000).watchdog_ms(100);
+        options.signal_loss = false; // Redisson: the watchdog stops, the thread runs on
+        let mut holder = Lock::new(
+            vec![TcpConnector(server.addr)],
+            clock.clone(),
+            ChaCha8Rng::seed_from_u64(8),
+            options,
+        );
+        let mut admin = Conn::new(TcpConnector(server.addr), clock, 1000);
+        let holding = holder.with_lock(b"real:unaware", |guard| async move {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            guard.is_lost()
+        });
+        let deleting = async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let del = Del {
+                keys: vec![b"real:unaware".to_vec()],
+            };
+            admin.request(&del.into_frame()).await.unwrap();
+        };
+        let (outcome, ()) = tokio::join!(holding, deleting);
+        match outcome {
+            Err(LockError::LockLost { reason }) => assert!(reason.contains("at release"), "{reason}"),
+            other => panic!("only the release notices, got {other:?}"),
+        }
+    });
+}

@@ -310,7 +310,8 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// Runs `work` while holding `lease`: with a watchdog configured, renews the TTL every
     /// interval until `work` ends. When a renewal fails, the guard's [`LockGuard::lost`]
     /// fires, the work is awaited to its end (it should stop early), and the result is
-    /// [`LockError::LockLost`]: the work ran partly without the lock.
+    /// [`LockError::LockLost`]: the work ran partly without the lock. Without
+    /// `signal_loss` (Redisson) the work is not told and its output is returned.
     pub async fn hold<T, F: Future<Output = T>>(
         &mut self,
         lease: &Lease,
@@ -322,12 +323,17 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             return Ok(work.await);
         };
         tokio::pin!(work);
+        let signal_loss = self.options.signal_loss;
         let watchdog = self.renew_until_lost(lease.clone(), interval_ms, &state_tx);
         tokio::pin!(watchdog);
         tokio::select! {
             biased;
             output = &mut work => Ok(output),
             error = &mut watchdog => {
+                if !signal_loss {
+                    // Renewal stopped, and nobody tells the work (Redisson): it runs on unaware.
+                    return Ok(work.await);
+                }
                 let reason = error.to_string();
                 state_tx.send_replace(Held::Lost(reason.clone()));
                 work.await;
