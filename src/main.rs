@@ -4,7 +4,7 @@
 //! Exit codes of `run` and `replay`: 0 when every expectation is met, 1 when one is not
 //! (or a run failed), 2 on invalid input or usage. `lock` exits with its command's status,
 //! 75 when the lock could not be had in time, 70 when the lock was lost while the command
-//! ran.
+//! ran. Signals sent to `lock` are passed on to its command.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -306,6 +306,7 @@ fn lock_and_run(
             }
         };
         let pid = child.id() as libc::pid_t;
+        forward_signals_to(pid);
         // The work is the command: on a lost lock it is sent SIGTERM, and `hold` reports the loss.
         let held = lock
             .hold(&lease, |mut guard| async move {
@@ -340,6 +341,25 @@ fn lock_and_run(
             }
         }
     })
+}
+
+/// The command's pid, for the signal handler.
+static COMMAND_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Passes SIGINT, SIGTERM and SIGHUP sent to locksim on to the command, so that stopping
+/// locksim stops the command first: then locksim sees it end and releases the lock, instead
+/// of dying and leaving the command running with nobody renewing its lock.
+fn forward_signals_to(pid: libc::pid_t) {
+    extern "C" fn forward(signal: libc::c_int) {
+        let pid = COMMAND_PID.load(std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: kill(2) is async-signal-safe; the pid is our unreaped child's.
+        unsafe { libc::kill(pid, signal) };
+    }
+    COMMAND_PID.store(pid, std::sync::atomic::Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: `forward` only reads an atomic and calls kill(2).
+        unsafe { libc::signal(signal, forward as *const () as libc::sighandler_t) };
+    }
 }
 
 /// The result of a blocking wait, with a join failure as an I/O error.

@@ -175,3 +175,32 @@ fn several_addresses_lock_with_redlock() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(75), "{stderr}");
 }
+
+#[test]
+fn sigterm_to_locksim_stops_the_command_and_releases_the_lock() {
+    let server = RedisServer::start(&[]);
+    let child = locksim_lock(&server, "term", &["--ttl", "30s", "--", "sleep", "30"]);
+    let started = Instant::now();
+    runtime().block_on(async {
+        let mut other = other_client(&server, 10_000);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            other.try_acquire(b"term").await.unwrap().is_none(),
+            "locksim holds it"
+        );
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let output = until_exit(child, async || {}).await;
+        assert_eq!(
+            output.status.code(),
+            Some(128 + 15),
+            "the command's status: killed by SIGTERM"
+        );
+        let lease = other.try_acquire(b"term").await.unwrap();
+        assert!(lease.is_some(), "released at once, not after the 30 s TTL");
+    });
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
