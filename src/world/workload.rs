@@ -101,7 +101,8 @@ impl ClientProcess {
             self.clock.clone(),
             lock_rng,
             self.scenario.lock.options(),
-        );
+        )
+        .with_steps(self.steps.clone());
         if let Some(counter) = self.fence_counter {
             lock = lock.with_fence_counter(SimConnector(counter));
         }
