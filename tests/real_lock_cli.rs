@@ -57,11 +57,11 @@ async fn until_exit(child: Child, mut probe: impl AsyncFnMut()) -> Output {
 #[test]
 fn the_command_runs_under_the_renewed_lock_and_its_status_is_returned() {
     let server = RedisServer::start(&[]);
-    // The TTL is a third of the command's run: only renewal keeps the lock.
+    // The TTL is half the command's run: only renewal keeps the lock.
     let child = locksim_lock(
         &server,
         "cli",
-        &["--ttl", "600ms", "--", "sh", "-c", "sleep 1.8; exit 3"],
+        &["--ttl", "900ms", "--", "sh", "-c", "sleep 1.8; exit 3"],
     );
     let (output, grants) = runtime().block_on(async {
         let mut other = other_client(&server, 10_000);
