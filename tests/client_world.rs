@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use locksim::check::{CheckSettings, check_all};
+use locksim::check::{CheckSettings, Verdict, check_all};
 use locksim::history::{EventKind, History};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::run_seed;
@@ -20,6 +20,11 @@ fn scenario(name: &str, lock: &str, faults: &str) -> Arc<Scenario> {
     let file = dir.join(format!("{name}.json"));
     std::fs::write(&file, text).unwrap();
     Arc::new(scenario::load(&file).expect("the scenario is valid"))
+}
+
+/// Every checker's verdict on one run.
+fn judge(scenario: &Scenario, history: &History) -> Vec<Verdict> {
+    check_all(history, &CheckSettings::for_scenario(scenario))
 }
 
 fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
@@ -65,7 +70,7 @@ fn every_algorithm_runs_from_a_scenario_and_keeps_mutual_exclusion_without_fault
                 acquired > 20,
                 "{algorithm} seed {seed}: only {acquired} acquisitions"
             );
-            let verdicts = check_all(&history, &CheckSettings::for_scenario(&scenario));
+            let verdicts = judge(&scenario, &history);
             assert!(
                 verdicts.iter().all(|v| v.violation.is_none()),
                 "{algorithm} seed {seed}: {verdicts:?}"
@@ -114,4 +119,73 @@ fn fencing_tokens_turn_the_paused_holders_stale_access_into_a_rejection() {
         }
         assert!(rejected > 0, "{source}: the stale holder was refused");
     }
+}
+
+#[test]
+fn a_watchdog_keeps_the_lock_through_work_longer_than_the_ttl() {
+    let long_work = |name: &str, lock: &str| {
+        let text = lock.to_string();
+        let scenario = scenario(name, &text, "[]");
+        let scenario = Scenario {
+            clients: locksim::scenario::ClientsSpec {
+                work_ms: [1500, 2500],
+                ..scenario.clients.clone()
+            },
+            ..(*scenario).clone()
+        };
+        Arc::new(scenario)
+    };
+    let renewed = long_work(
+        "watchdog",
+        r#"{ "algorithm": "lua-release", "ttl_ms": 1000, "watchdog": true }"#,
+    );
+    let unrenewed = long_work("no-watchdog", r#"{ "algorithm": "lua-release", "ttl_ms": 1000 }"#);
+    for seed in 0..3 {
+        let history = run(&renewed, seed);
+        assert!(
+            count(&history, |k| matches!(k, EventKind::Renewed { .. })) > 10,
+            "seed {seed}"
+        );
+        assert!(
+            judge(&renewed, &history).iter().all(|v| v.violation.is_none()),
+            "seed {seed}"
+        );
+        assert_eq!(lost_updates(&history), 0, "seed {seed}");
+        let history = run(&unrenewed, seed);
+        assert!(
+            judge(&unrenewed, &history).iter().any(|v| v.violation.is_some()),
+            "seed {seed}: without renewal the key expires under the holder"
+        );
+    }
+}
+
+#[test]
+fn a_process_pause_stops_the_watchdog_too() {
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "watchdog": true }"#;
+    let scenario = scenario("watchdog-gc-pause", lock, GC_PAUSE);
+    for seed in 0..3 {
+        let history = run(&scenario, seed);
+        assert!(
+            judge(&scenario, &history).iter().any(|v| v.violation.is_some()),
+            "seed {seed}: the frozen holder's watchdog froze with it"
+        );
+        // On waking, its work ends before any renewal could tell it: it writes a stale
+        // value, and only its release finds the key gone.
+        assert!(lost_updates(&history) > 0, "seed {seed}");
+        assert!(
+            count(&history, |k| matches!(k, EventKind::Released { owned: false })) > 0,
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn runs_with_watchdog_fencing_and_a_profile_replay_to_the_same_digest() {
+    let lock = r#"{ "algorithm": "redlock", "ttl_ms": 600, "profile": "node-redlock", "watchdog": true,
+                   "fencing": "counter" }"#;
+    let scenario = scenario("every-feature", lock, GC_PAUSE);
+    let first = run(&scenario, 11);
+    assert!(count(&first, |k| matches!(k, EventKind::Renewed { .. })) > 0);
+    assert_eq!(first.digest(), run(&scenario, 11).digest());
+    assert_ne!(first.digest(), run(&scenario, 12).digest());
 }

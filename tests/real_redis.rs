@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, RequestError, Retry, WaitReplicas};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand::SeedableRng;
@@ -188,5 +188,142 @@ fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
             started.elapsed() < Duration::from_secs(5),
             "the work stopped when told, not after its 10 s"
         );
+    });
+}
+
+#[test]
+fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw() {
+    let master = RedisServer::start(&[]);
+    let port = master.addr.port().to_string();
+    let _replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let client = |seed: u64, replicas: u32, retries: u32| {
+        let options = options(5000)
+            .retry(Retry {
+                count: retries,
+                delay_ms: 50,
+                jitter_ms: 0,
+            })
+            .wait_replicas(WaitReplicas {
+                replicas,
+                timeout_ms: 200,
+            });
+        Lock::new(
+            vec![TcpConnector(master.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(seed),
+            options,
+        )
+    };
+    runtime().block_on(async {
+        // Retries cover the replica's initial sync.
+        let mut one = client(1, 1, 100);
+        let lease = one.acquire(b"real:wait").await.expect("one replica acknowledges");
+        assert!(one.release(&lease).await.unwrap());
+        let mut two = client(2, 2, 0);
+        match two.acquire(b"real:wait").await {
+            Err(LockError::NotReplicated {
+                acknowledged: 1,
+                needed: 2,
+            }) => {}
+            other => panic!("expected too few replicas, got {other:?}"),
+        }
+        let mut after = client(3, 1, 0);
+        let lease = after.try_acquire(b"real:wait").await.unwrap();
+        assert!(
+            lease.is_some(),
+            "the refused grant was released, not left to expire"
+        );
+    });
+}
+
+#[test]
+fn a_dead_server_is_a_connection_error_and_the_client_reconnects_after_a_restart() {
+    let mut server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let mut a = Lock::new(
+            vec![TcpConnector(server.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(6),
+            options(5000),
+        );
+        let lease = a.acquire(b"real:reset").await.expect("granted");
+        server.restart(); // without persistence: the key is gone, the connection reset
+        match a.release(&lease).await {
+            Err(LockError::Request(_)) => {}
+            Ok(false) => {} // the reset went unnoticed until this request: a new connection
+            other => panic!("expected a reset connection or a missing key, got {other:?}"),
+        }
+        let again = a.try_acquire(b"real:reset").await.unwrap();
+        assert!(
+            again.is_some(),
+            "the client reconnected; the restarted server forgot the key"
+        );
+        drop(server);
+        match a.try_acquire(b"real:reset").await {
+            Err(LockError::Request(RequestError::Connection(_))) => {}
+            other => panic!("expected a connection error, got {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_watchdog_rides_out_an_unanswered_renewal_while_the_lease_lasts() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        // TTL 1.5 s, renewals every 500 ms, each given 200 ms: one frozen renewal is missed.
+        let mut holder = Lock::new(
+            vec![TcpConnector(server.addr)],
+            HostClock::new(),
+            ChaCha8Rng::seed_from_u64(7),
+            options(1500).watchdog_ms(500).request_timeout_ms(200),
+        );
+        let server = &server;
+        let outcome = holder
+            .with_lock(b"real:frozen", |guard| async move {
+                tokio::time::sleep(Duration::from_millis(450)).await;
+                server.freeze();
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                server.thaw();
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+                guard.is_lost()
+            })
+            .await;
+        assert!(
+            !outcome.expect("held throughout"),
+            "a missed renewal is not a lost lock"
+        );
+    });
+}
+
+#[test]
+fn a_redisson_style_holder_is_not_told_its_renewal_failed() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let clock = HostClock::new();
+        let mut options = options(1000).watchdog_ms(100);
+        options.signal_loss = false; // Redisson: the watchdog stops, the thread runs on
+        let mut holder = Lock::new(
+            vec![TcpConnector(server.addr)],
+            clock.clone(),
+            ChaCha8Rng::seed_from_u64(8),
+            options,
+        );
+        let mut admin = Conn::new(TcpConnector(server.addr), clock, 1000);
+        let holding = holder.with_lock(b"real:unaware", |guard| async move {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            guard.is_lost()
+        });
+        let deleting = async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let del = Del {
+                keys: vec![b"real:unaware".to_vec()],
+            };
+            admin.request(&del.into_frame()).await.unwrap();
+        };
+        let (outcome, ()) = tokio::join!(holding, deleting);
+        match outcome {
+            Err(LockError::LockLost { reason }) => assert!(reason.contains("at release"), "{reason}"),
+            other => panic!("only the release notices, got {other:?}"),
+        }
     });
 }

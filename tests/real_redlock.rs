@@ -5,12 +5,12 @@ mod support;
 
 use std::cell::Cell;
 use std::net::SocketAddr;
-use std::process::Command;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Lock, LockError, LockOptions, Retry};
+use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
+use locksim::redis::cmd::Del;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::RedisServer;
@@ -111,19 +111,10 @@ fn redlock_fails_fast_with_no_quorum_when_three_of_five_are_dead() {
     });
 }
 
-/// Sends `signal` (`-STOP`, `-CONT`) to a server.
-fn signal(server: &RedisServer, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &server.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn redlock_latency_stays_under_the_node_timeout_when_one_server_is_frozen() {
     let (servers, addrs) = servers(5);
-    signal(&servers[2], "-STOP");
+    servers[2].freeze();
     let latencies = runtime().block_on(async {
         let mut a = client(&addrs, redlock(retries(0)), 1);
         let mut latencies = Vec::new();
@@ -135,7 +126,7 @@ fn redlock_latency_stays_under_the_node_timeout_when_one_server_is_frozen() {
         }
         latencies
     });
-    signal(&servers[2], "-CONT");
+    servers[2].thaw();
     // Concurrent fan-out: one timeout, not one per node; generous slack for a loaded host.
     let bound = Duration::from_millis(NODE_TIMEOUT_MS + 800);
     assert!(
@@ -186,4 +177,28 @@ fn eight_clients_lose_no_update_on_one_server() {
 fn eight_clients_lose_no_update_on_five_servers_with_redlock() {
     let (_servers, addrs) = servers(5);
     no_lost_update(&addrs, Algorithm::Redlock);
+}
+
+#[test]
+fn redlock_extend_renews_on_a_majority_and_reports_a_lost_majority() {
+    let (_servers, addrs) = servers(3);
+    runtime().block_on(async {
+        let mut a = client(&addrs, redlock(retries(0)), 1);
+        let lease = a.acquire(KEY).await.expect("granted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let renewed = a.extend(&lease).await.expect("all three still hold our value");
+        assert!(renewed.valid_until_ms > lease.valid_until_ms);
+        // Two nodes lose the key (a restart without persistence, an operator's DEL).
+        for addr in &addrs[..2] {
+            let mut admin = Conn::new(TcpConnector(*addr), HostClock::new(), 1000);
+            let del = Del {
+                keys: vec![KEY.to_vec()],
+            };
+            admin.request(&del.into_frame()).await.unwrap();
+        }
+        match a.extend(&renewed).await {
+            Err(LockError::LockLost { reason }) => assert!(reason.contains("1 of 3"), "{reason}"),
+            other => panic!("one node of three is no majority, got {other:?}"),
+        }
+    });
 }

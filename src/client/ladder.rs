@@ -13,7 +13,9 @@ use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Set, SetExpiry, Setnx, Wait};
 
-/// Tries to take the key on one node; `Ok(true)` when this node granted it.
+/// Tries to take the key on one node; `Ok(true)` when this node granted it, and with
+/// `wait_replicas`, enough replicas acknowledged it (else [`LockError::NotReplicated`],
+/// with the key left on the node for the caller to release).
 pub(crate) async fn acquire_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
@@ -62,7 +64,13 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 timeout_ms: wait.timeout_ms as i64,
             };
             let acknowledged = integer(conn.request(&request.into_frame()).await?)?;
-            Ok(acknowledged >= wait.replicas as i64)
+            if acknowledged < wait.replicas as i64 {
+                return Err(LockError::NotReplicated {
+                    acknowledged,
+                    needed: wait.replicas,
+                });
+            }
+            Ok(true)
         }
         _ => Ok(granted),
     }

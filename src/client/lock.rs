@@ -1,6 +1,6 @@
 //! The lock client: one type for every algorithm, on one node or on N independent masters.
 //!
-//! An acquire sends the algorithm's commands ([`ladder`](super::ladder)) to every node at
+//! An acquire sends the algorithm's commands (`ladder.rs`) to every node at
 //! once, each with its own timeout, and counts the grants: one node needs one, Redlock a
 //! majority. Validity is the TTL minus the time the acquire took minus a drift allowance,
 //! measured on the client's own clock; clients that skip that check (redis-py) are a
@@ -59,6 +59,16 @@ pub enum LockError {
     },
     #[error("acquired, but the acquire took {elapsed_ms} ms of a {ttl_ms} ms TTL: no validity left")]
     NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
+    #[error("granted, but only {acknowledged} of the {needed} replicas required acknowledged it")]
+    NotReplicated { acknowledged: i64, needed: u32 },
+    #[error(
+        "extend unconfirmed: {extended} nodes extended, {needed} needed, the others failed ({last_error})"
+    )]
+    ExtendUnconfirmed {
+        extended: usize,
+        needed: usize,
+        last_error: String,
+    },
     #[error("lock lost: {reason}")]
     LockLost { reason: String },
     #[error("fencing is `counter` but the client was given no counter node")]
@@ -69,35 +79,57 @@ pub enum LockError {
     UnexpectedReply(Frame),
 }
 
-/// What the work running under [`Lock::hold`] gets: the lease, and a signal that fires
-/// when the watchdog lost the lock, so the work can stop.
+/// What the work running under [`Lock::hold`] gets: the lease as the watchdog keeps it,
+/// and a signal when the watchdog lost the lock, so the work can stop.
 #[derive(Debug, Clone)]
 pub struct LockGuard {
-    lease: Lease,
-    lost: watch::Receiver<Option<String>>,
+    state: watch::Receiver<Held>,
+}
+
+/// The holder's lock as the watchdog last saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// Held, valid until the lease's `valid_until_ms` (moved on by each renewal).
+    Valid(Lease),
+    /// A renewal failed, for this reason: stop working.
+    Lost(String),
 }
 
 impl LockGuard {
-    /// The lease as acquired.
-    pub fn lease(&self) -> &Lease {
-        &self.lease
+    /// The lock's state now.
+    pub fn state(&self) -> Held {
+        self.state.borrow().clone()
+    }
+
+    /// The fencing token to present to the protected resource.
+    pub fn fence(&self) -> Option<u64> {
+        match &*self.state.borrow() {
+            Held::Valid(lease) => lease.fence,
+            Held::Lost(_) => None,
+        }
     }
 
     /// Whether the lock has been lost (a renewal failed).
     pub fn is_lost(&self) -> bool {
-        self.lost.borrow().is_some()
+        matches!(*self.state.borrow(), Held::Lost(_))
+    }
+
+    /// The next change: a renewal or the loss. Never completes once the holder is done.
+    pub async fn changed(&mut self) -> Held {
+        if self.state.changed().await.is_err() {
+            // The holder finished: nothing will change any more.
+            std::future::pending::<()>().await;
+        }
+        self.state.borrow_and_update().clone()
     }
 
     /// Completes, with the reason, once the lock is lost; never completes otherwise.
     pub async fn lost(&mut self) -> String {
         loop {
-            if let Some(reason) = self.lost.borrow_and_update().clone() {
-                return reason;
+            if let Held::Lost(reason) = &*self.state.borrow_and_update() {
+                return reason.clone();
             }
-            if self.lost.changed().await.is_err() {
-                // The holder finished without losing the lock.
-                std::future::pending::<()>().await;
-            }
+            self.changed().await;
         }
     }
 }
@@ -153,11 +185,6 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self
     }
 
-    /// The client's settings.
-    pub fn options(&self) -> &LockOptions {
-        &self.options
-    }
-
     /// Grants needed: a majority of the nodes (1 of 1, 3 of 5).
     pub fn quorum(&self) -> usize {
         self.nodes.len() / 2 + 1
@@ -186,9 +213,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .await
                 .map(Some);
         }
-        if granted > 0 {
-            // Redlock step 5: free what we took so others need not wait for the TTL. A
-            // failed release here changes nothing the caller could act on.
+        // Redlock step 5: free what we may have taken (a node that failed may have set the
+        // key) so others need not wait for the TTL. Tiers 1–3 cannot tell their key from
+        // another client's, so they leave it. A failed release here changes nothing the
+        // caller could act on.
+        if self.options.algorithm.unique_token() && replies.iter().any(|r| !matches!(r, Ok(false))) {
             let _ = self.release_everywhere(key, &token).await;
         }
         if granted >= self.quorum() {
@@ -203,7 +232,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// Tries up to `1 + retry.count` times, sleeping `delay + U(0, jitter)` in between;
     /// the last attempt's error, or [`LockError::Contended`], when all fail.
     pub async fn acquire(&mut self, key: &[u8]) -> Result<Lease, LockError> {
-        let attempts = self.options.retry.count + 1;
+        let attempts = self.options.retry.count.saturating_add(1);
         let mut last_error = None;
         for attempt in 1..=attempts {
             match self.try_acquire(key).await {
@@ -234,7 +263,9 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     }
 
     /// Resets the TTL on every node, if the key still holds our value on a majority and
-    /// validity is left after the round trip; the renewed lease, or [`LockError::LockLost`].
+    /// validity is left after the round trip. The renewed lease; [`LockError::LockLost`]
+    /// when too many nodes no longer hold our value (or no validity is left);
+    /// [`LockError::ExtendUnconfirmed`] when nodes did not answer, so the key may be ours.
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
         let ttl_ms = self.options.ttl_ms;
@@ -253,49 +284,58 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 ..lease.clone()
             });
         }
-        let failures: Vec<String> = replies
-            .into_iter()
-            .filter_map(|r| r.err().map(|e| e.to_string()))
-            .collect();
-        let reason = if extended >= self.quorum() {
-            format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL")
-        } else {
-            format!(
-                "the key held our value on {extended} of {} nodes, {} needed{}",
-                self.nodes.len(),
-                self.quorum(),
-                failures.last().map_or(String::new(), |e| format!(" ({e})"))
-            )
-        };
-        Err(LockError::LockLost { reason })
+        let not_ours = replies.iter().filter(|r| matches!(r, Ok(false))).count();
+        let last_error = replies.into_iter().filter_map(Result::err).last();
+        if extended >= self.quorum() {
+            return Err(LockError::LockLost {
+                reason: format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL"),
+            });
+        }
+        if not_ours > self.nodes.len() - self.quorum() {
+            return Err(LockError::LockLost {
+                reason: format!(
+                    "the key held our value on {extended} of {} nodes, {} needed",
+                    self.nodes.len(),
+                    self.quorum()
+                ),
+            });
+        }
+        Err(LockError::ExtendUnconfirmed {
+            extended,
+            needed: self.quorum(),
+            last_error: last_error.map_or_else(String::new, |e| e.to_string()),
+        })
     }
 
     /// Runs `work` while holding `lease`: with a watchdog configured, renews the TTL every
     /// interval until `work` ends. When a renewal fails, the guard's [`LockGuard::lost`]
     /// fires, the work is awaited to its end (it should stop early), and the result is
-    /// [`LockError::LockLost`]: the work ran partly without the lock.
+    /// [`LockError::LockLost`]: the work ran partly without the lock. Without
+    /// `signal_loss` (Redisson) the work is not told and its output is returned.
     pub async fn hold<T, F: Future<Output = T>>(
         &mut self,
         lease: &Lease,
         work: impl FnOnce(LockGuard) -> F,
     ) -> Result<T, LockError> {
-        let (lost_tx, lost_rx) = watch::channel(None);
-        let work = work(LockGuard {
-            lease: lease.clone(),
-            lost: lost_rx,
-        });
+        let (state_tx, state_rx) = watch::channel(Held::Valid(lease.clone()));
+        let work = work(LockGuard { state: state_rx });
         let Some(interval_ms) = self.options.watchdog_interval_ms else {
             return Ok(work.await);
         };
         tokio::pin!(work);
-        let watchdog = self.renew_until_lost(lease.clone(), interval_ms);
+        let signal_loss = self.options.signal_loss;
+        let watchdog = self.renew_until_lost(lease.clone(), interval_ms, &state_tx);
         tokio::pin!(watchdog);
         tokio::select! {
             biased;
             output = &mut work => Ok(output),
             error = &mut watchdog => {
+                if !signal_loss {
+                    // Renewal stopped, and nobody tells the work (Redisson): it runs on unaware.
+                    return Ok(work.await);
+                }
                 let reason = error.to_string();
-                lost_tx.send_replace(Some(reason.clone()));
+                state_tx.send_replace(Held::Lost(reason.clone()));
                 work.await;
                 Err(LockError::LockLost { reason })
             }
@@ -321,13 +361,31 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
     }
 
-    /// The watchdog: every `interval_ms`, extends; returns the error that ended it.
-    async fn renew_until_lost(&mut self, mut lease: Lease, interval_ms: u64) -> LockError {
+    /// The watchdog: every `interval_ms`, extends and publishes the renewed lease; rides out
+    /// unanswered renewals while the lease lasts; returns the error that ended it.
+    async fn renew_until_lost(
+        &mut self,
+        mut lease: Lease,
+        interval_ms: u64,
+        state: &watch::Sender<Held>,
+    ) -> LockError {
         loop {
             self.clock.sleep_ms(interval_ms).await;
             self.steps.reached(Step::BeforeRenew).await;
             match self.extend(&lease).await {
-                Ok(renewed) => lease = renewed,
+                Ok(renewed) => {
+                    state.send_replace(Held::Valid(renewed.clone()));
+                    lease = renewed;
+                }
+                // Nodes did not answer: the key may still be ours; try again next interval
+                // if the lease outlives it.
+                Err(LockError::ExtendUnconfirmed { .. })
+                    if self.clock.monotonic_ms() + interval_ms < lease.valid_until_ms => {}
+                Err(LockError::ExtendUnconfirmed { last_error, .. }) => {
+                    return LockError::LockLost {
+                        reason: format!("no renewal confirmed before the lease ran out ({last_error})"),
+                    };
+                }
                 Err(e) => return e,
             }
         }

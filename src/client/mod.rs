@@ -16,9 +16,8 @@ pub mod scripts;
 pub mod steps;
 
 pub use conn::{Conn, RequestError};
-pub use lock::{Lease, Lock, LockError, LockGuard};
+pub use lock::{Held, Lease, Lock, LockError, LockGuard};
 pub use options::{
-    Algorithm, DEFAULT_REQUEST_TIMEOUT_MS, Drift, Fencing, LockOptions, Profile, ProfileDefaults, Retry,
-    ValidityClock, WaitReplicas,
+    Algorithm, Drift, Fencing, LockOptions, Profile, ProfileDefaults, Retry, ValidityClock, WaitReplicas,
 };
 pub use steps::{NoSteps, Step, Steps};

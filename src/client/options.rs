@@ -125,6 +125,8 @@ pub struct ProfileDefaults {
     pub wait_replicas: Option<WaitReplicas>,
     /// Per-node request timeout as a fraction of the TTL (redsync's `timeoutFactor`).
     pub timeout_factor: Option<f64>,
+    /// Whether a failed renewal reaches the work (Redisson's does not).
+    pub signal_loss: bool,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -154,6 +156,8 @@ impl Profile {
                     timeout_ms: 1000,
                 }),
                 timeout_factor: None,
+                // The watchdog stops renewing, and the holder's thread is not interrupted.
+                signal_loss: false,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -170,6 +174,7 @@ impl Profile {
                 watchdog_divisor: None,
                 wait_replicas: None,
                 timeout_factor: Some(0.05),
+                signal_loss: true,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -183,6 +188,7 @@ impl Profile {
                 watchdog_divisor: None,
                 wait_replicas: None,
                 timeout_factor: None,
+                signal_loss: true,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -196,6 +202,7 @@ impl Profile {
                 watchdog_divisor: None,
                 wait_replicas: None,
                 timeout_factor: None,
+                signal_loss: true,
             },
         }
     }
@@ -216,6 +223,9 @@ pub struct LockOptions {
     pub validity_clock: ValidityClock,
     /// Renew the TTL this often while the holder works (`None`: no watchdog).
     pub watchdog_interval_ms: Option<u64>,
+    /// Tell the work when a renewal fails ([`LockGuard::lost`](super::LockGuard::lost)); when
+    /// off, the loss goes unnoticed until the release, as with Redisson.
+    pub signal_loss: bool,
     pub wait_replicas: Option<WaitReplicas>,
     pub fencing: Fencing,
 }
@@ -228,7 +238,7 @@ const DEFAULT_RETRY: Retry = Retry {
 };
 
 /// Per-node request timeout when nothing else says.
-pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
 
 impl LockOptions {
     /// Plain settings for `algorithm`: Redlock checks validity with the distlock drift,
@@ -244,6 +254,7 @@ impl LockOptions {
             validity_check: redlock,
             validity_clock: ValidityClock::Monotonic,
             watchdog_interval_ms: None,
+            signal_loss: true,
             wait_replicas: None,
             fencing: Fencing::None,
         }
@@ -258,6 +269,7 @@ impl LockOptions {
         self.validity_clock = d.validity_clock;
         self.watchdog_interval_ms = d.watchdog_divisor.map(|n| (self.ttl_ms / n).max(1));
         self.wait_replicas = d.wait_replicas;
+        self.signal_loss = d.signal_loss;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }
@@ -322,6 +334,7 @@ mod tests {
         let options = LockOptions::new(Algorithm::LuaRelease, 30_000).profile(Profile::Redisson);
         assert_eq!(options.watchdog_interval_ms, Some(10_000));
         assert_eq!(options.wait_replicas.map(|w| w.replicas), Some(1));
+        assert!(!options.signal_loss, "Redisson does not interrupt the holder");
         let options = LockOptions::new(Algorithm::Redlock, 8_000)
             .profile(Profile::Redsync)
             .request_timeout_ms(7);

@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 pub const RELEASE: &str =
     r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#;
 
-/// Compare-and-pexpire: renews the key's TTL (ARGV[2] ms) only if it still holds our
-/// token (ARGV[1]); the watchdog and `extend` send it.
+/// Compare-and-pexpire: renews the key's TTL (`ARGV[2]` ms) only if it still holds our
+/// token (`ARGV[1]`); the watchdog and `extend` send it.
 pub const EXTEND: &str = r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end"#;
 
 /// SHA1 of [`RELEASE`], as Redis computes it.

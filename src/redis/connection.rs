@@ -1,10 +1,98 @@
-//! RESP framing over a byte stream, used by both the fake node and the lock client.
+//! RESP framing over a byte stream, used by both the fake node and the lock client: the
+//! one place that knows the wire format. Clients write requests and read frames; the node
+//! reads requests (as Redis's own parser does, see [`super::request`]) and writes replies
+//! in the RESP version each connection chose with HELLO.
 
 use bytes::{Buf, BytesMut};
 use redis_protocol::resp2::{decode::decode, encode::encode, types::Resp2Frame};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Frame;
+use super::request::{self, Parsed};
+
+/// The RESP version a connection speaks: 2 until HELLO 3.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+/// A reply of the node: a RESP2 frame, or one of the two RESP3 shapes Redis 7.0 uses for
+/// the commands here. Each is encoded in the connection's protocol: RESP3 differs from
+/// RESP2 only in its null (`_`), maps and verbatim strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Frame(Frame),
+    /// HELLO's reply: `%N` in RESP3, a flat array of keys and values in RESP2.
+    Map(Vec<(Frame, Frame)>),
+    /// INFO's reply: `=N` with `txt:` in RESP3, a bulk string in RESP2.
+    Verbatim(Vec<u8>),
+}
+
+impl From<Frame> for Reply {
+    fn from(frame: Frame) -> Reply {
+        Reply::Frame(frame)
+    }
+}
+
+impl Reply {
+    /// The bytes of this reply in `protocol`.
+    pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
+        let mut out = Vec::new();
+        match (self, protocol) {
+            (Reply::Frame(frame), _) => encode_frame(frame, protocol, &mut out),
+            (Reply::Map(pairs), Protocol::Resp2) => {
+                out.extend(format!("*{}\r\n", pairs.len() * 2).as_bytes());
+                for (key, value) in pairs {
+                    encode_frame(key, protocol, &mut out);
+                    encode_frame(value, protocol, &mut out);
+                }
+            }
+            (Reply::Map(pairs), Protocol::Resp3) => {
+                out.extend(format!("%{}\r\n", pairs.len()).as_bytes());
+                for (key, value) in pairs {
+                    encode_frame(key, protocol, &mut out);
+                    encode_frame(value, protocol, &mut out);
+                }
+            }
+            (Reply::Verbatim(text), Protocol::Resp2) => {
+                encode_frame(&Frame::BulkString(text.clone()), protocol, &mut out)
+            }
+            (Reply::Verbatim(text), Protocol::Resp3) => {
+                out.extend(format!("={}\r\ntxt:", text.len() + 4).as_bytes());
+                out.extend(text);
+                out.extend(b"\r\n");
+            }
+        }
+        out
+    }
+}
+
+fn encode_frame(frame: &Frame, protocol: Protocol, out: &mut Vec<u8>) {
+    match frame {
+        Frame::SimpleString(text) => {
+            out.push(b'+');
+            out.extend(text);
+            out.extend(b"\r\n");
+        }
+        Frame::Error(text) => out.extend(format!("-{text}\r\n").as_bytes()),
+        Frame::Integer(n) => out.extend(format!(":{n}\r\n").as_bytes()),
+        Frame::BulkString(bytes) => {
+            out.extend(format!("${}\r\n", bytes.len()).as_bytes());
+            out.extend(bytes);
+            out.extend(b"\r\n");
+        }
+        Frame::Array(items) => {
+            out.extend(format!("*{}\r\n", items.len()).as_bytes());
+            for item in items {
+                encode_frame(item, protocol, out);
+            }
+        }
+        Frame::Null if protocol == Protocol::Resp3 => out.extend(b"_\r\n"),
+        Frame::Null => out.extend(b"$-1\r\n"),
+    }
+}
 
 /// Why reading a frame failed.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +142,35 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 };
             }
         }
+    }
+
+    /// Reads the next request's words, parsed as Redis parses them; `Ok(None)` when the
+    /// peer closed cleanly between requests. Empty words mean a request with nothing to
+    /// run (Redis answers nothing).
+    pub async fn read_request(&mut self) -> Result<Option<Vec<Vec<u8>>>, ConnectionError> {
+        loop {
+            match request::parse(&self.buffer) {
+                Ok(Parsed::Request { words, consumed }) => {
+                    self.buffer.advance(consumed);
+                    return Ok(Some(words));
+                }
+                Ok(Parsed::Incomplete) => {}
+                Err(reason) => return Err(ConnectionError::Protocol(reason)),
+            }
+            if self.stream.read_buf(&mut self.buffer).await? == 0 {
+                return if self.buffer.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(ConnectionError::Closed)
+                };
+            }
+        }
+    }
+
+    /// Writes one reply in the connection's protocol and flushes it.
+    pub async fn write_reply(&mut self, reply: &Reply, protocol: Protocol) -> std::io::Result<()> {
+        self.stream.write_all(&reply.encode(protocol)).await?;
+        self.stream.flush().await
     }
 
     /// Writes one frame and flushes it.

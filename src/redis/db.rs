@@ -57,6 +57,19 @@ impl Db {
         }
     }
 
+    /// Removes the expiry of a live key; says whether it had one.
+    pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.get(key, now_ms);
+        self.entries
+            .get_mut(key)
+            .is_some_and(|entry| entry.expires_at_ms.take().is_some())
+    }
+
+    /// Deletes every key (FLUSHALL).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Deletes every key whose time has come; returns how many.
     ///
     /// Real Redis samples 20 keys with a TTL per cycle and repeats while many were

@@ -9,6 +9,7 @@ pub mod connection;
 pub mod db;
 pub mod lua;
 pub mod node;
+pub mod request;
 pub mod server;
 
 /// A RESP2 frame, as redis-protocol models it.

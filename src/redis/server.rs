@@ -13,7 +13,7 @@ use futures::stream::FuturesUnordered;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::Frame;
-use super::cmd::{Command, ParseError};
+use super::cmd::{Command, Session};
 use super::connection::{Connection, ConnectionError};
 use super::node::Node;
 use crate::platform::{Clock, Listener};
@@ -28,12 +28,15 @@ pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Res
     ));
     let mut connections: FuturesUnordered<Pin<Box<dyn Future<Output = ()>>>> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
+    let mut next_client_id = 1;
     loop {
         tokio::select! {
             biased;
             Some(()) = connections.next(), if !connections.is_empty() => {}
             stream = listener.accept() => {
-                connections.push(Box::pin(serve_connection(stream?, node.clone(), clock.clone())));
+                let session = Session { id: next_client_id, ..Session::default() };
+                next_client_id += 1;
+                connections.push(Box::pin(serve_connection(stream?, session, node.clone(), clock.clone())));
             }
             () = clock.sleep_until_monotonic(next_cycle_ms) => {
                 node.borrow_mut().db.expire_due(clock.wall_ms());
@@ -43,25 +46,27 @@ pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Res
     }
 }
 
-/// Answers one client's requests in order until it hangs up or speaks nonsense.
-async fn serve_connection<S, C>(stream: S, node: Rc<RefCell<Node>>, clock: C)
+/// Answers one client's requests in order until it hangs up, quits or speaks nonsense.
+async fn serve_connection<S, C>(stream: S, mut session: Session, node: Rc<RefCell<Node>>, clock: C)
 where
     S: AsyncRead + AsyncWrite + Unpin,
     C: Clock,
 {
     let mut connection = Connection::new(stream);
     loop {
-        let request = match connection.read_frame().await {
-            Ok(Some(frame)) => frame,
+        let words = match connection.read_request().await {
+            Ok(Some(words)) if words.is_empty() => continue,
+            Ok(Some(words)) => words,
             Ok(None) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
             Err(ConnectionError::Protocol(reason)) => {
-                let _ = connection
-                    .write_frame(&Frame::Error(format!("ERR Protocol error: {reason}")))
-                    .await;
+                let error = Frame::Error(format!("ERR Protocol error: {reason}"));
+                let _ = connection.write_reply(&error.into(), session.protocol).await;
                 return;
             }
         };
-        let reply = match Command::from_frame(request) {
+        let command = Command::from_words(words);
+        let quit = matches!(command, Ok(Command::Quit(_)));
+        let reply = match command {
             Ok(Command::Wait(wait)) => {
                 // No replicas yet: asking for none answers at once, asking for more blocks
                 // for the timeout (0 = forever) and then reports none, as Redis does.
@@ -71,18 +76,12 @@ where
                         ms => clock.sleep_ms(ms as u64).await,
                     }
                 }
-                Frame::Integer(0)
+                Frame::Integer(0).into()
             }
-            Ok(command) => command.apply(&mut node.borrow_mut(), clock.wall_ms()),
-            Err(ParseError::Reply(error)) => error.into(),
-            Err(ParseError::Protocol(reason)) => {
-                let _ = connection
-                    .write_frame(&Frame::Error(format!("ERR Protocol error: {reason}")))
-                    .await;
-                return;
-            }
+            Ok(command) => command.apply(&mut node.borrow_mut(), &mut session, clock.wall_ms()),
+            Err(error) => Frame::from(error).into(),
         };
-        if connection.write_frame(&reply).await.is_err() {
+        if connection.write_reply(&reply, session.protocol).await.is_err() || quit {
             return;
         }
     }

@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::SimConnector;
 use super::recorder::Recorder;
-use crate::client::{Lock, LockError, LockGuard, Steps};
+use crate::client::{Held, Lock, LockError, LockGuard, Steps};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -80,7 +80,7 @@ pub struct ClientProcess {
     pub redis: Vec<SocketAddr>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
-    /// Called at every step of the algorithm: where crash-point faults strike.
+    /// Called at each named step of acquire and release: where crash points strike.
     pub steps: Arc<dyn Steps>,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
@@ -101,8 +101,8 @@ impl ClientProcess {
             self.clock.clone(),
             lock_rng,
             self.scenario.lock.options(),
-        );
-        lock = lock.with_steps(self.steps.clone());
+        )
+        .with_steps(self.steps.clone());
         if let Some(counter) = self.fence_counter {
             lock = lock.with_fence_counter(SimConnector(counter));
         }
@@ -146,18 +146,27 @@ impl ClientProcess {
     }
 
     /// Read, work for `work_ms`, write back the value plus one, presenting the fencing
-    /// token on both accesses. Stops early when the watchdog lost the lock.
+    /// token on both accesses. Records the watchdog's renewals; stops early when it lost
+    /// the lock.
     async fn critical_section(&self, mut guard: LockGuard, work_ms: u64) {
-        let fence = guard.lease().fence;
+        let fence = guard.fence();
         let value = match self.resource.read(fence) {
             Ok(value) => value,
             Err(stale) => return self.rejected(stale),
         };
         self.record(EventKind::ResourceRead { value, fence });
-        tokio::select! {
-            biased;
-            _ = guard.lost() => return,
-            () = self.clock.sleep_ms(work_ms) => {}
+        let done_at = self.clock.monotonic_ms() + work_ms;
+        loop {
+            tokio::select! {
+                biased;
+                held = guard.changed() => match held {
+                    Held::Valid(lease) => self.record(EventKind::Renewed {
+                        validity_ms: lease.remaining_ms(self.clock.monotonic_ms()),
+                    }),
+                    Held::Lost(_) => return,
+                },
+                () = self.clock.sleep_until_monotonic(done_at) => break,
+            }
         }
         match self.resource.write(value + 1, fence) {
             Ok(()) => self.record(EventKind::ResourceWrite {

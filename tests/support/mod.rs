@@ -1,5 +1,5 @@
 //! Real redis-server processes for tests: each on a free loopback port, in its own
-//! scratch directory, stopped when dropped. `make test` installs redis-server when it is
+//! scratch directory, stopped when dropped ([`sim`] has the simulated counterpart). `make test` installs redis-server when it is
 //! missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
@@ -8,6 +8,7 @@ pub mod sim;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A running redis-server.
@@ -15,6 +16,7 @@ pub struct RedisServer {
     pub addr: SocketAddr,
     child: Child,
     dir: PathBuf,
+    args: Vec<String>,
 }
 
 impl RedisServer {
@@ -34,8 +36,36 @@ impl RedisServer {
     }
 
     fn try_start(args: &[&str]) -> Option<RedisServer> {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!("locksim-redis-{}-{port}", std::process::id()));
+        Self::try_start_on(free_port(), args)
+    }
+
+    /// Kills the server and starts a fresh, empty one on the same port (a restart
+    /// without persistence); connections to the old one are reset.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let args: Vec<String> = self.args.clone();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(mut fresh) = Self::try_start_on(self.addr.port(), &args) {
+                std::mem::swap(self, &mut fresh);
+                return; // `fresh` now holds the dead child; dropping it is harmless
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not restart on {}",
+                self.addr
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn try_start_on(port: u16, args: &[&str]) -> Option<RedisServer> {
+        // One directory per server process, even for a restart on the same port.
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("locksim-redis-{}-{port}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let child = Command::new("redis-server")
             .args([
@@ -57,7 +87,13 @@ impl RedisServer {
             .spawn()
             .expect("redis-server must be installed (make test installs it: apt-get install redis-server)");
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let mut server = RedisServer { addr, child, dir };
+        let args = args.iter().map(|a| a.to_string()).collect();
+        let mut server = RedisServer {
+            addr,
+            child,
+            dir,
+            args,
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if server.child.try_wait().unwrap().is_some() {
@@ -75,6 +111,24 @@ impl RedisServer {
         // What answered may be another process on the same port; ours then exits soon.
         std::thread::sleep(Duration::from_millis(50));
         server.child.try_wait().unwrap().is_none().then_some(server)
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open, nothing is answered.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Resumes a frozen server (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal} {}", self.pid());
     }
 
     /// The process id, for SIGSTOP/SIGCONT tests.

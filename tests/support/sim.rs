@@ -52,9 +52,13 @@ pub fn client_node(n: u8) -> NodeHandle {
 
 /// A client of `nodes` with its own seed and `steps` hook.
 pub fn lock(nodes: &[SocketAddr], options: LockOptions, seed: u64, steps: StopAt) -> SimLock {
+    lock_with_clock(nodes, options, seed, clock()).with_steps(std::sync::Arc::new(steps))
+}
+
+/// A client of `nodes` reading `clock` (a clone the test can jump or skew).
+pub fn lock_with_clock(nodes: &[SocketAddr], options: LockOptions, seed: u64, clock: SimClock) -> SimLock {
     let connectors = nodes.iter().copied().map(SimConnector).collect();
-    Lock::new(connectors, clock(), ChaCha8Rng::seed_from_u64(seed), options)
-        .with_steps(std::sync::Arc::new(steps))
+    Lock::new(connectors, clock, ChaCha8Rng::seed_from_u64(seed), options)
 }
 
 /// Milliseconds of simulated time since the start of the run.

@@ -7,16 +7,25 @@
 mod keys;
 mod scripting;
 mod server_cmds;
+mod session;
 mod strings;
 
-pub use keys::{Del, Expire, Pexpire, Pttl};
+pub use keys::{
+    Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
+};
 pub use scripting::{Eval, Evalsha, Script};
-pub use server_cmds::{Ping, Wait};
-pub use strings::{Condition, Get, Incr, Set, SetExpiry, Setnx};
+pub use server_cmds::{Dbsize, Echo, Flushall, Ping, Wait};
+pub use session::{Client, Hello, Quit, Select, Session};
+pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, Setnx};
 
 use super::Frame;
+use super::connection::Reply;
 use super::db::Db;
 use super::node::Node;
+use super::request::string_to_i64;
+
+/// The Redis version the node answers as (HELLO): the one its replies were checked against.
+pub const REDIS_VERSION: &str = "7.0.15";
 
 /// An error reply (`-ERR …`), as Redis words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +40,9 @@ impl ReplyError {
     }
     fn invalid_expire(command: &str) -> Self {
         ReplyError(format!("ERR invalid expire time in '{command}' command"))
+    }
+    fn wrong_arity(name: &str) -> Self {
+        ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
     }
     fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
@@ -62,14 +74,25 @@ impl From<ReplyError> for ParseError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Ping(Ping),
+    Echo(Echo),
+    Hello(Hello),
+    Select(Select),
+    Client(Client),
+    Quit(Quit),
     Get(Get),
     Set(Set),
     Setnx(Setnx),
     Incr(Incr),
+    Incrby(Incrby),
     Del(Del),
+    Exists(Exists),
+    Type(Type),
     Pttl(Pttl),
-    Expire(Expire),
-    Pexpire(Pexpire),
+    Ttl(Ttl),
+    Persist(Persist),
+    Expire(ExpireRequest),
+    Dbsize(Dbsize),
+    Flushall(Flushall),
     Eval(Eval),
     Evalsha(Evalsha),
     Script(Script),
@@ -95,14 +118,28 @@ const fn spec(name: &'static str, arity: i32, in_scripts: bool) -> Spec {
 /// Every command name, with Redis 7.0's arity and flags.
 const COMMANDS: &[Spec] = &[
     spec("ping", -1, true),
+    spec("echo", 2, true),
+    spec("hello", -1, false),
+    spec("select", 2, true),
+    spec("client", -2, false),
+    spec("quit", -1, false),
     spec("get", 2, true),
     spec("set", -3, true),
     spec("setnx", 3, true),
     spec("incr", 2, true),
+    spec("incrby", 3, true),
     spec("del", -2, true),
+    spec("exists", -2, true),
+    spec("type", 2, true),
     spec("pttl", 2, true),
+    spec("ttl", 2, true),
+    spec("persist", 2, true),
     spec("expire", -3, true),
     spec("pexpire", -3, true),
+    spec("expireat", -3, true),
+    spec("pexpireat", -3, true),
+    spec("dbsize", 1, true),
+    spec("flushall", -1, true),
     spec("eval", -3, false),
     spec("evalsha", -3, false),
     spec("script", -2, false),
@@ -153,9 +190,7 @@ impl Command {
     pub fn from_words(words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
-            Rejection::WrongArity(name) => {
-                ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
-            }
+            Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
         Command::parse(spec.name, words)
     }
@@ -184,14 +219,28 @@ impl Command {
         };
         Ok(match name {
             "ping" => Command::Ping(Ping::parse(&mut args)?),
+            "echo" => Command::Echo(Echo::parse(&mut args)?),
+            "hello" => Command::Hello(Hello::parse(&mut args)?),
+            "select" => Command::Select(Select::parse(&mut args)?),
+            "client" => Command::Client(Client::parse(&mut args)?),
+            "quit" => Command::Quit(Quit),
             "get" => Command::Get(Get::parse(&mut args)?),
             "set" => Command::Set(Set::parse(&mut args)?),
             "setnx" => Command::Setnx(Setnx::parse(&mut args)?),
             "incr" => Command::Incr(Incr::parse(&mut args)?),
+            "incrby" => Command::Incrby(Incrby::parse(&mut args)?),
             "del" => Command::Del(Del::parse(&mut args)?),
+            "exists" => Command::Exists(Exists::parse(&mut args)?),
+            "type" => Command::Type(Type::parse(&mut args)?),
             "pttl" => Command::Pttl(Pttl::parse(&mut args)?),
-            "expire" => Command::Expire(Expire::parse(&mut args)?),
-            "pexpire" => Command::Pexpire(Pexpire::parse(&mut args)?),
+            "ttl" => Command::Ttl(Ttl::parse(&mut args)?),
+            "persist" => Command::Persist(Persist::parse(&mut args)?),
+            "expire" => Command::Expire(ExpireRequest::parse(ExpireKind::Expire, &mut args)?),
+            "pexpire" => Command::Expire(ExpireRequest::parse(ExpireKind::Pexpire, &mut args)?),
+            "expireat" => Command::Expire(ExpireRequest::parse(ExpireKind::Expireat, &mut args)?),
+            "pexpireat" => Command::Expire(ExpireRequest::parse(ExpireKind::Pexpireat, &mut args)?),
+            "dbsize" => Command::Dbsize(Dbsize),
+            "flushall" => Command::Flushall(Flushall::parse(&mut args)?),
             "eval" => Command::Eval(Eval::parse(&mut args)?),
             "evalsha" => Command::Evalsha(Evalsha::parse(&mut args)?),
             "script" => Command::Script(Script::parse(&mut args)?),
@@ -200,15 +249,20 @@ impl Command {
         })
     }
 
-    /// Executes the command on the node at wall-clock time `now_ms`.
+    /// Executes the command for a connection's `session` on the node, at wall-clock time
+    /// `now_ms`.
     ///
-    /// WAIT blocks, so the server answers it (see `server.rs`).
-    pub fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
+    /// WAIT blocks, so the server answers it; the server also closes the connection after
+    /// QUIT's reply (see `server.rs`).
+    pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         match self {
-            Command::Eval(cmd) => cmd.apply(node, now_ms),
-            Command::Evalsha(cmd) => cmd.apply(node, now_ms),
-            Command::Script(cmd) => cmd.apply(&mut node.scripts),
-            command => command.apply_to_db(&mut node.db, now_ms),
+            Command::Hello(cmd) => cmd.apply(session),
+            Command::Client(cmd) => cmd.apply(session).into(),
+            Command::Quit(Quit) => ok().into(),
+            Command::Eval(cmd) => cmd.apply(node, now_ms).into(),
+            Command::Evalsha(cmd) => cmd.apply(node, now_ms).into(),
+            Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
+            command => command.apply_to_db(&mut node.db, now_ms).into(),
         }
     }
 
@@ -216,17 +270,29 @@ impl Command {
     pub(crate) fn apply_to_db(self, db: &mut Db, now_ms: u64) -> Frame {
         match self {
             Command::Ping(cmd) => cmd.apply(),
+            Command::Echo(cmd) => cmd.apply(),
+            Command::Select(cmd) => cmd.apply(),
             Command::Get(cmd) => cmd.apply(db, now_ms),
             Command::Set(cmd) => cmd.apply(db, now_ms),
             Command::Setnx(cmd) => cmd.apply(db, now_ms),
             Command::Incr(cmd) => cmd.apply(db, now_ms),
+            Command::Incrby(cmd) => cmd.apply(db, now_ms),
             Command::Del(cmd) => cmd.apply(db, now_ms),
+            Command::Exists(cmd) => cmd.apply(db, now_ms),
+            Command::Type(cmd) => cmd.apply(db, now_ms),
             Command::Pttl(cmd) => cmd.apply(db, now_ms),
+            Command::Ttl(cmd) => cmd.apply(db, now_ms),
+            Command::Persist(cmd) => cmd.apply(db, now_ms),
             Command::Expire(cmd) => cmd.apply(db, now_ms),
-            Command::Pexpire(cmd) => cmd.apply(db, now_ms),
-            Command::Eval(_) | Command::Evalsha(_) | Command::Script(_) | Command::Wait(_) => {
-                ReplyError::not_from_script().into()
-            }
+            Command::Dbsize(cmd) => cmd.apply(db),
+            Command::Flushall(cmd) => cmd.apply(db),
+            Command::Hello(_)
+            | Command::Client(_)
+            | Command::Quit(_)
+            | Command::Eval(_)
+            | Command::Evalsha(_)
+            | Command::Script(_)
+            | Command::Wait(_) => ReplyError::not_from_script().into(),
         }
     }
 }
@@ -286,13 +352,9 @@ impl Args {
     }
 }
 
-/// Parses a decimal integer as Redis's `string2ll` does: no sign `+`, no spaces.
+/// Parses a decimal integer as Redis's `string2ll` does: no `+`, no spaces, no leading zeros.
 fn parse_int(bytes: &[u8]) -> Result<i64, ReplyError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| ReplyError::not_an_integer())?;
-    if text.starts_with('+') || text.starts_with(' ') {
-        return Err(ReplyError::not_an_integer());
-    }
-    text.parse().map_err(|_| ReplyError::not_an_integer())
+    string_to_i64(bytes).ok_or_else(ReplyError::not_an_integer)
 }
 
 /// Builds a request frame from words (what a client sends).
@@ -432,44 +494,186 @@ mod tests {
         );
     }
 
+    // Expected replies below were read from redis-server 7.0.15 for the same requests.
+    #[test]
+    fn key_commands_follow_redis() {
+        let mut db = Db::default();
+        let int = Frame::Integer;
+        run(&mut db, 0, &["SET", "k", "v"]);
+        assert_eq!(run(&mut db, 0, &["EXISTS", "k", "k", "nokey"]), int(2));
+        assert_eq!(
+            run(&mut db, 0, &["TYPE", "k"]),
+            Frame::SimpleString(b"string".to_vec())
+        );
+        assert_eq!(
+            run(&mut db, 0, &["TYPE", "nokey"]),
+            Frame::SimpleString(b"none".to_vec())
+        );
+        assert_eq!(run(&mut db, 0, &["PERSIST", "k"]), int(0));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100"]), int(1));
+        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(100));
+        assert_eq!(run(&mut db, 0, &["PERSIST", "k"]), int(1));
+        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(-1));
+        assert_eq!(run(&mut db, 0, &["TTL", "nokey"]), int(-2));
+        run(&mut db, 0, &["PEXPIRE", "k", "1499"]);
+        assert_eq!(
+            run(&mut db, 0, &["TTL", "k"]),
+            int(1),
+            "TTL rounds to the nearest second"
+        );
+        run(&mut db, 0, &["PEXPIRE", "k", "499"]);
+        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(0));
+        assert_eq!(run(&mut db, 0, &["DBSIZE"]), int(1));
+        assert_eq!(run(&mut db, 0, &["FLUSHALL", "x"]), err("ERR syntax error"));
+        assert_eq!(run(&mut db, 0, &["FLUSHALL", "async"]), ok());
+        assert_eq!(run(&mut db, 0, &["DBSIZE"]), int(0));
+        assert_eq!(run(&mut db, 0, &["ECHO", "a"]), Frame::BulkString(b"a".to_vec()));
+        assert_eq!(run(&mut db, 0, &["SELECT", "0"]), ok());
+        assert_eq!(
+            run(&mut db, 0, &["SELECT", "16"]),
+            err("ERR DB index is out of range")
+        );
+    }
+
+    #[test]
+    fn expire_options_follow_redis() {
+        let mut db = Db::default();
+        let int = Frame::Integer;
+        run(&mut db, 0, &["SET", "k", "v"]);
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "NX"]), int(1));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "NX"]), int(0));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "200", "XX"]), int(1));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "GT"]), int(0));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "300", "gt"]), int(1));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "400", "LT"]), int(0));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "200", "LT"]), int(1));
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "XX", "GT"]), int(0));
+        assert_eq!(
+            run(&mut db, 0, &["EXPIRE", "k", "100", "NX", "XX"]),
+            err("ERR NX and XX, GT or LT options at the same time are not compatible")
+        );
+        assert_eq!(
+            run(&mut db, 0, &["EXPIRE", "k", "100", "GT", "LT"]),
+            err("ERR GT and LT options at the same time are not compatible")
+        );
+        assert_eq!(
+            run(&mut db, 0, &["EXPIRE", "k", "x", "bogus"]),
+            err("ERR Unsupported option bogus")
+        );
+        run(&mut db, 0, &["SET", "p", "v"]);
+        assert_eq!(
+            run(&mut db, 0, &["EXPIRE", "p", "100", "GT"]),
+            int(0),
+            "no TTL is infinite"
+        );
+        assert_eq!(run(&mut db, 0, &["EXPIRE", "p", "100", "LT"]), int(1));
+        assert_eq!(
+            run(&mut db, 0, &["EXPIRE", "k", "92233720368547758"]),
+            err("ERR invalid expire time in 'expire' command")
+        );
+        assert_eq!(
+            run(&mut db, 0, &["PEXPIREAT", "k", "9223372036854775807"]),
+            int(1)
+        );
+        assert_eq!(run(&mut db, 5, &["PEXPIREAT", "k", "1"]), int(1));
+        assert_eq!(
+            run(&mut db, 5, &["EXISTS", "k"]),
+            int(0),
+            "a past time deletes the key"
+        );
+        run(&mut db, 0, &["SET", "k", "v"]);
+        assert_eq!(run(&mut db, 0, &["EXPIREAT", "k", "3"]), int(1));
+        assert_eq!(run(&mut db, 1000, &["PTTL", "k"]), int(2000));
+    }
+
+    #[test]
+    fn incrby_follows_redis() {
+        let mut db = Db::default();
+        assert_eq!(run(&mut db, 0, &["INCRBY", "n", "5"]), Frame::Integer(5));
+        assert_eq!(
+            run(&mut db, 0, &["INCRBY", "n", "9223372036854775807"]),
+            err("ERR increment or decrement would overflow")
+        );
+        assert_eq!(
+            run(&mut db, 0, &["INCRBY", "n", "x"]),
+            err("ERR value is not an integer or out of range")
+        );
+        for stored in [" 1", "01", "-0", "1.0", "+1"] {
+            run(&mut db, 0, &["SET", "s", stored]);
+            assert_eq!(
+                run(&mut db, 0, &["INCR", "s"]),
+                err("ERR value is not an integer or out of range"),
+                "{stored}"
+            );
+        }
+    }
+
     #[test]
     fn client_frames_parse_back_to_the_same_command() {
-        let commands = [
-            Command::Get(Get { key: b"k".to_vec() }),
-            Command::Setnx(Setnx {
+        let expire = |kind, time| {
+            Command::Expire(ExpireRequest {
+                kind,
                 key: b"k".to_vec(),
-                value: b"v".to_vec(),
-            }),
-            Command::Incr(Incr { key: b"k".to_vec() }),
-            Command::Del(Del {
-                keys: vec![b"a".to_vec(), b"b".to_vec()],
-            }),
-            Command::Pttl(Pttl { key: b"k".to_vec() }),
-            Command::Expire(Expire {
-                key: b"k".to_vec(),
-                seconds: 10,
-            }),
-            Command::Pexpire(Pexpire {
-                key: b"k".to_vec(),
-                ms: 10,
-            }),
-            Command::Wait(Wait {
-                replicas: 1,
-                timeout_ms: 100,
-            }),
+                time,
+                flags: ExpireFlags::default(),
+            })
+        };
+        let wait = Wait {
+            replicas: 1,
+            timeout_ms: 100,
+        };
+        let cases = [
+            (
+                Get { key: b"k".to_vec() }.into_frame(),
+                Command::Get(Get { key: b"k".to_vec() }),
+            ),
+            (
+                Setnx {
+                    key: b"k".to_vec(),
+                    value: b"v".to_vec(),
+                }
+                .into_frame(),
+                Command::Setnx(Setnx {
+                    key: b"k".to_vec(),
+                    value: b"v".to_vec(),
+                }),
+            ),
+            (
+                Incr { key: b"k".to_vec() }.into_frame(),
+                Command::Incr(Incr { key: b"k".to_vec() }),
+            ),
+            (
+                Del {
+                    keys: vec![b"a".to_vec(), b"b".to_vec()],
+                }
+                .into_frame(),
+                Command::Del(Del {
+                    keys: vec![b"a".to_vec(), b"b".to_vec()],
+                }),
+            ),
+            (
+                Pttl { key: b"k".to_vec() }.into_frame(),
+                Command::Pttl(Pttl { key: b"k".to_vec() }),
+            ),
+            (
+                Expire {
+                    key: b"k".to_vec(),
+                    seconds: 10,
+                }
+                .into_frame(),
+                expire(ExpireKind::Expire, 10),
+            ),
+            (
+                Pexpire {
+                    key: b"k".to_vec(),
+                    ms: 10,
+                }
+                .into_frame(),
+                expire(ExpireKind::Pexpire, 10),
+            ),
+            (wait.clone().into_frame(), Command::Wait(wait)),
         ];
-        for command in commands {
-            let frame = match command.clone() {
-                Command::Get(c) => c.into_frame(),
-                Command::Setnx(c) => c.into_frame(),
-                Command::Incr(c) => c.into_frame(),
-                Command::Del(c) => c.into_frame(),
-                Command::Pttl(c) => c.into_frame(),
-                Command::Expire(c) => c.into_frame(),
-                Command::Pexpire(c) => c.into_frame(),
-                Command::Wait(c) => c.into_frame(),
-                _ => unreachable!(),
-            };
+        for (frame, command) in cases {
             assert_eq!(Command::from_frame(frame), Ok(command));
         }
     }

@@ -102,11 +102,7 @@ impl Script {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
         let subcommand = args.next_bytes()?;
         let mut rest = args.rest();
-        let wrong_arity = |name: &str| {
-            ReplyError(format!(
-                "ERR wrong number of arguments for 'script|{name}' command"
-            ))
-        };
+        let wrong_arity = |name: &str| ReplyError::wrong_arity(&format!("script|{name}"));
         match subcommand.to_ascii_uppercase().as_slice() {
             b"LOAD" if rest.len() == 1 => Ok(Script::Load(rest.pop().unwrap_or_default())),
             b"LOAD" => Err(wrong_arity("load")),
@@ -153,9 +149,10 @@ impl Script {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Command;
+    use super::super::{Command, Session};
     use super::*;
     use crate::client::scripts;
+    use crate::redis::connection::Reply;
     use crate::redis::lua::sha1_hex;
 
     /// Runs one request on the node; every expected reply below was read from
@@ -163,7 +160,10 @@ mod tests {
     fn run(node: &mut Node, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
         match Command::from_words(words) {
-            Ok(command) => command.apply(node, 0),
+            Ok(command) => match command.apply(node, &mut Session::default(), 0) {
+                Reply::Frame(frame) => frame,
+                other => panic!("not a frame: {other:?}"),
+            },
             Err(error) => error.into(),
         }
     }

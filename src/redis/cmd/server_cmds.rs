@@ -1,6 +1,7 @@
-//! Connection- and server-level commands: PING, WAIT.
+//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, WAIT.
 
-use super::{Args, Frame, ReplyError, request};
+use super::{Args, Frame, ReplyError, ok, request};
+use crate::redis::db::Db;
 
 /// `PING [message]`: PONG, or the message back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,9 +13,7 @@ impl Ping {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
         let mut words = args.rest();
         if words.len() > 1 {
-            return Err(ReplyError(
-                "ERR wrong number of arguments for 'ping' command".into(),
-            ));
+            return Err(ReplyError::wrong_arity("ping"));
         }
         Ok(Ping { message: words.pop() })
     }
@@ -24,6 +23,55 @@ impl Ping {
             None => Frame::SimpleString(b"PONG".to_vec()),
             Some(message) => Frame::BulkString(message),
         }
+    }
+}
+
+/// `ECHO message`: the message back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Echo {
+    pub message: Vec<u8>,
+}
+
+impl Echo {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Echo {
+            message: args.next_bytes()?,
+        })
+    }
+
+    pub(crate) fn apply(self) -> Frame {
+        Frame::BulkString(self.message)
+    }
+}
+
+/// `DBSIZE`: how many keys are stored (expired ones not yet deleted included, as in Redis).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dbsize;
+
+impl Dbsize {
+    pub(crate) fn apply(self, db: &Db) -> Frame {
+        Frame::Integer(db.len() as i64)
+    }
+}
+
+/// `FLUSHALL [ASYNC|SYNC]`: deletes every key (both modes do it at once here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flushall;
+
+impl Flushall {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        match args.rest().as_slice() {
+            [] => Ok(Flushall),
+            [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => {
+                Ok(Flushall)
+            }
+            _ => Err(ReplyError::syntax()),
+        }
+    }
+
+    pub(crate) fn apply(self, db: &mut Db) -> Frame {
+        db.clear();
+        ok()
     }
 }
 

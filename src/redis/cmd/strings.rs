@@ -1,4 +1,4 @@
-//! GET and SET.
+//! String commands: GET, SET, SETNX, INCR, INCRBY.
 
 use super::{Args, Frame, ReplyError, ok, request};
 use crate::redis::db::Db;
@@ -199,6 +199,35 @@ impl Incr {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        Incrby {
+            key: self.key,
+            increment: 1,
+        }
+        .apply(db, now_ms)
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"INCR".to_vec(), self.key])
+    }
+}
+
+/// `INCRBY key increment`: as INCR, by any amount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incrby {
+    pub key: Vec<u8>,
+    pub increment: i64,
+}
+
+impl Incrby {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Incrby {
+            key: args.next_bytes()?,
+            increment: args.next_int()?,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
         let (current, expires_at_ms) = match db.get(&self.key, now_ms) {
             None => (0, None),
             Some(entry) => match super::parse_int(&entry.value) {
@@ -206,15 +235,10 @@ impl Incr {
                 Err(e) => return e.into(),
             },
         };
-        let Some(next) = current.checked_add(1) else {
+        let Some(next) = current.checked_add(self.increment) else {
             return ReplyError("ERR increment or decrement would overflow".into()).into();
         };
         db.set(self.key, next.to_string().into_bytes(), expires_at_ms);
         Frame::Integer(next)
-    }
-
-    /// The request frame a client sends.
-    pub fn into_frame(self) -> Frame {
-        request([b"INCR".to_vec(), self.key])
     }
 }

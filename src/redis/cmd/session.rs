@@ -1,0 +1,183 @@
+//! Connection-level commands: HELLO, SELECT, CLIENT SETNAME/GETNAME/ID, QUIT. They read or
+//! change the [`Session`] of the connection that sends them.
+
+use super::{Args, Frame, ReplyError, ok};
+use crate::redis::connection::{Protocol, Reply};
+
+/// What the node keeps per connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Session {
+    /// The connection's id (CLIENT ID, HELLO), unique on the node.
+    pub id: u64,
+    /// The RESP version replies are written in.
+    pub protocol: Protocol,
+    /// The name set by CLIENT SETNAME or HELLO SETNAME.
+    pub name: Option<Vec<u8>>,
+}
+
+/// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
+/// bytes outside `!`..`~` are refused.
+fn set_name(session: &mut Session, name: Vec<u8>) -> Result<(), ReplyError> {
+    if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return Err(ReplyError(
+            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
+        ));
+    }
+    session.name = (!name.is_empty()).then_some(name);
+    Ok(())
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`: switches the connection to
+/// RESP2 or RESP3 and describes the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    pub protocol: Option<Protocol>,
+    /// `(username, password)`.
+    pub auth: Option<(Vec<u8>, Vec<u8>)>,
+    pub name: Option<Vec<u8>>,
+}
+
+impl Hello {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let words = args.rest();
+        let mut hello = Hello {
+            protocol: None,
+            auth: None,
+            name: None,
+        };
+        let Some((version, options)) = words.split_first() else {
+            return Ok(hello);
+        };
+        hello.protocol = match super::parse_int(version) {
+            Err(_) => {
+                return Err(ReplyError(
+                    "ERR Protocol version is not an integer or out of range".into(),
+                ));
+            }
+            Ok(2) => Some(Protocol::Resp2),
+            Ok(3) => Some(Protocol::Resp3),
+            Ok(_) => return Err(ReplyError("NOPROTO unsupported protocol version".into())),
+        };
+        let mut rest = options;
+        while let Some((option, more)) = rest.split_first() {
+            rest = match (option.to_ascii_uppercase().as_slice(), more) {
+                (b"AUTH", [user, password, after @ ..]) => {
+                    hello.auth = Some((user.clone(), password.clone()));
+                    after
+                }
+                (b"SETNAME", [name, after @ ..]) => {
+                    hello.name = Some(name.clone());
+                    after
+                }
+                _ => {
+                    return Err(ReplyError(format!(
+                        "ERR Syntax error in HELLO option '{}'",
+                        String::from_utf8_lossy(option)
+                    )));
+                }
+            };
+        }
+        Ok(hello)
+    }
+
+    /// Authenticates (only the password-less `default` user exists), names the connection,
+    /// switches protocol, then replies with the server map in the new protocol.
+    pub(crate) fn apply(self, session: &mut Session) -> Reply {
+        if let Some((user, _password)) = &self.auth
+            && user.as_slice() != b"default"
+        {
+            return Frame::Error("WRONGPASS invalid username-password pair or user is disabled.".into())
+                .into();
+        }
+        if let Some(name) = self.name
+            && let Err(error) = set_name(session, name)
+        {
+            return Frame::from(error).into();
+        }
+        if let Some(protocol) = self.protocol {
+            session.protocol = protocol;
+        }
+        let proto = match session.protocol {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        };
+        let text = |s: &str| Frame::BulkString(s.as_bytes().to_vec());
+        Reply::Map(vec![
+            (text("server"), text("redis")),
+            (text("version"), text(super::REDIS_VERSION)),
+            (text("proto"), Frame::Integer(proto)),
+            (text("id"), Frame::Integer(session.id as i64)),
+            (text("mode"), text("standalone")),
+            (text("role"), text("master")),
+            (text("modules"), Frame::Array(vec![])),
+        ])
+    }
+}
+
+/// `SELECT index`: only database 0 exists here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select {
+    pub index: i64,
+}
+
+/// Redis's database count (`databases 16`).
+const DATABASES: i64 = 16;
+
+impl Select {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Select {
+            index: args.next_int()?,
+        })
+    }
+
+    pub(crate) fn apply(self) -> Frame {
+        match self.index {
+            0 => ok(),
+            1..DATABASES => Frame::Error("ERR locksim's fake Redis has only database 0".into()),
+            _ => Frame::Error("ERR DB index is out of range".into()),
+        }
+    }
+}
+
+/// `CLIENT SETNAME name | GETNAME | ID`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Client {
+    SetName(Vec<u8>),
+    GetName,
+    Id,
+}
+
+impl Client {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let subcommand = args.next_bytes()?;
+        let mut rest = args.rest();
+        let wrong_arity = |name: &str| ReplyError::wrong_arity(&format!("client|{name}"));
+        match subcommand.to_ascii_uppercase().as_slice() {
+            b"SETNAME" if rest.len() == 1 => Ok(Client::SetName(rest.pop().unwrap_or_default())),
+            b"SETNAME" => Err(wrong_arity("setname")),
+            b"GETNAME" if rest.is_empty() => Ok(Client::GetName),
+            b"GETNAME" => Err(wrong_arity("getname")),
+            b"ID" if rest.is_empty() => Ok(Client::Id),
+            b"ID" => Err(wrong_arity("id")),
+            _ => Err(ReplyError(format!(
+                "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(&subcommand)
+            ))),
+        }
+    }
+
+    pub(crate) fn apply(self, session: &mut Session) -> Frame {
+        match self {
+            Client::SetName(name) => match set_name(session, name) {
+                Ok(()) => ok(),
+                Err(error) => error.into(),
+            },
+            Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString),
+            Client::Id => Frame::Integer(session.id as i64),
+        }
+    }
+}
+
+/// `QUIT`: OK, then the server closes the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quit;

@@ -1,0 +1,138 @@
+//! Redlock's clock rules in simulation: the validity check after the replies, on the
+//! monotonic clock, and the clients that skip it or read the wall clock instead.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use locksim::client::{Algorithm, LockError, LockOptions, Profile, Retry, ValidityClock};
+use locksim::platform::Clock;
+use madsim::runtime::Handle;
+use support::sim::{StopAt, client_node, clock, lock, lock_with_clock, now_ms, simulate, start_redis};
+
+const KEY: &[u8] = b"redlock:lock";
+const TTL_MS: u64 = 1000;
+/// When the contested acquire starts, connections already open.
+const ACQUIRE_AT_MS: u64 = 1000;
+/// How long the client is frozen while its requests are in flight: longer than the TTL.
+const FREEZE_MS: u64 = 1500;
+
+fn single_attempt(options: LockOptions) -> LockOptions {
+    options.request_timeout_ms(10 * TTL_MS).retry(Retry {
+        count: 0,
+        delay_ms: 0,
+        jitter_ms: 0,
+    })
+}
+
+/// What the frozen client and a rival saw.
+struct Frozen {
+    /// The frozen client's verdict on its acquire.
+    verdict: Result<bool, LockError>,
+    /// When the frozen client's acquire returned.
+    returned_at: u64,
+    /// The rival's lease end, if it got the lock (it keeps it).
+    rival_valid_until: Option<u64>,
+}
+
+/// Client 1 sends its acquire to `nodes` Redis nodes at `ACQUIRE_AT_MS` and is frozen
+/// (a GC pause) `FREEZE_MS` while its requests are in flight; the keys are set at once and
+/// expire while it sleeps. `jump_ms` steps its wall clock during the freeze. A rival keeps
+/// trying meanwhile.
+fn frozen_during_acquire(nodes: u8, options: LockOptions, jump_ms: i64) -> Frozen {
+    simulate(4, || async move {
+        let redis: Vec<SocketAddr> = (1..=nodes).map(start_redis).collect();
+        let rival_redis = redis.clone();
+        let frozen_node = client_node(1);
+        let frozen_clock = clock();
+        let jumper = frozen_clock.clone();
+        let frozen_id = frozen_node.id();
+        let frozen = frozen_node.spawn(async move {
+            let mut a = lock_with_clock(&redis, single_attempt(options), 1, frozen_clock.clone());
+            let warm = a.acquire(b"warm-up").await.expect("connections open");
+            a.release(&warm).await.unwrap();
+            frozen_clock.sleep_until_monotonic(ACQUIRE_AT_MS).await;
+            let verdict = a.try_acquire(KEY).await.map(|lease| lease.is_some());
+            (verdict, now_ms())
+        });
+        // Freeze client 1 half a millisecond after it sent: before any reply (≥ 1 ms away).
+        madsim::time::sleep(Duration::from_micros(ACQUIRE_AT_MS * 1000 + 500)).await;
+        Handle::current().pause(frozen_id);
+        jumper.jump_ms(jump_ms);
+        let rival = client_node(2).spawn(async move {
+            let patient = LockOptions::new(Algorithm::Redlock, 10 * TTL_MS).retry(Retry {
+                count: 1000,
+                delay_ms: 50,
+                jitter_ms: 0,
+            });
+            let mut b = lock(&rival_redis, patient, 2, StopAt::nowhere());
+            b.acquire(KEY).await.ok().map(|lease| lease.valid_until_ms)
+        });
+        clock().sleep_ms(FREEZE_MS).await;
+        Handle::current().resume(frozen_id);
+        let (verdict, returned_at) = frozen.await.unwrap();
+        Frozen {
+            verdict,
+            returned_at,
+            rival_valid_until: rival.await.unwrap(),
+        }
+    })
+}
+
+#[test]
+fn redlock_refuses_a_majority_whose_replies_came_back_after_the_ttl() {
+    let frozen = frozen_during_acquire(3, LockOptions::new(Algorithm::Redlock, TTL_MS), 0);
+    match frozen.verdict {
+        Err(LockError::NoValidityLeft { elapsed_ms, .. }) => assert!(elapsed_ms >= FREEZE_MS),
+        other => panic!("expected no validity left, got {other:?}"),
+    }
+    assert!(
+        frozen.rival_valid_until.is_some(),
+        "the rival took the expired lock"
+    );
+}
+
+#[test]
+fn a_client_without_the_elapsed_time_check_believes_a_lock_that_already_expired() {
+    // redis-py: single node, no elapsed-time check.
+    let options = LockOptions::new(Algorithm::LuaRelease, TTL_MS).profile(Profile::RedisPy);
+    let frozen = frozen_during_acquire(1, options, 0);
+    assert!(matches!(frozen.verdict, Ok(true)), "{:?}", frozen.verdict);
+    let rival_until = frozen.rival_valid_until.expect("the rival took the expired key");
+    assert!(
+        frozen.returned_at < rival_until,
+        "two holders: granted at {} ms while the rival holds until {rival_until} ms",
+        frozen.returned_at
+    );
+}
+
+#[test]
+fn validity_on_the_wall_clock_is_fooled_by_a_clock_step_back_during_the_acquire() {
+    let redlock = |clock: ValidityClock| {
+        let mut options = LockOptions::new(Algorithm::Redlock, TTL_MS);
+        options.validity_clock = clock;
+        options
+    };
+    // node-redlock measures with Date.now(): the freeze is hidden by the step back.
+    let frozen = frozen_during_acquire(3, redlock(ValidityClock::Wall), -(FREEZE_MS as i64));
+    assert!(matches!(frozen.verdict, Ok(true)), "{:?}", frozen.verdict);
+    assert!(
+        frozen
+            .rival_valid_until
+            .is_some_and(|until| frozen.returned_at < until)
+    );
+    // The monotonic clock does not step.
+    let frozen = frozen_during_acquire(3, redlock(ValidityClock::Monotonic), -(FREEZE_MS as i64));
+    assert!(
+        matches!(frozen.verdict, Err(LockError::NoValidityLeft { .. })),
+        "{:?}",
+        frozen.verdict
+    );
+    assert_eq!(
+        LockOptions::new(Algorithm::Redlock, TTL_MS)
+            .profile(Profile::NodeRedlock)
+            .validity_clock,
+        ValidityClock::Wall
+    );
+}
