@@ -189,3 +189,17 @@ fn runs_with_watchdog_fencing_and_a_profile_replay_to_the_same_digest() {
     assert_eq!(first.digest(), run(&scenario, 11).digest());
     assert_ne!(first.digest(), run(&scenario, 12).digest());
 }
+
+#[test]
+fn wait_replicas_without_replicas_refuses_every_grant() {
+    // Redisson's profile WAITs for one replica; the single topology has none.
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "profile": "redisson",
+                   "retry": { "count": 0, "delay_ms": 0, "jitter_ms": 0 } }"#;
+    let history = run(&scenario("redisson-no-replica", lock, "[]"), 0);
+    assert_eq!(count(&history, |k| matches!(k, EventKind::Acquired { .. })), 0);
+    let refusals = count(
+        &history,
+        |k| matches!(k, EventKind::AcquireFailed { reason } if reason.contains("only 0 of the 1 replicas")),
+    );
+    assert!(refusals > 10, "{refusals} refusals naming the missing replica");
+}

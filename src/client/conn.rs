@@ -39,8 +39,12 @@ impl<C: Connect, K: Clock> Conn<C, K> {
 
     /// Sends one request and waits for its reply (connecting first if needed).
     pub async fn request(&mut self, request: &Frame) -> Result<Frame, RequestError> {
+        self.request_within(request, self.timeout_ms).await
+    }
+
+    /// As [`Conn::request`], for a command that may take `timeout_ms` on the server (WAIT).
+    pub async fn request_within(&mut self, request: &Frame, timeout_ms: u64) -> Result<Frame, RequestError> {
         let clock = self.clock.clone();
-        let timeout_ms = self.timeout_ms;
         let result = tokio::select! {
             biased;
             result = self.exchange(request) => result.map_err(RequestError::from),

@@ -63,7 +63,9 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 replicas: wait.replicas as i64,
                 timeout_ms: wait.timeout_ms as i64,
             };
-            let acknowledged = integer(conn.request(&request.into_frame()).await?)?;
+            // WAIT blocks on the server for up to its timeout: give the reply that long more.
+            let within_ms = wait.timeout_ms + options.request_timeout_ms;
+            let acknowledged = integer(conn.request_within(&request.into_frame(), within_ms).await?)?;
             if acknowledged < wait.replicas as i64 {
                 return Err(LockError::NotReplicated {
                     acknowledged,

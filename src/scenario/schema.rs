@@ -100,7 +100,8 @@ pub struct LockSpec {
     /// Where fencing tokens come from: `none`, `master-incr` or `counter`.
     #[serde(default)]
     pub fencing: Option<Fencing>,
-    /// After each grant, `WAIT` for this many replicas; fewer acknowledgements fail the grant.
+    /// After each grant, `WAIT` (up to `node_timeout_ms`) for this many replicas; fewer
+    /// acknowledgements fail the grant.
     #[serde(default)]
     pub wait_replicas: Option<u32>,
 }
@@ -158,7 +159,7 @@ impl LockSpec {
         if let Some(replicas) = self.wait_replicas {
             options.wait_replicas = Some(WaitReplicas {
                 replicas,
-                timeout_ms: options.request_timeout_ms / 2,
+                timeout_ms: options.request_timeout_ms,
             });
         }
         options
