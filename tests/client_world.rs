@@ -199,7 +199,7 @@ fn wait_replicas_without_replicas_refuses_every_grant() {
     assert_eq!(count(&history, |k| matches!(k, EventKind::Acquired { .. })), 0);
     let refusals = count(
         &history,
-        |k| matches!(k, EventKind::AcquireFailed { reason } if reason.contains("only 0 of the 1 replicas")),
+        |k| matches!(k, EventKind::AcquireFailed { reason, .. } if reason.contains("only 0 of the 1 replicas")),
     );
     assert!(refusals > 10, "{refusals} refusals naming the missing replica");
 }
