@@ -1,4 +1,5 @@
-//! The `locksim` command line: run scenarios over many seeds, replay one seed.
+//! The `locksim` command line: run scenarios over many seeds, replay one seed, or serve one
+//! fake Redis node on a real port.
 //!
 //! Exit codes: 0 when every expectation is met, 1 when one is not (or a run failed),
 //! 2 on invalid input or usage.
@@ -13,6 +14,9 @@ use clap::{Parser, Subcommand};
 
 use locksim::check::check_all;
 use locksim::history::fmt_ms;
+use locksim::real::{HostClock, TcpListener};
+use locksim::redis::cmd::REDIS_VERSION;
+use locksim::redis::server;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{run_seed, sweep};
@@ -56,6 +60,13 @@ enum Command {
         #[arg(long)]
         seed: u64,
     },
+    /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
+    /// any client can talk to the node the simulator runs. Runs until killed.
+    Serve {
+        /// The TCP port to listen on.
+        #[arg(long)]
+        port: u16,
+    },
 }
 
 fn main() -> ExitCode {
@@ -69,6 +80,7 @@ fn main() -> ExitCode {
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
         Command::Replay { file, seed } => replay(&file, seed),
+        Command::Serve { port } => serve(port),
     }
 }
 
@@ -173,4 +185,29 @@ fn replay(file: &Path, seed: u64) -> ExitCode {
     }
     emit(format_args!("digest: {}", history.digest()));
     ExitCode::SUCCESS
+}
+
+/// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
+/// design, so it runs on a current-thread runtime.
+fn serve(port: u16) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        emit(format_args!(
+            "fake Redis {REDIS_VERSION} node listening on {}",
+            listener.local_addr()?
+        ));
+        server::serve(TcpListener(listener), HostClock::new()).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => invalid(format!("serving on {addr}: {e}")),
+    }
 }
