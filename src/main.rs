@@ -1,5 +1,5 @@
-//! The `locksim` command line: run scenarios over many seeds, replay one seed, or run a
-//! command under a lock on real Redis.
+//! The `locksim` command line: run scenarios over many seeds, replay one seed, run a
+//! command under a lock on real Redis, or serve one fake Redis node on a real port.
 //!
 //! Exit codes of `run` and `replay`: 0 when every expectation is met, 1 when one is not
 //! (or a run failed), 2 on invalid input or usage. `lock` exits with its command's status,
@@ -16,6 +16,9 @@ use clap::{Parser, Subcommand};
 
 use locksim::check::{CheckSettings, check_all};
 use locksim::history::fmt_ms;
+use locksim::real::{HostClock, TcpListener};
+use locksim::redis::cmd::REDIS_VERSION;
+use locksim::redis::server;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{run_seed, sweep};
@@ -81,6 +84,13 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
+    /// any client can talk to the node the simulator runs. Runs until killed.
+    Serve {
+        /// The TCP port to listen on.
+        #[arg(long)]
+        port: u16,
+    },
 }
 
 fn main() -> ExitCode {
@@ -102,6 +112,7 @@ fn main() -> ExitCode {
             node_timeout,
             command,
         } => lock_and_run(&redis, &key, ttl, wait, node_timeout, &command),
+        Command::Serve { port } => serve(port),
     }
 }
 
@@ -377,5 +388,30 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
         (Some(code), _) => ExitCode::from(code as u8),
         (None, Some(signal)) => ExitCode::from(128 + signal as u8),
         (None, None) => ExitCode::FAILURE,
+    }
+}
+
+/// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
+/// design, so it runs on a current-thread runtime.
+fn serve(port: u16) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        emit(format_args!(
+            "fake Redis {REDIS_VERSION} node listening on {}",
+            listener.local_addr()?
+        ));
+        server::serve(TcpListener(listener), HostClock::new()).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => invalid(format!("serving on {addr}: {e}")),
     }
 }

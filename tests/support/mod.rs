@@ -3,6 +3,7 @@
 //! missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod resp;
 pub mod sim;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -152,4 +153,54 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A fake node served on real TCP and the host clock by the code `locksim serve` runs, in a
+/// thread of its own (the serve loop is !Send); stopped when dropped.
+pub struct FakeServer {
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeServer {
+    /// Starts a fake node on a free loopback port.
+    pub fn start() -> FakeServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener =
+                    locksim::real::TcpListener(tokio::net::TcpListener::from_std(listener).unwrap());
+                let clock = locksim::real::HostClock::new();
+                tokio::select! {
+                    biased;
+                    _ = stopped => {}
+                    result = locksim::redis::server::serve(listener, clock) => result.unwrap(),
+                }
+            });
+        });
+        FakeServer {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -340,13 +340,6 @@ impl Args {
         parse_int(&self.next_bytes()?)
     }
 
-    /// The next argument as an upper-case option word, if any remain.
-    fn next_option(&mut self) -> Option<String> {
-        self.words
-            .next()
-            .map(|w| String::from_utf8_lossy(&w).to_uppercase())
-    }
-
     fn rest(&mut self) -> Vec<Vec<u8>> {
         self.words.by_ref().collect()
     }

@@ -59,57 +59,78 @@ pub struct Set {
 }
 
 impl Set {
+    /// Parses as Redis 7.0 does: an option may repeat (the last wins) but not meet a
+    /// conflicting one, and the time is checked only after every option was read.
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
-        let mut set = Set {
-            key: args.next_bytes()?,
-            value: args.next_bytes()?,
-            condition: None,
-            expiry: None,
-        };
-        while let Some(option) = args.next_option() {
-            match option.as_str() {
-                "NX" | "XX" if set.condition.is_some() => return Err(ReplyError::syntax()),
-                "NX" => set.condition = Some(Condition::Nx),
-                "XX" => set.condition = Some(Condition::Xx),
-                _ if set.expiry.is_some() => return Err(ReplyError::syntax()),
-                "KEEPTTL" => set.expiry = Some(SetExpiry::KeepTtl),
-                "EX" | "PX" | "EXAT" | "PXAT" => {
-                    let amount = args.next_int()?;
-                    if amount <= 0 {
-                        return Err(ReplyError::invalid_expire("set"));
-                    }
-                    set.expiry = Some(match option.as_str() {
-                        "EX" => SetExpiry::Ex(amount),
-                        "PX" => SetExpiry::Px(amount),
-                        "EXAT" => SetExpiry::ExAt(amount),
-                        _ => SetExpiry::PxAt(amount),
-                    });
+        let key = args.next_bytes()?;
+        let value = args.next_bytes()?;
+        let mut condition = None;
+        let mut expiry: Option<(&str, Vec<u8>)> = None;
+        let mut words = args.rest().into_iter();
+        while let Some(option) = words.next() {
+            let option = String::from_utf8_lossy(&option).to_uppercase();
+            match (option.as_str(), condition, &expiry) {
+                ("NX", None | Some(Condition::Nx), _) => condition = Some(Condition::Nx),
+                ("XX", None | Some(Condition::Xx), _) => condition = Some(Condition::Xx),
+                ("KEEPTTL", _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", vec![])),
+                (kind @ ("EX" | "PX" | "EXAT" | "PXAT"), _, previous)
+                    if previous.as_ref().is_none_or(|(k, _)| *k == kind) =>
+                {
+                    let amount = words.next().ok_or_else(ReplyError::syntax)?;
+                    // The same word, borrowed for as long as `expiry` lives.
+                    let kind = ["EX", "PX", "EXAT", "PXAT"].into_iter().find(|k| *k == kind);
+                    expiry = kind.map(|kind| (kind, amount));
                 }
                 _ => return Err(ReplyError::syntax()),
             }
         }
-        Ok(set)
+        let expiry = match expiry {
+            None => None,
+            Some(("KEEPTTL", _)) => Some(SetExpiry::KeepTtl),
+            Some((kind, amount)) => {
+                let amount = super::parse_int(&amount)?;
+                if amount <= 0 {
+                    return Err(ReplyError::invalid_expire("set"));
+                }
+                Some(match kind {
+                    "EX" => SetExpiry::Ex(amount),
+                    "PX" => SetExpiry::Px(amount),
+                    "EXAT" => SetExpiry::ExAt(amount),
+                    _ => SetExpiry::PxAt(amount),
+                })
+            }
+        };
+        Ok(Set {
+            key,
+            value,
+            condition,
+            expiry,
+        })
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let existing = db.get(&self.key, now_ms).map(|e| e.expires_at_ms);
-        match (self.condition, existing) {
-            (Some(Condition::Nx), Some(_)) | (Some(Condition::Xx), None) => return Frame::Null,
-            _ => {}
-        }
         let now = now_ms as i64;
+        // Redis checks the time before the condition.
         let expires_at = match self.expiry {
-            None => None,
-            Some(SetExpiry::KeepTtl) => existing.flatten().map(|at| at as i64),
+            None | Some(SetExpiry::KeepTtl) => None,
             Some(SetExpiry::Ex(s)) => s.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
             Some(SetExpiry::Px(ms)) => ms.checked_add(now),
             Some(SetExpiry::ExAt(s)) => s.checked_mul(1000),
             Some(SetExpiry::PxAt(at)) => Some(at),
         };
-        if self.expiry.is_some_and(|e| e != SetExpiry::KeepTtl) && expires_at.is_none() {
+        if self.expiry.is_some_and(|e| e != SetExpiry::KeepTtl) && expires_at.is_none_or(|at| at <= 0) {
             return ReplyError::invalid_expire("set").into();
         }
-        db.set(self.key, self.value, expires_at.map(|at| at as u64));
+        let existing = db.get(&self.key, now_ms).map(|e| e.expires_at_ms);
+        match (self.condition, existing) {
+            (Some(Condition::Nx), Some(_)) | (Some(Condition::Xx), None) => return Frame::Null,
+            _ => {}
+        }
+        let expires_at = match self.expiry {
+            Some(SetExpiry::KeepTtl) => existing.flatten(),
+            _ => expires_at.map(|at| at as u64),
+        };
+        db.set(self.key, self.value, expires_at);
         ok()
     }
 

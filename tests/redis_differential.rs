@@ -1,0 +1,460 @@
+//! The fake node against redis-server 7.0, reply for reply.
+//!
+//! proptest generates short command sequences (the commands a lock touches, with their
+//! options, the lock scripts and other scripts, wrong arities, inline requests, HELLO 3, and
+//! a closing QUIT or malformed request). Each sequence goes to a fake node served on real TCP
+//! by the code `locksim serve` runs and to a real redis-server, one connection each, and
+//! every reply must be equal (TTL within a second, PTTL within a tolerance, HELLO's client
+//! id aside). One server pair serves all cases, emptied between them. A mismatch prints the
+//! whole sequence and both replies of every step.
+//!
+//! `LOCKSIM_DIFF_CASES` sets the number of sequences (default 2,000);
+//! `LOCKSIM_DIFF_SEED` the generator's seed.
+
+mod support;
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
+use support::resp::{RespClient, Value, encode};
+use support::{FakeServer, RedisServer};
+
+const DEFAULT_CASES: u32 = 2_000;
+const DEFAULT_SEED: u64 = 7;
+
+/// Two PTTL readings of the same key on the two servers may differ by this much: the
+/// servers set and read it a few moments apart, on a loaded machine.
+const PTTL_TOLERANCE_MS: i64 = 250;
+
+/// One word of a request; absolute times are computed when the request is sent.
+#[derive(Debug, Clone)]
+enum Word {
+    Text(String),
+    /// Unix time in milliseconds, this far from now.
+    UnixMsFromNow(i64),
+    /// Unix time in seconds, this far (in ms) from now.
+    UnixSecondsFromNow(i64),
+}
+
+/// How two replies must agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Exact,
+    /// A TTL reply: within one second.
+    Seconds,
+    /// A PTTL reply: within [`PTTL_TOLERANCE_MS`].
+    Millis,
+    /// DBSIZE counts keys whose time has passed until expiry deletes them, which a real
+    /// server does at moments of its own: first touch every key (EXISTS deletes the
+    /// expired ones), then compare exactly.
+    KeyCount,
+}
+
+/// Every key the sequences use.
+const KEYS: [&str; 4] = ["k1", "k2", "lock", "n"];
+
+#[derive(Debug, Clone)]
+enum Step {
+    /// A request, sent as multibulk or, when `inline` and the words allow it, as an inline line.
+    Request {
+        words: Vec<Word>,
+        inline: bool,
+        check: Check,
+    },
+    /// Raw bytes after which both servers close the connection (QUIT, a protocol error).
+    Last(Vec<u8>),
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+impl Word {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Word::Text(text) => text.clone().into_bytes(),
+            Word::UnixMsFromNow(offset) => (now_ms() + offset).to_string().into_bytes(),
+            Word::UnixSecondsFromNow(offset) => ((now_ms() + offset) / 1000).to_string().into_bytes(),
+        }
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Request { words, inline, .. } => {
+                let shown: Vec<String> = words
+                    .iter()
+                    .map(|w| match w {
+                        Word::Text(text) => format!("{text:?}"),
+                        Word::UnixMsFromNow(o) => format!("<now{o:+}ms>"),
+                        Word::UnixSecondsFromNow(o) => format!("<now{o:+}ms in s>"),
+                    })
+                    .collect();
+                write!(f, "{}{}", if *inline { "inline " } else { "" }, shown.join(" "))
+            }
+            Step::Last(bytes) => write!(f, "raw {:?}", String::from_utf8_lossy(bytes)),
+        }
+    }
+}
+
+/// Scripts the sequences run: the lock client's and others covering conversions, errors,
+/// pcall, globals, randomness. (A script raising an empty table crashes redis-server
+/// 7.0.15, so none does.)
+const SCRIPTS: &[&str] = &[
+    locksim::client::scripts::RELEASE,
+    r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end"#,
+    "return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
+    "return redis.call('get', KEYS[1])",
+    "return redis.call('incr', KEYS[1])",
+    "return redis.pcall('incr', KEYS[1])",
+    "return redis.call('exists', KEYS[1], KEYS[2])",
+    "return redis.call('del', KEYS[1])",
+    "return redis.call('type', KEYS[1])",
+    "return redis.call('set', KEYS[1], 3.7)",
+    "return {1,2,nil,3}",
+    "return {1,{2,'x',{ok='s'}},true,false}",
+    "return {1.9, -1.9, 1e20}",
+    "return {KEYS[1], ARGV[1], #KEYS, #ARGV}",
+    "return tostring(1/3)",
+    "return",
+    "return {ok='a', err='b'}",
+    "error('boom')",
+    "error({err='MY boom'})",
+    "return redis.error_reply('MY boom')",
+    "return redis.error_reply('boom')",
+    "return redis.status_reply('fine')",
+    "return redis.status_reply(1)",
+    "return x",
+    "x = 1",
+    "return os",
+    "return redis.call('nosuch', 'a')",
+    "return redis.call('get')",
+    "return redis.call('get', nil)",
+    "return redis.call()",
+    "return redis.call('eval', 'return 1', 0)",
+    "\nreturn redis.call('set', KEYS[1], 'v', 'PX', '0')",
+    "local ok, e = pcall(redis.call, 'get', 'a', 'b') return e",
+    "local ok, e = pcall(error, {err='X y'}) return e",
+    "return redis.pcall('set', 'k1', 'v', 'bogus')",
+    "return math.random(100)",
+    "return tostring(math.random())",
+    "return redis.sha1hex(ARGV[1] or '')",
+    "syntax error here",
+];
+
+fn text(s: &str) -> Word {
+    Word::Text(s.to_string())
+}
+
+fn key() -> impl Strategy<Value = Word> {
+    select(KEYS.to_vec()).prop_map(text)
+}
+
+fn value() -> impl Strategy<Value = Word> {
+    select(vec![
+        "v",
+        "1",
+        "-5",
+        "0",
+        "9223372036854775807",
+        "01",
+        "token-1",
+        "x y",
+    ])
+    .prop_map(text)
+}
+
+/// Relative times: long enough that no key expires within a case, or already past, or
+/// out of range, or not a number.
+fn relative_time() -> impl Strategy<Value = Word> {
+    prop_oneof![
+        4 => (5_000i64..100_000).prop_map(|n| Word::Text(n.to_string())),
+        1 => select(vec!["0", "-1", "-5000", "x", "9223372036854775807", "9223372036854775", "92233720368547758"])
+            .prop_map(text),
+    ]
+}
+
+/// Absolute times in ms or s: in the future, in the past, or huge.
+fn absolute_time(seconds: bool) -> impl Strategy<Value = Word> {
+    prop_oneof![
+        3 => (5_000i64..100_000).prop_map(move |o| if seconds { Word::UnixSecondsFromNow(o) } else { Word::UnixMsFromNow(o) }),
+        1 => (-100_000i64..-2_000).prop_map(move |o| if seconds { Word::UnixSecondsFromNow(o) } else { Word::UnixMsFromNow(o) }),
+        1 => select(vec!["1", "0", "-1", "9223372036854775807", "x"]).prop_map(text),
+    ]
+}
+
+fn words(parts: Vec<Vec<Word>>) -> Vec<Word> {
+    parts.into_iter().flatten().collect()
+}
+
+fn set_options() -> impl Strategy<Value = Vec<Word>> {
+    let option = prop_oneof![
+        select(vec!["NX", "XX", "nx", "KEEPTTL", "bogus"]).prop_map(|o| vec![text(o)]),
+        (select(vec!["EX", "PX", "px"]), relative_time()).prop_map(|(o, t)| vec![text(o), t]),
+        absolute_time(false).prop_map(|t| vec![text("PXAT"), t]),
+        absolute_time(true).prop_map(|t| vec![text("EXAT"), t]),
+        Just(vec![text("EX")]),
+    ];
+    prop::collection::vec(option, 0..3).prop_map(words)
+}
+
+fn expire_flags() -> impl Strategy<Value = Vec<Word>> {
+    prop::collection::vec(
+        select(vec!["NX", "XX", "GT", "LT", "gt", "bogus"]).prop_map(text),
+        0..3,
+    )
+}
+
+/// EVAL or EVALSHA of a known script (or an unknown SHA), with 0–2 keys and 0–2 arguments,
+/// or a bad key count.
+fn script_call() -> impl Strategy<Value = Vec<Word>> {
+    let numkeys = prop_oneof![
+        8 => (0usize..=2).prop_map(|n| n.to_string()),
+        1 => select(vec!["-1", "3", "x"]).prop_map(str::to_string),
+    ];
+    (
+        any::<bool>(),
+        select(SCRIPTS.to_vec()),
+        numkeys,
+        prop::collection::vec(key(), 2),
+        // No small positive numbers: a script could use one as a TTL that runs out between
+        // the two servers' replies.
+        prop::collection::vec(
+            prop_oneof![
+                select(vec!["token-1", "v", "x y", "-5"]).prop_map(text),
+                relative_time()
+            ],
+            0..=2,
+        ),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(|(by_sha, script, numkeys, keys, args, unknown)| {
+            let (command, first) = match (by_sha, unknown) {
+                (false, _) => ("EVAL", script.to_string()),
+                (true, false) => ("EVALSHA", sha1_smol::Sha1::from(script).digest().to_string()),
+                (true, true) => ("EVALSHA", "0000000000000000000000000000000000000000".to_string()),
+            };
+            let key_count = numkeys.parse::<usize>().map_or(0, |n| n.min(2));
+            let mut request = vec![text(command), Word::Text(first), Word::Text(numkeys)];
+            request.extend(keys.into_iter().take(key_count));
+            request.extend(args);
+            request
+        })
+}
+
+fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
+    let exact = |s: BoxedStrategy<Vec<Word>>| s.prop_map(|w| (w, Check::Exact));
+    prop_oneof![
+        6 => exact((key(), value(), set_options()).prop_map(|(k, v, o)| words(vec![vec![text("SET"), k, v], o])).boxed()),
+        3 => exact(key().prop_map(|k| vec![text("GET"), k]).boxed()),
+        1 => exact((key(), value()).prop_map(|(k, v)| vec![text("SETNX"), k, v]).boxed()),
+        2 => exact(prop::collection::vec(key(), 1..3).prop_map(|k| words(vec![vec![text("DEL")], k])).boxed()),
+        2 => exact(prop::collection::vec(key(), 1..3).prop_map(|k| words(vec![vec![text("EXISTS")], k])).boxed()),
+        2 => exact(key().prop_map(|k| vec![text("INCR"), k]).boxed()),
+        1 => exact((key(), value()).prop_map(|(k, n)| vec![text("INCRBY"), k, n]).boxed()),
+        2 => exact((select(vec!["EXPIRE", "PEXPIRE", "pexpire"]), key(), relative_time(), expire_flags())
+            .prop_map(|(c, k, t, f)| words(vec![vec![text(c), k, t], f])).boxed()),
+        1 => exact((key(), absolute_time(false), expire_flags())
+            .prop_map(|(k, t, f)| words(vec![vec![text("PEXPIREAT"), k, t], f])).boxed()),
+        1 => exact((key(), absolute_time(true), expire_flags())
+            .prop_map(|(k, t, f)| words(vec![vec![text("EXPIREAT"), k, t], f])).boxed()),
+        2 => key().prop_map(|k| (vec![text("PTTL"), k], Check::Millis)),
+        1 => key().prop_map(|k| (vec![text("TTL"), k], Check::Seconds)),
+        1 => exact(key().prop_map(|k| vec![text("PERSIST"), k]).boxed()),
+        1 => exact(key().prop_map(|k| vec![text("TYPE"), k]).boxed()),
+        1 => Just((vec![text("DBSIZE")], Check::KeyCount)),
+        5 => exact(script_call().boxed()),
+        1 => exact(select(SCRIPTS.to_vec()).prop_map(|s| vec![text("SCRIPT"), text("LOAD"), text(s)]).boxed()),
+        1 => exact(select(SCRIPTS.to_vec())
+            .prop_map(|s| vec![text("SCRIPT"), text("EXISTS"), Word::Text(sha1_smol::Sha1::from(s).digest().to_string())])
+            .boxed()),
+        1 => exact(select(vec![
+            vec!["PING"], vec!["ping", "hi"], vec!["PING", "a", "b"], vec!["ECHO", "e"], vec!["ECHO"],
+            vec!["SELECT", "0"], vec!["SELECT", "16"], vec!["SELECT", "x"],
+            vec!["CLIENT", "SETNAME", "me"], vec!["CLIENT", "SETNAME", "a b"], vec!["CLIENT", "GETNAME"],
+            vec!["CLIENT", "bogus"], vec!["HELLO", "3"], vec!["HELLO", "2"], vec!["HELLO", "3", "SETNAME", "h"],
+            vec!["HELLO", "4"], vec!["HELLO", "2", "bogus"], vec!["HELLO", "2", "AUTH", "a", "b"],
+            vec!["WAIT", "0", "0"], vec!["WAIT", "0", "-1"], vec!["FLUSHALL", "x"], vec!["DBSIZE", "x"],
+            vec!["SCRIPT", "FLUSH", "bogus"], vec!["SCRIPT", "bogus"], vec!["SCRIPT", "EXISTS"],
+            vec!["GET"], vec!["GET", "a", "b"], vec!["SET", "k"], vec!["INCR"], vec!["FOO", "a", "b"],
+            vec!["EVAL", "return 1"], vec!["EXPIRE", "k1"],
+        ])
+        .prop_map(|w| w.into_iter().map(text).collect())
+        .boxed()),
+    ]
+}
+
+fn last_step() -> impl Strategy<Value = Step> {
+    select(vec![
+        &b"*1\r\n$4\r\nQUIT\r\n"[..],
+        b"QUIT\r\n",
+        b"*1\r\n:1\r\n",
+        b"*x\r\n",
+        b"*1\r\n$-1\r\n",
+        b"*1\r\n$600000000\r\n",
+        b"*1\r\n*1\r\n",
+        b"echo \"a\r\n",
+        b"echo 'a'b\r\n",
+    ])
+    .prop_map(|bytes| Step::Last(bytes.to_vec()))
+}
+
+fn sequence() -> impl Strategy<Value = Vec<Step>> {
+    let step = (request(), prop::bool::weighted(0.15)).prop_map(|((words, check), inline)| Step::Request {
+        words,
+        inline,
+        check,
+    });
+    (
+        prop::collection::vec(step, 1..8),
+        prop::option::weighted(0.1, last_step()),
+    )
+        .prop_map(|(mut steps, last)| {
+            steps.extend(last);
+            steps
+        })
+}
+
+/// The bytes of a step: inline only when every word survives Redis's inline splitting.
+fn request_bytes(words: &[Vec<u8>], inline: bool) -> Vec<u8> {
+    let plain = |w: &Vec<u8>| !w.is_empty() && !w.iter().any(|b| b" \t\r\n\"'\\".contains(b) || *b == 0);
+    if inline && words.iter().all(plain) {
+        let mut line = words.join(&b' ');
+        line.extend(b"\r\n");
+        line
+    } else {
+        encode(words)
+    }
+}
+
+/// HELLO's client id differs between servers (each counts its own connections).
+fn without_client_id(value: Value) -> Value {
+    let is_id = |k: &Value| *k == Value::Bulk("id".into());
+    match value {
+        Value::Map(pairs) => Value::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| if is_id(&k) { (k, Value::Int(0)) } else { (k, v) })
+                .collect(),
+        ),
+        Value::Array(items) if items.first() == Some(&Value::Bulk("server".into())) => {
+            let mut items = items;
+            if let Some(i) = items.iter().position(is_id)
+                && let Some(id) = items.get_mut(i + 1)
+            {
+                *id = Value::Int(0);
+            }
+            Value::Array(items)
+        }
+        other => other,
+    }
+}
+
+fn agree(real: &Value, fake: &Value, check: Check) -> bool {
+    match (check, real, fake) {
+        (Check::Seconds, Value::Int(a), Value::Int(b)) if *a >= 0 && *b >= 0 => (a - b).abs() <= 1,
+        (Check::Millis, Value::Int(a), Value::Int(b)) if *a >= 0 && *b >= 0 => {
+            (a - b).abs() <= PTTL_TOLERANCE_MS
+        }
+        _ => real == fake,
+    }
+}
+
+/// Runs one sequence on both servers; `Err` shows every step with both replies.
+fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(), String> {
+    let mut real = RespClient::connect(real.addr);
+    let mut fake = RespClient::connect(fake.addr);
+    // Each case starts from empty servers (the Lua random state stays in step: both saw the
+    // same scripts).
+    for client in [&mut real, &mut fake] {
+        client.request(&[b"FLUSHALL".to_vec()]);
+        client.request(&[b"SCRIPT".to_vec(), b"FLUSH".to_vec()]);
+    }
+    let mut transcript = Vec::new();
+    let mut failed = false;
+    let touch_every_key = Step::Request {
+        words: std::iter::once("EXISTS").chain(KEYS).map(text).collect(),
+        inline: false,
+        check: Check::Exact,
+    };
+    let steps = steps.iter().flat_map(|step| match step {
+        Step::Request {
+            check: Check::KeyCount,
+            ..
+        } => vec![&touch_every_key, step],
+        _ => vec![step],
+    });
+    for step in steps {
+        let (real_reply, fake_reply, ok) = match step {
+            Step::Request { words, inline, check } => {
+                let words: Vec<Vec<u8>> = words.iter().map(Word::bytes).collect();
+                let bytes = request_bytes(&words, *inline);
+                real.send(&bytes);
+                let real_reply = without_client_id(real.read());
+                fake.send(&bytes);
+                let fake_reply = without_client_id(fake.read());
+                let ok = agree(&real_reply, &fake_reply, *check);
+                (real_reply, fake_reply, ok)
+            }
+            Step::Last(bytes) => {
+                real.send(bytes);
+                fake.send(bytes);
+                let (real_reply, fake_reply) = (real.read(), fake.read());
+                let ok = real_reply == fake_reply && real.is_closed() && fake.is_closed();
+                (real_reply, fake_reply, ok)
+            }
+        };
+        transcript.push(format!(
+            "{} {step}\n      redis-server: {real_reply:?}\n      fake node:    {fake_reply:?}",
+            if ok { "  " } else { "!!" }
+        ));
+        if !ok {
+            failed = true;
+            break;
+        }
+    }
+    if failed {
+        return Err(format!("replies differ:\n{}", transcript.join("\n")));
+    }
+    Ok(())
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_fake_node_answers_as_redis_server_7_0_does() {
+    let cases = env_or("LOCKSIM_DIFF_CASES", DEFAULT_CASES);
+    let seed = env_or("LOCKSIM_DIFF_SEED", DEFAULT_SEED);
+    let real = RedisServer::start(&[]);
+    let fake = FakeServer::start();
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        rng_algorithm: RngAlgorithm::ChaCha,
+        rng_seed: RngSeed::Fixed(seed),
+        max_shrink_iters: 200,
+        ..Config::default()
+    });
+    let started = Instant::now();
+    let steps = std::cell::Cell::new(0);
+    let result = runner.run(&sequence(), |case| {
+        steps.set(steps.get() + case.len());
+        run_case(&case, &real, &fake).map_err(TestCaseError::fail)
+    });
+    eprintln!(
+        "differential: {cases} sequences ({steps} steps, shrinking included), seed {seed}, in {:.1} s",
+        started.elapsed().as_secs_f64(),
+        steps = steps.get()
+    );
+    if let Err(error) = result {
+        panic!("{error}");
+    }
+}

@@ -1,0 +1,92 @@
+//! `locksim serve`: the fake node on a real port answers any client, lock scripts included.
+
+mod support;
+
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::resp::{RespClient, Value};
+
+/// A `locksim serve` process, killed when dropped.
+struct Served {
+    addr: SocketAddr,
+    child: Child,
+}
+
+impl Served {
+    fn start() -> Served {
+        let port = support::free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_locksim"))
+            .args(["serve", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "locksim serve did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Served { addr, child }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn words(text: &str) -> Vec<Vec<u8>> {
+    text.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+}
+
+#[test]
+fn a_served_node_speaks_resp2_and_resp3() {
+    let served = Served::start();
+    let mut client = RespClient::connect(served.addr);
+    assert_eq!(client.request(&words("PING")), Value::Simple("PONG".into()));
+    assert_eq!(client.request(&words("GET nokey")), Value::NullBulk);
+    let Value::Map(hello) = client.request(&words("HELLO 3")) else {
+        panic!("HELLO 3 answers with a map")
+    };
+    assert_eq!(
+        hello[0],
+        (Value::Bulk("server".into()), Value::Bulk("redis".into()))
+    );
+    assert_eq!(client.request(&words("GET nokey")), Value::Null);
+    client.send(b"SET k \"a b\"\r\n");
+    assert_eq!(client.read(), Value::Simple("OK".into()));
+    assert_eq!(client.request(&words("GET k")), Value::Bulk("a b".into()));
+}
+
+#[test]
+fn the_lock_scripts_run_on_a_served_node() {
+    let served = Served::start();
+    let mut client = RespClient::connect(served.addr);
+    let set = |token: &str| words(&format!("SET lock {token} NX PX 5000"));
+    let release = |token: &str| {
+        let mut request = words("EVAL");
+        request.push(locksim::client::scripts::RELEASE.as_bytes().to_vec());
+        request.extend(words(&format!("1 lock {token}")));
+        request
+    };
+    assert_eq!(client.request(&set("a")), Value::Simple("OK".into()));
+    assert_eq!(
+        client.request(&set("b")),
+        Value::NullBulk,
+        "a held lock is refused"
+    );
+    assert_eq!(
+        client.request(&release("b")),
+        Value::Int(0),
+        "only the holder releases"
+    );
+    assert_eq!(client.request(&release("a")), Value::Int(1));
+    assert_eq!(client.request(&set("b")), Value::Simple("OK".into()));
+}
