@@ -14,9 +14,9 @@ use clap::{Parser, Subcommand};
 
 use locksim::check::check_all;
 use locksim::history::fmt_ms;
-use locksim::real::{HostClock, TcpListener};
+use locksim::real::{HostClock, TcpDialer, TcpListener};
 use locksim::redis::cmd::REDIS_VERSION;
-use locksim::redis::server;
+use locksim::redis::server::{self, ServeOptions};
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{run_seed, sweep};
@@ -66,6 +66,9 @@ enum Command {
         /// The TCP port to listen on.
         #[arg(long)]
         port: u16,
+        /// Start as a replica of this master (IP:PORT).
+        #[arg(long, value_name = "HOST:PORT")]
+        replicaof: Option<std::net::SocketAddr>,
     },
 }
 
@@ -80,7 +83,7 @@ fn main() -> ExitCode {
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
         Command::Replay { file, seed } => replay(&file, seed),
-        Command::Serve { port } => serve(port),
+        Command::Serve { port, replicaof } => serve(port, replicaof),
     }
 }
 
@@ -189,7 +192,7 @@ fn replay(file: &Path, seed: u64) -> ExitCode {
 
 /// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
 /// design, so it runs on a current-thread runtime.
-fn serve(port: u16) -> ExitCode {
+fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -204,7 +207,11 @@ fn serve(port: u16) -> ExitCode {
             "fake Redis {REDIS_VERSION} node listening on {}",
             listener.local_addr()?
         ));
-        server::serve(TcpListener(listener), HostClock::new()).await
+        let options = ServeOptions {
+            replicaof,
+            announce: listener.local_addr()?,
+        };
+        server::serve_node(TcpListener(listener), HostClock::new(), TcpDialer, options).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
