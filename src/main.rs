@@ -16,9 +16,9 @@ use clap::{Parser, Subcommand};
 
 use locksim::check::{CheckSettings, check_all};
 use locksim::history::fmt_ms;
-use locksim::real::{HostClock, TcpListener};
+use locksim::real::{HostClock, TcpDialer, TcpListener};
 use locksim::redis::cmd::REDIS_VERSION;
-use locksim::redis::server;
+use locksim::redis::server::{self, ServeOptions};
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{run_seed, sweep};
@@ -90,6 +90,9 @@ enum Command {
         /// The TCP port to listen on.
         #[arg(long)]
         port: u16,
+        /// Start as a replica of this master (IP:PORT).
+        #[arg(long, value_name = "HOST:PORT")]
+        replicaof: Option<std::net::SocketAddr>,
     },
 }
 
@@ -112,7 +115,7 @@ fn main() -> ExitCode {
             node_timeout,
             command,
         } => lock_and_run(&redis, &key, ttl, wait, node_timeout, &command),
-        Command::Serve { port } => serve(port),
+        Command::Serve { port, replicaof } => serve(port, replicaof),
     }
 }
 
@@ -393,7 +396,7 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
 
 /// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
 /// design, so it runs on a current-thread runtime.
-fn serve(port: u16) -> ExitCode {
+fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -408,7 +411,11 @@ fn serve(port: u16) -> ExitCode {
             "fake Redis {REDIS_VERSION} node listening on {}",
             listener.local_addr()?
         ));
-        server::serve(TcpListener(listener), HostClock::new()).await
+        let options = ServeOptions {
+            replicaof,
+            announce: listener.local_addr()?,
+        };
+        server::serve_node(TcpListener(listener), HostClock::new(), TcpDialer, options).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -60,6 +60,18 @@ impl Connect for TcpConnector {
     }
 }
 
+/// Opens tokio TCP connections to any address (a replica dialling its master).
+#[derive(Debug, Clone, Copy)]
+pub struct TcpDialer;
+
+impl crate::redis::replication::Dialer for TcpDialer {
+    type Stream = tokio::net::TcpStream;
+
+    async fn dial(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
+        TcpConnector(addr).connect().await
+    }
+}
+
 /// A tokio TCP listening socket.
 pub struct TcpListener(pub tokio::net::TcpListener);
 

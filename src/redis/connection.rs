@@ -173,6 +173,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.stream.flush().await
     }
 
+    /// The byte stream back, with the bytes read but not yet parsed (a connection that
+    /// becomes a replication link).
+    pub fn into_parts(self) -> (S, Vec<u8>) {
+        (self.stream, self.buffer.to_vec())
+    }
+
     /// Writes one frame and flushes it.
     pub async fn write_frame(&mut self, frame: &Frame) -> std::io::Result<()> {
         let mut bytes = vec![0; frame.encode_len(false)];

@@ -4,8 +4,12 @@
 //! jumps forward expires keys early. Every method here takes `now_ms` from the node's
 //! wall clock for the same reason. Keys expire lazily (on access) and actively (the
 //! server calls [`Db::expire_due`] on its cron tick).
+//!
+//! A replica expires nothing itself: it hides logically expired keys from reads and waits
+//! for its master's DEL, as Redis replicas do. Every change is recorded so a master can
+//! stream its effects to replicas (`replication.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A stored string and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,65 +24,118 @@ impl Entry {
     }
 }
 
+/// What changed in a keyspace since it was last asked.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Every key was deleted (before the changes to `keys`).
+    pub cleared: bool,
+    /// Keys written, deleted or given a new expiry, in key order.
+    pub keys: BTreeSet<Vec<u8>>,
+}
+
 /// The keyspace of one node (database 0).
 #[derive(Debug, Default)]
 pub struct Db {
     entries: BTreeMap<Vec<u8>, Entry>,
+    /// On a replica: expired keys are hidden from reads, never deleted here.
+    replica: bool,
+    changes: Changes,
 }
 
 impl Db {
-    /// The live entry under `key`; an expired one is deleted first (lazy expiry).
+    /// The live entry under `key`. On a master an expired one is deleted first (lazy
+    /// expiry); a replica only hides it.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        if self.entries.get(key).is_some_and(|e| e.is_expired(now_ms)) {
+        if !self.replica && self.entries.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.entries.remove(key);
+            self.changes.keys.insert(key.to_vec());
         }
+        self.entries.get(key).filter(|e| !e.is_expired(now_ms))
+    }
+
+    /// The entry under `key`, expired or not (what a master's snapshot sends).
+    pub fn raw(&self, key: &[u8]) -> Option<&Entry> {
         self.entries.get(key)
+    }
+
+    /// Every stored key, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &Vec<u8>> {
+        self.entries.keys()
+    }
+
+    fn live_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        self.get(key, now_ms)?;
+        self.changes.keys.insert(key.to_vec());
+        self.entries.get_mut(key)
     }
 
     /// Stores `value` under `key`, replacing any entry and its expiry.
     pub fn set(&mut self, key: Vec<u8>, value: Vec<u8>, expires_at_ms: Option<u64>) {
+        self.changes.keys.insert(key.clone());
         self.entries.insert(key, Entry { value, expires_at_ms });
     }
 
-    /// Deletes a live key; says whether there was one.
+    /// Deletes a key (a replica's hidden expired one too); says whether it was live.
     pub fn remove(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.get(key, now_ms).is_some() && self.entries.remove(key).is_some()
+        let live = self.get(key, now_ms).is_some();
+        if self.entries.remove(key).is_some() {
+            self.changes.keys.insert(key.to_vec());
+        }
+        live
     }
 
     /// Sets the absolute expiry of a live key; says whether there was one.
     pub fn set_expiry(&mut self, key: &[u8], expires_at_ms: u64, now_ms: u64) -> bool {
-        self.get(key, now_ms);
-        match self.entries.get_mut(key) {
-            Some(entry) => {
-                entry.expires_at_ms = Some(expires_at_ms);
-                true
-            }
-            None => false,
-        }
+        self.live_mut(key, now_ms)
+            .map(|entry| entry.expires_at_ms = Some(expires_at_ms))
+            .is_some()
     }
 
     /// Removes the expiry of a live key; says whether it had one.
     pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.get(key, now_ms);
-        self.entries
-            .get_mut(key)
+        self.live_mut(key, now_ms)
             .is_some_and(|entry| entry.expires_at_ms.take().is_some())
     }
 
     /// Deletes every key (FLUSHALL).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.changes = Changes {
+            cleared: true,
+            keys: BTreeSet::new(),
+        };
     }
 
-    /// Deletes every key whose time has come; returns how many.
+    /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
+    pub fn set_replica(&mut self, replica: bool) {
+        self.replica = replica;
+    }
+
+    /// What changed since the last call.
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// Deletes every key whose time has come (never on a replica); returns how many.
     ///
     /// Real Redis samples 20 keys with a TTL per cycle and repeats while many were
     /// expired; scanning all of them in key order deletes the same keys without drawing
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
-        let before = self.entries.len();
-        self.entries.retain(|_, e| !e.is_expired(now_ms));
-        before - self.entries.len()
+        if self.replica {
+            return 0;
+        }
+        let due: Vec<Vec<u8>> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.is_expired(now_ms))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in &due {
+            self.entries.remove(key);
+        }
+        self.changes.keys.extend(due.iter().cloned());
+        due.len()
     }
 
     /// Number of keys stored, expired or not.

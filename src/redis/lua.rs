@@ -86,6 +86,16 @@ fn redis_call_error(error: &mlua::Error) -> Option<&str> {
     }
 }
 
+/// One run of a script: its keys and arguments, the node's clock reading, and whether the
+/// node refuses writes (a replica).
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptCall<'a> {
+    pub keys: &'a [Vec<u8>],
+    pub args: &'a [Vec<u8>],
+    pub now_ms: u64,
+    pub read_only: bool,
+}
+
 /// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
 pub struct Scripts {
     lua: Lua,
@@ -200,13 +210,14 @@ impl Scripts {
         self.cache.clear();
     }
 
-    /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]).
-    pub fn run(&mut self, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], db: &mut Db, now_ms: u64) -> Frame {
+    /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a `read_only`
+    /// node (a replica) the script may not write.
+    pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db) -> Frame {
         let sha = sha.to_ascii_lowercase();
         let Some(function) = self.cache.get(&sha) else {
             return error_frame("NOSCRIPT No matching script. Please use EVAL.".into());
         };
-        match self.run_function(function, keys, args, db, now_ms) {
+        match self.run_function(function, call, db) {
             Ok(Ok(frame)) => frame,
             Ok(Err(failure)) => failure.into_frame(&sha),
             Err(e) => error_frame(format!("ERR {e}")),
@@ -215,7 +226,13 @@ impl Scripts {
 
     /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
     /// converting them as Redis does.
-    fn script_command(&self, words: Variadic<Value>, db: &mut Db, now_ms: u64) -> mlua::Result<Frame> {
+    fn script_command(
+        &self,
+        words: Variadic<Value>,
+        db: &mut Db,
+        now_ms: u64,
+        read_only: bool,
+    ) -> mlua::Result<Frame> {
         if words.is_empty() {
             return Ok(error_frame(
                 "ERR Please specify at least one argument for this redis lib call".into(),
@@ -237,7 +254,7 @@ impl Scripts {
                 }
             });
         }
-        Ok(match Command::from_script_words(command) {
+        Ok(match Command::from_script_words(command, read_only) {
             Ok(command) => command.apply_to_db(db, now_ms),
             Err(error) => error.into(),
         })
@@ -252,11 +269,15 @@ impl Scripts {
     fn run_function(
         &self,
         function: &Function,
-        keys: &[Vec<u8>],
-        args: &[Vec<u8>],
+        call: ScriptCall<'_>,
         db: &mut Db,
-        now_ms: u64,
     ) -> mlua::Result<Result<Frame, ScriptFailure>> {
+        let ScriptCall {
+            keys,
+            args,
+            now_ms,
+            read_only,
+        } = call;
         let globals = self.lua.globals();
         globals.raw_set("KEYS", self.string_sequence(keys)?)?;
         globals.raw_set("ARGV", self.string_sequence(args)?)?;
@@ -272,14 +293,14 @@ impl Scripts {
         self.lua.scope(|scope| {
             let call = scope.create_function(|lua, words: Variadic<Value>| {
                 let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
-                match self.script_command(words, &mut db, now_ms)? {
+                match self.script_command(words, &mut db, now_ms, read_only)? {
                     Frame::Error(message) => Err(mlua::Error::external(RedisCallError(message))),
                     reply => frame_to_lua(lua, reply),
                 }
             })?;
             let pcall = scope.create_function(|lua, words: Variadic<Value>| {
                 let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
-                frame_to_lua(lua, self.script_command(words, &mut db, now_ms)?)
+                frame_to_lua(lua, self.script_command(words, &mut db, now_ms, read_only)?)
             })?;
             let redis: Table = self.bridge.get("redis")?;
             redis.raw_set("call", call)?;

@@ -1,10 +1,12 @@
-//! Everything one node keeps between commands: its keyspace and its script interpreter.
+//! Everything one node keeps between commands: its keyspace, its script interpreter and
+//! its replication state.
 //!
 //! The server owns one `Node` and lends it to each command in turn, as Redis's single
 //! thread does, so a script and the commands it calls see one consistent keyspace.
 
 use super::db::Db;
 use super::lua::Scripts;
+use super::replication::Replication;
 
 /// The state of one fake Redis node.
 pub struct Node {
@@ -12,6 +14,8 @@ pub struct Node {
     pub db: Db,
     /// The Lua interpreter and its script cache.
     pub scripts: Scripts,
+    /// Master or replica, and the links.
+    pub replication: Replication,
 }
 
 impl Node {
@@ -20,6 +24,15 @@ impl Node {
         Ok(Node {
             db: Db::default(),
             scripts: Scripts::new()?,
+            replication: Replication::default(),
         })
+    }
+}
+
+impl Node {
+    /// Streams what the last command or expiry cycle changed to the replicas.
+    pub fn propagate(&mut self) {
+        let changes = self.db.take_changes();
+        self.replication.propagate(changes, &self.db);
     }
 }

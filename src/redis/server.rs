@@ -5,54 +5,133 @@
 //! serves madsim TCP and real TCP.
 
 use std::cell::RefCell;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::rc::Rc;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 
 use super::Frame;
-use super::cmd::{Command, Session};
+use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
 use super::node::Node;
+use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send_request};
 use crate::platform::{Clock, Listener};
 
 /// How often active expiry runs: Redis's default `hz 10`.
 pub const EXPIRY_CYCLE_MS: u64 = 100;
 
-/// Serves the listener forever (until its node is killed, or accept fails).
+/// How a node serves, beyond its listener and clock.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Start as a replica of this master (`--replicaof`).
+    pub replicaof: Option<SocketAddr>,
+    /// The address this node tells its master it listens on (REPLCONF).
+    pub announce: SocketAddr,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            replicaof: None,
+            announce: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+        }
+    }
+}
+
+/// A dialer for nodes that cannot open connections: REPLICAOF makes them replicas whose
+/// link never comes up, as if their master were unreachable.
+#[derive(Debug, Clone, Copy)]
+pub struct NoDialer;
+
+impl Dialer for NoDialer {
+    type Stream = tokio::io::DuplexStream;
+
+    async fn dial(&self, addr: SocketAddr) -> std::io::Result<Self::Stream> {
+        Err(std::io::Error::other(format!("this node cannot dial {addr}")))
+    }
+}
+
+/// Serves the listener forever (until its node is killed, or accept fails), as a master
+/// that cannot follow another node.
 pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Result<()> {
+    serve_node(listener, clock, NoDialer, ServeOptions::default()).await
+}
+
+type Task = Pin<Box<dyn Future<Output = ()>>>;
+
+/// Serves the listener forever; `dialer` reaches masters this node follows.
+pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
+    listener: L,
+    clock: C,
+    dialer: D,
+    options: ServeOptions,
+) -> std::io::Result<()> {
     let node = Rc::new(RefCell::new(
         Node::new().map_err(|e| std::io::Error::other(e.to_string()))?,
     ));
-    let mut connections: FuturesUnordered<Pin<Box<dyn Future<Output = ()>>>> = FuturesUnordered::new();
+    let (links, mut link_requests) = mpsc::unbounded_channel();
+    if let Some(master) = options.replicaof {
+        let mut node = node.borrow_mut();
+        let node = &mut *node;
+        node.replication.follow(master, &mut node.db);
+        let _ = links.send(node.replication.generation);
+    }
+    let context = Rc::new(Context {
+        node: node.clone(),
+        clock: clock.clone(),
+        dialer,
+        announce: options.announce,
+        links,
+    });
+    let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
     let mut next_client_id = 1;
     loop {
         tokio::select! {
             biased;
-            Some(()) = connections.next(), if !connections.is_empty() => {}
+            Some(()) = tasks.next(), if !tasks.is_empty() => {}
+            Some(generation) = link_requests.recv() => {
+                tasks.push(Box::pin(follow_master(context.clone(), generation)));
+            }
             stream = listener.accept() => {
                 let session = Session { id: next_client_id, ..Session::default() };
                 next_client_id += 1;
-                connections.push(Box::pin(serve_connection(stream?, session, node.clone(), clock.clone())));
+                tasks.push(Box::pin(serve_connection(stream?, session, context.clone())));
             }
             () = clock.sleep_until_monotonic(next_cycle_ms) => {
-                node.borrow_mut().db.expire_due(clock.wall_ms());
+                let mut node = node.borrow_mut();
+                node.db.expire_due(clock.wall_ms());
+                node.propagate();
                 next_cycle_ms += EXPIRY_CYCLE_MS;
             }
         }
     }
 }
 
-/// Answers one client's requests in order until it hangs up, quits or speaks nonsense.
-async fn serve_connection<S, C>(stream: S, mut session: Session, node: Rc<RefCell<Node>>, clock: C)
+/// What every connection and link of a node shares.
+struct Context<C, D> {
+    node: Rc<RefCell<Node>>,
+    clock: C,
+    dialer: D,
+    announce: SocketAddr,
+    /// Asks the server loop to start following the master of this REPLICAOF generation.
+    links: mpsc::UnboundedSender<u64>,
+}
+
+/// Answers one client's requests in order until it hangs up, quits, speaks nonsense, or
+/// turns out to be a replica (PSYNC), which gets the replication stream instead.
+async fn serve_connection<S, C, D>(stream: S, mut session: Session, context: Rc<Context<C, D>>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
     C: Clock,
+    D: Dialer,
 {
     let mut connection = Connection::new(stream);
+    let node = &context.node;
     loop {
         let words = match connection.read_request().await {
             Ok(Some(words)) if words.is_empty() => continue,
@@ -64,25 +143,248 @@ where
                 return;
             }
         };
-        let command = Command::from_words(words);
+        let read_only = node.borrow().replication.is_replica();
+        let command = Command::from_words(words, read_only);
         let quit = matches!(command, Ok(Command::Quit(_)));
         let reply = match command {
-            Ok(Command::Wait(wait)) => {
-                // No replicas yet: asking for none answers at once, asking for more blocks
-                // for the timeout (0 = forever) and then reports none, as Redis does.
-                if wait.replicas > 0 {
-                    match wait.timeout_ms {
-                        0 => std::future::pending::<()>().await,
-                        ms => clock.sleep_ms(ms as u64).await,
-                    }
-                }
-                Frame::Integer(0).into()
+            Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
+            Ok(Command::Psync(_)) if !read_only => {
+                let (stream, buffered) = connection.into_parts();
+                return serve_replica(stream, buffered, session, node).await;
             }
-            Ok(command) => command.apply(&mut node.borrow_mut(), &mut session, clock.wall_ms()),
+            Ok(Command::Replconf(replconf)) => {
+                replconf.apply(&mut session);
+                Frame::SimpleString(b"OK".to_vec()).into()
+            }
+            Ok(command) => {
+                let following = matches!(command, Command::Replicaof(Replicaof::Master(_)));
+                let mut node = node.borrow_mut();
+                let reply = command.apply(&mut node, &mut session, context.clock.wall_ms());
+                node.propagate();
+                session.write_offset = node.replication.offset;
+                if following {
+                    let _ = context.links.send(node.replication.generation);
+                }
+                reply
+            }
             Err(error) => Frame::from(error).into(),
         };
         if connection.write_reply(&reply, session.protocol).await.is_err() || quit {
             return;
         }
     }
+}
+
+/// WAIT: blocks until `wait.replicas` replicas acknowledged this connection's last write,
+/// or the timeout (ms, 0 = forever) passes; replies with how many did.
+async fn wait_for_replicas<C: Clock, D: Dialer>(
+    context: &Context<C, D>,
+    session: &Session,
+    wait: Wait,
+) -> Frame {
+    let acks = {
+        let mut node = context.node.borrow_mut();
+        if node.replication.is_replica() {
+            return Frame::Error(
+                "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a \
+                 replica is configured to be writable (which is not the default) writes to replicas are just \
+                 local and are not propagated."
+                    .into(),
+            );
+        }
+        node.replication.request_acks();
+        node.replication.ack_notify()
+    };
+    let deadline_ms = context
+        .clock
+        .monotonic_ms()
+        .saturating_add(wait.timeout_ms as u64);
+    loop {
+        let acked = context.node.borrow().replication.acked(session.write_offset);
+        if acked >= wait.replicas {
+            return Frame::Integer(acked);
+        }
+        let acknowledged = acks.notified();
+        tokio::select! {
+            biased;
+            () = acknowledged => {}
+            () = context.clock.sleep_until_monotonic(deadline_ms), if wait.timeout_ms > 0 => {
+                return Frame::Integer(context.node.borrow().replication.acked(session.write_offset));
+            }
+        }
+    }
+}
+
+/// A master's side of a replication link: the snapshot, then the stream; reads the
+/// replica's acknowledgements until either side hangs up.
+async fn serve_replica<S>(mut stream: S, buffered: Vec<u8>, session: Session, node: &Rc<RefCell<Node>>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let id = session.id;
+    let (handshake, mut outgoing) = {
+        let mut node = node.borrow_mut();
+        let node = &mut *node;
+        let port = session.replica_port.unwrap_or(0);
+        let ip = session.replica_ip.clone().unwrap_or_else(|| "?".into());
+        node.replication.add_replica(id, ip, port, &node.db)
+    };
+    let mut incoming = buffered;
+    if stream.write_all(&handshake).await.is_ok() {
+        loop {
+            tokio::select! {
+                biased;
+                bytes = outgoing.recv() => match bytes {
+                    Some(bytes) if stream.write_all(&bytes).await.is_ok() => {}
+                    _ => break,
+                },
+                read = read_more(&mut stream, &mut incoming) => {
+                    if read.is_err() {
+                        break;
+                    }
+                    while let Ok(Some((words, _))) = next_request(&mut incoming) {
+                        if let [replconf, ack, offset] = words.as_slice()
+                            && replconf.eq_ignore_ascii_case(b"REPLCONF")
+                            && ack.eq_ignore_ascii_case(b"ACK")
+                            && let Ok(offset) = String::from_utf8_lossy(offset).parse()
+                        {
+                            node.borrow_mut().replication.ack(id, offset);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    node.borrow_mut().replication.remove_replica(id);
+}
+
+/// A replica's side: dials its master, loads the snapshot and applies the stream, redialling
+/// every second after a failure, until a later REPLICAOF replaces this `generation`.
+async fn follow_master<C: Clock, D: Dialer>(context: Rc<Context<C, D>>, generation: u64) {
+    let master = |node: &Node| match node.replication.role {
+        Role::Replica { master, .. } if node.replication.generation == generation => Some(master),
+        _ => None,
+    };
+    loop {
+        let Some(addr) = master(&context.node.borrow()) else {
+            return;
+        };
+        let _ = replicate_from(&context, addr, generation).await;
+        if let Role::Replica { link_up, .. } = &mut context.node.borrow_mut().replication.role {
+            *link_up = false;
+        }
+        context.clock.sleep_ms(REPLICA_CRON_MS).await;
+    }
+}
+
+/// One connection to the master, until it fails or the node stops following it.
+async fn replicate_from<C: Clock, D: Dialer>(
+    context: &Context<C, D>,
+    addr: SocketAddr,
+    generation: u64,
+) -> std::io::Result<()> {
+    let still_following = || context.node.borrow().replication.generation == generation;
+    let mut stream = context.dialer.dial(addr).await?;
+    let port = context.announce.port().to_string().into_bytes();
+    let ip = context.announce.ip().to_string().into_bytes();
+    send_request(
+        &mut stream,
+        vec![b"REPLCONF".to_vec(), b"ip-address".to_vec(), ip],
+    )
+    .await?;
+    send_request(
+        &mut stream,
+        vec![b"REPLCONF".to_vec(), b"listening-port".to_vec(), port],
+    )
+    .await?;
+    send_request(
+        &mut stream,
+        vec![b"PSYNC".to_vec(), b"?".to_vec(), b"-1".to_vec()],
+    )
+    .await?;
+    let mut buffer = Vec::new();
+    // +OK, +OK, +FULLRESYNC <replid> <offset>, $<len>, then the snapshot.
+    let mut lines = Vec::new();
+    while lines.len() < 4 {
+        match buffer.windows(2).position(|w| w == b"\r\n") {
+            Some(end) => {
+                lines.push(String::from_utf8_lossy(&buffer.drain(..end + 2).as_slice()[..end]).into_owned())
+            }
+            None => read_more(&mut stream, &mut buffer).await?,
+        }
+    }
+    let invalid = |what: &str| std::io::Error::other(format!("bad {what} from master"));
+    let mut fullresync = lines[2].split(' ');
+    let (Some("+FULLRESYNC"), Some(replid), Some(offset)) =
+        (fullresync.next(), fullresync.next(), fullresync.next())
+    else {
+        return Err(invalid("PSYNC reply"));
+    };
+    let offset: u64 = offset.parse().map_err(|_| invalid("offset"))?;
+    let snapshot_len: usize = lines[3]
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| invalid("snapshot"))?;
+    while buffer.len() < snapshot_len {
+        read_more(&mut stream, &mut buffer).await?;
+    }
+    let mut snapshot: Vec<u8> = buffer.drain(..snapshot_len).collect();
+    if !still_following() {
+        return Ok(());
+    }
+    {
+        let mut node = context.node.borrow_mut();
+        let node = &mut *node;
+        let now_ms = context.clock.wall_ms();
+        while let Some((words, _)) = next_request(&mut snapshot)? {
+            apply_from_master(node, words, now_ms);
+        }
+        node.replication.replid = replid.to_string();
+        node.replication.offset = offset;
+        if let Role::Replica { link_up, .. } = &mut node.replication.role {
+            *link_up = true;
+        }
+    }
+    let mut next_ack_ms = context.clock.monotonic_ms();
+    loop {
+        tokio::select! {
+            biased;
+            read = read_more(&mut stream, &mut buffer) => {
+                read?;
+                let mut acks_asked = false;
+                while let Some((words, size)) = next_request(&mut buffer)? {
+                    if !still_following() {
+                        return Ok(());
+                    }
+                    let mut node = context.node.borrow_mut();
+                    // REPLCONF GETACK: answered below, once the whole read is applied.
+                    if words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"REPLCONF")) {
+                        acks_asked = true;
+                    } else {
+                        apply_from_master(&mut node, words, context.clock.wall_ms());
+                    }
+                    node.replication.offset += size as u64;
+                }
+                if acks_asked {
+                    next_ack_ms = context.clock.monotonic_ms();
+                }
+            }
+            () = context.clock.sleep_until_monotonic(next_ack_ms) => {
+                if !still_following() {
+                    return Ok(());
+                }
+                let offset = context.node.borrow().replication.offset.to_string().into_bytes();
+                send_request(&mut stream, vec![b"REPLCONF".to_vec(), b"ACK".to_vec(), offset]).await?;
+                next_ack_ms = context.clock.monotonic_ms() + REPLICA_CRON_MS;
+            }
+        }
+    }
+}
+
+/// Applies one command of the master's stream to a replica's keyspace.
+fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64) {
+    if let Ok(command) = Command::from_words(words, false) {
+        command.apply_to_db(&mut node.db, now_ms);
+    }
+    node.db.take_changes();
 }

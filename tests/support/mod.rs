@@ -1,5 +1,6 @@
-//! Real redis-server processes for tests: each on a free loopback port, in its own
-//! scratch directory, stopped when dropped ([`sim`] has the simulated counterpart). `make test` installs redis-server when it is
+//! Real redis-server processes and fake nodes for tests: each on a free loopback port
+//! (real ones in their own scratch directory), stopped when dropped ([`sim`] has the
+//! simulated counterpart). `make test` installs redis-server when it is
 //! missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
@@ -164,8 +165,13 @@ pub struct FakeServer {
 }
 
 impl FakeServer {
-    /// Starts a fake node on a free loopback port.
+    /// Starts a fake node (a master) on a free loopback port.
     pub fn start() -> FakeServer {
+        FakeServer::start_with(None)
+    }
+
+    /// Starts a fake node on a free loopback port, as a replica of `replicaof` if given.
+    pub fn start_with(replicaof: Option<SocketAddr>) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -179,10 +185,16 @@ impl FakeServer {
                 let listener =
                     locksim::real::TcpListener(tokio::net::TcpListener::from_std(listener).unwrap());
                 let clock = locksim::real::HostClock::new();
+                let options = locksim::redis::server::ServeOptions {
+                    replicaof,
+                    announce: addr,
+                };
+                let node =
+                    locksim::redis::server::serve_node(listener, clock, locksim::real::TcpDialer, options);
                 tokio::select! {
                     biased;
                     _ = stopped => {}
-                    result = locksim::redis::server::serve(listener, clock) => result.unwrap(),
+                    result = node => result.unwrap(),
                 }
             });
         });

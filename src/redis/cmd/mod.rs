@@ -5,6 +5,7 @@
 //! lives in one place. Errors are worded exactly as Redis 7.0 words them.
 
 mod keys;
+mod replication_cmds;
 mod scripting;
 mod server_cmds;
 mod session;
@@ -13,6 +14,7 @@ mod strings;
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
+pub use replication_cmds::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
 pub use server_cmds::{Dbsize, Echo, Flushall, Ping, Wait};
 pub use session::{Client, Hello, Quit, Select, Session};
@@ -43,6 +45,9 @@ impl ReplyError {
     }
     fn wrong_arity(name: &str) -> Self {
         ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
+    }
+    fn read_only() -> Self {
+        ReplyError("READONLY You can't write against a read only replica.".into())
     }
     fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
@@ -97,53 +102,70 @@ pub enum Command {
     Evalsha(Evalsha),
     Script(Script),
     Wait(Wait),
+    Replicaof(Replicaof),
+    Role(Role),
+    Info(Info),
+    Psync(Psync),
+    Replconf(Replconf),
 }
 
 /// How Redis treats a command name: its arity (`n` means exactly `n` words, `-n` at least
-/// `n`) and whether scripts may call it (Redis's `noscript` flag).
+/// `n`), whether scripts may call it (Redis's `noscript` flag) and whether it writes (a
+/// replica refuses it).
 struct Spec {
     name: &'static str,
     arity: i32,
     in_scripts: bool,
+    writes: bool,
 }
 
-const fn spec(name: &'static str, arity: i32, in_scripts: bool) -> Spec {
+const READS: bool = false;
+const WRITES: bool = true;
+
+const fn spec(name: &'static str, arity: i32, in_scripts: bool, writes: bool) -> Spec {
     Spec {
         name,
         arity,
         in_scripts,
+        writes,
     }
 }
 
 /// Every command name, with Redis 7.0's arity and flags.
 const COMMANDS: &[Spec] = &[
-    spec("ping", -1, true),
-    spec("echo", 2, true),
-    spec("hello", -1, false),
-    spec("select", 2, true),
-    spec("client", -2, false),
-    spec("quit", -1, false),
-    spec("get", 2, true),
-    spec("set", -3, true),
-    spec("setnx", 3, true),
-    spec("incr", 2, true),
-    spec("incrby", 3, true),
-    spec("del", -2, true),
-    spec("exists", -2, true),
-    spec("type", 2, true),
-    spec("pttl", 2, true),
-    spec("ttl", 2, true),
-    spec("persist", 2, true),
-    spec("expire", -3, true),
-    spec("pexpire", -3, true),
-    spec("expireat", -3, true),
-    spec("pexpireat", -3, true),
-    spec("dbsize", 1, true),
-    spec("flushall", -1, true),
-    spec("eval", -3, false),
-    spec("evalsha", -3, false),
-    spec("script", -2, false),
-    spec("wait", 3, false),
+    spec("ping", -1, true, READS),
+    spec("echo", 2, true, READS),
+    spec("hello", -1, false, READS),
+    spec("select", 2, true, READS),
+    spec("client", -2, false, READS),
+    spec("quit", -1, false, READS),
+    spec("get", 2, true, READS),
+    spec("set", -3, true, WRITES),
+    spec("setnx", 3, true, WRITES),
+    spec("incr", 2, true, WRITES),
+    spec("incrby", 3, true, WRITES),
+    spec("del", -2, true, WRITES),
+    spec("exists", -2, true, READS),
+    spec("type", 2, true, READS),
+    spec("pttl", 2, true, READS),
+    spec("ttl", 2, true, READS),
+    spec("persist", 2, true, WRITES),
+    spec("expire", -3, true, WRITES),
+    spec("pexpire", -3, true, WRITES),
+    spec("expireat", -3, true, WRITES),
+    spec("pexpireat", -3, true, WRITES),
+    spec("dbsize", 1, true, READS),
+    spec("flushall", -1, true, WRITES),
+    spec("eval", -3, false, READS),
+    spec("evalsha", -3, false, READS),
+    spec("script", -2, false, READS),
+    spec("wait", 3, false, READS),
+    spec("replicaof", 3, false, READS),
+    spec("slaveof", 3, false, READS),
+    spec("role", 1, false, READS),
+    spec("info", -1, true, READS),
+    spec("psync", -3, false, READS),
+    spec("replconf", -1, false, READS),
 ];
 
 /// Why a command name was refused before its arguments were looked at.
@@ -183,20 +205,24 @@ impl Command {
         if words.is_empty() {
             return Err(ParseError::Protocol("empty command".into()));
         }
-        Ok(Command::from_words(words)?)
+        Ok(Command::from_words(words, false)?)
     }
 
-    /// Parses a client's request words, with the errors Redis gives clients.
-    pub fn from_words(words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+    /// Parses a client's request words, with the errors Redis gives clients; a `read_only`
+    /// node (a replica) refuses writes before looking at their arguments.
+    pub fn from_words(words: Vec<Vec<u8>>, read_only: bool) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
+        if read_only && spec.writes {
+            return Err(ReplyError::read_only());
+        }
         Command::parse(spec.name, words)
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
-    pub(crate) fn from_script_words(words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+    pub(crate) fn from_script_words(words: Vec<Vec<u8>>, read_only: bool) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| {
             ReplyError(
                 match rejection {
@@ -208,6 +234,9 @@ impl Command {
         })?;
         if !spec.in_scripts {
             return Err(ReplyError::not_from_script());
+        }
+        if read_only && spec.writes {
+            return Err(ReplyError::read_only());
         }
         Command::parse(spec.name, words)
     }
@@ -245,6 +274,11 @@ impl Command {
             "evalsha" => Command::Evalsha(Evalsha::parse(&mut args)?),
             "script" => Command::Script(Script::parse(&mut args)?),
             "wait" => Command::Wait(Wait::parse(&mut args)?),
+            "replicaof" | "slaveof" => Command::Replicaof(Replicaof::parse(&mut args)?),
+            "role" => Command::Role(Role),
+            "info" => Command::Info(Info::parse(&mut args)?),
+            "psync" => Command::Psync(Psync),
+            "replconf" => Command::Replconf(Replconf::parse(&mut args)?),
             _ => return Err(unknown_command(&[name.as_bytes().to_vec()])),
         })
     }
@@ -256,12 +290,15 @@ impl Command {
     /// QUIT's reply (see `server.rs`).
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         match self {
-            Command::Hello(cmd) => cmd.apply(session),
+            Command::Hello(cmd) => cmd.apply(session, node.replication.is_replica()),
             Command::Client(cmd) => cmd.apply(session).into(),
             Command::Quit(Quit) => ok().into(),
             Command::Eval(cmd) => cmd.apply(node, now_ms).into(),
             Command::Evalsha(cmd) => cmd.apply(node, now_ms).into(),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
+            Command::Replicaof(cmd) => cmd.apply(node).into(),
+            Command::Role(Role) => node.replication.role_frame().into(),
+            Command::Info(cmd) => cmd.apply(node),
             command => command.apply_to_db(&mut node.db, now_ms).into(),
         }
     }
@@ -292,7 +329,12 @@ impl Command {
             | Command::Eval(_)
             | Command::Evalsha(_)
             | Command::Script(_)
-            | Command::Wait(_) => ReplyError::not_from_script().into(),
+            | Command::Wait(_)
+            | Command::Replicaof(_)
+            | Command::Role(_)
+            | Command::Info(_)
+            | Command::Psync(_)
+            | Command::Replconf(_) => ReplyError::not_from_script().into(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (`redis/lua.rs`).
 
 use super::{Args, Frame, ReplyError, ok, request};
-use crate::redis::lua::Scripts;
+use crate::redis::lua::{ScriptCall, Scripts};
 use crate::redis::node::Node;
 
 /// `EVAL script numkeys [key ...] [arg ...]`: runs the script, caching it under its SHA1.
@@ -22,9 +22,7 @@ impl Eval {
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
         match node.scripts.load(self.script.as_bytes()) {
-            Ok(sha) => node
-                .scripts
-                .run(&sha, &self.keys, &self.args, &mut node.db, now_ms),
+            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms),
             Err(compile_error) => compile_error,
         }
     }
@@ -51,8 +49,7 @@ impl Evalsha {
     }
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
-        node.scripts
-            .run(&self.sha, &self.keys, &self.args, &mut node.db, now_ms)
+        run(node, &self.sha, &self.keys, &self.args, now_ms)
     }
 
     /// The request frame a client sends.
@@ -63,6 +60,17 @@ impl Evalsha {
 
 /// Words of a request: keys, or arguments.
 type Words = Vec<Vec<u8>>;
+
+/// Runs a cached script on the node (EVAL and EVALSHA).
+fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Frame {
+    let call = ScriptCall {
+        keys,
+        args,
+        now_ms,
+        read_only: node.replication.is_replica(),
+    };
+    node.scripts.run(sha, call, &mut node.db)
+}
 
 /// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.
 fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
@@ -159,7 +167,7 @@ mod tests {
     /// redis-server 7.0.15 for the same request.
     fn run(node: &mut Node, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        match Command::from_words(words) {
+        match Command::from_words(words, false) {
             Ok(command) => match command.apply(node, &mut Session::default(), 0) {
                 Reply::Frame(frame) => frame,
                 other => panic!("not a frame: {other:?}"),

@@ -13,6 +13,11 @@ pub struct Session {
     pub protocol: Protocol,
     /// The name set by CLIENT SETNAME or HELLO SETNAME.
     pub name: Option<Vec<u8>>,
+    /// The replication offset after this connection's last command: what WAIT waits for.
+    pub write_offset: u64,
+    /// The address a replica announced (REPLCONF ip-address, listening-port).
+    pub replica_ip: Option<String>,
+    pub replica_port: Option<u16>,
 }
 
 /// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
@@ -82,7 +87,7 @@ impl Hello {
 
     /// Authenticates (only the password-less `default` user exists), names the connection,
     /// switches protocol, then replies with the server map in the new protocol.
-    pub(crate) fn apply(self, session: &mut Session) -> Reply {
+    pub(crate) fn apply(self, session: &mut Session, replica: bool) -> Reply {
         if let Some((user, _password)) = &self.auth
             && user.as_slice() != b"default"
         {
@@ -108,7 +113,7 @@ impl Hello {
             (text("proto"), Frame::Integer(proto)),
             (text("id"), Frame::Integer(session.id as i64)),
             (text("mode"), text("standalone")),
-            (text("role"), text("master")),
+            (text("role"), text(if replica { "replica" } else { "master" })),
             (text("modules"), Frame::Array(vec![])),
         ])
     }

@@ -1,0 +1,119 @@
+//! Replication commands: REPLICAOF (and its old name SLAVEOF), ROLE, INFO, and the two a
+//! replica sends its master, PSYNC and REPLCONF (the server runs those: they turn a
+//! connection into a replication link).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use super::{Args, Frame, ReplyError, Session, ok};
+use crate::redis::connection::Reply;
+use crate::redis::node::Node;
+
+/// `REPLICAOF host port | NO ONE`: follow a master, or become one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replicaof {
+    Master(SocketAddr),
+    NoOne,
+}
+
+impl Replicaof {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let host = args.next_bytes()?;
+        let port = args.next_bytes()?;
+        if host.eq_ignore_ascii_case(b"NO") && port.eq_ignore_ascii_case(b"ONE") {
+            return Ok(Replicaof::NoOne);
+        }
+        let port = super::parse_int(&port)?;
+        let port = u16::try_from(port).map_err(|_| ReplyError("ERR Invalid master port".into()))?;
+        let ip = match host.as_slice() {
+            b"localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            other => String::from_utf8_lossy(other).parse().map_err(|_| {
+                ReplyError("ERR locksim's fake Redis needs an IP address for the master".into())
+            })?,
+        };
+        Ok(Replicaof::Master(SocketAddr::new(ip, port)))
+    }
+
+    /// Changes the node's role; the server starts the link to a new master.
+    pub(crate) fn apply(self, node: &mut Node) -> Frame {
+        let replication = &mut node.replication;
+        match self {
+            Replicaof::NoOne => replication.promote(&mut node.db),
+            Replicaof::Master(master) => {
+                if replication.role
+                    == (crate::redis::replication::Role::Replica {
+                        master,
+                        link_up: true,
+                    })
+                {
+                    return Frame::SimpleString(b"OK Already connected to specified master".to_vec());
+                }
+                replication.follow(master, &mut node.db);
+            }
+        }
+        ok()
+    }
+}
+
+/// `ROLE`: master with its offset and replicas, or replica with its master and link state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Role;
+
+/// `INFO [section ...]`: the replication section (the only one this node has).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Info {
+    pub sections: Vec<Vec<u8>>,
+}
+
+impl Info {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Info {
+            sections: args.rest(),
+        })
+    }
+
+    pub(crate) fn apply(self, node: &Node) -> Reply {
+        let wanted = |name: &[u8]| {
+            self.sections.is_empty()
+                || self.sections.iter().any(|s| {
+                    s.eq_ignore_ascii_case(name)
+                        || s.eq_ignore_ascii_case(b"all")
+                        || s.eq_ignore_ascii_case(b"everything")
+                        || s.eq_ignore_ascii_case(b"default")
+                })
+        };
+        let text = if wanted(b"replication") {
+            node.replication.info()
+        } else {
+            String::new()
+        };
+        Reply::Verbatim(text.into_bytes())
+    }
+}
+
+/// `PSYNC replid offset`: a replica asks for the stream (always a full resync here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Psync;
+
+/// `REPLCONF option value ...`: a replica's settings and acknowledgements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replconf {
+    pub words: Vec<Vec<u8>>,
+}
+
+impl Replconf {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Replconf { words: args.rest() })
+    }
+
+    /// Records what a replica announces: `ip-address IP`, `listening-port N`.
+    pub fn apply(self, session: &mut Session) {
+        if let [option, value] = self.words.as_slice() {
+            let value = String::from_utf8_lossy(value).into_owned();
+            if option.eq_ignore_ascii_case(b"ip-address") {
+                session.replica_ip = Some(value);
+            } else if option.eq_ignore_ascii_case(b"listening-port") {
+                session.replica_port = value.parse().ok();
+            }
+        }
+    }
+}

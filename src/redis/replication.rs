@@ -1,0 +1,333 @@
+//! Asynchronous master → replica replication, shaped as Redis 7.0's.
+//!
+//! A replica dials its master, sends `REPLCONF listening-port` and `PSYNC ? -1`, gets
+//! `+FULLRESYNC <replid> <offset>` and a snapshot (here: the commands that rebuild the
+//! keyspace, sent as one `$len` payload where Redis sends an RDB file), then the stream:
+//! the *effects* of every write, as Redis 7 propagates them (`SET key value PXAT t` with an
+//! absolute expiry, `DEL` for keys that expired or were deleted, `FLUSHALL`). Nothing waits
+//! for replicas: the lag is the network's, and a cut link leaves the replica behind until
+//! it reconnects and resynchronises. Replicas acknowledge their offset every second and
+//! when asked (`REPLCONF GETACK *`), which is what WAIT counts. Replicas expire nothing
+//! themselves (see `db.rs`) and refuse writes from clients (READONLY).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Notify, mpsc};
+
+use super::Frame;
+use super::cmd::request;
+use super::connection::{Protocol, Reply};
+use super::db::{Changes, Db};
+use super::request::{Parsed, parse};
+
+/// Opens connections to other nodes (a replica to its master).
+pub trait Dialer: Clone + 'static {
+    type Stream: AsyncRead + AsyncWrite + Unpin + 'static;
+
+    /// Connects to `addr`.
+    fn dial(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Stream>>;
+}
+
+/// How often a replica reports its offset (Redis's replication cron runs every second), and
+/// how long it waits before redialling a master it lost.
+pub const REPLICA_CRON_MS: u64 = 1000;
+
+/// Redis's fixed backlog size, shown by INFO.
+const BACKLOG_BYTES: u64 = 1_048_576;
+
+/// A node's place in replication.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    Master,
+    Replica {
+        master: SocketAddr,
+        /// Whether the link is up and the snapshot loaded.
+        link_up: bool,
+    },
+}
+
+/// A connected replica, as its master sees it.
+struct ReplicaLink {
+    /// The replica's address and listening port.
+    ip: String,
+    port: u16,
+    /// Bytes of stream still to send it.
+    stream: mpsc::UnboundedSender<Vec<u8>>,
+    /// The last offset it acknowledged.
+    acked: u64,
+}
+
+/// A node's replication state.
+pub struct Replication {
+    pub role: Role,
+    /// The replication id (40 hex digits), derived deterministically.
+    pub replid: String,
+    /// Bytes of stream this node produced (master) or applied (replica).
+    pub offset: u64,
+    /// Bumped at every REPLICAOF, so a link to a former master stops.
+    pub generation: u64,
+    replicas: BTreeMap<u64, ReplicaLink>,
+    /// Woken when a replica acknowledges, for WAIT.
+    acks: Rc<Notify>,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication {
+            role: Role::Master,
+            replid: super::lua::sha1_hex(b"locksim replication id"),
+            offset: 0,
+            generation: 0,
+            replicas: BTreeMap::new(),
+            acks: Rc::new(Notify::new()),
+        }
+    }
+}
+
+/// The request bytes of a command, as a stream carries it.
+fn encode(words: Vec<Vec<u8>>) -> Vec<u8> {
+    Reply::Frame(request(words)).encode(Protocol::Resp2)
+}
+
+/// The commands that bring a replica's key to the master's state.
+fn key_effect(db: &Db, key: &[u8]) -> Vec<u8> {
+    match db.raw(key) {
+        None => encode(vec![b"DEL".to_vec(), key.to_vec()]),
+        Some(entry) => {
+            let mut words = vec![b"SET".to_vec(), key.to_vec(), entry.value.clone()];
+            if let Some(at) = entry.expires_at_ms {
+                words.extend([b"PXAT".to_vec(), at.to_string().into_bytes()]);
+            }
+            encode(words)
+        }
+    }
+}
+
+impl Replication {
+    pub fn is_replica(&self) -> bool {
+        matches!(self.role, Role::Replica { .. })
+    }
+
+    /// Streams the effects of `changes` to every replica (a master's job after each
+    /// command and expiry cycle). A replica's own changes come from its master.
+    pub fn propagate(&mut self, changes: Changes, db: &Db) {
+        if self.is_replica() || (!changes.cleared && changes.keys.is_empty()) {
+            return;
+        }
+        let mut bytes = Vec::new();
+        if changes.cleared {
+            bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
+        }
+        for key in &changes.keys {
+            bytes.extend(key_effect(db, key));
+        }
+        self.send(bytes);
+    }
+
+    fn send(&mut self, bytes: Vec<u8>) {
+        self.offset += bytes.len() as u64;
+        self.replicas
+            .retain(|_, replica| replica.stream.send(bytes.clone()).is_ok());
+    }
+
+    /// Asks every replica for its offset (before WAIT waits).
+    pub fn request_acks(&mut self) {
+        if !self.replicas.is_empty() {
+            self.send(encode(vec![
+                b"REPLCONF".to_vec(),
+                b"GETACK".to_vec(),
+                b"*".to_vec(),
+            ]));
+        }
+    }
+
+    /// How many replicas acknowledged at least `offset`.
+    pub fn acked(&self, offset: u64) -> i64 {
+        self.replicas.values().filter(|r| r.acked >= offset).count() as i64
+    }
+
+    /// What WAIT waits on.
+    pub fn ack_notify(&self) -> Rc<Notify> {
+        self.acks.clone()
+    }
+
+    /// Makes this node a replica of `master` (REPLICAOF host port).
+    pub fn follow(&mut self, master: SocketAddr, db: &mut Db) {
+        self.role = Role::Replica {
+            master,
+            link_up: false,
+        };
+        self.generation += 1;
+        self.replicas.clear();
+        db.set_replica(true);
+    }
+
+    /// Makes this node a master (REPLICAOF NO ONE): a new history, as Redis starts one.
+    pub fn promote(&mut self, db: &mut Db) {
+        if self.is_replica() {
+            self.replid = super::lua::sha1_hex(self.replid.as_bytes());
+        }
+        self.role = Role::Master;
+        self.generation += 1;
+        db.set_replica(false);
+    }
+
+    /// ROLE's reply.
+    pub fn role_frame(&self) -> Frame {
+        let text = |s: &str| Frame::BulkString(s.as_bytes().to_vec());
+        match &self.role {
+            Role::Master => Frame::Array(vec![
+                text("master"),
+                Frame::Integer(self.offset as i64),
+                Frame::Array(
+                    self.replicas
+                        .values()
+                        .map(|r| {
+                            Frame::Array(vec![
+                                text(&r.ip),
+                                text(&r.port.to_string()),
+                                text(&r.acked.to_string()),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ]),
+            Role::Replica { master, link_up } => Frame::Array(vec![
+                text("slave"),
+                text(&master.ip().to_string()),
+                Frame::Integer(i64::from(master.port())),
+                text(if *link_up { "connected" } else { "connect" }),
+                Frame::Integer(self.offset as i64),
+            ]),
+        }
+    }
+
+    /// INFO's replication section, field by field as Redis 7.0 writes it.
+    pub fn info(&self) -> String {
+        let mut lines = vec!["# Replication".to_string()];
+        match &self.role {
+            Role::Master => lines.push("role:master".into()),
+            Role::Replica { master, link_up } => {
+                let status = if *link_up { "up" } else { "down" };
+                lines.extend([
+                    "role:slave".into(),
+                    format!("master_host:{}", master.ip()),
+                    format!("master_port:{}", master.port()),
+                    format!("master_link_status:{status}"),
+                    "master_last_io_seconds_ago:0".into(),
+                    "master_sync_in_progress:0".into(),
+                    format!("slave_read_repl_offset:{}", self.offset),
+                    format!("slave_repl_offset:{}", self.offset),
+                ]);
+                if !link_up {
+                    lines.push("master_link_down_since_seconds:-1".into());
+                }
+                lines.extend([
+                    "slave_priority:100".into(),
+                    "slave_read_only:1".into(),
+                    "replica_announced:1".into(),
+                ]);
+            }
+        }
+        lines.push(format!("connected_slaves:{}", self.replicas.len()));
+        for (i, r) in self.replicas.values().enumerate() {
+            lines.push(format!(
+                "slave{i}:ip={},port={},state=online,offset={},lag=0",
+                r.ip, r.port, r.acked
+            ));
+        }
+        lines.extend([
+            "master_failover_state:no-failover".into(),
+            format!("master_replid:{}", self.replid),
+            "master_replid2:0000000000000000000000000000000000000000".into(),
+            format!("master_repl_offset:{}", self.offset),
+            "second_repl_offset:-1".into(),
+            "repl_backlog_active:1".into(),
+            format!("repl_backlog_size:{BACKLOG_BYTES}"),
+            "repl_backlog_first_byte_offset:1".into(),
+            format!("repl_backlog_histlen:{}", self.offset.min(BACKLOG_BYTES)),
+        ]);
+        lines.join("\r\n") + "\r\n"
+    }
+
+    /// Registers a replica that sent PSYNC on connection `id`; returns the FULLRESYNC line,
+    /// the snapshot payload, and the receiver of its stream.
+    pub fn add_replica(
+        &mut self,
+        id: u64,
+        ip: String,
+        port: u16,
+        db: &Db,
+    ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let mut snapshot = encode(vec![b"FLUSHALL".to_vec()]);
+        for key in db.keys() {
+            snapshot.extend(key_effect(db, key));
+        }
+        let mut handshake = format!(
+            "+FULLRESYNC {} {}\r\n${}\r\n",
+            self.replid,
+            self.offset,
+            snapshot.len()
+        )
+        .into_bytes();
+        handshake.extend(snapshot);
+        let (stream, receiver) = mpsc::unbounded_channel();
+        self.replicas.insert(
+            id,
+            ReplicaLink {
+                ip,
+                port,
+                stream,
+                acked: self.offset,
+            },
+        );
+        (handshake, receiver)
+    }
+
+    /// Records a replica's `REPLCONF ACK offset`.
+    pub fn ack(&mut self, id: u64, offset: u64) {
+        if let Some(replica) = self.replicas.get_mut(&id) {
+            replica.acked = replica.acked.max(offset);
+            self.acks.notify_waiters();
+        }
+    }
+
+    /// Forgets a replica whose connection closed.
+    pub fn remove_replica(&mut self, id: u64) {
+        self.replicas.remove(&id);
+    }
+}
+
+/// Reads from `stream` into `buffer`; an error or end of stream ends the link.
+pub async fn read_more<S: AsyncRead + Unpin>(stream: &mut S, buffer: &mut Vec<u8>) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    match stream.read(&mut chunk).await? {
+        0 => Err(io::ErrorKind::UnexpectedEof.into()),
+        n => {
+            buffer.extend_from_slice(&chunk[..n]);
+            Ok(())
+        }
+    }
+}
+
+/// The first complete request in `buffer`, removed from it, with its size.
+pub fn next_request(buffer: &mut Vec<u8>) -> io::Result<Option<(Vec<Vec<u8>>, usize)>> {
+    match parse(buffer) {
+        Ok(Parsed::Incomplete) => Ok(None),
+        Ok(Parsed::Request { words, consumed }) => {
+            buffer.drain(..consumed);
+            Ok(Some((words, consumed)))
+        }
+        Err(reason) => Err(io::Error::other(reason)),
+    }
+}
+
+/// Sends one request on a replication link.
+pub async fn send_request<S: AsyncWrite + Unpin>(stream: &mut S, words: Vec<Vec<u8>>) -> io::Result<()> {
+    stream.write_all(&encode(words)).await?;
+    stream.flush().await
+}

@@ -1,0 +1,189 @@
+//! Replication, fake against real: a master and a replica of fake nodes (on real TCP, as
+//! `locksim serve --replicaof` runs them) and of redis-server 7.0 go through the same steps,
+//! and every reply must agree (offsets, ids and replication ids aside; TTLs within a
+//! tolerance; INFO by its field names and the fields that describe the link).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use support::resp::{RespClient, Value};
+use support::{FakeServer, RedisServer};
+
+const PTTL_TOLERANCE_MS: i64 = 250;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Master,
+    Replica,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Check {
+    Exact,
+    Millis,
+    Seconds,
+    /// ROLE: everything but the offsets.
+    Role,
+    /// INFO replication: the same field names, and equal values for these fields.
+    Info,
+    /// HELLO: everything but the client id.
+    Hello,
+}
+
+/// Fields of INFO replication that must be equal; the rest (ids, offsets) may differ.
+const INFO_FIELDS_COMPARED: &[&str] = &[
+    "role",
+    "connected_slaves",
+    "master_host",
+    "master_link_status",
+    "master_sync_in_progress",
+    "slave_read_only",
+    "master_failover_state",
+];
+
+fn steps() -> Vec<(Node, &'static str, Check)> {
+    use Check::*;
+    use Node::*;
+    vec![
+        (Master, "SET lock tok NX PX 30000", Exact),
+        (Master, "WAIT 1 2000", Exact),
+        (Replica, "GET lock", Exact),
+        (Replica, "PTTL lock", Millis),
+        (Replica, "SET x y", Exact),
+        (Replica, "SET x y bogus", Exact),
+        (Replica, "EVAL return~redis.call('set','q','1') 0", Exact),
+        (Replica, "EVAL return~redis.pcall('set','q','1') 0", Exact),
+        (Replica, "EVAL return~redis.call('get','lock') 0", Exact),
+        (Replica, "WAIT 0 0", Exact),
+        (Replica, "HELLO 2", Hello),
+        (Master, "HELLO 2", Hello),
+        (Replica, "ROLE", Role),
+        (Master, "INFO replication", Info),
+        (Replica, "INFO replication", Info),
+        (Master, "PEXPIREAT lock 1", Exact),
+        (Master, "SET k v PX 100000", Exact),
+        (Master, "EXPIRE k 50 GT", Exact),
+        (Master, "EVAL return~redis.call('incr',KEYS[1]) 1 n", Exact),
+        (Master, "WAIT 1 2000", Exact),
+        (Replica, "EXISTS lock", Exact),
+        (Replica, "TTL k", Seconds),
+        (Replica, "GET n", Exact),
+        (Master, "FLUSHALL", Exact),
+        (Master, "WAIT 1 2000", Exact),
+        (Replica, "DBSIZE", Exact),
+        (Replica, "REPLICAOF NO ONE", Exact),
+        (Replica, "SET x y", Exact),
+        (Replica, "ROLE", Role),
+    ]
+}
+
+/// Words of a step; `~` stands for a space inside a word.
+fn words(step: &str) -> Vec<Vec<u8>> {
+    step.split(' ')
+        .map(|w| w.replace('~', " ").into_bytes())
+        .collect()
+}
+
+fn info_fields(value: &Value) -> Vec<(String, String)> {
+    let text = match value {
+        Value::Bulk(text) | Value::Verbatim(_, text) => text.as_str(),
+        _ => "",
+    };
+    text.lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn agree(real: &Value, fake: &Value, check: Check) -> bool {
+    match (check, real, fake) {
+        (Check::Millis, Value::Int(a), Value::Int(b)) => (a - b).abs() <= PTTL_TOLERANCE_MS,
+        (Check::Seconds, Value::Int(a), Value::Int(b)) => (a - b).abs() <= 1,
+        (Check::Role, Value::Array(a), Value::Array(b)) => {
+            let shape = |items: &[Value]| {
+                items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(_) => Value::Int(0),
+                        Value::Array(_) => Value::Array(vec![]),
+                        other => other.clone(),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            shape(a) == shape(b)
+        }
+        (Check::Info, _, _) => {
+            let (real, fake) = (info_fields(real), info_fields(fake));
+            let names =
+                |fields: &[(String, String)]| fields.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+            let compared = |fields: &[(String, String)]| {
+                fields
+                    .iter()
+                    .filter(|(k, _)| INFO_FIELDS_COMPARED.contains(&k.as_str()))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            !real.is_empty() && names(&real) == names(&fake) && compared(&real) == compared(&fake)
+        }
+        (Check::Hello, Value::Array(a), Value::Array(b)) => {
+            let without_id = |items: &[Value]| {
+                let mut items = items.to_vec();
+                if let Some(i) = items.iter().position(|v| *v == Value::Bulk("id".into())) {
+                    items[i + 1] = Value::Int(0);
+                }
+                items
+            };
+            without_id(a) == without_id(b)
+        }
+        _ => real == fake,
+    }
+}
+
+/// Waits until the replica reports its link up.
+fn wait_for_link(replica: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut client = RespClient::connect(replica);
+    loop {
+        let info = client.request(&words("INFO replication"));
+        if info_fields(&info).contains(&("master_link_status".into(), "up".into())) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replica at {replica} never linked up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
+    let real_master = RedisServer::start(&[]);
+    let port = real_master.addr.port().to_string();
+    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let fake_master = FakeServer::start();
+    let fake_replica = FakeServer::start_with(Some(fake_master.addr));
+    wait_for_link(real_replica.addr);
+    wait_for_link(fake_replica.addr);
+
+    let connect =
+        |master: SocketAddr, replica: SocketAddr| (RespClient::connect(master), RespClient::connect(replica));
+    let (mut real_m, mut real_r) = connect(real_master.addr, real_replica.addr);
+    let (mut fake_m, mut fake_r) = connect(fake_master.addr, fake_replica.addr);
+    let mut transcript = Vec::new();
+    for (node, step, check) in steps() {
+        let request = words(step);
+        let (real, fake) = match node {
+            Node::Master => (real_m.request(&request), fake_m.request(&request)),
+            Node::Replica => (real_r.request(&request), fake_r.request(&request)),
+        };
+        let ok = agree(&real, &fake, check);
+        transcript.push(format!(
+            "{} {node:?}: {step}\n      redis-server: {real:?}\n      fake node:    {fake:?}",
+            if ok { "  " } else { "!!" }
+        ));
+        assert!(ok, "replies differ:\n{}", transcript.join("\n"));
+    }
+}
