@@ -47,6 +47,8 @@ pub enum EventKind {
     Crashed,
     /// The node's process started again after a crash.
     Restarted,
+    /// The failover controller promoted `promoted` to master in place of `replaced`.
+    Failover { promoted: String, replaced: String },
 }
 
 impl fmt::Display for EventKind {
@@ -83,6 +85,9 @@ impl fmt::Display for EventKind {
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
             EventKind::Crashed => write!(f, "crashed"),
             EventKind::Restarted => write!(f, "restarted"),
+            EventKind::Failover { promoted, replaced } => {
+                write!(f, "failover: {promoted} promoted to master in place of {replaced}")
+            }
         }
     }
 }

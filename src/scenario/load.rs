@@ -117,8 +117,9 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if s.seeds == 0 {
         return fail("seeds", &"must be at least 1");
     }
-    match (s.topology.kind, s.topology.masters) {
-        (TopologyKind::Single, Some(_)) => {
+    let topology = &s.topology;
+    match (topology.kind, topology.masters) {
+        (TopologyKind::Single | TopologyKind::Replicated, Some(_)) => {
             return fail("topology.masters", &"only a `redlock` topology has several");
         }
         (TopologyKind::Redlock, Some(0)) => return fail("topology.masters", &"must be at least 1"),
@@ -128,7 +129,21 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         }
         _ => {}
     }
-    let masters = s.redis_names().len();
+    match (topology.kind, topology.replicas) {
+        (TopologyKind::Single, Some(_)) => {
+            return fail("topology.replicas", &"a `single` node has none: use `replicated`");
+        }
+        (TopologyKind::Replicated, Some(0)) => return fail("topology.replicas", &"must be at least 1"),
+        (_, Some(n)) if n > MAX_MASTERS => return fail("topology.replicas", &format!("at most {MAX_MASTERS}")),
+        _ => {}
+    }
+    if topology.down_after_ms.is_some() && s.redis_groups()[0].len() < 2 {
+        return fail("topology.down_after_ms", &"only a topology with replicas fails over");
+    }
+    if topology.down_after_ms == Some(0) {
+        return fail("topology.down_after_ms", &"must be positive");
+    }
+    let masters = s.master_names().len();
     if masters > 1 && s.lock.algorithm != Algorithm::Redlock {
         return fail(
             "lock.algorithm",
@@ -174,13 +189,13 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
                 return fail("target", unknown(name));
             }
         }
-        Some(Target::Master) if s.redis_names().len() > 1 => {
+        Some(Target::Master) if s.master_names().len() > 1 => {
             return fail(
                 "target",
                 "`master` names the master of a single node; a Redlock topology has several: name one".into(),
             );
         }
-        Some(Target::Minority) if s.redis_names().len() < 2 => {
+        Some(Target::Minority) if s.master_names().len() < 2 => {
             return fail("target", "a minority of one Redis master is no node".into());
         }
         _ => {}

@@ -54,6 +54,12 @@ pub struct Topology {
     /// How many independent masters (`redlock` only; default 5, as the distlock page
     /// recommends).
     pub masters: Option<u32>,
+    /// Replicas of each master (`replicated`: default 1; `redlock`: default 0, each
+    /// "instance" may itself be a replicated group).
+    pub replicas: Option<u32>,
+    /// The failover controller declares a master down after it has not answered for this
+    /// long, and promotes its most up-to-date replica (Sentinel's `down-after-milliseconds`).
+    pub down_after_ms: Option<u64>,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default)]
@@ -66,9 +72,15 @@ pub struct Topology {
 pub enum TopologyKind {
     /// One master, no replica: `redis-1`.
     Single,
-    /// `masters` independent masters, no replication: `redis-1` … `redis-N`.
+    /// One master `redis-1` with `replicas` asynchronous replicas `redis-1-replica-1` …,
+    /// and a failover controller (like Sentinel) that promotes one when the master dies.
+    Replicated,
+    /// `masters` independent masters `redis-1` … `redis-N` (each with `replicas` replicas).
     Redlock,
 }
+
+/// Sentinel's usual `down-after-milliseconds` when the scenario does not say.
+pub const DEFAULT_DOWN_AFTER_MS: u64 = 5000;
 
 /// Masters of a Redlock deployment when the scenario does not say.
 pub const DEFAULT_REDLOCK_MASTERS: u32 = 5;
@@ -252,14 +264,38 @@ pub enum Expectation {
 }
 
 impl Scenario {
-    /// Names of the Redis nodes, in order.
+    /// The Redis nodes by group: each group is a master followed by its replicas.
+    pub fn redis_groups(&self) -> Vec<Vec<String>> {
+        let (masters, replicas) = match self.topology.kind {
+            TopologyKind::Single => (1, 0),
+            TopologyKind::Replicated => (1, self.topology.replicas.unwrap_or(1)),
+            TopologyKind::Redlock => (
+                self.topology.masters.unwrap_or(DEFAULT_REDLOCK_MASTERS),
+                self.topology.replicas.unwrap_or(0),
+            ),
+        };
+        (1..=masters)
+            .map(|i| {
+                std::iter::once(format!("redis-{i}"))
+                    .chain((1..=replicas).map(|j| format!("redis-{i}-replica-{j}")))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Names of every Redis node (masters and replicas), in order.
     pub fn redis_names(&self) -> Vec<String> {
-        match self.topology.kind {
-            TopologyKind::Single => vec!["redis-1".to_string()],
-            TopologyKind::Redlock => (1..=self.topology.masters.unwrap_or(DEFAULT_REDLOCK_MASTERS))
-                .map(|i| format!("redis-{i}"))
-                .collect(),
-        }
+        self.redis_groups().into_iter().flatten().collect()
+    }
+
+    /// Names of the masters at the start, in order: where the lock lives.
+    pub fn master_names(&self) -> Vec<String> {
+        self.redis_groups().into_iter().map(|group| group[0].clone()).collect()
+    }
+
+    /// How long the failover controller waits before promoting a replica.
+    pub fn down_after_ms(&self) -> u64 {
+        self.topology.down_after_ms.unwrap_or(DEFAULT_DOWN_AFTER_MS)
     }
 
     /// Names of the clients, in order.

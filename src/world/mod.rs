@@ -6,9 +6,11 @@
 //! Nothing here reads the host's clock or iterates an unordered map.
 
 pub mod clock;
+pub mod failover;
 pub mod faults;
 pub mod net;
 pub mod recorder;
+pub mod topology;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -23,7 +25,9 @@ use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
 use self::faults::{Reach, StepTraps};
-use self::net::{REDIS_PORT, SimListener};
+use self::failover::SENTINEL;
+use self::net::{Address, REDIS_PORT};
+use self::topology::Group;
 use self::recorder::Recorder;
 use self::workload::{ClientProcess, Register, draw};
 use crate::client::Fencing;
@@ -33,6 +37,9 @@ use crate::scenario::{ClocksSpec, Scenario};
 /// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
 pub const FENCE_COUNTER: &str = "fence-counter";
 const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
+
+/// The failover controller's address.
+const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 
 /// Runs one seed of a scenario on the current thread and returns its history.
 ///
@@ -52,33 +59,33 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
 
-    let redis_names = scenario.redis_names();
-    for (i, name) in redis_names.iter().enumerate() {
-        let clock = new_clock(&mut rng, &scenario.clocks);
-        let ip = IpAddr::V4(Ipv4Addr::new(10, 0, 0, i as u8 + 1));
-        let node_clock = clock.clone();
-        let node = handle
-            .create_node()
-            .name(name)
-            .ip(ip)
-            .init(move || serve_redis(SocketAddr::new(ip, REDIS_PORT), node_clock.clone()))
-            .build();
-        nodes.insert(name.clone(), node.id());
-        clocks.insert(name.clone(), clock);
+    let groups: Vec<Group> =
+        scenario.redis_groups().into_iter().enumerate().map(|(i, names)| Group::new(i, names)).collect();
+    for group in &groups {
+        for (index, name) in group.names.iter().enumerate() {
+            let clock = new_clock(&mut rng, &scenario.clocks);
+            let (node_group, node_clock) = (group.clone(), clock.clone());
+            let node = handle
+                .create_node()
+                .name(name)
+                .ip(group.addrs[index].ip())
+                .init(move || node_group.clone().serve(index, node_clock.clone()))
+                .build();
+            nodes.insert(name.clone(), node.id());
+            clocks.insert(name.clone(), clock);
+        }
     }
-    let redis: Vec<SocketAddr> = (0..redis_names.len())
-        .map(|i| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, i as u8 + 1)), REDIS_PORT))
-        .collect();
+    let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
         // A single node that never fails over: INCR there never hands out a number twice.
         let clock = new_clock(&mut rng, &scenario.clocks);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
-        let node_clock = clock.clone();
+        let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
         let node = handle
             .create_node()
             .name(FENCE_COUNTER)
             .ip(FENCE_COUNTER_IP)
-            .init(move || serve_redis(addr, node_clock.clone()))
+            .init(move || counter.clone().serve(0, node_clock.clone()))
             .build();
         nodes.insert(FENCE_COUNTER.to_string(), node.id());
         clocks.insert(FENCE_COUNTER.to_string(), clock);
@@ -117,12 +124,33 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         clocks.insert(name, clock);
     }
 
+    if groups.iter().any(|group| group.names.len() > 1) {
+        let clock = new_clock(&mut rng, &scenario.clocks);
+        let (watched, down_after_ms, node_recorder, node_clock) =
+            (groups.clone(), scenario.down_after_ms(), recorder.clone(), clock.clone());
+        let node = handle
+            .create_node()
+            .name(SENTINEL)
+            .ip(SENTINEL_IP)
+            .init(move || {
+                let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
+                    failover::watch(group.clone(), down_after_ms, node_clock.clone(), node_recorder.clone())
+                });
+                futures::future::join_all(watches.collect::<Vec<_>>())
+            })
+            .build();
+        nodes.insert(SENTINEL.to_string(), node.id());
+        clocks.insert(SENTINEL.to_string(), clock);
+    }
+
     let reach = Arc::new(Reach {
         nodes,
         clocks,
         recorder: recorder.clone(),
         clients: scenario.client_names(),
-        masters: redis_names,
+        masters: scenario.master_names(),
+        redis: scenario.redis_names(),
+        groups,
         network: scenario.network.clone(),
         cut_links: Mutex::default(),
         down: Mutex::default(),
@@ -136,14 +164,6 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
     recorder.finish()
-}
-
-async fn serve_redis(addr: SocketAddr, clock: SimClock) {
-    let listener = SimListener::bind(addr)
-        .await
-        .expect("a fresh node's port is free");
-    // The loop ends only when accept fails, which madsim does not do to a live node.
-    let _ = crate::redis::server::serve(listener, clock).await;
 }
 
 fn new_clock(rng: &mut ChaCha8Rng, spec: &ClocksSpec) -> SimClock {

@@ -3,9 +3,11 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::platform::{Connect, Listener};
+use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
 
 /// The port every fake Redis node listens on.
@@ -28,15 +30,54 @@ impl Listener for SimListener {
     }
 }
 
-/// Opens madsim TCP connections to one address.
+/// Where a node is reached. Fixed for a plain node; for a replicated group the failover
+/// controller moves it to the promoted replica, as Sentinel tells its clients.
 #[derive(Debug, Clone)]
-pub struct SimConnector(pub SocketAddr);
+pub struct Address(Arc<Mutex<SocketAddr>>);
+
+impl Address {
+    pub fn new(addr: SocketAddr) -> Self {
+        Address(Arc::new(Mutex::new(addr)))
+    }
+
+    pub fn get(&self) -> SocketAddr {
+        *self.0.lock().expect("address lock poisoned")
+    }
+
+    pub fn set(&self, addr: SocketAddr) {
+        *self.0.lock().expect("address lock poisoned") = addr;
+    }
+}
+
+/// Opens madsim TCP connections to wherever an [`Address`] points at connect time: a
+/// client reconnecting after a failover reaches the new master.
+#[derive(Debug, Clone)]
+pub struct SimConnector(pub Address);
+
+impl SimConnector {
+    /// A connector to one fixed address.
+    pub fn to(addr: SocketAddr) -> Self {
+        SimConnector(Address::new(addr))
+    }
+}
 
 impl Connect for SimConnector {
     type Stream = madsim::net::TcpStream;
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
-        madsim::net::TcpStream::connect(self.0)
+        madsim::net::TcpStream::connect(self.0.get())
+    }
+}
+
+/// How a replica dials its master over madsim TCP.
+#[derive(Debug, Clone, Copy)]
+pub struct SimDialer;
+
+impl Dialer for SimDialer {
+    type Stream = madsim::net::TcpStream;
+
+    async fn dial(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
+        madsim::net::TcpStream::connect(addr).await
     }
 }
 

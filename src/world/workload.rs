@@ -11,7 +11,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::SimClock;
-use super::net::SimConnector;
+use super::net::{Address, SimConnector};
 use super::recorder::Recorder;
 use crate::client::{Held, Lock, LockError, LockGuard, Steps};
 use crate::history::EventKind;
@@ -76,8 +76,9 @@ pub struct ClientProcess {
     pub recorder: Recorder,
     pub resource: Register,
     pub scenario: Arc<Scenario>,
-    /// The Redis masters the lock lives on (one, or N for Redlock).
-    pub redis: Vec<SocketAddr>,
+    /// The Redis masters the lock lives on (one, or N for Redlock), wherever failovers
+    /// have moved them.
+    pub redis: Vec<Address>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
@@ -95,7 +96,7 @@ impl ClientProcess {
     pub async fn run(self) {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let lock_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        let connectors = self.redis.iter().copied().map(SimConnector).collect();
+        let connectors = self.redis.iter().cloned().map(SimConnector).collect();
         let mut lock = Lock::new(
             connectors,
             self.clock.clone(),
@@ -104,7 +105,7 @@ impl ClientProcess {
         )
         .with_steps(self.steps.clone());
         if let Some(counter) = self.fence_counter {
-            lock = lock.with_fence_counter(SimConnector(counter));
+            lock = lock.with_fence_counter(SimConnector::to(counter));
         }
         loop {
             self.record(EventKind::AcquireStarted);

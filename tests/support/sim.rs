@@ -57,7 +57,7 @@ pub fn lock(nodes: &[SocketAddr], options: LockOptions, seed: u64, steps: StopAt
 
 /// A client of `nodes` reading `clock` (a clone the test can jump or skew).
 pub fn lock_with_clock(nodes: &[SocketAddr], options: LockOptions, seed: u64, clock: SimClock) -> SimLock {
-    let connectors = nodes.iter().copied().map(SimConnector).collect();
+    let connectors = nodes.iter().copied().map(SimConnector::to).collect();
     Lock::new(connectors, clock, ChaCha8Rng::seed_from_u64(seed), options)
 }
 

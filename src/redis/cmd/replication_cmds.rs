@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use super::{Args, Frame, ReplyError, Session, ok};
+use super::{Args, Frame, ReplyError, Session, ok, request};
 use crate::redis::connection::Reply;
 use crate::redis::node::Node;
 
@@ -54,9 +54,30 @@ impl Replicaof {
     }
 }
 
+impl Replicaof {
+    /// The request frame a client (the failover controller) sends.
+    pub fn into_frame(self) -> Frame {
+        match self {
+            Replicaof::NoOne => request([b"REPLICAOF".to_vec(), b"NO".to_vec(), b"ONE".to_vec()]),
+            Replicaof::Master(addr) => request([
+                b"REPLICAOF".to_vec(),
+                addr.ip().to_string().into_bytes(),
+                addr.port().to_string().into_bytes(),
+            ]),
+        }
+    }
+}
+
 /// `ROLE`: master with its offset and replicas, or replica with its master and link state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Role;
+
+impl Role {
+    /// The request frame a client (the failover controller) sends.
+    pub fn into_frame(self) -> Frame {
+        request([b"ROLE".to_vec()])
+    }
+}
 
 /// `INFO [section ...]`: the replication section (the only one this node has).
 #[derive(Debug, Clone, PartialEq, Eq)]

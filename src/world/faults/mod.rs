@@ -23,6 +23,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::clock::{SimClock, true_now_ns};
 use super::recorder::Recorder;
+use super::topology::Group;
 use crate::history::EventKind;
 use crate::scenario::{Fault, FaultAction, NetworkSpec, Target, Trigger, TriggerEvent};
 
@@ -36,8 +37,12 @@ pub struct Reach {
     pub recorder: Recorder,
     /// Client names, in order.
     pub clients: Vec<String>,
-    /// Redis master names, in order.
+    /// Names of the masters at the start, in order (what `majority` and `minority` pick from).
     pub masters: Vec<String>,
+    /// Names of every Redis node, masters and replicas.
+    pub redis: Vec<String>,
+    /// The Redis groups, for who is master now.
+    pub groups: Vec<Group>,
     /// The scenario's network settings, restored when a latency fault ends.
     pub network: NetworkSpec,
     /// Links cut by partitions and not healed yet, as (from, to) node names.
@@ -81,9 +86,9 @@ impl Reach {
                 Some(node) => node,
                 None => self.recorder.holder_or_next().await,
             }],
-            Target::Master => vec![self.masters[0].clone()],
+            Target::Master => vec![self.groups[0].master_name().to_string()],
             Target::AnyClient => vec![pick(&self.clients, rng)],
-            Target::AnyRedis => vec![pick(&self.masters, rng)],
+            Target::AnyRedis => vec![pick(&self.redis, rng)],
             Target::Majority => sample(self.masters.len() / 2 + 1, rng),
             Target::Minority => sample(self.masters.len().saturating_sub(1) / 2, rng),
             Target::Nodes(names) => names.clone(),

@@ -96,7 +96,7 @@ pub fn reset(targets: &[String], reach: &Reach) {
         .iter()
         .filter(|name| reach.clients.contains(name))
         .collect();
-    if targets.iter().any(|name| reach.masters.contains(name)) {
+    if targets.iter().any(|name| reach.redis.contains(name)) {
         nodes.extend(&reach.clients);
     }
     nodes.sort();

@@ -38,7 +38,7 @@ pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Re
         return;
     }
     let restart_after_ms = match restart_after_ms {
-        Some(ms) if killed.iter().any(|name| reach.masters.contains(name)) => {
+        Some(ms) if killed.iter().any(|name| reach.redis.contains(name)) => {
             Some(ms.max(reach.redis_restart_delay_ms))
         }
         other => other,

@@ -1,0 +1,82 @@
+//! The Redis deployment of a run: groups of one master and its replicas, the nodes that
+//! serve them, and who is master now.
+//!
+//! A group's master can change (the failover controller promotes a replica); clients
+//! reach the master through the group's [`Address`], and a node that restarts comes back
+//! in the role the controller last gave it, as Sentinel rewrites a restarted node's
+//! configuration.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use super::clock::SimClock;
+use super::net::{Address, REDIS_PORT, SimDialer, SimListener};
+use crate::redis::server::{ServeOptions, serve_node};
+
+/// One master and its replicas.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Node names: the first master first, then its replicas.
+    pub names: Vec<String>,
+    /// Each node's address, in the same order.
+    pub addrs: Vec<SocketAddr>,
+    /// Index of the current master.
+    master: Arc<Mutex<usize>>,
+    /// Where clients find the current master.
+    pub address: Address,
+}
+
+impl Group {
+    /// Group `i` (0-based) of the deployment, with these node names.
+    pub fn new(i: usize, names: Vec<String>) -> Self {
+        let addrs: Vec<SocketAddr> = (0..names.len())
+            .map(|j| {
+                // Masters are 10.0.0.(i+1); replica j of master i is 10.1.(i+1).j.
+                let ip = match j {
+                    0 => Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+                    j => Ipv4Addr::new(10, 1, i as u8 + 1, j as u8),
+                };
+                SocketAddr::new(IpAddr::V4(ip), REDIS_PORT)
+            })
+            .collect();
+        let address = Address::new(addrs[0]);
+        Group { names, addrs, master: Arc::new(Mutex::new(0)), address }
+    }
+
+    /// A lone node at a fixed address (the fencing counter).
+    pub fn standalone(name: &str, addr: SocketAddr) -> Self {
+        Group {
+            names: vec![name.to_string()],
+            addrs: vec![addr],
+            master: Arc::new(Mutex::new(0)),
+            address: Address::new(addr),
+        }
+    }
+
+    /// Index of the current master.
+    pub fn master(&self) -> usize {
+        *self.master.lock().expect("group lock poisoned")
+    }
+
+    /// Name of the current master.
+    pub fn master_name(&self) -> &str {
+        &self.names[self.master()]
+    }
+
+    /// Makes node `index` the master: clients reconnecting find it.
+    pub fn promote(&self, index: usize) {
+        *self.master.lock().expect("group lock poisoned") = index;
+        self.address.set(self.addrs[index]);
+    }
+
+    /// Runs node `index`: a master, or a replica of the current master.
+    pub async fn serve(self, index: usize, clock: SimClock) {
+        let addr = self.addrs[index];
+        let master = self.master();
+        let options =
+            ServeOptions { replicaof: (master != index).then(|| self.addrs[master]), announce: addr };
+        let listener = SimListener::bind(addr).await.expect("a fresh node's port is free");
+        // The loop ends only when accept fails, which madsim does not do to a live node.
+        let _ = serve_node(listener, clock, SimDialer, options).await;
+    }
+}
