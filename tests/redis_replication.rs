@@ -8,6 +8,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use locksim::redis::persistence::Persistence;
 use support::resp::{RespClient, Value};
 use support::{FakeServer, RedisServer};
 
@@ -164,7 +165,7 @@ fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
     let port = real_master.addr.port().to_string();
     let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
     let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(Some(fake_master.addr));
+    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
     wait_for_link(real_replica.addr);
     wait_for_link(fake_replica.addr);
 

@@ -9,6 +9,7 @@ pub mod connection;
 pub mod db;
 pub mod lua;
 pub mod node;
+pub mod persistence;
 pub mod replication;
 pub mod request;
 pub mod server;
