@@ -143,6 +143,11 @@ const SCRIPTS: &[&str] = &[
     "return tostring(math.random())",
     "return redis.sha1hex(ARGV[1] or '')",
     "syntax error here",
+    "return {redis.replicate_commands(), redis.REDIS_VERSION, redis.REDIS_VERSION_NUM, redis.REPL_ALL}",
+    "return {type(unpack), type(loadstring), type(setmetatable), type(_G)}",
+    "return type(print)",
+    "return type(getfenv)",
+    "return redis.log(redis.LOG_WARNING, 'x')",
 ];
 
 fn text(s: &str) -> Word {
