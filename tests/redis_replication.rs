@@ -188,3 +188,59 @@ fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
         assert!(ok, "replies differ:\n{}", transcript.join("\n"));
     }
 }
+
+/// Runs `steps` on a master/replica pair, waiting for the link after a REPLICAOF.
+fn run_pair(master: SocketAddr, replica: SocketAddr, steps: &[(Node, String)]) -> Vec<Value> {
+    let (mut m, mut r) = (RespClient::connect(master), RespClient::connect(replica));
+    steps
+        .iter()
+        .map(|(node, step)| {
+            let reply = match node {
+                Node::Master => m.request(&words(step)),
+                Node::Replica => r.request(&words(step)),
+            };
+            if step.starts_with("REPLICAOF 127.0.0.1") {
+                wait_for_link(replica);
+            }
+            reply
+        })
+        .collect()
+}
+
+#[test]
+fn a_replica_that_left_catches_up_when_it_follows_again() {
+    let real_master = RedisServer::start(&[]);
+    let port = real_master.addr.port().to_string();
+    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let fake_master = FakeServer::start();
+    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
+    wait_for_link(real_replica.addr);
+    wait_for_link(fake_replica.addr);
+    let steps = |master: SocketAddr| {
+        vec![
+            (Node::Master, "SET early e".to_string()),
+            (Node::Master, "WAIT 1 2000".to_string()),
+            (Node::Replica, "REPLICAOF NO ONE".to_string()),
+            (Node::Master, "SET late l".to_string()),
+            (Node::Master, "DEL early".to_string()),
+            (Node::Master, "WAIT 1 300".to_string()),
+            (Node::Replica, "GET late".to_string()),
+            (Node::Replica, "GET early".to_string()),
+            (Node::Replica, format!("REPLICAOF 127.0.0.1 {}", master.port())),
+            (Node::Master, "WAIT 1 2000".to_string()),
+            (Node::Replica, "GET late".to_string()),
+            (Node::Replica, "GET early".to_string()),
+        ]
+    };
+    let real = run_pair(real_master.addr, real_replica.addr, &steps(real_master.addr));
+    let fake = run_pair(fake_master.addr, fake_replica.addr, &steps(fake_master.addr));
+    let transcript: Vec<String> = steps(fake_master.addr)
+        .iter()
+        .zip(real.iter().zip(&fake))
+        .map(|((node, step), (real, fake))| {
+            format!("{node:?}: {step}\n  redis-server: {real:?}\n  fake node: {fake:?}")
+        })
+        .collect();
+    assert_eq!(real, fake, "replies differ:\n{}", transcript.join("\n"));
+    assert_eq!(fake[10], Value::Bulk("l".into()), "the replica caught up");
+}
