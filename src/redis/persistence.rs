@@ -66,6 +66,7 @@ pub struct Aof {
 }
 
 impl Aof {
+    /// A writer for `persistence`, with nothing appended yet.
     pub fn new(persistence: Persistence) -> Aof {
         Aof {
             persistence,

@@ -120,6 +120,7 @@ pub fn effects(changes: &Changes, db: &Db) -> Vec<u8> {
 }
 
 impl Replication {
+    /// Whether this node follows a master (and so refuses writes from clients).
     pub fn is_replica(&self) -> bool {
         matches!(self.role, Role::Replica { .. })
     }
