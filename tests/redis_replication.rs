@@ -12,7 +12,7 @@ use locksim::redis::persistence::Persistence;
 use support::resp::{RespClient, Value};
 use support::{FakeServer, RedisServer};
 
-const PTTL_TOLERANCE_MS: i64 = 250;
+const PTTL_TOLERANCE_MS: i64 = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Node {
