@@ -197,7 +197,7 @@ fn words(parts: Vec<Vec<Word>>) -> Vec<Word> {
 
 fn set_options() -> impl Strategy<Value = Vec<Word>> {
     let option = prop_oneof![
-        select(vec!["NX", "XX", "nx", "KEEPTTL", "bogus"]).prop_map(|o| vec![text(o)]),
+        select(vec!["NX", "XX", "nx", "KEEPTTL", "GET", "bogus"]).prop_map(|o| vec![text(o)]),
         (select(vec!["EX", "PX", "px"]), relative_time()).prop_map(|(o, t)| vec![text(o), t]),
         absolute_time(false).prop_map(|t| vec![text("PXAT"), t]),
         absolute_time(true).prop_map(|t| vec![text("EXAT"), t]),
