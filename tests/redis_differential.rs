@@ -148,6 +148,16 @@ const SCRIPTS: &[&str] = &[
     "return type(print)",
     "return type(getfenv)",
     "return redis.log(redis.LOG_WARNING, 'x')",
+    "return nil + 1",
+    "local t = nil\nreturn t.x",
+    "return {string.format('%d|%5.2f|%s', 3, 1/3, 'x'), table.concat({1, 2}, ','), tonumber('0x10')}",
+    "return {math.floor(3.7), math.max(1, 5), string.len(ARGV[1] or ''), ('x'):rep(3)}",
+    "return redis.call('ping')",
+    "return redis.call('echo', KEYS[1])",
+    "return redis.call('ttl', 'nokey')",
+    "return redis.call('select', 0)",
+    "return pcall(error)",
+    "return select('#', redis.call('get', 'nokey'))",
 ];
 
 fn text(s: &str) -> Word {
