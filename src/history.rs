@@ -86,7 +86,10 @@ impl fmt::Display for EventKind {
             EventKind::Crashed => write!(f, "crashed"),
             EventKind::Restarted => write!(f, "restarted"),
             EventKind::Failover { promoted, replaced } => {
-                write!(f, "failover: {promoted} promoted to master in place of {replaced}")
+                write!(
+                    f,
+                    "failover: {promoted} promoted to master in place of {replaced}"
+                )
             }
         }
     }

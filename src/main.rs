@@ -414,6 +414,7 @@ fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
         let options = ServeOptions {
             replicaof,
             announce: listener.local_addr()?,
+            ..ServeOptions::default()
         };
         server::serve_node(TcpListener(listener), HostClock::new(), TcpDialer, options).await
     });

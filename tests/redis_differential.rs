@@ -26,7 +26,7 @@ const DEFAULT_SEED: u64 = 7;
 
 /// Two PTTL readings of the same key on the two servers may differ by this much: the
 /// servers set and read it a few moments apart, on a loaded machine.
-const PTTL_TOLERANCE_MS: i64 = 250;
+const PTTL_TOLERANCE_MS: i64 = 1000;
 
 /// One word of a request; absolute times are computed when the request is sent.
 #[derive(Debug, Clone)]
@@ -143,6 +143,21 @@ const SCRIPTS: &[&str] = &[
     "return tostring(math.random())",
     "return redis.sha1hex(ARGV[1] or '')",
     "syntax error here",
+    "return {redis.replicate_commands(), redis.REDIS_VERSION, redis.REDIS_VERSION_NUM, redis.REPL_ALL}",
+    "return {type(unpack), type(loadstring), type(setmetatable), type(_G)}",
+    "return type(print)",
+    "return type(getfenv)",
+    "return redis.log(redis.LOG_WARNING, 'x')",
+    "return nil + 1",
+    "local t = nil\nreturn t.x",
+    "return {string.format('%d|%5.2f|%s', 3, 1/3, 'x'), table.concat({1, 2}, ','), tonumber('0x10')}",
+    "return {math.floor(3.7), math.max(1, 5), string.len(ARGV[1] or ''), ('x'):rep(3)}",
+    "return redis.call('ping')",
+    "return redis.call('echo', KEYS[1])",
+    "return redis.call('ttl', 'nokey')",
+    "return redis.call('select', 0)",
+    "return pcall(error)",
+    "return select('#', redis.call('get', 'nokey'))",
 ];
 
 fn text(s: &str) -> Word {
@@ -192,7 +207,7 @@ fn words(parts: Vec<Vec<Word>>) -> Vec<Word> {
 
 fn set_options() -> impl Strategy<Value = Vec<Word>> {
     let option = prop_oneof![
-        select(vec!["NX", "XX", "nx", "KEEPTTL", "bogus"]).prop_map(|o| vec![text(o)]),
+        select(vec!["NX", "XX", "nx", "KEEPTTL", "GET", "bogus"]).prop_map(|o| vec![text(o)]),
         (select(vec!["EX", "PX", "px"]), relative_time()).prop_map(|(o, t)| vec![text(o), t]),
         absolute_time(false).prop_map(|t| vec![text("PXAT"), t]),
         absolute_time(true).prop_map(|t| vec![text("EXAT"), t]),

@@ -8,10 +8,11 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use locksim::redis::persistence::Persistence;
 use support::resp::{RespClient, Value};
 use support::{FakeServer, RedisServer};
 
-const PTTL_TOLERANCE_MS: i64 = 250;
+const PTTL_TOLERANCE_MS: i64 = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Node {
@@ -164,7 +165,7 @@ fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
     let port = real_master.addr.port().to_string();
     let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
     let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(Some(fake_master.addr));
+    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
     wait_for_link(real_replica.addr);
     wait_for_link(fake_replica.addr);
 
@@ -186,4 +187,147 @@ fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
         ));
         assert!(ok, "replies differ:\n{}", transcript.join("\n"));
     }
+}
+
+/// Runs `steps` on a master/replica pair, waiting for the link after a REPLICAOF.
+fn run_pair(master: SocketAddr, replica: SocketAddr, steps: &[(Node, String)]) -> Vec<Value> {
+    let (mut m, mut r) = (RespClient::connect(master), RespClient::connect(replica));
+    steps
+        .iter()
+        .map(|(node, step)| {
+            let reply = match node {
+                Node::Master => m.request(&words(step)),
+                Node::Replica => r.request(&words(step)),
+            };
+            if step.starts_with("REPLICAOF 127.0.0.1") {
+                wait_for_link(replica);
+            }
+            reply
+        })
+        .collect()
+}
+
+#[test]
+fn a_replica_that_left_catches_up_when_it_follows_again() {
+    let real_master = RedisServer::start(&[]);
+    let port = real_master.addr.port().to_string();
+    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let fake_master = FakeServer::start();
+    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
+    wait_for_link(real_replica.addr);
+    wait_for_link(fake_replica.addr);
+    let steps = |master: SocketAddr| {
+        vec![
+            (Node::Master, "SET early e".to_string()),
+            (Node::Master, "WAIT 1 2000".to_string()),
+            (Node::Replica, "REPLICAOF NO ONE".to_string()),
+            (Node::Master, "SET late l".to_string()),
+            (Node::Master, "DEL early".to_string()),
+            (Node::Master, "WAIT 1 300".to_string()),
+            (Node::Replica, "GET late".to_string()),
+            (Node::Replica, "GET early".to_string()),
+            (Node::Replica, format!("REPLICAOF 127.0.0.1 {}", master.port())),
+            (Node::Master, "WAIT 1 2000".to_string()),
+            (Node::Replica, "GET late".to_string()),
+            (Node::Replica, "GET early".to_string()),
+        ]
+    };
+    let real = run_pair(real_master.addr, real_replica.addr, &steps(real_master.addr));
+    let fake = run_pair(fake_master.addr, fake_replica.addr, &steps(fake_master.addr));
+    let transcript: Vec<String> = steps(fake_master.addr)
+        .iter()
+        .zip(real.iter().zip(&fake))
+        .map(|((node, step), (real, fake))| {
+            format!("{node:?}: {step}\n  redis-server: {real:?}\n  fake node: {fake:?}")
+        })
+        .collect();
+    assert_eq!(real, fake, "replies differ:\n{}", transcript.join("\n"));
+    assert_eq!(fake[10], Value::Bulk("l".into()), "the replica caught up");
+}
+
+/// A TCP proxy between a replica and its master that can hold every byte (a partition
+/// that heals: held bytes are delivered afterwards, as TCP retransmits them).
+struct Proxy {
+    addr: SocketAddr,
+    held: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    fn start(target: SocketAddr) -> Proxy {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hold = held.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = std::net::TcpStream::connect(target) else {
+                    return;
+                };
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let hold = hold.clone();
+                    std::thread::spawn(move || {
+                        let mut chunk = [0u8; 4096];
+                        while let Ok(n @ 1..) = from.read(&mut chunk) {
+                            while hold.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(5));
+                            }
+                            if to.write_all(&chunk[..n]).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            }
+        });
+        Proxy { addr, held }
+    }
+
+    fn partition(&self, cut: bool) {
+        self.held.store(cut, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_partitioned_replica_falls_behind_and_catches_up() {
+    let master = FakeServer::start();
+    let proxy = Proxy::start(master.addr);
+    let replica = FakeServer::start_with(Some(proxy.addr), Persistence::None);
+    wait_for_link(replica.addr);
+    let (mut m, mut r) = (
+        RespClient::connect(master.addr),
+        RespClient::connect(replica.addr),
+    );
+    assert_eq!(m.request(&words("SET a 1")), Value::Simple("OK".into()));
+    assert_eq!(m.request(&words("WAIT 1 2000")), Value::Int(1));
+    assert_eq!(r.request(&words("GET a")), Value::Bulk("1".into()));
+
+    proxy.partition(true);
+    assert_eq!(
+        m.request(&words("SET lock mine NX PX 30000")),
+        Value::Simple("OK".into())
+    );
+    assert_eq!(
+        m.request(&words("WAIT 1 200")),
+        Value::Int(0),
+        "no replica acknowledges across the cut"
+    );
+    assert_eq!(
+        r.request(&words("GET lock")),
+        Value::NullBulk,
+        "the replica fell behind"
+    );
+
+    proxy.partition(false);
+    assert_eq!(m.request(&words("WAIT 1 5000")), Value::Int(1));
+    assert_eq!(
+        r.request(&words("GET lock")),
+        Value::Bulk("mine".into()),
+        "and caught up"
+    );
 }

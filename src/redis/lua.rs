@@ -154,6 +154,8 @@ impl Scripts {
                 })
             })?,
         )?;
+        bridge.set("version", super::cmd::REDIS_VERSION)?;
+        bridge.set("version_num", version_number(super::cmd::REDIS_VERSION))?;
         let string_format = lua.globals().get::<Table>("string")?.get("format")?;
         lua.load(include_str!("prelude.lua"))
             .set_name("=prelude")
@@ -321,6 +323,13 @@ impl Scripts {
             }))
         })
     }
+}
+
+/// `redis.REDIS_VERSION_NUM`: major, minor and patch in one byte each (7.0.15 → 0x07000f).
+fn version_number(version: &str) -> i64 {
+    version
+        .split('.')
+        .fold(0, |number, part| (number << 8) | part.parse::<i64>().unwrap_or(0))
 }
 
 /// `math.random` as Redis defines it over [`Lrand48`].

@@ -1,14 +1,19 @@
-//! The fake Redis node: RESP over any byte stream, keys expiring by the node's own clock.
+//! The fake Redis node: answers as redis-server 7.0 does, over any byte stream, with keys
+//! expiring by the node's own clock.
 //!
-//! Split as mini-redis is: [`connection`] frames bytes, [`cmd`] holds one type per command
-//! (shared with the lock client, which builds the same types to send), [`db`] owns the
-//! keyspace and expiry, [`server`] accepts connections and runs the expiry cycle.
+//! Split as mini-redis is: [`request`] parses requests as Redis does and [`connection`]
+//! frames bytes, [`cmd`] holds one type per command (shared with the lock client, which
+//! builds the same types to send), [`db`] owns the keyspace and expiry, [`lua`] runs
+//! scripts, [`replication`] and [`persistence`] carry write effects to replicas and to an
+//! AOF, [`node`] holds one node's state, [`server`] accepts connections and runs the
+//! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
 pub mod connection;
 pub mod db;
 pub mod lua;
 pub mod node;
+pub mod persistence;
 pub mod replication;
 pub mod request;
 pub mod server;

@@ -1,12 +1,13 @@
-//! Everything one node keeps between commands: its keyspace, its script interpreter and
-//! its replication state.
+//! Everything one node keeps between commands: its keyspace, its script interpreter, its
+//! replication state and its AOF.
 //!
 //! The server owns one `Node` and lends it to each command in turn, as Redis's single
 //! thread does, so a script and the commands it calls see one consistent keyspace.
 
 use super::db::Db;
 use super::lua::Scripts;
-use super::replication::Replication;
+use super::persistence::Aof;
+use super::replication::{Replication, effects};
 
 /// The state of one fake Redis node.
 pub struct Node {
@@ -16,6 +17,8 @@ pub struct Node {
     pub scripts: Scripts,
     /// Master or replica, and the links.
     pub replication: Replication,
+    /// Where write effects are persisted, if anywhere.
+    pub aof: Aof,
 }
 
 impl Node {
@@ -25,14 +28,17 @@ impl Node {
             db: Db::default(),
             scripts: Scripts::new()?,
             replication: Replication::default(),
+            aof: Aof::default(),
         })
     }
 }
 
 impl Node {
-    /// Streams what the last command or expiry cycle changed to the replicas.
+    /// Persists what the last command or expiry cycle changed and streams it to the
+    /// replicas.
     pub fn propagate(&mut self) {
-        let changes = self.db.take_changes();
-        self.replication.propagate(changes, &self.db);
+        let effects = effects(&self.db.take_changes(), &self.db);
+        self.aof.append(&effects);
+        self.replication.propagate(&effects);
     }
 }

@@ -43,8 +43,17 @@ redis.status_reply = function(...)
   return { ok = text }
 end
 redis.sha1hex = bridge.sha1hex
+-- Logging goes nowhere; effects replication is the only mode, as in Redis 7.0; RESP3
+-- conversion of script replies is not modelled (setresp accepts and ignores it).
 redis.log = function() end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.replicate_commands = function()
+  return true
+end
+redis.set_repl = function() end
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.setresp = function() end
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = bridge.version, bridge.version_num
 
 -- Redis 7.0 hands a script's own pcall the message of a Redis error, not the error object.
 local redis_error_message = bridge.redis_error_message
@@ -67,8 +76,10 @@ bridge.redis = redis
 globals.pcall = function(f, ...)
   return pcall_results(lua_pcall(f, ...))
 end
--- No file system, no output: a script sees only the node.
-globals.dofile, globals.loadfile, globals.print = nil, nil, nil
+-- No file system, no output, no environment tricks: what Redis 7.0 removes.
+for _, name in ipairs({ "dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy" }) do
+  globals[name] = nil
+end
 math.random, math.randomseed = bridge.random, bridge.randomseed
 
 -- User scripts run in this environment: reads of missing globals and all writes fail, with

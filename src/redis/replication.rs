@@ -107,25 +107,30 @@ fn key_effect(db: &Db, key: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The commands that replay `changes` (what replicas and the AOF receive).
+pub fn effects(changes: &Changes, db: &Db) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if changes.cleared {
+        bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
+    }
+    for key in &changes.keys {
+        bytes.extend(key_effect(db, key));
+    }
+    bytes
+}
+
 impl Replication {
+    /// Whether this node follows a master (and so refuses writes from clients).
     pub fn is_replica(&self) -> bool {
         matches!(self.role, Role::Replica { .. })
     }
 
-    /// Streams the effects of `changes` to every replica (a master's job after each
-    /// command and expiry cycle). A replica's own changes come from its master.
-    pub fn propagate(&mut self, changes: Changes, db: &Db) {
-        if self.is_replica() || (!changes.cleared && changes.keys.is_empty()) {
-            return;
+    /// Streams effects to every replica (a master's job after each command and expiry
+    /// cycle). A replica's own changes come from its master and go no further.
+    pub fn propagate(&mut self, effects: &[u8]) {
+        if !self.is_replica() && !effects.is_empty() {
+            self.send(effects.to_vec());
         }
-        let mut bytes = Vec::new();
-        if changes.cleared {
-            bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
-        }
-        for key in &changes.keys {
-            bytes.extend(key_effect(db, key));
-        }
-        self.send(bytes);
     }
 
     fn send(&mut self, bytes: Vec<u8>) {

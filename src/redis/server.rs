@@ -17,7 +17,9 @@ use tokio::sync::mpsc;
 use super::Frame;
 use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
+use super::db::Db;
 use super::node::Node;
+use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send_request};
 use crate::platform::{Clock, Listener};
 
@@ -31,6 +33,8 @@ pub struct ServeOptions {
     pub replicaof: Option<SocketAddr>,
     /// The address this node tells its master it listens on (REPLCONF).
     pub announce: SocketAddr,
+    /// None, or an AOF on a disk that outlives the node.
+    pub persistence: Persistence,
 }
 
 impl Default for ServeOptions {
@@ -38,6 +42,7 @@ impl Default for ServeOptions {
         ServeOptions {
             replicaof: None,
             announce: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            persistence: Persistence::None,
         }
     }
 }
@@ -70,9 +75,16 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     dialer: D,
     options: ServeOptions,
 ) -> std::io::Result<()> {
-    let node = Rc::new(RefCell::new(
-        Node::new().map_err(|e| std::io::Error::other(e.to_string()))?,
-    ));
+    let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
+    node.aof = Aof::new(options.persistence);
+    // A restarted node starts from what it persisted.
+    let mut saved = node.aof.saved();
+    while let Ok(Some((words, _))) = next_request(&mut saved) {
+        apply_effect(&mut node.db, words, clock.wall_ms());
+    }
+    node.db.take_changes();
+    let fsyncs_every_second = node.aof.fsyncs_every_second();
+    let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
     if let Some(master) = options.replicaof {
         let mut node = node.borrow_mut();
@@ -89,6 +101,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     });
     let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
+    let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
     let mut next_client_id = 1;
     loop {
         tokio::select! {
@@ -107,6 +120,10 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 node.db.expire_due(clock.wall_ms());
                 node.propagate();
                 next_cycle_ms += EXPIRY_CYCLE_MS;
+            }
+            () = clock.sleep_until_monotonic(next_fsync_ms), if fsyncs_every_second => {
+                node.borrow_mut().aof.fsync();
+                next_fsync_ms += FSYNC_EVERY_MS;
             }
         }
     }
@@ -381,10 +398,16 @@ async fn replicate_from<C: Clock, D: Dialer>(
     }
 }
 
-/// Applies one command of the master's stream to a replica's keyspace.
-fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64) {
+/// Applies one effect (from a master's stream, or a saved AOF) to a keyspace.
+fn apply_effect(db: &mut Db, words: Vec<Vec<u8>>, now_ms: u64) {
     if let Ok(command) = Command::from_words(words, false) {
-        command.apply_to_db(&mut node.db, now_ms);
+        command.apply_to_db(db, now_ms);
     }
-    node.db.take_changes();
+}
+
+/// Applies one command of the master's stream to a replica.
+fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64) {
+    apply_effect(&mut node.db, words, now_ms);
+    // Into the replica's own AOF; a replica streams nothing further.
+    node.propagate();
 }

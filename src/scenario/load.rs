@@ -134,11 +134,16 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             return fail("topology.replicas", &"a `single` node has none: use `replicated`");
         }
         (TopologyKind::Replicated, Some(0)) => return fail("topology.replicas", &"must be at least 1"),
-        (_, Some(n)) if n > MAX_MASTERS => return fail("topology.replicas", &format!("at most {MAX_MASTERS}")),
+        (_, Some(n)) if n > MAX_MASTERS => {
+            return fail("topology.replicas", &format!("at most {MAX_MASTERS}"));
+        }
         _ => {}
     }
     if topology.down_after_ms.is_some() && s.redis_groups()[0].len() < 2 {
-        return fail("topology.down_after_ms", &"only a topology with replicas fails over");
+        return fail(
+            "topology.down_after_ms",
+            &"only a topology with replicas fails over",
+        );
     }
     if topology.down_after_ms == Some(0) {
         return fail("topology.down_after_ms", &"must be positive");

@@ -60,6 +60,11 @@ pub struct Topology {
     /// The failover controller declares a master down after it has not answered for this
     /// long, and promotes its most up-to-date replica (Sentinel's `down-after-milliseconds`).
     pub down_after_ms: Option<u64>,
+    /// What a Redis node keeps across a crash: `none` (the default), `aof-everysec` (an
+    /// append-only file fsynced every second: a crash loses up to the last second) or
+    /// `aof-always` (fsynced before each reply: nothing acknowledged is lost).
+    #[serde(default)]
+    pub persistence: PersistenceMode,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default)]
@@ -77,6 +82,16 @@ pub enum TopologyKind {
     Replicated,
     /// `masters` independent masters `redis-1` … `redis-N` (each with `replicas` replicas).
     Redlock,
+}
+
+/// Persistence of every Redis node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PersistenceMode {
+    #[default]
+    None,
+    AofEverysec,
+    AofAlways,
 }
 
 /// Sentinel's usual `down-after-milliseconds` when the scenario does not say.
@@ -290,7 +305,10 @@ impl Scenario {
 
     /// Names of the masters at the start, in order: where the lock lives.
     pub fn master_names(&self) -> Vec<String> {
-        self.redis_groups().into_iter().map(|group| group[0].clone()).collect()
+        self.redis_groups()
+            .into_iter()
+            .map(|group| group[0].clone())
+            .collect()
     }
 
     /// How long the failover controller waits before promoting a replica.

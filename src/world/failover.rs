@@ -84,7 +84,9 @@ pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, recorder: 
                 None => false,
             };
             if astray {
-                let _ = conns[i].request(&Replicaof::Master(master_addr).into_frame()).await;
+                let _ = conns[i]
+                    .request(&Replicaof::Master(master_addr).into_frame())
+                    .await;
             }
         }
     }
@@ -92,9 +94,13 @@ pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, recorder: 
 
 /// Asks a node its role; `None` when it does not answer.
 async fn probe(conn: &mut Conn<SimConnector, SimClock>) -> Option<Seen> {
-    let Ok(Frame::Array(role)) = conn.request(&Role.into_frame()).await else { return None };
+    let Ok(Frame::Array(role)) = conn.request(&Role.into_frame()).await else {
+        return None;
+    };
     let text = |frame: Option<&Frame>| match frame {
-        Some(Frame::BulkString(bytes) | Frame::SimpleString(bytes)) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        Some(Frame::BulkString(bytes) | Frame::SimpleString(bytes)) => {
+            Some(String::from_utf8_lossy(bytes).into_owned())
+        }
         _ => None,
     };
     match text(role.first()).as_deref() {
@@ -109,7 +115,10 @@ async fn probe(conn: &mut Conn<SimConnector, SimClock>) -> Option<Seen> {
                 Some(Frame::Integer(offset)) => *offset,
                 _ => -1,
             };
-            Some(Seen::Replica { of: ip.zip(port).map(|(ip, port)| SocketAddr::new(ip, port)), offset })
+            Some(Seen::Replica {
+                of: ip.zip(port).map(|(ip, port)| SocketAddr::new(ip, port)),
+                offset,
+            })
         }
         _ => None,
     }

@@ -24,11 +24,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
-use self::faults::{Reach, StepTraps};
 use self::failover::SENTINEL;
+use self::faults::{Reach, StepTraps};
 use self::net::{Address, REDIS_PORT};
-use self::topology::Group;
 use self::recorder::Recorder;
+use self::topology::Group;
 use self::workload::{ClientProcess, Register, draw};
 use crate::client::Fencing;
 use crate::history::History;
@@ -59,8 +59,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
 
-    let groups: Vec<Group> =
-        scenario.redis_groups().into_iter().enumerate().map(|(i, names)| Group::new(i, names)).collect();
+    let groups: Vec<Group> = scenario
+        .redis_groups()
+        .into_iter()
+        .enumerate()
+        .map(|(i, names)| Group::new(i, names, scenario.topology.persistence))
+        .collect();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario.clocks);
@@ -126,15 +130,24 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
 
     if groups.iter().any(|group| group.names.len() > 1) {
         let clock = new_clock(&mut rng, &scenario.clocks);
-        let (watched, down_after_ms, node_recorder, node_clock) =
-            (groups.clone(), scenario.down_after_ms(), recorder.clone(), clock.clone());
+        let (watched, down_after_ms, node_recorder, node_clock) = (
+            groups.clone(),
+            scenario.down_after_ms(),
+            recorder.clone(),
+            clock.clone(),
+        );
         let node = handle
             .create_node()
             .name(SENTINEL)
             .ip(SENTINEL_IP)
             .init(move || {
                 let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
-                    failover::watch(group.clone(), down_after_ms, node_clock.clone(), node_recorder.clone())
+                    failover::watch(
+                        group.clone(),
+                        down_after_ms,
+                        node_clock.clone(),
+                        node_recorder.clone(),
+                    )
                 });
                 futures::future::join_all(watches.collect::<Vec<_>>())
             })

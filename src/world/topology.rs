@@ -11,7 +11,22 @@ use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
 use super::net::{Address, REDIS_PORT, SimDialer, SimListener};
+use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
+use crate::scenario::PersistenceMode;
+
+/// A node's persistence, with a fresh disk that the world keeps across its crashes.
+fn persistence(mode: PersistenceMode) -> Persistence {
+    let aof = |fsync| Persistence::Aof {
+        disk: Disk::new(),
+        fsync,
+    };
+    match mode {
+        PersistenceMode::None => Persistence::None,
+        PersistenceMode::AofEverysec => aof(Fsync::EverySec),
+        PersistenceMode::AofAlways => aof(Fsync::Always),
+    }
+}
 
 /// One master and its replicas.
 #[derive(Debug, Clone)]
@@ -24,11 +39,13 @@ pub struct Group {
     master: Arc<Mutex<usize>>,
     /// Where clients find the current master.
     pub address: Address,
+    /// Each node's persistence; its disk outlives the node's crashes.
+    persistence: Vec<Persistence>,
 }
 
 impl Group {
     /// Group `i` (0-based) of the deployment, with these node names.
-    pub fn new(i: usize, names: Vec<String>) -> Self {
+    pub fn new(i: usize, names: Vec<String>, mode: PersistenceMode) -> Self {
         let addrs: Vec<SocketAddr> = (0..names.len())
             .map(|j| {
                 // Masters are 10.0.0.(i+1); replica j of master i is 10.1.(i+1).j.
@@ -40,7 +57,14 @@ impl Group {
             })
             .collect();
         let address = Address::new(addrs[0]);
-        Group { names, addrs, master: Arc::new(Mutex::new(0)), address }
+        let persistence = names.iter().map(|_| persistence(mode)).collect();
+        Group {
+            names,
+            addrs,
+            master: Arc::new(Mutex::new(0)),
+            address,
+            persistence,
+        }
     }
 
     /// A lone node at a fixed address (the fencing counter).
@@ -50,6 +74,7 @@ impl Group {
             addrs: vec![addr],
             master: Arc::new(Mutex::new(0)),
             address: Address::new(addr),
+            persistence: vec![Persistence::None],
         }
     }
 
@@ -73,9 +98,14 @@ impl Group {
     pub async fn serve(self, index: usize, clock: SimClock) {
         let addr = self.addrs[index];
         let master = self.master();
-        let options =
-            ServeOptions { replicaof: (master != index).then(|| self.addrs[master]), announce: addr };
-        let listener = SimListener::bind(addr).await.expect("a fresh node's port is free");
+        let options = ServeOptions {
+            replicaof: (master != index).then(|| self.addrs[master]),
+            announce: addr,
+            persistence: self.persistence[index].clone(),
+        };
+        let listener = SimListener::bind(addr)
+            .await
+            .expect("a fresh node's port is free");
         // The loop ends only when accept fails, which madsim does not do to a live node.
         let _ = serve_node(listener, clock, SimDialer, options).await;
     }

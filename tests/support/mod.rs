@@ -167,11 +167,15 @@ pub struct FakeServer {
 impl FakeServer {
     /// Starts a fake node (a master) on a free loopback port.
     pub fn start() -> FakeServer {
-        FakeServer::start_with(None)
+        FakeServer::start_with(None, locksim::redis::persistence::Persistence::None)
     }
 
-    /// Starts a fake node on a free loopback port, as a replica of `replicaof` if given.
-    pub fn start_with(replicaof: Option<SocketAddr>) -> FakeServer {
+    /// Starts a fake node on a free loopback port, as a replica of `replicaof` if given,
+    /// persisting as `persistence` says.
+    pub fn start_with(
+        replicaof: Option<SocketAddr>,
+        persistence: locksim::redis::persistence::Persistence,
+    ) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -188,6 +192,7 @@ impl FakeServer {
                 let options = locksim::redis::server::ServeOptions {
                     replicaof,
                     announce: addr,
+                    persistence,
                 };
                 let node =
                     locksim::redis::server::serve_node(listener, clock, locksim::real::TcpDialer, options);

@@ -18,7 +18,7 @@ pub use replication_cmds::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
 pub use server_cmds::{Dbsize, Echo, Flushall, Ping, Wait};
 pub use session::{Client, Hello, Quit, Select, Session};
-pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, Setnx};
+pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 
 use super::Frame;
 use super::connection::Reply;
@@ -86,6 +86,7 @@ pub enum Command {
     Quit(Quit),
     Get(Get),
     Set(Set),
+    SetGet(SetGet),
     Setnx(Setnx),
     Incr(Incr),
     Incrby(Incrby),
@@ -254,7 +255,10 @@ impl Command {
             "client" => Command::Client(Client::parse(&mut args)?),
             "quit" => Command::Quit(Quit),
             "get" => Command::Get(Get::parse(&mut args)?),
-            "set" => Command::Set(Set::parse(&mut args)?),
+            "set" => match Set::parse(&mut args)? {
+                (set, false) => Command::Set(set),
+                (set, true) => Command::SetGet(SetGet(set)),
+            },
             "setnx" => Command::Setnx(Setnx::parse(&mut args)?),
             "incr" => Command::Incr(Incr::parse(&mut args)?),
             "incrby" => Command::Incrby(Incrby::parse(&mut args)?),
@@ -311,6 +315,7 @@ impl Command {
             Command::Select(cmd) => cmd.apply(),
             Command::Get(cmd) => cmd.apply(db, now_ms),
             Command::Set(cmd) => cmd.apply(db, now_ms),
+            Command::SetGet(cmd) => cmd.apply(db, now_ms),
             Command::Setnx(cmd) => cmd.apply(db, now_ms),
             Command::Incr(cmd) => cmd.apply(db, now_ms),
             Command::Incrby(cmd) => cmd.apply(db, now_ms),

@@ -60,11 +60,13 @@ pub struct Set {
 
 impl Set {
     /// Parses as Redis 7.0 does: an option may repeat (the last wins) but not meet a
-    /// conflicting one, and the time is checked only after every option was read.
-    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+    /// conflicting one, and the time is checked only after every option was read. The
+    /// flag says whether GET was given (the reply is then the old value).
+    pub(crate) fn parse(args: &mut Args) -> Result<(Self, bool), ReplyError> {
         let key = args.next_bytes()?;
         let value = args.next_bytes()?;
         let mut condition = None;
+        let mut get = false;
         let mut expiry: Option<(&str, Vec<u8>)> = None;
         let mut words = args.rest().into_iter();
         while let Some(option) = words.next() {
@@ -72,6 +74,7 @@ impl Set {
             match (option.as_str(), condition, &expiry) {
                 ("NX", None | Some(Condition::Nx), _) => condition = Some(Condition::Nx),
                 ("XX", None | Some(Condition::Xx), _) => condition = Some(Condition::Xx),
+                ("GET", _, _) => get = true,
                 ("KEEPTTL", _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", vec![])),
                 (kind @ ("EX" | "PX" | "EXAT" | "PXAT"), _, previous)
                     if previous.as_ref().is_none_or(|(k, _)| *k == kind) =>
@@ -100,12 +103,13 @@ impl Set {
                 })
             }
         };
-        Ok(Set {
+        let set = Set {
             key,
             value,
             condition,
             expiry,
-        })
+        };
+        Ok((set, get))
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
@@ -173,6 +177,21 @@ mod tests {
             Command::from_frame(set.clone().into_frame()),
             Ok(Command::Set(set))
         );
+    }
+}
+
+/// `SET key value [options] GET`: as SET, but replies with the key's old value (or nil),
+/// whether or not NX/XX let the write happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetGet(pub Set);
+
+impl SetGet {
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        let old = db.get(&self.0.key, now_ms).map(|e| e.value.clone());
+        match self.0.apply(db, now_ms) {
+            error @ Frame::Error(_) => error,
+            _ => old.map_or(Frame::Null, Frame::BulkString),
+        }
     }
 }
 
