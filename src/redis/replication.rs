@@ -333,6 +333,11 @@ pub fn next_request(buffer: &mut Vec<u8>) -> io::Result<Option<(Vec<Vec<u8>>, us
 
 /// Sends one request on a replication link.
 pub async fn send_request<S: AsyncWrite + Unpin>(stream: &mut S, words: Vec<Vec<u8>>) -> io::Result<()> {
-    stream.write_all(&encode(words)).await?;
+    send(stream, &encode(words)).await
+}
+
+/// Writes and flushes: a simulated TCP stream sends on flush, not on write.
+pub async fn send<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
     stream.flush().await
 }

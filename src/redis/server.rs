@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::Frame;
@@ -20,7 +20,7 @@ use super::connection::{Connection, ConnectionError};
 use super::db::Db;
 use super::node::Node;
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
-use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send_request};
+use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
 
 /// How often active expiry runs: Redis's default `hz 10`.
@@ -247,12 +247,12 @@ where
         node.replication.add_replica(id, ip, port, &node.db)
     };
     let mut incoming = buffered;
-    if stream.write_all(&handshake).await.is_ok() {
+    if send(&mut stream, &handshake).await.is_ok() {
         loop {
             tokio::select! {
                 biased;
                 bytes = outgoing.recv() => match bytes {
-                    Some(bytes) if stream.write_all(&bytes).await.is_ok() => {}
+                    Some(bytes) if send(&mut stream, &bytes).await.is_ok() => {}
                     _ => break,
                 },
                 read = read_more(&mut stream, &mut incoming) => {

@@ -45,7 +45,9 @@ impl Recorder {
             recorded.as_mut().enable();
             {
                 let events = self.events.lock().expect("recorder lock poisoned");
-                if let Some(event) = events[from..].iter().find(|e| matches(e)) {
+                // `finish` may have taken the log while this waiter slept: nothing is left.
+                let unseen = events.get(from..).unwrap_or_default();
+                if let Some(event) = unseen.iter().find(|e| matches(e)) {
                     return event.clone();
                 }
                 from = events.len();
