@@ -1,0 +1,25 @@
+//! The subcommands of the `locksim` binary, and what they share: exit codes and output.
+
+pub mod bench;
+pub mod lock;
+pub mod serve;
+pub mod simulate;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// An expectation was not met, or a run failed inside the simulator.
+pub const EXIT_UNMET: u8 = 1;
+/// Invalid input or usage.
+pub const EXIT_INVALID: u8 = 2;
+
+/// Prints a line to stdout; a closed pipe (`locksim replay … | head`) is not an error.
+pub fn emit(line: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Reports invalid input on stderr, in one line; exit code 2.
+pub fn invalid(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_INVALID)
+}

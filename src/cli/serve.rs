@@ -1,0 +1,40 @@
+//! `serve`: one fake Redis node on a real port, so redis-cli and any client can talk to
+//! the node the simulator runs.
+
+use std::process::ExitCode;
+
+use locksim::real::{HostClock, TcpDialer, TcpListener};
+use locksim::redis::cmd::REDIS_VERSION;
+use locksim::redis::server::{self, ServeOptions};
+
+use super::{EXIT_UNMET, emit, invalid};
+
+/// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
+/// design, so it runs on a current-thread runtime.
+pub fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        emit(format_args!(
+            "fake Redis {REDIS_VERSION} node listening on {}",
+            listener.local_addr()?
+        ));
+        let options = ServeOptions {
+            replicaof,
+            announce: listener.local_addr()?,
+            ..ServeOptions::default()
+        };
+        server::serve_node(TcpListener(listener), HostClock::new(), TcpDialer, options).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => invalid(format!("serving on {addr}: {e}")),
+    }
+}

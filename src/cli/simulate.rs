@@ -1,0 +1,107 @@
+//! `run` and `replay`: scenarios on the simulated cluster.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use locksim::check::{CheckSettings, check_all};
+use locksim::history::fmt_ms;
+use locksim::report::ScenarioReport;
+use locksim::scenario::{self, Scenario};
+use locksim::sweep::{run_seed, sweep};
+
+use super::{EXIT_UNMET, emit, invalid};
+
+/// Runs every scenario of `paths` over its seeds, prints the verdict table, writes JSON.
+pub fn run(
+    paths: &[PathBuf],
+    seeds: Option<u64>,
+    seed_start: u64,
+    json: Option<PathBuf>,
+    jobs: Option<usize>,
+) -> ExitCode {
+    let scenarios = match scenario::load_paths(paths) {
+        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
+        Ok(s) => s,
+        Err(e) => return invalid(e),
+    };
+    if seeds == Some(0) {
+        return invalid("--seeds must be at least 1");
+    }
+    let mut json_out = match json.as_ref().map(std::fs::File::create).transpose() {
+        Ok(file) => file,
+        Err(e) => return invalid(format!("{}: {e}", json.unwrap_or_default().display())),
+    };
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    emit(ScenarioReport::table_header());
+    let mut all_met = true;
+    for (file, scenario) in scenarios {
+        let count = seeds.unwrap_or(scenario.seeds);
+        let Some(seed_end) = seed_start.checked_add(count) else {
+            return invalid("--seed-start + --seeds overflows");
+        };
+        let scenario = Arc::new(scenario);
+        let started = Instant::now();
+        let runs = sweep(&scenario, seed_start..seed_end, jobs);
+        let report = ScenarioReport::new(&file, &scenario, seed_start, &runs, started.elapsed().as_millis());
+        for line in report.table_lines() {
+            emit(line);
+        }
+        if let Some(out) = json_out.as_mut()
+            && let Err(e) = writeln!(out, "{}", report.to_json())
+        {
+            eprintln!("error: writing the JSON report: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+        all_met &= report.expect_met();
+    }
+    emit(ScenarioReport::table_legend());
+    if all_met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_UNMET)
+    }
+}
+
+pub fn replay(file: &Path, seed: u64) -> ExitCode {
+    let scenario: Arc<Scenario> = match scenario::load(file) {
+        Ok(s) => Arc::new(s),
+        Err(e) => return invalid(e),
+    };
+    let history = match run_seed(&scenario, seed) {
+        Ok(history) => history,
+        Err(message) => {
+            eprintln!("error: seed {seed}: the run failed: {message}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    emit(format_args!(
+        "scenario {} ({}), seed {seed}",
+        scenario.name,
+        file.display()
+    ));
+    emit(format_args!(
+        "{:>12}  {:<10} {:>12}  event",
+        "true ms", "node", "local ms"
+    ));
+    for event in &history.events {
+        emit(format_args!(
+            "{:>12}  {:<10} {:>12}  {}",
+            fmt_ms(event.true_us as i64),
+            event.node,
+            fmt_ms(event.local_us),
+            event.kind
+        ));
+    }
+    emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
+    for verdict in check_all(&history, &CheckSettings::for_scenario(&scenario)) {
+        match verdict.violation {
+            None => emit(format_args!("{}: holds", verdict.checker)),
+            Some(why) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
+        }
+    }
+    emit(format_args!("digest: {}", history.digest()));
+    ExitCode::SUCCESS
+}
