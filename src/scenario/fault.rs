@@ -95,6 +95,9 @@ pub enum FaultAction {
     Loss { rate: f64, duration_ms: Option<u64> },
     /// Close every TCP connection of a node (a load balancer or NAT dropping them).
     Reset,
+    /// A replica stops receiving its master's stream (a slow or stuck link), for
+    /// `duration_ms` or for good; the master goes on acknowledging writes.
+    ReplicationStall { duration_ms: Option<u64> },
     /// The nemesis: faults of the given kinds at random times (a Poisson process of
     /// `rate_per_s`), on random nodes, each lasting a random `duration_ms`.
     Random {
@@ -207,6 +210,7 @@ enum FaultKind {
     Latency,
     Loss,
     Reset,
+    ReplicationStall,
     Random,
 }
 
@@ -224,6 +228,7 @@ impl FaultKind {
             FaultKind::Latency => "latency",
             FaultKind::Loss => "loss",
             FaultKind::Reset => "reset",
+            FaultKind::ReplicationStall => "replication_stall",
             FaultKind::Random => "random",
         }
     }
@@ -297,6 +302,7 @@ impl TryFrom<FaultFields> for Fault {
             K::Pause => (&["duration_ms"], true),
             K::Crash => (&["restart_after_ms"], true),
             K::Restart | K::Reset => (&[], true),
+            K::ReplicationStall => (&["duration_ms"], true),
             K::ClockJump => (&["by_ms"], true),
             K::ClockDrift => (&["rate_ppm", "duration_ms"], true),
             K::Partition => (&["groups", "one_way", "duration_ms"], false),
@@ -351,6 +357,9 @@ impl TryFrom<FaultFields> for Fault {
             },
             K::Restart => FaultAction::Restart,
             K::Reset => FaultAction::Reset,
+            K::ReplicationStall => FaultAction::ReplicationStall {
+                duration_ms: fixed_duration(true)?,
+            },
             K::ClockJump => FaultAction::ClockJump {
                 by_ms: f.by_ms.ok_or_else(|| required("by_ms"))?,
             },

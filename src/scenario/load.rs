@@ -299,6 +299,25 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             check_range("duration_ms", *duration_ms)?;
             positive("duration_ms", Some(duration_ms[0]))?;
         }
+        FaultAction::ReplicationStall { duration_ms } => {
+            positive("duration_ms", *duration_ms)?;
+            let replicas: Vec<String> = s
+                .redis_groups()
+                .into_iter()
+                .flat_map(|g| g.into_iter().skip(1))
+                .collect();
+            if let Some(Target::Nodes(names)) = &fault.target
+                && let Some(name) = names.iter().find(|n| !replicas.contains(n))
+            {
+                return fail(
+                    "target",
+                    format!("`{name}` is not a replica (replicas: {})", replicas.join(", ")),
+                );
+            }
+            if !matches!(fault.target, Some(Target::Nodes(_))) {
+                return fail("target", "name the replica(s) to stall".into());
+            }
+        }
         FaultAction::Restart | FaultAction::ClockJump { .. } | FaultAction::Heal | FaultAction::Reset => {}
     }
     Ok(())
@@ -447,6 +466,21 @@ mod tests {
         assert_eq!(field, "faults[0].by_ms");
         let (field, _) = error_of(&replace(r#""kind": "pause""#, r#""kind": "nap""#));
         assert_eq!(field, "faults[0].kind");
+    }
+
+    #[test]
+    fn a_replication_stall_needs_a_replica() {
+        let stall = r#"{ "kind": "replication_stall", "target": "redis-1", "at_ms": 5000 }"#;
+        let text = replace(r#"{ "kind": "single" }"#, r#"{ "kind": "replicated" }"#);
+        let text = text.replace(
+            r#"{ "kind": "pause", "target": "holder", "at_ms": 5000, "duration_ms": 4000 }"#,
+            stall,
+        );
+        let (field, reason) = error_of(&text);
+        assert_eq!(field, "faults[0].target");
+        assert!(reason.contains("redis-1-replica-1"), "{reason}");
+        let fixed = text.replace(r#""target": "redis-1","#, r#""target": "redis-1-replica-1","#);
+        validate(&parse(&fixed).unwrap()).unwrap();
     }
 
     #[test]

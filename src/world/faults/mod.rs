@@ -142,6 +142,7 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
         } => network::latency(latency_ms, duration_ms, reach).await,
         FaultAction::Loss { rate, duration_ms } => network::loss(rate, duration_ms, reach).await,
         FaultAction::Reset => network::reset(&targets, reach),
+        FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,
         FaultAction::Random { .. } => unreachable!("the nemesis draws only concrete faults"),
     }
 }

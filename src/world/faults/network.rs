@@ -108,3 +108,28 @@ pub fn reset(targets: &[String], reach: &Reach) {
         fault: format!("reset connections of {}", targets.join(",")),
     });
 }
+
+/// Stops each target replica's stream from its master (the master → replica link only:
+/// the replica's acknowledgements still flow, so WAIT sees what it already has).
+pub async fn stall(replicas: &[String], duration_ms: Option<u64>, reach: &Reach) {
+    let links: Vec<(String, String)> = replicas
+        .iter()
+        .filter_map(|replica| {
+            let group = reach.groups.iter().find(|g| g.names.contains(replica))?;
+            Some((group.master_name().to_string(), replica.clone()))
+        })
+        .collect();
+    let description = format!("replication to {} stalls", replicas.join(","));
+    for (master, replica) in &links {
+        NetSim::current().clog_link(reach.nodes[master], reach.nodes[replica]);
+    }
+    reach.record(EventKind::FaultStarted {
+        fault: description.clone(),
+    });
+    let Some(duration_ms) = duration_ms else { return };
+    sleep_ms(duration_ms).await;
+    for (master, replica) in &links {
+        NetSim::current().unclog_link(reach.nodes[master], reach.nodes[replica]);
+    }
+    reach.record(EventKind::FaultEnded { fault: description });
+}
