@@ -314,11 +314,6 @@ impl TryFrom<FaultFields> for Fault {
         if let Some(unused) = f.set_fields().into_iter().find(|field| !fields.contains(field)) {
             return Err(field_error(unused, format!("not used by kind `{name}`")));
         }
-        let target = match (needs_target, f.target.clone()) {
-            (true, None) => return Err(required("target")),
-            (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),
-            (_, target) => target,
-        };
         let trigger = match (f.at_ms, f.on, &f.step, f.delay_ms) {
             (at_ms, Some(TriggerEvent::CrashPoint), Some(name), None) => Trigger::AtStep {
                 step: name.parse::<Step>().map_err(|e| field_error("step", e))?,
@@ -338,6 +333,13 @@ impl TryFrom<FaultFields> for Fault {
             (Some(at_ms), None, None, None) => Trigger::At { at_ms },
             (None, None, None, None) if kind == K::Random => Trigger::At { at_ms: 0 },
             (None, None, None, None) => return Err(required("at_ms` or `on")),
+        };
+        // With a crash point, `target` says whose step springs it, whatever the kind.
+        let at_step = matches!(trigger, Trigger::AtStep { .. });
+        let target = match (needs_target || at_step, f.target.clone()) {
+            (true, None) if needs_target => return Err(required("target")),
+            (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),
+            (_, target) => target,
         };
         let fixed_duration = |optional: bool| match f.duration_ms {
             Some(DurationField::Fixed(ms)) => Ok(Some(ms)),

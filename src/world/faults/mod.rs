@@ -113,9 +113,14 @@ pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
         (Some(_), true) => fired.node.into_iter().collect(),
         (Some(target), false) => reach.resolve(target, fired.node, &mut rng).await,
     };
-    apply(fault.action, targets, &reach).await;
-    // A client held at a crash point goes on now, unless the fault killed it.
-    drop(fired.held);
+    let applying = apply(fault.action, targets, &reach);
+    tokio::pin!(applying);
+    // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
+    // a crash point then goes on under the fault, unless the fault killed or froze it.
+    if futures::poll!(applying.as_mut()).is_pending() {
+        drop(fired.held);
+        applying.await;
+    }
 }
 
 /// Injects one (non-random) fault on resolved targets, and undoes it when it has a
