@@ -212,3 +212,38 @@ fn the_nemesis_is_seeded() {
         "about one fault a second for 20 s: {faults}"
     );
 }
+
+#[test]
+fn a_slow_node_delays_only_its_own_replies() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "latency", "target": "redis-1", "latency_ms": [300, 300], "at_ms": 5000, "duration_ms": 5000 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    // Each grant is one SET round trip; while redis-1 is slow it takes its 300 ms more.
+    let mut started: std::collections::BTreeMap<&str, u64> = Default::default();
+    let mut slow = Vec::new();
+    let mut fast = Vec::new();
+    for event in &history.events {
+        match event.kind {
+            EventKind::AcquireStarted => {
+                started.insert(&event.node, event.true_us);
+            }
+            EventKind::Acquired { .. } => {
+                let Some(from) = started.remove(event.node.as_str()) else {
+                    continue;
+                };
+                let took_ms = (event.true_us - from) / 1000;
+                if (5_100_000..9_500_000).contains(&from) {
+                    slow.push(took_ms);
+                } else if from > 10_500_000 {
+                    fast.push(took_ms);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(!slow.is_empty() && slow.iter().all(|&ms| ms >= 300), "{slow:?}");
+    assert!(fast.iter().any(|&ms| ms < 100), "{fast:?}");
+}

@@ -335,7 +335,8 @@ impl TryFrom<FaultFields> for Fault {
             (None, None, None, None) => return Err(required("at_ms` or `on")),
         };
         // With a crash point, `target` says whose step springs it, whatever the kind.
-        let at_step = matches!(trigger, Trigger::AtStep { .. });
+        // A latency fault without a target slows the whole network, with one its nodes.
+        let at_step = matches!(trigger, Trigger::AtStep { .. }) || kind == K::Latency;
         let target = match (needs_target || at_step, f.target.clone()) {
             (true, None) if needs_target => return Err(required("target")),
             (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),

@@ -26,7 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use self::clock::{ClockModel, SimClock};
 use self::failover::SENTINEL;
 use self::faults::{Reach, StepTraps};
-use self::net::{Address, REDIS_PORT};
+use self::net::{Address, ExtraLatency, REDIS_PORT};
 use self::recorder::Recorder;
 use self::topology::Group;
 use self::workload::{ClientProcess, Register, draw};
@@ -56,6 +56,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let recorder = Recorder::default();
     let resource = Register::default();
     let mut nodes = BTreeMap::new();
+    let mut latencies: BTreeMap<String, ExtraLatency> = BTreeMap::new();
     let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
 
@@ -77,6 +78,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
                 .build();
             nodes.insert(name.clone(), node.id());
             clocks.insert(name.clone(), clock);
+            latencies.insert(name.clone(), group.latency[index].clone());
         }
     }
     let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
@@ -107,6 +109,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             redis: redis.clone(),
             fence_counter,
             steps: steps.hook(&name),
+            latency: latencies.entry(name.clone()).or_default().clone(),
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
@@ -169,6 +172,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         down: Mutex::default(),
         redis_restart_delay_ms: scenario.topology.restart_delay_ms,
         steps,
+        latencies,
     });
     for fault in scenario.faults.iter().cloned() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());

@@ -3,8 +3,12 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
@@ -13,20 +17,23 @@ use crate::scenario::NetworkSpec;
 /// The port every fake Redis node listens on.
 pub const REDIS_PORT: u16 = 6379;
 
-/// A madsim TCP listening socket.
-pub struct SimListener(madsim::net::TcpListener);
+/// A madsim TCP listening socket; accepted streams carry the node's extra latency.
+pub struct SimListener(madsim::net::TcpListener, ExtraLatency);
 
 impl SimListener {
-    pub async fn bind(addr: SocketAddr) -> io::Result<Self> {
-        madsim::net::TcpListener::bind(addr).await.map(SimListener)
+    pub async fn bind(addr: SocketAddr, latency: ExtraLatency) -> io::Result<Self> {
+        madsim::net::TcpListener::bind(addr)
+            .await
+            .map(|listener| SimListener(listener, latency))
     }
 }
 
 impl Listener for SimListener {
-    type Stream = madsim::net::TcpStream;
+    type Stream = Delayed<madsim::net::TcpStream>;
 
     async fn accept(&self) -> io::Result<Self::Stream> {
-        self.0.accept().await.map(|(stream, _)| stream)
+        let (stream, _) = self.0.accept().await?;
+        Ok(Delayed::new(stream, self.1.clone()))
     }
 }
 
@@ -49,35 +56,125 @@ impl Address {
     }
 }
 
-/// Opens madsim TCP connections to wherever an [`Address`] points at connect time: a
-/// client reconnecting after a failover reaches the new master.
+/// Opens madsim TCP connections to wherever an [`Address`] points at connect time (a
+/// client reconnecting after a failover reaches the new master), carrying the connecting
+/// node's extra latency.
 #[derive(Debug, Clone)]
-pub struct SimConnector(pub Address);
+pub struct SimConnector(pub Address, pub ExtraLatency);
 
 impl SimConnector {
-    /// A connector to one fixed address.
+    /// A connector to one fixed address, with no extra latency.
     pub fn to(addr: SocketAddr) -> Self {
-        SimConnector(Address::new(addr))
+        SimConnector(Address::new(addr), ExtraLatency::default())
     }
 }
 
 impl Connect for SimConnector {
-    type Stream = madsim::net::TcpStream;
+    type Stream = Delayed<madsim::net::TcpStream>;
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
-        madsim::net::TcpStream::connect(self.0.get())
+        let (addr, latency) = (self.0.get(), self.1.clone());
+        async move {
+            Ok(Delayed::new(
+                madsim::net::TcpStream::connect(addr).await?,
+                latency,
+            ))
+        }
     }
 }
 
 /// How a replica dials its master over madsim TCP.
-#[derive(Debug, Clone, Copy)]
-pub struct SimDialer;
+#[derive(Debug, Clone, Default)]
+pub struct SimDialer(pub ExtraLatency);
 
 impl Dialer for SimDialer {
-    type Stream = madsim::net::TcpStream;
+    type Stream = Delayed<madsim::net::TcpStream>;
 
     async fn dial(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
-        madsim::net::TcpStream::connect(addr).await
+        Ok(Delayed::new(
+            madsim::net::TcpStream::connect(addr).await?,
+            self.0.clone(),
+        ))
+    }
+}
+
+/// Extra delay on every write one node makes, on top of the network's latency: a slow
+/// link or a congested NIC on that node (madsim has one latency for the whole network).
+#[derive(Debug, Clone, Default)]
+pub struct ExtraLatency(Arc<Mutex<Option<[u64; 2]>>>);
+
+impl ExtraLatency {
+    /// From now on, every write waits a uniform `[min, max]` ms first; `None`: no wait.
+    pub fn set(&self, range_ms: Option<[u64; 2]>) {
+        *self.0.lock().expect("latency lock poisoned") = range_ms;
+    }
+
+    /// The wait of the next write, drawn from the run's seeded generator.
+    fn draw(&self) -> Option<Duration> {
+        let [min, max] = (*self.0.lock().expect("latency lock poisoned"))?;
+        let span_us = (max - min) * 1000 + 1;
+        Some(Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us))
+    }
+}
+
+/// A stream whose writes wait out the node's [`ExtraLatency`] before they go.
+pub struct Delayed<S> {
+    inner: S,
+    latency: ExtraLatency,
+    /// The wait of the write in progress, if any.
+    wait: Option<Pin<Box<madsim::time::Sleep>>>,
+    /// The wait is over and the write may go.
+    waited: bool,
+}
+
+impl<S> Delayed<S> {
+    fn new(inner: S, latency: ExtraLatency) -> Self {
+        Delayed {
+            inner,
+            latency,
+            wait: None,
+            waited: false,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Delayed<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if !this.waited {
+            if this.wait.is_none() {
+                match this.latency.draw() {
+                    Some(delay) => this.wait = Some(Box::pin(madsim::time::sleep(delay))),
+                    None => this.waited = true,
+                }
+            }
+            if let Some(wait) = &mut this.wait {
+                std::task::ready!(wait.as_mut().poll(cx));
+                this.wait = None;
+                this.waited = true;
+            }
+        }
+        let written = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, buf));
+        this.waited = false;
+        Poll::Ready(written)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 

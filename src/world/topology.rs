@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
-use super::net::{Address, REDIS_PORT, SimDialer, SimListener};
+use super::net::{Address, ExtraLatency, REDIS_PORT, SimDialer, SimListener};
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::PersistenceMode;
@@ -41,6 +41,8 @@ pub struct Group {
     pub address: Address,
     /// Each node's persistence; its disk outlives the node's crashes.
     persistence: Vec<Persistence>,
+    /// Each node's extra write latency (latency faults on a node).
+    pub latency: Vec<ExtraLatency>,
 }
 
 impl Group {
@@ -58,12 +60,14 @@ impl Group {
             .collect();
         let address = Address::new(addrs[0]);
         let persistence = names.iter().map(|_| persistence(mode)).collect();
+        let latency = names.iter().map(|_| ExtraLatency::default()).collect();
         Group {
             names,
             addrs,
             master: Arc::new(Mutex::new(0)),
             address,
             persistence,
+            latency,
         }
     }
 
@@ -75,6 +79,7 @@ impl Group {
             master: Arc::new(Mutex::new(0)),
             address: Address::new(addr),
             persistence: vec![Persistence::None],
+            latency: vec![ExtraLatency::default()],
         }
     }
 
@@ -103,10 +108,11 @@ impl Group {
             announce: addr,
             persistence: self.persistence[index].clone(),
         };
-        let listener = SimListener::bind(addr)
+        let latency = self.latency[index].clone();
+        let listener = SimListener::bind(addr, latency.clone())
             .await
             .expect("a fresh node's port is free");
         // The loop ends only when accept fails, which madsim does not do to a live node.
-        let _ = serve_node(listener, clock, SimDialer, options).await;
+        let _ = serve_node(listener, clock, SimDialer(latency), options).await;
     }
 }

@@ -11,7 +11,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::SimClock;
-use super::net::{Address, SimConnector};
+use super::net::{Address, ExtraLatency, SimConnector};
 use super::recorder::Recorder;
 use crate::client::{Held, Lock, LockError, LockGuard, Steps};
 use crate::history::EventKind;
@@ -83,6 +83,8 @@ pub struct ClientProcess {
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
     pub steps: Arc<dyn Steps>,
+    /// Extra latency on this process's writes (latency faults on the node).
+    pub latency: ExtraLatency,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
 }
@@ -96,7 +98,11 @@ impl ClientProcess {
     pub async fn run(self) {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let lock_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        let connectors = self.redis.iter().cloned().map(SimConnector).collect();
+        let connectors = self
+            .redis
+            .iter()
+            .map(|address| SimConnector(address.clone(), self.latency.clone()))
+            .collect();
         let mut lock = Lock::new(
             connectors,
             self.clock.clone(),
@@ -105,7 +111,7 @@ impl ClientProcess {
         )
         .with_steps(self.steps.clone());
         if let Some(counter) = self.fence_counter {
-            lock = lock.with_fence_counter(SimConnector::to(counter));
+            lock = lock.with_fence_counter(SimConnector(Address::new(counter), self.latency.clone()));
         }
         loop {
             self.record(EventKind::AcquireStarted);

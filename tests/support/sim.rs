@@ -34,7 +34,7 @@ pub fn start_redis(n: u8) -> SocketAddr {
         .name(format!("redis-{n}"))
         .ip(ip)
         .init(move || async move {
-            let listener = SimListener::bind(addr).await.unwrap();
+            let listener = SimListener::bind(addr, Default::default()).await.unwrap();
             let _ = locksim::redis::server::serve(listener, clock()).await;
         })
         .build();

@@ -22,6 +22,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::{SimClock, true_now_ns};
+use super::net::ExtraLatency;
 use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
@@ -53,6 +54,8 @@ pub struct Reach {
     pub redis_restart_delay_ms: u64,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
+    /// Each node's extra write latency, for latency faults on nodes.
+    pub latencies: BTreeMap<String, ExtraLatency>,
 }
 
 impl Reach {
@@ -144,7 +147,7 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
         FaultAction::Latency {
             latency_ms,
             duration_ms,
-        } => network::latency(latency_ms, duration_ms, reach).await,
+        } => network::latency(&targets, latency_ms, duration_ms, reach).await,
         FaultAction::Loss { rate, duration_ms } => network::loss(rate, duration_ms, reach).await,
         FaultAction::Reset => network::reset(&targets, reach),
         FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,

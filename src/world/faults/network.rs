@@ -61,16 +61,27 @@ pub fn heal(reach: &Reach) {
     });
 }
 
-/// Sets the one-way latency of every message; restores the scenario's after `duration_ms`.
-pub async fn latency(latency_ms: [u64; 2], duration_ms: Option<u64>, reach: &Reach) {
-    let description = format!("latency {}..{} ms", latency_ms[0], latency_ms[1]);
-    NetSim::current().update_config(|c| c.send_latency = latency_range(latency_ms));
+/// Adds latency: to every write of the target nodes, or with no target to every message
+/// of the network; restores the previous setting after `duration_ms`.
+pub async fn latency(targets: &[String], latency_ms: [u64; 2], duration_ms: Option<u64>, reach: &Reach) {
+    let [min, max] = latency_ms;
+    let description = match targets {
+        [] => format!("latency {min}..{max} ms on every message"),
+        nodes => format!("latency +{min}..{max} ms on writes of {}", nodes.join(",")),
+    };
+    let set = |range: Option<[u64; 2]>| match targets {
+        [] => NetSim::current().update_config(|c| {
+            c.send_latency = latency_range(range.unwrap_or(reach.network.latency_ms));
+        }),
+        nodes => nodes.iter().for_each(|node| reach.latencies[node].set(range)),
+    };
+    set(Some(latency_ms));
     reach.record(EventKind::FaultStarted {
         fault: description.clone(),
     });
     let Some(duration_ms) = duration_ms else { return };
     sleep_ms(duration_ms).await;
-    NetSim::current().update_config(|c| c.send_latency = latency_range(reach.network.latency_ms));
+    set(None);
     reach.record(EventKind::FaultEnded { fault: description });
 }
 
