@@ -180,7 +180,14 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
-    recorder.finish()
+    let history = recorder.finish();
+    // madsim does not drop the tasks of nodes still running when `block_on` returns: kill
+    // every node and let the executor drop them, or each seed leaks its nodes' memory.
+    for id in reach.nodes.values() {
+        handle.kill(*id);
+    }
+    madsim::task::yield_now().await;
+    history
 }
 
 fn new_clock(rng: &mut ChaCha8Rng, spec: &ClocksSpec) -> SimClock {
