@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use locksim::check::{CheckSettings, Verdict, check_all};
+use locksim::check::{CheckSettings, Verdict, check_all, resource_safety};
 use locksim::history::{EventKind, History};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::run_seed;
@@ -35,20 +35,9 @@ fn count(history: &History, kind: impl Fn(&EventKind) -> bool) -> usize {
     history.events.iter().filter(|e| kind(&e.kind)).count()
 }
 
-/// Every accepted write stored the value before it plus one: nothing was lost.
-fn lost_updates(history: &History) -> usize {
-    let writes = history.events.iter().filter_map(|e| match e.kind {
-        EventKind::ResourceWrite { value, .. } => Some(value),
-        _ => None,
-    });
-    writes
-        .scan(0, |last, value| {
-            let lost = value != *last + 1;
-            *last = value;
-            Some(lost)
-        })
-        .filter(|lost| *lost)
-        .count()
+/// Whether the resource-safety checker finds a lost update in the run.
+fn lost_update(history: &History) -> bool {
+    resource_safety::check(history).violation.is_some()
 }
 
 #[test]
@@ -75,7 +64,7 @@ fn every_algorithm_runs_from_a_scenario_and_keeps_mutual_exclusion_without_fault
                 verdicts.iter().all(|v| v.violation.is_none()),
                 "{algorithm} seed {seed}: {verdicts:?}"
             );
-            assert_eq!(lost_updates(&history), 0, "{algorithm} seed {seed}");
+            assert!(!lost_update(&history), "{algorithm} seed {seed}");
         }
     }
 }
@@ -90,8 +79,8 @@ fn without_fencing_a_paused_holder_loses_an_update() {
         r#"{ "algorithm": "lua-release", "ttl_ms": 2000 }"#,
         GC_PAUSE,
     );
-    let lost: usize = (0..5).map(|seed| lost_updates(&run(&scenario, seed))).sum();
-    assert!(lost > 0, "the stale holder's write overwrote newer ones");
+    let lost = (0..5).any(|seed| lost_update(&run(&scenario, seed)));
+    assert!(lost, "the stale holder's write overwrote newer ones");
 }
 
 #[test]
@@ -102,7 +91,7 @@ fn fencing_tokens_turn_the_paused_holders_stale_access_into_a_rejection() {
         let mut rejected = 0;
         for seed in 0..5 {
             let history = run(&scenario, seed);
-            assert_eq!(lost_updates(&history), 0, "{source} seed {seed}");
+            assert!(!lost_update(&history), "{source} seed {seed}");
             rejected += count(&history, |k| matches!(k, EventKind::ResourceRejected { .. }));
             let fences: Vec<u64> = history
                 .events
@@ -150,7 +139,7 @@ fn a_watchdog_keeps_the_lock_through_work_longer_than_the_ttl() {
             judge(&renewed, &history).iter().all(|v| v.violation.is_none()),
             "seed {seed}"
         );
-        assert_eq!(lost_updates(&history), 0, "seed {seed}");
+        assert!(!lost_update(&history), "seed {seed}");
         let history = run(&unrenewed, seed);
         assert!(
             judge(&unrenewed, &history).iter().any(|v| v.violation.is_some()),
@@ -171,7 +160,7 @@ fn a_process_pause_stops_the_watchdog_too() {
         );
         // On waking, its work ends before any renewal could tell it: it writes a stale
         // value, and only its release finds the key gone.
-        assert!(lost_updates(&history) > 0, "seed {seed}");
+        assert!(lost_update(&history), "seed {seed}");
         assert!(
             count(&history, |k| matches!(k, EventKind::Released { owned: false })) > 0,
             "seed {seed}"

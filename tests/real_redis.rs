@@ -21,6 +21,20 @@ fn options(ttl_ms: u64) -> LockOptions {
     })
 }
 
+/// A lock client of one real server, its tokens and jitter seeded by `seed`.
+fn client(
+    addr: std::net::SocketAddr,
+    seed: u64,
+    options: LockOptions,
+) -> Lock<TcpConnector, HostClock, ChaCha8Rng> {
+    Lock::new(
+        vec![TcpConnector(addr)],
+        HostClock::new(),
+        ChaCha8Rng::seed_from_u64(seed),
+        options,
+    )
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -32,19 +46,8 @@ fn runtime() -> tokio::runtime::Runtime {
 fn the_simulated_client_locks_and_releases_on_real_redis() {
     let server = RedisServer::start(&[]);
     runtime().block_on(async {
-        let clock = HostClock::new();
-        let mut a = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(1),
-            options(5000),
-        );
-        let mut b = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(2),
-            options(5000),
-        );
+        let mut a = client(server.addr, 1, options(5000));
+        let mut b = client(server.addr, 2, options(5000));
         let lease = a
             .try_acquire(b"real:lock")
             .await
@@ -72,19 +75,8 @@ fn the_simulated_client_locks_and_releases_on_real_redis() {
 fn a_real_key_expires_and_the_late_release_reports_it() {
     let server = RedisServer::start(&[]);
     runtime().block_on(async {
-        let clock = HostClock::new();
-        let mut a = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(3),
-            options(100),
-        );
-        let mut b = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(4),
-            options(5000),
-        );
+        let mut a = client(server.addr, 3, options(100));
+        let mut b = client(server.addr, 4, options(5000));
         let lease = a.try_acquire(b"real:ttl").await.unwrap().expect("granted");
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert!(
@@ -102,14 +94,7 @@ fn a_real_key_expires_and_the_late_release_reports_it() {
 fn a_watchdog_keeps_a_one_second_lock_for_three_seconds_and_without_it_the_lock_is_taken() {
     let server = RedisServer::start(&[]);
     let held = Duration::from_secs(3);
-    let client = |seed: u64, options: LockOptions| {
-        Lock::new(
-            vec![TcpConnector(server.addr)],
-            HostClock::new(),
-            ChaCha8Rng::seed_from_u64(seed),
-            options,
-        )
-    };
+    let client = |seed: u64, options: LockOptions| client(server.addr, seed, options);
     let (with_watchdog, without) = runtime().block_on(async {
         // The same contest twice, side by side on two keys: only the watchdog differs.
         let contest = |key: &'static [u8], holder_options: LockOptions, seed: u64| {
@@ -157,12 +142,7 @@ fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
     let server = RedisServer::start(&[]);
     runtime().block_on(async {
         let clock = HostClock::new();
-        let mut holder = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(5),
-            options(1000).watchdog_ms(100),
-        );
+        let mut holder = client(server.addr, 5, options(1000).watchdog_ms(100));
         let mut admin = Conn::new(TcpConnector(server.addr), clock, 1000);
         let started = Instant::now();
         let holding = holder.with_lock(b"real:lost", |mut guard| async move {
@@ -207,12 +187,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
                 replicas,
                 timeout_ms: 200,
             });
-        Lock::new(
-            vec![TcpConnector(master.addr)],
-            HostClock::new(),
-            ChaCha8Rng::seed_from_u64(seed),
-            options,
-        )
+        client(master.addr, seed, options)
     };
     runtime().block_on(async {
         // Retries cover the replica's initial sync.
@@ -240,12 +215,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
 fn a_dead_server_is_a_connection_error_and_the_client_reconnects_after_a_restart() {
     let mut server = RedisServer::start(&[]);
     runtime().block_on(async {
-        let mut a = Lock::new(
-            vec![TcpConnector(server.addr)],
-            HostClock::new(),
-            ChaCha8Rng::seed_from_u64(6),
-            options(5000),
-        );
+        let mut a = client(server.addr, 6, options(5000));
         let lease = a.acquire(b"real:reset").await.expect("granted");
         server.restart(); // without persistence: the key is gone, the connection reset
         match a.release(&lease).await {
@@ -271,10 +241,9 @@ fn a_watchdog_rides_out_an_unanswered_renewal_while_the_lease_lasts() {
     let server = RedisServer::start(&[]);
     runtime().block_on(async {
         // TTL 1.5 s, renewals every 500 ms, each given 200 ms: one frozen renewal is missed.
-        let mut holder = Lock::new(
-            vec![TcpConnector(server.addr)],
-            HostClock::new(),
-            ChaCha8Rng::seed_from_u64(7),
+        let mut holder = client(
+            server.addr,
+            7,
             options(1500).watchdog_ms(500).request_timeout_ms(200),
         );
         let server = &server;
@@ -302,12 +271,7 @@ fn a_redisson_style_holder_is_not_told_its_renewal_failed() {
         let clock = HostClock::new();
         let mut options = options(1000).watchdog_ms(100);
         options.signal_loss = false; // Redisson: the watchdog stops, the thread runs on
-        let mut holder = Lock::new(
-            vec![TcpConnector(server.addr)],
-            clock.clone(),
-            ChaCha8Rng::seed_from_u64(8),
-            options,
-        );
+        let mut holder = client(server.addr, 8, options);
         let mut admin = Conn::new(TcpConnector(server.addr), clock, 1000);
         let holding = holder.with_lock(b"real:unaware", |guard| async move {
             tokio::time::sleep(Duration::from_millis(600)).await;
