@@ -93,28 +93,35 @@ fn encode(words: Vec<Vec<u8>>) -> Vec<u8> {
     Reply::Frame(request(words)).encode(Protocol::Resp2)
 }
 
-/// The commands that bring a replica's key to the master's state.
-fn key_effect(db: &Db, key: &[u8]) -> Vec<u8> {
+/// The commands that bring a replica's key to the master's state: its expiry as an
+/// absolute time (`PXAT`), or with `relative_to` (the master's now) as the time left (`PX`).
+fn key_effect(db: &Db, key: &[u8], relative_to: Option<u64>) -> Vec<u8> {
     match db.raw(key) {
         None => encode(vec![b"DEL".to_vec(), key.to_vec()]),
         Some(entry) => {
             let mut words = vec![b"SET".to_vec(), key.to_vec(), entry.value.clone()];
-            if let Some(at) = entry.expires_at_ms {
-                words.extend([b"PXAT".to_vec(), at.to_string().into_bytes()]);
+            match (entry.expires_at_ms, relative_to) {
+                (None, _) => {}
+                (Some(at), None) => words.extend([b"PXAT".to_vec(), at.to_string().into_bytes()]),
+                (Some(at), Some(now)) => words.extend([
+                    b"PX".to_vec(),
+                    at.saturating_sub(now).max(1).to_string().into_bytes(),
+                ]),
             }
             encode(words)
         }
     }
 }
 
-/// The commands that replay `changes` (what replicas and the AOF receive).
-pub fn effects(changes: &Changes, db: &Db) -> Vec<u8> {
+/// The commands that replay `changes` (what replicas and the AOF receive); see
+/// [`key_effect`] for `relative_to`.
+pub fn effects(changes: &Changes, db: &Db, relative_to: Option<u64>) -> Vec<u8> {
     let mut bytes = Vec::new();
     if changes.cleared {
         bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
     }
     for key in &changes.keys {
-        bytes.extend(key_effect(db, key));
+        bytes.extend(key_effect(db, key, relative_to));
     }
     bytes
 }
@@ -270,7 +277,7 @@ impl Replication {
     ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
         let mut snapshot = encode(vec![b"FLUSHALL".to_vec()]);
         for key in db.keys() {
-            snapshot.extend(key_effect(db, key));
+            snapshot.extend(key_effect(db, key, None));
         }
         let mut handshake = format!(
             "+FULLRESYNC {} {}\r\n${}\r\n",

@@ -18,7 +18,7 @@ use super::Frame;
 use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
 use super::db::Db;
-use super::node::Node;
+use super::node::{Node, TtlReplication};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
@@ -35,6 +35,8 @@ pub struct ServeOptions {
     pub announce: SocketAddr,
     /// None, or an AOF on a disk that outlives the node.
     pub persistence: Persistence,
+    /// How expiry times travel to replicas: Redis 7's absolute or Redis 6's relative.
+    pub ttl_replication: TtlReplication,
 }
 
 impl Default for ServeOptions {
@@ -43,6 +45,7 @@ impl Default for ServeOptions {
             replicaof: None,
             announce: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             persistence: Persistence::None,
+            ttl_replication: TtlReplication::Absolute,
         }
     }
 }
@@ -77,6 +80,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
 ) -> std::io::Result<()> {
     let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
     node.aof = Aof::new(options.persistence);
+    node.ttl_replication = options.ttl_replication;
     // A restarted node starts from what it persisted.
     let mut saved = node.aof.saved();
     while let Ok(Some((words, _))) = next_request(&mut saved) {
@@ -118,7 +122,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
             () = clock.sleep_until_monotonic(next_cycle_ms) => {
                 let mut node = node.borrow_mut();
                 node.db.expire_due(clock.wall_ms());
-                node.propagate();
+                node.propagate(clock.wall_ms());
                 next_cycle_ms += EXPIRY_CYCLE_MS;
             }
             () = clock.sleep_until_monotonic(next_fsync_ms), if fsyncs_every_second => {
@@ -177,7 +181,7 @@ where
                 let following = matches!(command, Command::Replicaof(Replicaof::Master(_)));
                 let mut node = node.borrow_mut();
                 let reply = command.apply(&mut node, &mut session, context.clock.wall_ms());
-                node.propagate();
+                node.propagate(context.clock.wall_ms());
                 session.write_offset = node.replication.offset;
                 if following {
                     let _ = context.links.send(node.replication.generation);
@@ -409,5 +413,5 @@ fn apply_effect(db: &mut Db, words: Vec<Vec<u8>>, now_ms: u64) {
 fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64) {
     apply_effect(&mut node.db, words, now_ms);
     // Into the replica's own AOF; a replica streams nothing further.
-    node.propagate();
+    node.propagate(now_ms);
 }

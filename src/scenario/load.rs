@@ -145,6 +145,14 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &"only a topology with replicas fails over",
         );
     }
+    if let Some(version) = topology.redis_version
+        && !(6..=7).contains(&version)
+    {
+        return fail(
+            "topology.redis_version",
+            &format!("{version}: locksim models Redis 6 and 7"),
+        );
+    }
     if topology.down_after_ms == Some(0) {
         return fail("topology.down_after_ms", &"must be positive");
     }

@@ -65,6 +65,9 @@ pub struct Topology {
     /// `aof-always` (fsynced before each reply: nothing acknowledged is lost).
     #[serde(default)]
     pub persistence: PersistenceMode,
+    /// The Redis version whose rules the nodes follow where versions differ: 7 (the
+    /// default) replicates TTLs as absolute times (PXAT), 6 as the time left.
+    pub redis_version: Option<u8>,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default)]

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
 use super::net::{Address, ExtraLatency, REDIS_PORT, SimDialer, SimListener};
+use crate::redis::node::TtlReplication;
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::PersistenceMode;
@@ -43,11 +44,13 @@ pub struct Group {
     persistence: Vec<Persistence>,
     /// Each node's extra write latency (latency faults on a node).
     pub latency: Vec<ExtraLatency>,
+    /// How the masters send expiry times to replicas (the Redis version's rule).
+    ttl_replication: TtlReplication,
 }
 
 impl Group {
     /// Group `i` (0-based) of the deployment, with these node names.
-    pub fn new(i: usize, names: Vec<String>, mode: PersistenceMode) -> Self {
+    pub fn new(i: usize, names: Vec<String>, mode: PersistenceMode, ttl_replication: TtlReplication) -> Self {
         let addrs: Vec<SocketAddr> = (0..names.len())
             .map(|j| {
                 // Masters are 10.0.0.(i+1); replica j of master i is 10.1.(i+1).j.
@@ -68,6 +71,7 @@ impl Group {
             address,
             persistence,
             latency,
+            ttl_replication,
         }
     }
 
@@ -80,6 +84,7 @@ impl Group {
             address: Address::new(addr),
             persistence: vec![Persistence::None],
             latency: vec![ExtraLatency::default()],
+            ttl_replication: TtlReplication::default(),
         }
     }
 
@@ -107,6 +112,7 @@ impl Group {
             replicaof: (master != index).then(|| self.addrs[master]),
             announce: addr,
             persistence: self.persistence[index].clone(),
+            ttl_replication: self.ttl_replication,
         };
         let latency = self.latency[index].clone();
         let listener = SimListener::bind(addr, latency.clone())

@@ -193,6 +193,7 @@ impl FakeServer {
                     replicaof,
                     announce: addr,
                     persistence,
+                    ..Default::default()
                 };
                 let node =
                     locksim::redis::server::serve_node(listener, clock, locksim::real::TcpDialer, options);
