@@ -6,24 +6,28 @@ use std::time::Duration;
 use locksim::client::Conn;
 use locksim::redis::Frame;
 use locksim::redis::cmd::{Get, Pttl, Set, SetExpiry};
-use locksim::redis::node::TtlReplication;
-use locksim::scenario::PersistenceMode;
+use locksim::scenario::{Scenario, load_str};
 use locksim::world::clock::{ClockModel, SimClock};
 use locksim::world::net::SimConnector;
 use locksim::world::topology::Group;
 
-/// A master and one replica whose wall clock is `replica_ahead_ms` ahead; the master sets
+/// A replicated scenario of this Redis version (only its topology matters here).
+fn scenario(redis_version: u8) -> Scenario {
+    let text = format!(
+        r#"{{ "name": "t", "duration_ms": 1000, "topology": {{ "kind": "replicated", "redis_version": {redis_version} }},
+              "lock": {{ "algorithm": "lua-release", "ttl_ms": 1000 }}, "clients": {{ "count": 1, "work_ms": [1, 1] }} }}"#
+    );
+    load_str(std::path::Path::new("(test)"), &text).unwrap()
+}
+
+/// A master and one replica of Redis `redis_version`, the replica's wall clock
+/// `replica_ahead_ms` ahead; the master sets
 /// `k` with a 10 s TTL; returns what the replica then says of `k`: (GET, PTTL).
-fn replicate(ttl_replication: TtlReplication, replica_ahead_ms: i64) -> (Frame, Frame) {
+fn replicate(redis_version: u8, replica_ahead_ms: i64) -> (Frame, Frame) {
     let runtime = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
     runtime.block_on(async move {
         let handle = madsim::runtime::Handle::current();
-        let group = Group::new(
-            0,
-            vec!["m".into(), "r".into()],
-            PersistenceMode::None,
-            ttl_replication,
-        );
+        let group = Group::new(0, vec!["m".into(), "r".into()], &scenario(redis_version));
         for (index, offset_ms) in [(0, 0), (1, replica_ahead_ms)] {
             let node_group = group.clone();
             handle
@@ -85,19 +89,19 @@ fn millis(frame: Frame) -> i64 {
 
 #[test]
 fn a_simulated_replica_receives_its_masters_writes() {
-    let (value, pttl) = replicate(TtlReplication::Absolute, 0);
+    let (value, pttl) = replicate(7, 0);
     assert_eq!(value, Frame::BulkString(b"v".to_vec()));
     assert!((9_800..=10_000).contains(&millis(pttl)));
 }
 
 #[test]
 fn redis_7_replicates_absolute_expiry_so_a_replica_clock_ahead_shortens_the_ttl() {
-    let pttl = millis(replicate(TtlReplication::Absolute, 2_500).1);
+    let pttl = millis(replicate(7, 2_500).1);
     assert!((7_300..=7_500).contains(&pttl), "{pttl}");
 }
 
 #[test]
 fn redis_6_replicates_the_time_left_so_the_replica_clock_does_not_matter() {
-    let pttl = millis(replicate(TtlReplication::Relative, 2_500).1);
+    let pttl = millis(replicate(6, 2_500).1);
     assert!((9_800..=10_000).contains(&pttl), "{pttl}");
 }

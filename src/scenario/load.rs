@@ -145,13 +145,23 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &"only a topology with replicas fails over",
         );
     }
-    if let Some(version) = topology.redis_version
-        && !(6..=7).contains(&version)
-    {
-        return fail(
-            "topology.redis_version",
-            &format!("{version}: locksim models Redis 6 and 7"),
-        );
+    let check_version = |field: &str, version: Option<u8>| match version {
+        Some(v) if !(6..=7).contains(&v) => fail(field, &format!("{v}: locksim models Redis 6 and 7")),
+        _ => Ok(()),
+    };
+    check_version("topology.redis_version", topology.redis_version)?;
+    let redis = s.redis_names();
+    for (name, node) in &topology.nodes {
+        if !redis.contains(name) {
+            return fail(
+                &format!("topology.nodes.{name}"),
+                &format!("no Redis node named `{name}` (Redis nodes: {})", redis.join(", ")),
+            );
+        }
+        check_version(
+            &format!("topology.nodes.{name}.redis_version"),
+            node.redis_version,
+        )?;
     }
     if topology.down_after_ms == Some(0) {
         return fail("topology.down_after_ms", &"must be positive");
@@ -489,6 +499,17 @@ mod tests {
         assert!(reason.contains("redis-1-replica-1"), "{reason}");
         let fixed = text.replace(r#""target": "redis-1","#, r#""target": "redis-1-replica-1","#);
         validate(&parse(&fixed).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn node_overrides_must_name_redis_nodes() {
+        let topology = r#"{ "kind": "single", "nodes": { "client-1": { "persistence": "aof-always" } } }"#;
+        let (field, reason) = error_of(&replace(r#"{ "kind": "single" }"#, topology));
+        assert_eq!(field, "topology.nodes.client-1");
+        assert!(reason.contains("redis-1"), "{reason}");
+        let version = r#"{ "kind": "single", "nodes": { "redis-1": { "redis_version": 5 } } }"#;
+        let (field, _) = error_of(&replace(r#"{ "kind": "single" }"#, version));
+        assert_eq!(field, "topology.nodes.redis-1.redis_version");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The scenario schema. Field names carry their units (`ttl_ms`, `drift_ppm`).
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use super::fault::Fault;
@@ -72,6 +74,19 @@ pub struct Topology {
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default)]
     pub restart_delay_ms: u64,
+    /// Per-node exceptions to `persistence`, `redis_version` and `restart_delay_ms`, by
+    /// node name (`"redis-3": {"persistence": "aof-always"}`).
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeOverrides>,
+}
+
+/// The settings one Redis node may have of its own.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOverrides {
+    pub persistence: Option<PersistenceMode>,
+    pub redis_version: Option<u8>,
+    pub restart_delay_ms: Option<u64>,
 }
 
 /// The kinds of Redis deployment.
@@ -312,6 +327,29 @@ impl Scenario {
             .into_iter()
             .map(|group| group[0].clone())
             .collect()
+    }
+
+    /// A Redis node's persistence (its override, or the topology's).
+    pub fn persistence_of(&self, node: &str) -> PersistenceMode {
+        self.override_of(node, |o| o.persistence)
+            .unwrap_or(self.topology.persistence)
+    }
+
+    /// A Redis node's version (its override, or the topology's; 7 when neither says).
+    pub fn redis_version_of(&self, node: &str) -> u8 {
+        self.override_of(node, |o| o.redis_version)
+            .or(self.topology.redis_version)
+            .unwrap_or(7)
+    }
+
+    /// How long a crashed Redis node stays down (its override, or the topology's).
+    pub fn restart_delay_ms_of(&self, node: &str) -> u64 {
+        self.override_of(node, |o| o.restart_delay_ms)
+            .unwrap_or(self.topology.restart_delay_ms)
+    }
+
+    fn override_of<T>(&self, node: &str, field: impl Fn(&NodeOverrides) -> Option<T>) -> Option<T> {
+        self.topology.nodes.get(node).and_then(field)
     }
 
     /// How long the failover controller waits before promoting a replica.

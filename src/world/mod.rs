@@ -32,7 +32,6 @@ use self::topology::Group;
 use self::workload::{ClientProcess, Register, draw};
 use crate::client::Fencing;
 use crate::history::History;
-use crate::redis::node::TtlReplication;
 use crate::scenario::{ClocksSpec, Scenario};
 
 /// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
@@ -65,14 +64,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .redis_groups()
         .into_iter()
         .enumerate()
-        .map(|(i, names)| {
-            Group::new(
-                i,
-                names,
-                scenario.topology.persistence,
-                ttl_replication(&scenario),
-            )
-        })
+        .map(|(i, names)| Group::new(i, names, &scenario))
         .collect();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
@@ -178,7 +170,14 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         network: scenario.network.clone(),
         cut_links: Mutex::default(),
         down: Mutex::default(),
-        redis_restart_delay_ms: scenario.topology.restart_delay_ms,
+        restart_delay_ms: scenario
+            .redis_names()
+            .into_iter()
+            .map(|name| {
+                let delay = scenario.restart_delay_ms_of(&name);
+                (name, delay)
+            })
+            .collect(),
         steps,
         latencies,
     });
@@ -196,14 +195,6 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     }
     madsim::task::yield_now().await;
     history
-}
-
-/// Redis 6 replicated expiry times as the time left, Redis 7 as absolute times.
-fn ttl_replication(scenario: &Scenario) -> TtlReplication {
-    match scenario.topology.redis_version {
-        Some(6) => TtlReplication::Relative,
-        _ => TtlReplication::Absolute,
-    }
 }
 
 fn new_clock(rng: &mut ChaCha8Rng, spec: &ClocksSpec) -> SimClock {

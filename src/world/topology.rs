@@ -14,7 +14,7 @@ use super::net::{Address, ExtraLatency, REDIS_PORT, SimDialer, SimListener};
 use crate::redis::node::TtlReplication;
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
-use crate::scenario::PersistenceMode;
+use crate::scenario::{PersistenceMode, Scenario};
 
 /// A node's persistence, with a fresh disk that the world keeps across its crashes.
 fn persistence(mode: PersistenceMode) -> Persistence {
@@ -44,13 +44,13 @@ pub struct Group {
     persistence: Vec<Persistence>,
     /// Each node's extra write latency (latency faults on a node).
     pub latency: Vec<ExtraLatency>,
-    /// How the masters send expiry times to replicas (the Redis version's rule).
-    ttl_replication: TtlReplication,
+    /// How each node, as a master, sends expiry times to replicas (its version's rule).
+    ttl_replication: Vec<TtlReplication>,
 }
 
 impl Group {
     /// Group `i` (0-based) of the deployment, with these node names.
-    pub fn new(i: usize, names: Vec<String>, mode: PersistenceMode, ttl_replication: TtlReplication) -> Self {
+    pub fn new(i: usize, names: Vec<String>, scenario: &Scenario) -> Self {
         let addrs: Vec<SocketAddr> = (0..names.len())
             .map(|j| {
                 // Masters are 10.0.0.(i+1); replica j of master i is 10.1.(i+1).j.
@@ -62,7 +62,17 @@ impl Group {
             })
             .collect();
         let address = Address::new(addrs[0]);
-        let persistence = names.iter().map(|_| persistence(mode)).collect();
+        let persistence = names
+            .iter()
+            .map(|name| persistence(scenario.persistence_of(name)))
+            .collect();
+        let ttl_replication = names
+            .iter()
+            .map(|name| match scenario.redis_version_of(name) {
+                6 => TtlReplication::Relative,
+                _ => TtlReplication::Absolute,
+            })
+            .collect();
         let latency = names.iter().map(|_| ExtraLatency::default()).collect();
         Group {
             names,
@@ -84,7 +94,7 @@ impl Group {
             address: Address::new(addr),
             persistence: vec![Persistence::None],
             latency: vec![ExtraLatency::default()],
-            ttl_replication: TtlReplication::default(),
+            ttl_replication: vec![TtlReplication::default()],
         }
     }
 
@@ -112,7 +122,7 @@ impl Group {
             replicaof: (master != index).then(|| self.addrs[master]),
             announce: addr,
             persistence: self.persistence[index].clone(),
-            ttl_replication: self.ttl_replication,
+            ttl_replication: self.ttl_replication[index],
         };
         let latency = self.latency[index].clone();
         let listener = SimListener::bind(addr, latency.clone())

@@ -50,8 +50,8 @@ pub struct Reach {
     pub cut_links: Mutex<BTreeSet<(String, String)>>,
     /// Nodes crashed and not restarted yet.
     pub down: Mutex<BTreeSet<String>>,
-    /// A crashed Redis node stays down at least this long.
-    pub redis_restart_delay_ms: u64,
+    /// How long each crashed Redis node stays down at least.
+    pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
     /// Each node's extra write latency, for latency faults on nodes.

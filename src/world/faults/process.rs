@@ -37,12 +37,13 @@ pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Re
     if killed.is_empty() {
         return;
     }
-    let restart_after_ms = match restart_after_ms {
-        Some(ms) if killed.iter().any(|name| reach.redis.contains(name)) => {
-            Some(ms.max(reach.redis_restart_delay_ms))
-        }
-        other => other,
-    };
+    // A Redis node comes back no sooner than its restart delay allows.
+    let restart_after_ms = restart_after_ms.map(|ms| {
+        killed
+            .iter()
+            .filter_map(|name| reach.restart_delay_ms.get(name))
+            .fold(ms, |at, &delay| at.max(delay))
+    });
     let description = match restart_after_ms {
         None => format!("crash {}", killed.join(",")),
         Some(ms) => format!("crash {}, restart after {ms} ms", killed.join(",")),
