@@ -35,9 +35,11 @@ fn replicate(redis_version: u8, replica_ahead_ms: i64) -> (Frame, Frame) {
                 .name(&group.names[index])
                 .ip(group.addrs[index].ip())
                 .init(move || {
-                    node_group
-                        .clone()
-                        .serve(index, SimClock::new(ClockModel::new(offset_ms * 1_000_000, 0)))
+                    node_group.clone().serve(
+                        index,
+                        SimClock::new(ClockModel::new(offset_ms * 1_000_000, 0)),
+                        None,
+                    )
                 })
                 .build();
         }

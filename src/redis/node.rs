@@ -4,6 +4,10 @@
 //! The server owns one `Node` and lends it to each command in turn, as Redis's single
 //! thread does, so a script and the commands it calls see one consistent keyspace.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::db::Db;
 use super::lua::Scripts;
 use super::persistence::Aof;
@@ -21,6 +25,34 @@ pub enum TtlReplication {
     Relative,
 }
 
+/// Told of every write a master applies, before the write is streamed to its replicas:
+/// the moment an acknowledged write exists only on the master. The simulator uses it to
+/// strike exactly then; a real server has none. It may return a [`Gate`]: the stream to
+/// the replicas then waits until the gate opens (or dies with the node).
+#[derive(Clone)]
+pub struct WriteHook(pub Arc<dyn Fn(&BTreeSet<Vec<u8>>, &Db) -> Option<Gate> + Send + Sync>);
+
+/// Holds a master's replication stream back while closed.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<AtomicBool>);
+
+impl Gate {
+    /// Lets the held stream go (at the node's next write or expiry cycle).
+    pub fn open(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for WriteHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteHook")
+    }
+}
+
 /// The state of one fake Redis node.
 pub struct Node {
     /// Database 0, the only one.
@@ -33,6 +65,11 @@ pub struct Node {
     pub aof: Aof,
     /// How expiry times travel to replicas (the Redis version's rule).
     pub ttl_replication: TtlReplication,
+    /// Told of each write a master applies, before its replicas are.
+    pub on_write: Option<WriteHook>,
+    /// While a gate from `on_write` is closed, the stream to replicas waits in `held`.
+    gate: Option<Gate>,
+    held: Vec<u8>,
 }
 
 impl Node {
@@ -44,25 +81,36 @@ impl Node {
             replication: Replication::default(),
             aof: Aof::default(),
             ttl_replication: TtlReplication::default(),
+            on_write: None,
+            gate: None,
+            held: Vec::new(),
         })
     }
 }
 
 impl Node {
     /// Persists what the last command or expiry cycle changed and streams it to the
-    /// replicas.
-    /// The AOF always stores absolute expiry times; replicas get them in the form of
-    /// `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
+    /// replicas. The AOF always stores absolute expiry times; replicas get them in the form
+    /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
     pub fn propagate(&mut self, now_ms: u64) {
         let changes = self.db.take_changes();
+        if let Some(hook) = &self.on_write
+            && !changes.keys.is_empty()
+            && !self.replication.is_replica()
+            && let Some(gate) = (hook.0)(&changes.keys, &self.db)
+        {
+            self.gate = Some(gate);
+        }
         let saved = effects(&changes, &self.db, None);
         self.aof.append(&saved);
-        match self.ttl_replication {
-            TtlReplication::Absolute => self.replication.propagate(&saved),
-            TtlReplication::Relative => {
-                self.replication
-                    .propagate(&effects(&changes, &self.db, Some(now_ms)))
-            }
+        let streamed = match self.ttl_replication {
+            TtlReplication::Absolute => saved,
+            TtlReplication::Relative => effects(&changes, &self.db, Some(now_ms)),
+        };
+        self.held.extend(streamed);
+        if self.gate.as_ref().is_none_or(Gate::is_open) {
+            self.gate = None;
+            self.replication.propagate(&std::mem::take(&mut self.held));
         }
     }
 }

@@ -18,7 +18,7 @@ use super::Frame;
 use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
 use super::db::Db;
-use super::node::{Node, TtlReplication};
+use super::node::{Node, TtlReplication, WriteHook};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
@@ -37,6 +37,8 @@ pub struct ServeOptions {
     pub persistence: Persistence,
     /// How expiry times travel to replicas: Redis 7's absolute or Redis 6's relative.
     pub ttl_replication: TtlReplication,
+    /// Told of each write this node applies as a master, before its replicas are.
+    pub on_write: Option<WriteHook>,
 }
 
 impl Default for ServeOptions {
@@ -46,6 +48,7 @@ impl Default for ServeOptions {
             announce: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             persistence: Persistence::None,
             ttl_replication: TtlReplication::Absolute,
+            on_write: None,
         }
     }
 }
@@ -81,6 +84,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
     node.aof = Aof::new(options.persistence);
     node.ttl_replication = options.ttl_replication;
+    node.on_write = options.on_write;
     // A restarted node starts from what it persisted.
     let mut saved = node.aof.saved();
     while let Ok(Some((words, _))) = next_request(&mut saved) {

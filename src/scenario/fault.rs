@@ -58,6 +58,9 @@ pub enum TriggerEvent {
     Released,
     /// A client reached the named `step` of the lock algorithm (see [`Step`]).
     CrashPoint,
+    /// A master applied a write of the lock key that no replica has yet; the write is
+    /// kept from the replicas until the fault strikes. `holder` then means that master.
+    WriteBeforeReplication,
 }
 
 /// What a fault does.

@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
 use self::failover::SENTINEL;
-use self::faults::{Reach, StepTraps};
+use self::faults::{Reach, StepTraps, WriteTraps};
 use self::net::{Address, ExtraLatency, REDIS_PORT};
 use self::recorder::Recorder;
 use self::topology::Group;
@@ -66,15 +66,21 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .enumerate()
         .map(|(i, names)| Group::new(i, names, &scenario))
         .collect();
+    let writes = WriteTraps::default();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario.clocks);
             let (node_group, node_clock) = (group.clone(), clock.clone());
+            let hook = writes.hook(name);
             let node = handle
                 .create_node()
                 .name(name)
                 .ip(group.addrs[index].ip())
-                .init(move || node_group.clone().serve(index, node_clock.clone()))
+                .init(move || {
+                    node_group
+                        .clone()
+                        .serve(index, node_clock.clone(), Some(hook.clone()))
+                })
                 .build();
             nodes.insert(name.clone(), node.id());
             clocks.insert(name.clone(), clock);
@@ -91,7 +97,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .create_node()
             .name(FENCE_COUNTER)
             .ip(FENCE_COUNTER_IP)
-            .init(move || counter.clone().serve(0, node_clock.clone()))
+            .init(move || counter.clone().serve(0, node_clock.clone(), None))
             .build();
         nodes.insert(FENCE_COUNTER.to_string(), node.id());
         clocks.insert(FENCE_COUNTER.to_string(), clock);
@@ -180,6 +186,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .collect(),
         steps,
         latencies,
+        writes,
     });
     for fault in scenario.faults.iter().cloned() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());

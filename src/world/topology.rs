@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
 use super::net::{Address, ExtraLatency, REDIS_PORT, SimDialer, SimListener};
-use crate::redis::node::TtlReplication;
+use crate::redis::node::{TtlReplication, WriteHook};
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::{PersistenceMode, Scenario};
@@ -114,8 +114,9 @@ impl Group {
         self.address.set(self.addrs[index]);
     }
 
-    /// Runs node `index`: a master, or a replica of the current master.
-    pub async fn serve(self, index: usize, clock: SimClock) {
+    /// Runs node `index`: a master, or a replica of the current master; `on_write` hears
+    /// of each write it applies as a master.
+    pub async fn serve(self, index: usize, clock: SimClock, on_write: Option<WriteHook>) {
         let addr = self.addrs[index];
         let master = self.master();
         let options = ServeOptions {
@@ -123,6 +124,7 @@ impl Group {
             announce: addr,
             persistence: self.persistence[index].clone(),
             ttl_replication: self.ttl_replication[index],
+            on_write,
         };
         let latency = self.latency[index].clone();
         let listener = SimListener::bind(addr, latency.clone())

@@ -9,8 +9,10 @@ mod nemesis;
 mod network;
 mod process;
 mod steps;
+mod writes;
 
 pub use steps::StepTraps;
+pub use writes::WriteTraps;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -26,6 +28,7 @@ use super::net::ExtraLatency;
 use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
+use crate::redis::node::Gate;
 use crate::scenario::{Fault, FaultAction, NetworkSpec, Target, Trigger, TriggerEvent};
 
 /// The name faults are recorded under in the history.
@@ -56,6 +59,8 @@ pub struct Reach {
     pub steps: StepTraps,
     /// Each node's extra write latency, for latency faults on nodes.
     pub latencies: BTreeMap<String, ExtraLatency>,
+    /// `write_before_replication` traps the Redis nodes' write hooks check.
+    pub writes: WriteTraps,
 }
 
 impl Reach {
@@ -120,7 +125,12 @@ pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
     tokio::pin!(applying);
     // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
     // a crash point then goes on under the fault, unless the fault killed or froze it.
-    if futures::poll!(applying.as_mut()).is_pending() {
+    // A write held from the replicas goes to them now, if its master still lives.
+    let struck = futures::poll!(applying.as_mut());
+    if let Some(gate) = fired.gate {
+        gate.open();
+    }
+    if struck.is_pending() {
         drop(fired.held);
         applying.await;
     }
@@ -162,6 +172,8 @@ struct Fired {
     node: Option<String>,
     /// A client held at a crash point until the fault has been applied.
     held: Option<steps::Held>,
+    /// A master's stream held back from its replicas until the fault has been applied.
+    gate: Option<Gate>,
 }
 
 /// Waits until the fault's trigger fires.
@@ -181,13 +193,25 @@ async fn wait_for(fault: &Fault, reach: &Reach) -> Fired {
                 TriggerEvent::Acquired => matches!(kind, EventKind::Acquired { .. }),
                 TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
                 TriggerEvent::CrashPoint => unreachable!("crash points trigger `AtStep`"),
+                TriggerEvent::WriteBeforeReplication => {
+                    unreachable!("a write is not an event of the history")
+                }
             };
+            if event == TriggerEvent::WriteBeforeReplication {
+                let (master, gate) = reach.writes.spring().await;
+                sleep_ms(delay_ms).await;
+                return Fired {
+                    node: Some(master),
+                    gate: Some(gate),
+                    ..Fired::default()
+                };
+            }
             let from = reach.recorder.len();
             let event = reach.recorder.next_event(from, |e| wanted(&e.kind)).await;
             sleep_ms(delay_ms).await;
             Fired {
                 node: Some(event.node),
-                held: None,
+                ..Fired::default()
             }
         }
         Trigger::AtStep { step, after_ms } => {
@@ -200,6 +224,7 @@ async fn wait_for(fault: &Fault, reach: &Reach) -> Fired {
             Fired {
                 node: Some(node),
                 held: Some(held),
+                ..Fired::default()
             }
         }
     }
