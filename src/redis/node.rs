@@ -30,7 +30,10 @@ pub enum TtlReplication {
 /// strike exactly then; a real server has none. It may return a [`Gate`]: the stream to
 /// the replicas then waits until the gate opens (or dies with the node).
 #[derive(Clone)]
-pub struct WriteHook(pub Arc<dyn Fn(&BTreeSet<Vec<u8>>, &Db) -> Option<Gate> + Send + Sync>);
+pub struct WriteHook(pub Arc<OnWrite>);
+
+/// The hook's function: the keys the write changed, the keyspace after it.
+pub type OnWrite = dyn Fn(&BTreeSet<Vec<u8>>, &Db) -> Option<Gate> + Send + Sync;
 
 /// Holds a master's replication stream back while closed.
 #[derive(Debug, Clone, Default)]
