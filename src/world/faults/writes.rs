@@ -14,11 +14,14 @@ use tokio::sync::oneshot;
 use crate::redis::node::{Gate, WriteHook};
 use crate::world::workload::LOCK_KEY;
 
+/// An armed trap: told which master wrote, and the gate holding its stream.
+type Trap = oneshot::Sender<(String, Gate)>;
+
 /// Traps armed by `write_before_replication` faults, shared by the injector and every
 /// Redis node.
 #[derive(Clone, Default)]
 pub struct WriteTraps {
-    armed: Arc<Mutex<Vec<oneshot::Sender<(String, Gate)>>>>,
+    armed: Arc<Mutex<Vec<Trap>>>,
 }
 
 impl WriteTraps {
