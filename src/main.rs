@@ -8,6 +8,7 @@
 
 mod cli;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +16,7 @@ use clap::{Parser, Subcommand};
 
 use cli::bench::bench;
 use cli::lock::{lock_and_run, parse_duration_ms};
+use cli::parse_address;
 use cli::serve::serve;
 use cli::simulate::{replay, run};
 
@@ -61,8 +63,8 @@ enum Command {
     /// renewing it until the command ends; exits with the command's status.
     Lock {
         /// Redis address(es), HOST:PORT, comma-separated; several mean Redlock.
-        #[arg(long, value_delimiter = ',', required = true)]
-        redis: Vec<String>,
+        #[arg(long, value_delimiter = ',', required = true, value_parser = parse_address)]
+        redis: Vec<SocketAddr>,
         /// The lock's key.
         #[arg(long)]
         key: String,
@@ -98,9 +100,9 @@ enum Command {
         /// The TCP port to listen on.
         #[arg(long)]
         port: u16,
-        /// Start as a replica of this master (IP:PORT).
-        #[arg(long, value_name = "HOST:PORT")]
-        replicaof: Option<std::net::SocketAddr>,
+        /// Start as a replica of this master.
+        #[arg(long, value_name = "HOST:PORT", value_parser = parse_address)]
+        replicaof: Option<SocketAddr>,
     },
 }
 

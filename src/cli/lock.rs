@@ -1,6 +1,7 @@
 //! `lock`: run a command under a lock on real Redis (Redlock with several addresses),
 //! renewing it while the command runs, like `etcdctl lock` and `consul lock`.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use super::invalid;
@@ -32,26 +33,18 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
 }
 
 pub fn lock_and_run(
-    redis: &[String],
+    redis: &[SocketAddr],
     key: &str,
     ttl_ms: u64,
     wait_ms: u64,
     node_timeout_ms: u64,
     command: &[String],
 ) -> ExitCode {
-    use std::net::ToSocketAddrs;
-
     use locksim::client::{Algorithm, Lock, LockOptions, Retry};
     use locksim::platform::Clock;
     use locksim::real::{HostClock, TcpConnector};
 
-    let mut connectors = Vec::new();
-    for address in redis {
-        match address.to_socket_addrs().map(|mut addrs| addrs.next()) {
-            Ok(Some(addr)) => connectors.push(TcpConnector(addr)),
-            Ok(None) | Err(_) => return invalid(format!("--redis: cannot resolve `{address}` (HOST:PORT)")),
-        }
-    }
+    let connectors: Vec<TcpConnector> = redis.iter().copied().map(TcpConnector).collect();
     if ttl_ms < 3 {
         return invalid("--ttl: must be at least 3ms, to renew every third of it");
     }

@@ -6,6 +6,7 @@ pub mod serve;
 pub mod simulate;
 
 use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 
 /// An expectation was not met, or a run failed inside the simulator.
@@ -16,6 +17,14 @@ pub const EXIT_INVALID: u8 = 2;
 /// Prints a line to stdout; a closed pipe (`locksim replay … | head`) is not an error.
 pub fn emit(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// A `HOST:PORT` argument, resolved (`localhost:6379`, `10.0.0.1:6379`).
+pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
+    match text.to_socket_addrs().map(|mut addrs| addrs.next()) {
+        Ok(Some(addr)) => Ok(addr),
+        Ok(None) | Err(_) => Err(format!("cannot resolve `{text}` (expected HOST:PORT)")),
+    }
 }
 
 /// Reports invalid input on stderr, in one line; exit code 2.
