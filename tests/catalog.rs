@@ -42,6 +42,20 @@ fn every_scenario_is_described_indexed_and_meets_its_expectations() {
 }
 
 #[test]
+fn every_file_in_the_index_exists() {
+    let index = std::fs::read_to_string("scenarios/README.md").unwrap();
+    let listed = index
+        .lines()
+        .filter_map(|line| line.strip_prefix("| ")?.split(" |").next());
+    for file in listed.filter(|name| name.ends_with(".json")) {
+        assert!(
+            PathBuf::from("scenarios").join(file).exists(),
+            "scenarios/README.md lists {file}, which is not there"
+        );
+    }
+}
+
+#[test]
 fn every_scenario_replays_bit_for_bit() {
     for (file, scenario) in load_paths(&[PathBuf::from("scenarios")]).unwrap() {
         let scenario = Arc::new(scenario);
