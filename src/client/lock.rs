@@ -30,15 +30,23 @@ pub struct Lease {
     pub fence: Option<u64>,
     /// Monotonic time (client clock) before the acquire was sent.
     pub requested_at_ms: u64,
-    /// Monotonic time until which the key certainly lives (TTL − elapsed − drift after the
-    /// acquire); `u64::MAX` for tier 1, whose key has no TTL.
+    /// Time until which the key certainly lives (TTL − elapsed − drift after the acquire),
+    /// read on `validity_clock`; `u64::MAX` for tier 1, whose key has no TTL.
     pub valid_until_ms: u64,
+    /// The clock `valid_until_ms` is read on: monotonic, or the wall clock for clients that
+    /// measure validity with it (and so believe a clock stepped back).
+    pub validity_clock: ValidityClock,
 }
 
 impl Lease {
-    /// Milliseconds of validity left at monotonic time `now_ms`.
+    /// Milliseconds of validity left when the validity clock reads `now_ms`.
     pub fn remaining_ms(&self, now_ms: u64) -> u64 {
         self.valid_until_ms.saturating_sub(now_ms)
+    }
+
+    /// Milliseconds of validity left now, as the holder reads it on `clock`.
+    pub fn remaining_on(&self, clock: &impl Clock) -> u64 {
+        self.remaining_ms(self.validity_clock.read(clock))
     }
 }
 
@@ -203,6 +211,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .map(|node| ladder::acquire_on(node, options, key, &token, steps)),
         )
         .await;
+        self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
         let validity_ms = self.validity_after(elapsed_ms);
@@ -275,12 +284,13 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .map(|node| ladder::extend_on(node, &lease.key, &lease.token, ttl_ms)),
         )
         .await;
+        self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let extended = replies.iter().filter(|r| matches!(r, Ok(true))).count();
         let validity_ms = self.validity_after(elapsed_ms);
         if extended >= self.quorum() && validity_ms > 0 {
             return Ok(Lease {
-                valid_until_ms: self.clock.monotonic_ms() + validity_ms as u64,
+                valid_until_ms: self.validity_clock_ms() + validity_ms as u64,
                 ..lease.clone()
             });
         }
@@ -380,7 +390,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 // Nodes did not answer: the key may still be ours; try again next interval
                 // if the lease outlives it.
                 Err(LockError::ExtendUnconfirmed { .. })
-                    if self.clock.monotonic_ms() + interval_ms < lease.valid_until_ms => {}
+                    if self.validity_clock_ms() + interval_ms < lease.valid_until_ms => {}
                 Err(LockError::ExtendUnconfirmed { last_error, .. }) => {
                     return LockError::LockLost {
                         reason: format!("no renewal confirmed before the lease ran out ({last_error})"),
@@ -410,7 +420,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let valid_until_ms = match self.options.algorithm {
             Algorithm::Setnx => u64::MAX,
-            _ => self.clock.monotonic_ms().saturating_add_signed(validity_ms),
+            _ => self.validity_clock_ms().saturating_add_signed(validity_ms),
         };
         Ok(Lease {
             key: key.to_vec(),
@@ -418,6 +428,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             fence,
             requested_at_ms,
             valid_until_ms,
+            validity_clock: self.options.validity_clock,
         })
     }
 
@@ -467,10 +478,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     }
 
     fn validity_clock_ms(&self) -> u64 {
-        match self.options.validity_clock {
-            ValidityClock::Monotonic => self.clock.monotonic_ms(),
-            ValidityClock::Wall => self.clock.wall_ms(),
-        }
+        self.options.validity_clock.read(&self.clock)
     }
 
     fn new_token(&mut self) -> String {

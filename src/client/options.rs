@@ -6,6 +6,8 @@
 
 use serde::Deserialize;
 
+use crate::platform::Clock;
+
 /// The algorithms of the ladder (lock-algorithms.md), each with its defect kept, plus
 /// Redlock over N independent masters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -73,8 +75,19 @@ impl Drift {
 pub enum ValidityClock {
     /// The monotonic clock: immune to clock steps (redsync, rslock, pottery).
     Monotonic,
-    /// The wall clock (node-redlock's `Date.now()`): a step during the acquire skews validity.
+    /// The wall clock (node-redlock's `Date.now()`): a step during the acquire or the hold
+    /// skews validity.
     Wall,
+}
+
+impl ValidityClock {
+    /// This clock's reading on `clock`, in ms.
+    pub fn read(self, clock: &impl Clock) -> u64 {
+        match self {
+            ValidityClock::Monotonic => clock.monotonic_ms(),
+            ValidityClock::Wall => clock.wall_ms(),
+        }
+    }
 }
 
 /// `WAIT replicas timeout` after each grant: the grant counts only when at least

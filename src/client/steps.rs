@@ -18,6 +18,9 @@ pub enum Step {
     BeforeAcquire,
     /// `SETNX` granted the key on a node; tier 2's `EXPIRE` has not been sent yet.
     AfterSetnx,
+    /// Every node answered (or timed out); the client has not yet read its clock to see
+    /// how long the acquire took.
+    AfterReplies,
     /// The lock is granted (and, with fencing, before the token is fetched).
     AfterAcquire,
     /// The holder is about to release.
@@ -32,9 +35,10 @@ pub enum Step {
 
 impl Step {
     /// Every step, in the order a lock's life passes them.
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 8] = [
         Step::BeforeAcquire,
         Step::AfterSetnx,
+        Step::AfterReplies,
         Step::AfterAcquire,
         Step::BeforeRelease,
         Step::AfterGet,
@@ -47,6 +51,7 @@ impl Step {
         match self {
             Step::BeforeAcquire => "before_acquire",
             Step::AfterSetnx => "after_setnx",
+            Step::AfterReplies => "after_replies",
             Step::AfterAcquire => "after_acquire",
             Step::BeforeRelease => "before_release",
             Step::AfterGet => "after_get",

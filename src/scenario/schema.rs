@@ -222,6 +222,10 @@ pub struct ClientsSpec {
     /// Pause between a release and the next acquire, drawn uniformly from `[min, max]`.
     #[serde(default = "default_think_ms")]
     pub think_ms: [u64; 2],
+    /// Careful clients: a critical section ends when the validity the acquire reported
+    /// runs out, as the distlock page asks ("work must finish within the validity time").
+    #[serde(default)]
+    pub stop_at_validity: bool,
 }
 
 fn default_think_ms() -> [u64; 2] {

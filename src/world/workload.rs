@@ -120,7 +120,7 @@ impl ClientProcess {
                     self.record(EventKind::Acquired {
                         token: lease.token.clone(),
                         fence: lease.fence,
-                        validity_ms: lease.remaining_ms(self.clock.monotonic_ms()),
+                        validity_ms: lease.remaining_on(&self.clock),
                     });
                     let work_ms = draw(&mut rng, self.scenario.clients.work_ms);
                     let held = lock
@@ -164,15 +164,30 @@ impl ClientProcess {
         self.record(EventKind::ResourceRead { value, fence });
         let done_at = self.clock.monotonic_ms() + work_ms;
         loop {
+            // A careful client also stops when its lease runs out, as it reads the lease on
+            // its own validity clock (a wall clock stepped back makes it read more).
+            let mut wake_at = done_at;
+            if self.scenario.clients.stop_at_validity
+                && let Held::Valid(lease) = guard.state()
+            {
+                match lease.remaining_on(&self.clock) {
+                    0 => break,
+                    left => wake_at = wake_at.min(self.clock.monotonic_ms().saturating_add(left)),
+                }
+            }
             tokio::select! {
                 biased;
                 held = guard.changed() => match held {
                     Held::Valid(lease) => self.record(EventKind::Renewed {
-                        validity_ms: lease.remaining_ms(self.clock.monotonic_ms()),
+                        validity_ms: lease.remaining_on(&self.clock),
                     }),
                     Held::Lost(_) => return,
                 },
-                () = self.clock.sleep_until_monotonic(done_at) => break,
+                () = self.clock.sleep_until_monotonic(wake_at) => {
+                    if wake_at == done_at {
+                        break;
+                    }
+                }
             }
         }
         match self.resource.write(value + 1, fence) {
