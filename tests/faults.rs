@@ -213,6 +213,34 @@ fn the_nemesis_is_seeded() {
     );
 }
 
+/// How long each acquire that started within `[from_ms, to_ms)` took, per client, in ms.
+fn acquire_times(
+    history: &History,
+    from_ms: u64,
+    to_ms: u64,
+) -> std::collections::BTreeMap<String, Vec<u64>> {
+    let mut started: std::collections::BTreeMap<&str, u64> = Default::default();
+    let mut took: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for event in &history.events {
+        match event.kind {
+            EventKind::AcquireStarted => {
+                started.insert(&event.node, event.true_us);
+            }
+            EventKind::Acquired { .. } => {
+                if let Some(from) = started.remove(event.node.as_str())
+                    && (from_ms * 1000..to_ms * 1000).contains(&from)
+                {
+                    took.entry(event.node.clone())
+                        .or_default()
+                        .push((event.true_us - from) / 1000);
+                }
+            }
+            _ => {}
+        }
+    }
+    took
+}
+
 #[test]
 fn a_slow_node_delays_only_its_own_replies() {
     let s = scenario(
@@ -222,28 +250,39 @@ fn a_slow_node_delays_only_its_own_replies() {
     );
     let history = run_seed(&s, 0).unwrap();
     // Each grant is one SET round trip; while redis-1 is slow it takes its 300 ms more.
-    let mut started: std::collections::BTreeMap<&str, u64> = Default::default();
-    let mut slow = Vec::new();
-    let mut fast = Vec::new();
-    for event in &history.events {
-        match event.kind {
-            EventKind::AcquireStarted => {
-                started.insert(&event.node, event.true_us);
-            }
-            EventKind::Acquired { .. } => {
-                let Some(from) = started.remove(event.node.as_str()) else {
-                    continue;
-                };
-                let took_ms = (event.true_us - from) / 1000;
-                if (5_100_000..9_500_000).contains(&from) {
-                    slow.push(took_ms);
-                } else if from > 10_500_000 {
-                    fast.push(took_ms);
-                }
-            }
-            _ => {}
-        }
-    }
+    let slow: Vec<u64> = acquire_times(&history, 5100, 9500)
+        .into_values()
+        .flatten()
+        .collect();
+    let fast: Vec<u64> = acquire_times(&history, 10_500, 20_000)
+        .into_values()
+        .flatten()
+        .collect();
     assert!(!slow.is_empty() && slow.iter().all(|&ms| ms >= 300), "{slow:?}");
     assert!(fast.iter().any(|&ms| ms < 100), "{fast:?}");
+}
+
+#[test]
+fn a_slow_link_delays_only_the_messages_that_cross_it() {
+    let s = scenario(
+        2000,
+        [100, 500],
+        r#"[{ "kind": "latency", "groups": [["client-1"], ["redis-1"]], "one_way": true,
+              "latency_ms": [300, 300], "at_ms": 5000, "duration_ms": 10000 }]"#,
+    );
+    let history = run_seed(&s, 0).unwrap();
+    let took = acquire_times(&history, 5100, 14_000);
+    let client_1 = &took["client-1"];
+    assert!(
+        client_1.iter().all(|&ms| ms >= 300),
+        "client-1's requests cross the slow link: {client_1:?}"
+    );
+    let others: Vec<u64> = ["client-2", "client-3"]
+        .iter()
+        .flat_map(|c| took.get(*c).cloned().unwrap_or_default())
+        .collect();
+    assert!(
+        others.iter().any(|&ms| ms < 100),
+        "the others' do not: {others:?}"
+    );
 }

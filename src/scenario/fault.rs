@@ -87,10 +87,13 @@ pub enum FaultAction {
     },
     /// Restore every link cut by partitions.
     Heal,
-    /// Change the one-way latency of every message, for `duration_ms` or for good.
-    /// (madsim's network has one latency setting; per-link latency is not modelled.)
+    /// Add latency, for `duration_ms` or for good: on the links between `groups` (from the
+    /// first group only, when `one_way`), on every write of the fault's target nodes, or,
+    /// with neither, to every message of the network.
     Latency {
         latency_ms: [u64; 2],
+        groups: Option<Vec<Vec<String>>>,
+        one_way: bool,
         duration_ms: Option<u64>,
     },
     /// Drop this fraction of packets, for `duration_ms` or for good. TCP resends, so
@@ -310,7 +313,7 @@ impl TryFrom<FaultFields> for Fault {
             K::ClockDrift => (&["rate_ppm", "duration_ms"], true),
             K::Partition => (&["groups", "one_way", "duration_ms"], false),
             K::Heal => (&[], false),
-            K::Latency => (&["latency_ms", "duration_ms"], false),
+            K::Latency => (&["latency_ms", "groups", "one_way", "duration_ms"], false),
             K::Loss => (&["rate", "duration_ms"], false),
             K::Random => (&["rate_per_s", "kinds", "duration_ms"], false),
         };
@@ -381,6 +384,8 @@ impl TryFrom<FaultFields> for Fault {
             K::Heal => FaultAction::Heal,
             K::Latency => FaultAction::Latency {
                 latency_ms: f.latency_ms.ok_or_else(|| required("latency_ms"))?,
+                groups: f.groups.clone(),
+                one_way: f.one_way.unwrap_or(false),
                 duration_ms: fixed_duration(true)?,
             },
             K::Loss => FaultAction::Loss {

@@ -251,6 +251,26 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
         Some(0) => fail(field, "must be positive".into()),
         _ => Ok(()),
     };
+    // Groups of node names that links run between: two or more, none empty, no node twice.
+    let check_groups = |groups: &Vec<Vec<String>>| {
+        if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
+            return fail(
+                "groups",
+                "needs at least two non-empty groups of node names".into(),
+            );
+        }
+        let mut seen = Vec::new();
+        for name in groups.iter().flatten() {
+            if !known(name) {
+                return fail("groups", unknown(name));
+            }
+            if seen.contains(&name) {
+                return fail("groups", format!("`{name}` is in more than one group"));
+            }
+            seen.push(name);
+        }
+        Ok(())
+    };
     match &fault.action {
         FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
         FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
@@ -270,28 +290,24 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             groups, duration_ms, ..
         } => {
             positive("duration_ms", *duration_ms)?;
-            if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
-                return fail(
-                    "groups",
-                    "needs at least two non-empty groups of node names".into(),
-                );
-            }
-            let mut seen = Vec::new();
-            for name in groups.iter().flatten() {
-                if !known(name) {
-                    return fail("groups", unknown(name));
-                }
-                if seen.contains(&name) {
-                    return fail("groups", format!("`{name}` is in more than one group"));
-                }
-                seen.push(name);
-            }
+            check_groups(groups)?;
         }
         FaultAction::Latency {
             latency_ms,
+            groups,
             duration_ms,
+            ..
         } => {
             positive("duration_ms", *duration_ms)?;
+            if let Some(groups) = groups {
+                if fault.target.is_some() {
+                    return fail(
+                        "groups",
+                        "slows the links between groups; a `target` slows a whole node: give one".into(),
+                    );
+                }
+                check_groups(groups)?;
+            }
             check_range("latency_ms", *latency_ms)?;
             if latency_ms[0] == 0 {
                 return fail("latency_ms", "latency must be at least 1 ms".into());

@@ -57,6 +57,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let resource = Register::default();
     let mut nodes = BTreeMap::new();
     let mut latencies: BTreeMap<String, ExtraLatency> = BTreeMap::new();
+    let mut ips = BTreeMap::new();
     let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
 
@@ -83,6 +84,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
                 })
                 .build();
             nodes.insert(name.clone(), node.id());
+            ips.insert(name.clone(), group.addrs[index].ip());
             clocks.insert(name.clone(), clock);
             latencies.insert(name.clone(), group.latency[index].clone());
         }
@@ -100,6 +102,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .init(move || counter.clone().serve(0, node_clock.clone(), None))
             .build();
         nodes.insert(FENCE_COUNTER.to_string(), node.id());
+        ips.insert(FENCE_COUNTER.to_string(), FENCE_COUNTER_IP);
         clocks.insert(FENCE_COUNTER.to_string(), clock);
         addr
     });
@@ -123,7 +126,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         let node = handle
             .create_node()
             .name(&name)
-            .ip(IpAddr::V4(Ipv4Addr::new(10, 0, 1, i as u8 + 1)))
+            .ip(client_ip(i))
             .init(move || {
                 let n = incarnation.fetch_add(1, Ordering::Relaxed);
                 ClientProcess {
@@ -134,6 +137,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             })
             .build();
         nodes.insert(name.clone(), node.id());
+        ips.insert(name.clone(), client_ip(i));
         clocks.insert(name, clock);
     }
 
@@ -162,6 +166,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             })
             .build();
         nodes.insert(SENTINEL.to_string(), node.id());
+        ips.insert(SENTINEL.to_string(), SENTINEL_IP);
         clocks.insert(SENTINEL.to_string(), clock);
     }
 
@@ -186,6 +191,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .collect(),
         steps,
         latencies,
+        ips,
         writes,
     });
     for fault in scenario.faults.iter().cloned() {
@@ -202,6 +208,11 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     }
     madsim::task::yield_now().await;
     history
+}
+
+/// Client `i` (0-based) is 10.0.1.(i+1).
+fn client_ip(i: usize) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(10, 0, 1, i as u8 + 1))
 }
 
 fn new_clock(rng: &mut ChaCha8Rng, spec: &ClocksSpec) -> SimClock {

@@ -1,8 +1,9 @@
 //! The simulated network: madsim TCP behind the [`Listener`] and [`Connect`] seams, and
 //! the latency settings of a scenario.
 
+use std::collections::BTreeMap;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -32,8 +33,8 @@ impl Listener for SimListener {
     type Stream = Delayed<madsim::net::TcpStream>;
 
     async fn accept(&self) -> io::Result<Self::Stream> {
-        let (stream, _) = self.0.accept().await?;
-        Ok(Delayed::new(stream, self.1.clone()))
+        let (stream, peer) = self.0.accept().await?;
+        Ok(Delayed::new(stream, self.1.clone(), peer.ip()))
     }
 }
 
@@ -78,6 +79,7 @@ impl Connect for SimConnector {
             Ok(Delayed::new(
                 madsim::net::TcpStream::connect(addr).await?,
                 latency,
+                addr.ip(),
             ))
         }
     }
@@ -94,24 +96,33 @@ impl Dialer for SimDialer {
         Ok(Delayed::new(
             madsim::net::TcpStream::connect(addr).await?,
             self.0.clone(),
+            addr.ip(),
         ))
     }
 }
 
-/// Extra delay on every write one node makes, on top of the network's latency: a slow
-/// link or a congested NIC on that node (madsim has one latency for the whole network).
+/// Extra delay on the writes one node makes, on top of the network's latency: to one peer
+/// (a slow link) or to every peer (a congested NIC). madsim has one latency for the whole
+/// network; this is how a single node or link gets slower.
 #[derive(Debug, Clone, Default)]
-pub struct ExtraLatency(Arc<Mutex<Option<[u64; 2]>>>);
+pub struct ExtraLatency(Arc<Mutex<BTreeMap<Option<IpAddr>, [u64; 2]>>>);
 
 impl ExtraLatency {
-    /// From now on, every write waits a uniform `[min, max]` ms first; `None`: no wait.
-    pub fn set(&self, range_ms: Option<[u64; 2]>) {
-        *self.0.lock().expect("latency lock poisoned") = range_ms;
+    /// From now on, every write to `peer` (`None`: to anyone) waits a uniform `[min, max]`
+    /// ms first; a `None` range removes that wait.
+    pub fn set(&self, peer: Option<IpAddr>, range_ms: Option<[u64; 2]>) {
+        let mut ranges = self.0.lock().expect("latency lock poisoned");
+        match range_ms {
+            Some(range) => ranges.insert(peer, range),
+            None => ranges.remove(&peer),
+        };
     }
 
-    /// The wait of the next write, drawn from the run's seeded generator.
-    fn draw(&self) -> Option<Duration> {
-        let [min, max] = (*self.0.lock().expect("latency lock poisoned"))?;
+    /// The wait of the next write to `peer` (its own range, else the node's), drawn from the
+    /// run's seeded generator.
+    fn draw(&self, peer: IpAddr) -> Option<Duration> {
+        let ranges = self.0.lock().expect("latency lock poisoned");
+        let [min, max] = *ranges.get(&Some(peer)).or_else(|| ranges.get(&None))?;
         let span_us = (max - min) * 1000 + 1;
         Some(Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us))
     }
@@ -121,6 +132,8 @@ impl ExtraLatency {
 pub struct Delayed<S> {
     inner: S,
     latency: ExtraLatency,
+    /// The other end's address: a link's latency applies to writes to it.
+    peer: IpAddr,
     /// The wait of the write in progress, if any.
     wait: Option<Pin<Box<madsim::time::Sleep>>>,
     /// The wait is over and the write may go.
@@ -128,10 +141,11 @@ pub struct Delayed<S> {
 }
 
 impl<S> Delayed<S> {
-    fn new(inner: S, latency: ExtraLatency) -> Self {
+    fn new(inner: S, latency: ExtraLatency, peer: IpAddr) -> Self {
         Delayed {
             inner,
             latency,
+            peer,
             wait: None,
             waited: false,
         }
@@ -153,7 +167,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
         let this = &mut *self;
         if !this.waited {
             if this.wait.is_none() {
-                match this.latency.draw() {
+                match this.latency.draw(this.peer) {
                     Some(delay) => this.wait = Some(Box::pin(madsim::time::sleep(delay))),
                     None => this.waited = true,
                 }

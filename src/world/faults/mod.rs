@@ -15,6 +15,7 @@ pub use steps::StepTraps;
 pub use writes::WriteTraps;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,8 +58,10 @@ pub struct Reach {
     pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
-    /// Each node's extra write latency, for latency faults on nodes.
+    /// Each node's extra write latency, for latency faults on nodes and links.
     pub latencies: BTreeMap<String, ExtraLatency>,
+    /// Each node's IP address (a link's latency is keyed by its far end).
+    pub ips: BTreeMap<String, IpAddr>,
     /// `write_before_replication` traps the Redis nodes' write hooks check.
     pub writes: WriteTraps,
 }
@@ -156,8 +159,13 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
         FaultAction::Heal => network::heal(reach),
         FaultAction::Latency {
             latency_ms,
+            groups,
+            one_way,
             duration_ms,
-        } => network::latency(&targets, latency_ms, duration_ms, reach).await,
+        } => {
+            let links = groups.map(|groups| network::links_between(&groups, one_way));
+            network::latency(&targets, links, latency_ms, duration_ms, reach).await
+        }
         FaultAction::Loss { rate, duration_ms } => network::loss(rate, duration_ms, reach).await,
         FaultAction::Reset => network::reset(&targets, reach),
         FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,

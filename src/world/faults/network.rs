@@ -1,5 +1,6 @@
 //! Network faults over madsim's network: partitions (links clogged one way or both),
-//! latency and loss (network-wide: madsim has one setting), and connection resets.
+//! latency (network-wide through madsim's one setting, or per node and per link through
+//! the streams' `ExtraLatency`), loss (network-wide) and connection resets.
 //!
 //! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
 //! as in a real partition with long TCP timeouts. Clients notice through their own
@@ -11,8 +12,9 @@ use super::{Reach, sleep_ms};
 use crate::history::EventKind;
 use crate::world::net::latency_range;
 
-/// Cuts the links between the groups (from the first group only, when `one_way`).
-pub async fn partition(groups: &[Vec<String>], one_way: bool, duration_ms: Option<u64>, reach: &Reach) {
+/// The (from, to) node pairs between the groups: every pair across two groups, or only
+/// from the first group to the others when `one_way`.
+pub fn links_between(groups: &[Vec<String>], one_way: bool) -> Vec<(String, String)> {
     let mut links = Vec::new();
     for (i, from) in groups.iter().enumerate() {
         for (j, to) in groups.iter().enumerate() {
@@ -24,6 +26,12 @@ pub async fn partition(groups: &[Vec<String>], one_way: bool, duration_ms: Optio
             }
         }
     }
+    links
+}
+
+/// Cuts the links between the groups (from the first group only, when `one_way`).
+pub async fn partition(groups: &[Vec<String>], one_way: bool, duration_ms: Option<u64>, reach: &Reach) {
+    let links = links_between(groups, one_way);
     let shown: Vec<String> = groups.iter().map(|g| format!("[{}]", g.join(","))).collect();
     let arrow = if one_way { " -/-> " } else { " | " };
     let description = format!("partition {}", shown.join(arrow));
@@ -61,19 +69,36 @@ pub fn heal(reach: &Reach) {
     });
 }
 
-/// Adds latency: to every write of the target nodes, or with no target to every message
-/// of the network; restores the previous setting after `duration_ms`.
-pub async fn latency(targets: &[String], latency_ms: [u64; 2], duration_ms: Option<u64>, reach: &Reach) {
+/// Adds latency: on the given links, on every write of the target nodes, or with neither
+/// to every message of the network; takes it away again after `duration_ms`.
+pub async fn latency(
+    targets: &[String],
+    links: Option<Vec<(String, String)>>,
+    latency_ms: [u64; 2],
+    duration_ms: Option<u64>,
+    reach: &Reach,
+) {
     let [min, max] = latency_ms;
-    let description = match targets {
-        [] => format!("latency {min}..{max} ms on every message"),
-        nodes => format!("latency +{min}..{max} ms on writes of {}", nodes.join(",")),
+    let description = match (&links, targets) {
+        (Some(links), _) => {
+            let shown: Vec<String> = links.iter().map(|(a, b)| format!("{a}->{b}")).collect();
+            format!("latency +{min}..{max} ms on {}", shown.join(","))
+        }
+        (None, []) => format!("latency {min}..{max} ms on every message"),
+        (None, nodes) => format!("latency +{min}..{max} ms on writes of {}", nodes.join(",")),
     };
-    let set = |range: Option<[u64; 2]>| match targets {
-        [] => NetSim::current().update_config(|c| {
+    let set = |range: Option<[u64; 2]>| match (&links, targets) {
+        (Some(links), _) => {
+            for (from, to) in links {
+                reach.latencies[from].set(Some(reach.ips[to]), range);
+            }
+        }
+        (None, []) => NetSim::current().update_config(|c| {
             c.send_latency = latency_range(range.unwrap_or(reach.network.latency_ms));
         }),
-        nodes => nodes.iter().for_each(|node| reach.latencies[node].set(range)),
+        (None, nodes) => nodes
+            .iter()
+            .for_each(|node| reach.latencies[node].set(None, range)),
     };
     set(Some(latency_ms));
     reach.record(EventKind::FaultStarted {
