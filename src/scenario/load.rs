@@ -182,6 +182,9 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     }
     check_range("clients.work_ms", s.clients.work_ms)?;
     check_range("clients.think_ms", s.clients.think_ms)?;
+    if let Some(delay) = s.clients.write_delay_ms {
+        check_range("clients.write_delay_ms", delay)?;
+    }
     check_range("network.latency_ms", s.network.latency_ms)?;
     if s.network.latency_ms[0] == 0 {
         return fail("network.latency_ms", &"latency must be at least 1 ms");

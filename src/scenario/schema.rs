@@ -226,6 +226,10 @@ pub struct ClientsSpec {
     /// runs out, as the distlock page asks ("work must finish within the validity time").
     #[serde(default)]
     pub stop_at_validity: bool,
+    /// The write to the protected resource travels this long, drawn from `[min, max]`,
+    /// before it lands (a slow network or queue between client and storage); the client
+    /// waits for it, then releases.
+    pub write_delay_ms: Option<[u64; 2]>,
 }
 
 fn default_think_ms() -> [u64; 2] {

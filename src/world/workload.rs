@@ -123,8 +123,15 @@ impl ClientProcess {
                         validity_ms: lease.remaining_on(&self.clock),
                     });
                     let work_ms = draw(&mut rng, self.scenario.clients.work_ms);
+                    let write_delay_ms = self
+                        .scenario
+                        .clients
+                        .write_delay_ms
+                        .map_or(0, |range| draw(&mut rng, range));
                     let held = lock
-                        .hold(&lease, |guard| self.critical_section(guard, work_ms))
+                        .hold(&lease, |guard| {
+                            self.critical_section(guard, work_ms, write_delay_ms)
+                        })
                         .await;
                     if let Err(e) = held {
                         self.record(EventKind::LockLost {
@@ -152,10 +159,10 @@ impl ClientProcess {
         }
     }
 
-    /// Read, work for `work_ms`, write back the value plus one, presenting the fencing
-    /// token on both accesses. Records the watchdog's renewals; stops early when it lost
-    /// the lock.
-    async fn critical_section(&self, mut guard: LockGuard, work_ms: u64) {
+    /// Read, work for `work_ms`, write back the value plus one (the write landing
+    /// `write_delay_ms` later), presenting the fencing token on both accesses. Records the
+    /// watchdog's renewals; stops early when it lost the lock.
+    async fn critical_section(&self, mut guard: LockGuard, work_ms: u64, write_delay_ms: u64) {
         let fence = guard.fence();
         let value = match self.resource.read(fence) {
             Ok(value) => value,
@@ -190,6 +197,8 @@ impl ClientProcess {
                 }
             }
         }
+        // The write is sent now, after any validity check, and lands when it lands.
+        self.clock.sleep_ms(write_delay_ms).await;
         match self.resource.write(value + 1, fence) {
             Ok(()) => self.record(EventKind::ResourceWrite {
                 value: value + 1,
