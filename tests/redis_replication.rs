@@ -159,15 +159,40 @@ fn wait_for_link(replica: SocketAddr) {
     }
 }
 
+/// A real master/replica pair and a fake one, both linked up.
+struct Pairs {
+    real_master: RedisServer,
+    real_replica: RedisServer,
+    fake_master: FakeServer,
+    fake_replica: FakeServer,
+}
+
+impl Pairs {
+    fn start() -> Pairs {
+        let real_master = RedisServer::start(&[]);
+        let port = real_master.addr.port().to_string();
+        let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+        let fake_master = FakeServer::start();
+        let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
+        wait_for_link(real_replica.addr);
+        wait_for_link(fake_replica.addr);
+        Pairs {
+            real_master,
+            real_replica,
+            fake_master,
+            fake_replica,
+        }
+    }
+}
+
 #[test]
 fn a_fake_master_and_replica_answer_as_redis_server_pairs_do() {
-    let real_master = RedisServer::start(&[]);
-    let port = real_master.addr.port().to_string();
-    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
-    let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
-    wait_for_link(real_replica.addr);
-    wait_for_link(fake_replica.addr);
+    let Pairs {
+        real_master,
+        real_replica,
+        fake_master,
+        fake_replica,
+    } = Pairs::start();
 
     let connect =
         |master: SocketAddr, replica: SocketAddr| (RespClient::connect(master), RespClient::connect(replica));
@@ -209,13 +234,12 @@ fn run_pair(master: SocketAddr, replica: SocketAddr, steps: &[(Node, String)]) -
 
 #[test]
 fn a_replica_that_left_catches_up_when_it_follows_again() {
-    let real_master = RedisServer::start(&[]);
-    let port = real_master.addr.port().to_string();
-    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
-    let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(Some(fake_master.addr), Persistence::None);
-    wait_for_link(real_replica.addr);
-    wait_for_link(fake_replica.addr);
+    let Pairs {
+        real_master,
+        real_replica,
+        fake_master,
+        fake_replica,
+    } = Pairs::start();
     let steps = |master: SocketAddr| {
         vec![
             (Node::Master, "SET early e".to_string()),
