@@ -60,7 +60,12 @@ impl fmt::Display for EventKind {
                 fence,
                 validity_ms,
             } => {
-                write!(f, "acquired token={} validity={validity_ms}ms", short(token))?;
+                write!(
+                    f,
+                    "acquired token={} validity={}",
+                    short(token),
+                    validity(*validity_ms)
+                )?;
                 fence.map_or(Ok(()), |fence| write!(f, " fence={fence}"))
             }
             EventKind::AcquireFailed { reason, .. } => write!(f, "acquire-failed: {reason}"),
@@ -79,7 +84,7 @@ impl fmt::Display for EventKind {
             EventKind::Released { owned: true } => write!(f, "released"),
             EventKind::Released { owned: false } => write!(f, "released: the key was no longer ours"),
             EventKind::ReleaseFailed { reason } => write!(f, "release-failed: {reason}"),
-            EventKind::Renewed { validity_ms } => write!(f, "renewed validity={validity_ms}ms"),
+            EventKind::Renewed { validity_ms } => write!(f, "renewed validity={}", validity(*validity_ms)),
             EventKind::LockLost { reason } => write!(f, "lock-lost: {reason}"),
             EventKind::FaultStarted { fault } => write!(f, "fault-start {fault}"),
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
@@ -92,6 +97,14 @@ impl fmt::Display for EventKind {
                 )
             }
         }
+    }
+}
+
+/// A validity in a trace: milliseconds, or unbounded for a lock without TTL (`u64::MAX`).
+fn validity(ms: u64) -> String {
+    match ms {
+        u64::MAX => "unbounded (no TTL)".to_string(),
+        ms => format!("{ms}ms"),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::conn::Conn;
 use super::lock::LockError;
-use super::options::{Algorithm, LockOptions};
+use super::options::{Algorithm, ExtendMode, LockOptions};
 use super::scripts;
 use super::steps::{Step, Steps};
 use crate::platform::{Clock, Connect};
@@ -48,7 +48,8 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 key: key.to_vec(),
                 value: token.as_bytes().to_vec(),
                 condition: Some(Condition::Nx),
-                expiry: Some(SetExpiry::Px(options.ttl_ms as i64)),
+                // TTL 0: a lock held until released (redis-py's `timeout=None`).
+                expiry: options.expires().then_some(SetExpiry::Px(options.ttl_ms as i64)),
             };
             match conn.request(&set.into_frame()).await? {
                 Frame::SimpleString(s) if s == b"OK" => true,
@@ -111,15 +112,22 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
     }
 }
 
-/// Sets the key's TTL to `ttl_ms` again if it still holds `token` (one atomic script).
+/// Sets the key's TTL to `ttl_ms` again if it still holds `token`, in one atomic script
+/// whose treatment of a missing key or a zero TTL `mode` chooses.
 pub(crate) async fn extend_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
+    mode: ExtendMode,
     key: &[u8],
     token: &str,
     ttl_ms: u64,
 ) -> Result<bool, LockError> {
+    let script = match mode {
+        ExtendMode::CompareAndExpire => scripts::EXTEND,
+        ExtendMode::Reacquire => scripts::REACQUIRE,
+        ExtendMode::SetIfMissing => scripts::EXTEND_OR_SET,
+    };
     let ttl = ttl_ms.to_string();
-    Ok(eval(conn, scripts::EXTEND, key, &[token.as_bytes(), ttl.as_bytes()]).await? == 1)
+    Ok(eval(conn, script, key, &[token.as_bytes(), ttl.as_bytes()]).await? == 1)
 }
 
 /// The next fencing token from the counter `key` on this node.

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::conn::{Conn, RequestError};
 use super::ladder;
-use super::options::{Algorithm, Fencing, LockOptions, ValidityClock};
+use super::options::{Fencing, LockOptions, RenewalOnError, ValidityClock};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
@@ -31,7 +31,7 @@ pub struct Lease {
     /// Monotonic time (client clock) before the acquire was sent.
     pub requested_at_ms: u64,
     /// Time until which the key certainly lives (TTL − elapsed − drift after the acquire),
-    /// read on `validity_clock`; `u64::MAX` for tier 1, whose key has no TTL.
+    /// read on `validity_clock`; [`Lease::NO_EXPIRY`] for a key without TTL.
     pub valid_until_ms: u64,
     /// The clock `valid_until_ms` is read on: monotonic, or the wall clock for clients that
     /// measure validity with it (and so believe a clock stepped back).
@@ -39,9 +39,16 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Milliseconds of validity left when the validity clock reads `now_ms`.
+    /// The deadline of a lock whose key has no TTL (tier 1, or TTL 0): it never runs out.
+    pub const NO_EXPIRY: u64 = u64::MAX;
+
+    /// Milliseconds of validity left when the validity clock reads `now_ms`
+    /// ([`Lease::NO_EXPIRY`] for a key without TTL).
     pub fn remaining_ms(&self, now_ms: u64) -> u64 {
-        self.valid_until_ms.saturating_sub(now_ms)
+        match self.valid_until_ms {
+            Lease::NO_EXPIRY => Lease::NO_EXPIRY,
+            until => until.saturating_sub(now_ms),
+        }
     }
 
     /// Milliseconds of validity left now, as the holder reads it on `clock`.
@@ -215,7 +222,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
         let validity_ms = self.validity_after(elapsed_ms);
-        let valid = !self.options.validity_check || validity_ms > 0;
+        let valid = validity_ms > 0;
         if granted >= self.quorum() && valid {
             return self
                 .granted(key, token, requested_at_ms, validity_ms)
@@ -277,11 +284,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// [`LockError::ExtendUnconfirmed`] when nodes did not answer, so the key may be ours.
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
-        let ttl_ms = self.options.ttl_ms;
+        let (ttl_ms, mode) = (self.options.ttl_ms, self.options.extend);
         let replies = join_all(
             self.nodes
                 .iter_mut()
-                .map(|node| ladder::extend_on(node, &lease.key, &lease.token, ttl_ms)),
+                .map(|node| ladder::extend_on(node, mode, &lease.key, &lease.token, ttl_ms)),
         )
         .await;
         self.steps.reached(Step::AfterReplies).await;
@@ -290,7 +297,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let validity_ms = self.validity_after(elapsed_ms);
         if extended >= self.quorum() && validity_ms > 0 {
             return Ok(Lease {
-                valid_until_ms: self.validity_clock_ms() + validity_ms as u64,
+                valid_until_ms: self.valid_until(validity_ms),
                 ..lease.clone()
             });
         }
@@ -344,7 +351,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                     // Renewal stopped, and nobody tells the work (Redisson): it runs on unaware.
                     return Ok(work.await);
                 }
-                let reason = error.to_string();
+                let reason = match error {
+                    LockError::LockLost { reason } => reason,
+                    other => other.to_string(),
+                };
                 state_tx.send_replace(Held::Lost(reason.clone()));
                 work.await;
                 Err(LockError::LockLost { reason })
@@ -387,10 +397,17 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                     state.send_replace(Held::Valid(renewed.clone()));
                     lease = renewed;
                 }
+                Err(LockError::ExtendUnconfirmed { last_error, .. })
+                    if self.options.renewal_on_error == RenewalOnError::GiveUp =>
+                {
+                    return LockError::LockLost {
+                        reason: format!("the watchdog gave up after a renewal failed ({last_error})"),
+                    };
+                }
                 // Nodes did not answer: the key may still be ours; try again next interval
                 // if the lease outlives it.
                 Err(LockError::ExtendUnconfirmed { .. })
-                    if self.validity_clock_ms() + interval_ms < lease.valid_until_ms => {}
+                    if self.validity_clock_ms().saturating_add(interval_ms) < lease.valid_until_ms => {}
                 Err(LockError::ExtendUnconfirmed { last_error, .. }) => {
                     return LockError::LockLost {
                         reason: format!("no renewal confirmed before the lease ran out ({last_error})"),
@@ -418,10 +435,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 return Err(e);
             }
         };
-        let valid_until_ms = match self.options.algorithm {
-            Algorithm::Setnx => u64::MAX,
-            _ => self.validity_clock_ms().saturating_add_signed(validity_ms),
-        };
+        let valid_until_ms = self.valid_until(validity_ms);
         Ok(Lease {
             key: key.to_vec(),
             token,
@@ -471,10 +485,25 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
     }
 
-    /// TTL − elapsed − drift allowance; negative when nothing is left.
+    /// The validity the client believes it has after a request that took `elapsed_ms`:
+    /// TTL − elapsed − drift allowance (negative when nothing is left). A client without
+    /// the validity check never measures the round trip and trusts the reply for the whole
+    /// TTL; a key without expiry is valid for ever.
     fn validity_after(&self, elapsed_ms: u64) -> i64 {
-        let ttl_ms = self.options.ttl_ms;
-        ttl_ms as i64 - elapsed_ms as i64 - self.options.drift.allowance_ms(ttl_ms) as i64
+        let options = &self.options;
+        if !options.expires() {
+            return i64::MAX;
+        }
+        let elapsed_ms = if options.validity_check { elapsed_ms } else { 0 };
+        options.ttl_ms as i64 - elapsed_ms as i64 - options.drift.allowance_ms(options.ttl_ms) as i64
+    }
+
+    /// The validity clock's reading when `validity_ms` from now will have passed.
+    fn valid_until(&self, validity_ms: i64) -> u64 {
+        match validity_ms {
+            i64::MAX => Lease::NO_EXPIRY,
+            ms => self.validity_clock_ms().saturating_add_signed(ms),
+        }
     }
 
     fn validity_clock_ms(&self) -> u64 {

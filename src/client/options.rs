@@ -111,6 +111,38 @@ pub enum Fencing {
     Counter,
 }
 
+/// How an extend (a watchdog renewal, or an explicit extend) treats the key it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExtendMode {
+    /// Reset the TTL only if the key still holds our token; a lock without TTL is only
+    /// checked, never given one (the fix proposed for redis-py#4279).
+    #[default]
+    CompareAndExpire,
+    /// redis-py's `reacquire()`: compare, then `PEXPIRE key ttl` whatever the TTL. With a
+    /// lock that has no TTL (`timeout=0`) that is `PEXPIRE key 0`, which deletes the key,
+    /// and the script still answers success (redis-py#4279).
+    Reacquire,
+    /// "Extend or lock": when the key has gone, set it again (go-redsync's
+    /// `WithSetNXOnExtend`, redis-semaphore before #177, redlock-rb#36). A holder whose key
+    /// expired, and which someone else took and released meanwhile, silently re-acquires,
+    /// hiding that mutual exclusion was broken (redis-semaphore#175).
+    SetIfMissing,
+}
+
+/// What the watchdog does after a renewal got no answer (a timeout, a dropped connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenewalOnError {
+    /// Try again at the next interval while the lease lasts.
+    #[default]
+    Retry,
+    /// Stop renewing for good, saying nothing: Redisson's watchdog no longer renewed after
+    /// a reconnect (redisson#2515, #3194, fixed in 3.13.6). The key then expires under a
+    /// holder that works on.
+    GiveUp,
+}
+
 /// Lock libraries whose defaults and quirks a client can copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -140,6 +172,7 @@ pub struct ProfileDefaults {
     pub timeout_factor: Option<f64>,
     /// Whether a failed renewal reaches the work (Redisson's does not).
     pub signal_loss: bool,
+    pub extend: ExtendMode,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -171,6 +204,7 @@ impl Profile {
                 timeout_factor: None,
                 // The watchdog stops renewing, and the holder's thread is not interrupted.
                 signal_loss: false,
+                extend: ExtendMode::CompareAndExpire,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -188,6 +222,7 @@ impl Profile {
                 wait_replicas: None,
                 timeout_factor: Some(0.05),
                 signal_loss: true,
+                extend: ExtendMode::CompareAndExpire,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -202,6 +237,7 @@ impl Profile {
                 wait_replicas: None,
                 timeout_factor: None,
                 signal_loss: true,
+                extend: ExtendMode::CompareAndExpire,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -216,6 +252,8 @@ impl Profile {
                 wait_replicas: None,
                 timeout_factor: None,
                 signal_loss: true,
+                // The watchdog stands for user code calling `reacquire()` on a timer.
+                extend: ExtendMode::Reacquire,
             },
         }
     }
@@ -225,13 +263,15 @@ impl Profile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockOptions {
     pub algorithm: Algorithm,
-    /// Time to live of the key on every node.
+    /// Time to live of the key on every node; 0 for a lock that never expires (redis-py's
+    /// `timeout=None`): held until released, like tier 1.
     pub ttl_ms: u64,
     pub retry: Retry,
     /// How long to wait for one reply from one node.
     pub request_timeout_ms: u64,
     pub drift: Drift,
-    /// Refuse a grant whose validity (TTL − elapsed − drift) is not positive (Redlock step 3).
+    /// Refuse a grant or an extend whose validity (TTL − elapsed − drift) is not positive
+    /// (Redlock step 3). Clients without it trust a late reply for a full TTL.
     pub validity_check: bool,
     pub validity_clock: ValidityClock,
     /// Renew the TTL this often while the holder works (`None`: no watchdog).
@@ -241,6 +281,8 @@ pub struct LockOptions {
     pub signal_loss: bool,
     pub wait_replicas: Option<WaitReplicas>,
     pub fencing: Fencing,
+    pub extend: ExtendMode,
+    pub renewal_on_error: RenewalOnError,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -254,6 +296,11 @@ const DEFAULT_RETRY: Retry = Retry {
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1000;
 
 impl LockOptions {
+    /// Whether the key is given a TTL (not tier 1, not a lock with TTL 0).
+    pub fn expires(&self) -> bool {
+        self.algorithm != Algorithm::Setnx && self.ttl_ms > 0
+    }
+
     /// Plain settings for `algorithm`: Redlock checks validity with the distlock drift,
     /// single-node tiers do not.
     pub fn new(algorithm: Algorithm, ttl_ms: u64) -> Self {
@@ -270,6 +317,8 @@ impl LockOptions {
             signal_loss: true,
             wait_replicas: None,
             fencing: Fencing::None,
+            extend: ExtendMode::CompareAndExpire,
+            renewal_on_error: RenewalOnError::Retry,
         }
     }
 
@@ -283,6 +332,7 @@ impl LockOptions {
         self.watchdog_interval_ms = d.watchdog_divisor.map(|n| (self.ttl_ms / n).max(1));
         self.wait_replicas = d.wait_replicas;
         self.signal_loss = d.signal_loss;
+        self.extend = d.extend;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }
