@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target, Trigger};
-use super::schema::{Algorithm, LockSpec, Profile, Scenario, TopologyKind, WatchdogSpec};
+use super::schema::{Algorithm, ExtendMode, LockSpec, Profile, Scenario, TopologyKind, WatchdogSpec};
 
 /// Why a scenario file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,14 +173,23 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &format!("a single-node algorithm cannot run on {masters} masters: use `redlock`"),
         );
     }
-    if s.lock.ttl_ms == 0 {
-        return fail("lock.ttl_ms", &"must be positive");
-    }
     validate_lock(&s.lock)?;
     if s.clients.count == 0 {
         return fail("clients.count", &"must be at least 1");
     }
     check_range("clients.work_ms", s.clients.work_ms)?;
+    let clients = s.client_names();
+    for (name, client) in &s.clients.per_client {
+        if !clients.contains(name) {
+            return fail(
+                &format!("clients.per_client.{name}"),
+                &format!("no such client (clients: {})", clients.join(", ")),
+            );
+        }
+        if let Some(work) = client.work_ms {
+            check_range(&format!("clients.per_client.{name}.work_ms"), work)?;
+        }
+    }
     check_range("clients.think_ms", s.clients.think_ms)?;
     if let Some(delay) = s.clients.write_delay_ms {
         check_range("clients.write_delay_ms", delay)?;
@@ -303,7 +312,9 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
         } => {
             positive("duration_ms", *duration_ms)?;
             if let Some(groups) = groups {
-                if fault.target.is_some() {
+                // At a crash point the target only says whose step springs the fault.
+                let at_step = matches!(fault.trigger, Trigger::AtStep { .. });
+                if fault.target.is_some() && !at_step {
                     return fail(
                         "groups",
                         "slows the links between groups; a `target` slows a whole node: give one".into(),
@@ -363,6 +374,28 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
 /// The lock settings serde cannot check.
 fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: &dyn fmt::Display| Err((format!("lock.{field}"), reason.to_string()));
+    if lock.ttl_ms == 0 {
+        let never_expiring = [Algorithm::SetNxPx, Algorithm::UniqueGetDel, Algorithm::LuaRelease];
+        if !never_expiring.contains(&lock.algorithm) {
+            return fail(
+                "ttl_ms",
+                &"0 (held until released) is for the single-node tiers set-nx-px, unique-get-del and lua-release",
+            );
+        }
+        let explicit_interval = matches!(lock.watchdog, Some(WatchdogSpec::Every { .. }));
+        if lock.options().watchdog_interval_ms.is_some() && !explicit_interval {
+            return fail(
+                "watchdog",
+                &"a watchdog renews every TTL/3 unless told, and the TTL is 0: give {\"interval_ms\": n}",
+            );
+        }
+        if lock.extend == Some(ExtendMode::SetIfMissing) {
+            return fail(
+                "extend",
+                &"`set-if-missing` sets the key again with the TTL, and the TTL is 0",
+            );
+        }
+    }
     if lock.node_timeout_ms == Some(0) {
         return fail("node_timeout_ms", &"must be positive");
     }
@@ -372,7 +405,7 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
         return fail("drift_factor", &format!("{factor} is not in [0, 1)"));
     }
     if let Some(WatchdogSpec::Every { interval_ms }) = lock.watchdog
-        && (interval_ms == 0 || interval_ms >= lock.ttl_ms)
+        && (interval_ms == 0 || (lock.ttl_ms > 0 && interval_ms >= lock.ttl_ms))
     {
         return fail(
             "watchdog.interval_ms",
@@ -521,6 +554,30 @@ mod tests {
     }
 
     #[test]
+    fn client_overrides_must_name_clients_and_hold_ranges() {
+        let clients = r#""count": 3, "work_ms": [100, 500]"#;
+        let (field, reason) = error_of(&replace(
+            clients,
+            r#""count": 3, "work_ms": [100, 500], "per_client": { "client-4": { "work_ms": [1, 2] } }"#,
+        ));
+        assert_eq!(field, "clients.per_client.client-4");
+        assert!(reason.contains("client-3"), "{reason}");
+        let (field, _) = error_of(&replace(
+            clients,
+            r#""count": 3, "work_ms": [100, 500], "per_client": { "client-2": { "work_ms": [9, 2] } }"#,
+        ));
+        assert_eq!(field, "clients.per_client.client-2.work_ms");
+        let s = parse(&replace(
+            clients,
+            r#""count": 3, "work_ms": [100, 500], "per_client": { "client-2": { "work_ms": [4000, 5000] } }"#,
+        ))
+        .unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.clients.work_ms_of("client-2"), [4000, 5000]);
+        assert_eq!(s.clients.work_ms_of("client-1"), [100, 500]);
+    }
+
+    #[test]
     fn node_overrides_must_name_redis_nodes() {
         let topology = r#"{ "kind": "single", "nodes": { "client-1": { "persistence": "aof-always" } } }"#;
         let (field, reason) = error_of(&replace(r#"{ "kind": "single" }"#, topology));
@@ -566,6 +623,32 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(s.lock.options().watchdog_interval_ms, Some(1000));
+        let s = parse(&replace(
+            r#""ttl_ms": 2000 }"#,
+            r#""ttl_ms": 0, "profile": "redis-py", "watchdog": { "interval_ms": 500 }, "renewal_on_error": "give-up" }"#,
+        ))
+        .unwrap();
+        validate(&s).unwrap();
+        let options = s.lock.options();
+        assert!(!options.expires(), "TTL 0: held until released");
+        assert_eq!(
+            options.extend,
+            crate::client::ExtendMode::Reacquire,
+            "redis-py's reacquire()"
+        );
+        assert_eq!(options.renewal_on_error, crate::client::RenewalOnError::GiveUp);
+        let s = parse(&replace(
+            r#""ttl_ms": 2000 }"#,
+            r#""ttl_ms": 2000, "profile": "redis-py", "extend": "set-if-missing", "validity_check": true }"#,
+        ))
+        .unwrap();
+        let options = s.lock.options();
+        assert_eq!(
+            options.extend,
+            crate::client::ExtendMode::SetIfMissing,
+            "the field beats the profile"
+        );
+        assert!(options.validity_check);
         let s = parse(GOOD).unwrap();
         assert_eq!(s.lock.options().retry.count, 10, "the shipped default");
     }
@@ -607,6 +690,31 @@ mod tests {
                 r#""ttl_ms": 2000"#,
                 r#""ttl_ms": 2000, "wait_replicas": 0"#,
                 "lock.wait_replicas",
+            ),
+            (
+                r#""algorithm": "lua-release", "ttl_ms": 2000"#,
+                r#""algorithm": "setnx-expire", "ttl_ms": 0"#,
+                "lock.ttl_ms",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 0, "watchdog": true"#,
+                "lock.watchdog",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 0, "extend": "set-if-missing", "watchdog": { "interval_ms": 100 }"#,
+                "lock.extend",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "extend": "renew""#,
+                "lock.extend",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "renewal_on_error": "panic""#,
+                "lock.renewal_on_error",
             ),
             (
                 r#""ttl_ms": 2000"#,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::fault::Fault;
 use crate::check;
-pub use crate::client::{Algorithm, Fencing, Profile};
+pub use crate::client::{Algorithm, ExtendMode, Fencing, Profile, RenewalOnError};
 use crate::client::{LockOptions, Retry, WaitReplicas};
 
 /// One scenario file.
@@ -125,7 +125,8 @@ pub const DEFAULT_REDLOCK_MASTERS: u32 = 5;
 pub struct LockSpec {
     /// Which algorithm of the ladder, or `redlock`.
     pub algorithm: Algorithm,
-    /// Time to live of the lock key.
+    /// Time to live of the lock key; 0 for a lock held until released (redis-py's
+    /// `timeout=None`, single-node tiers 3–5 only).
     pub ttl_ms: u64,
     /// Copy the defaults and quirks of a lock library.
     #[serde(default)]
@@ -149,6 +150,19 @@ pub struct LockSpec {
     /// acknowledgements fail the grant.
     #[serde(default)]
     pub wait_replicas: Option<u32>,
+    /// How an extend treats the key: `compare-and-expire` (the default), `reacquire`
+    /// (redis-py: `PEXPIRE` even with TTL 0, which deletes the key) or `set-if-missing`
+    /// (go-redsync's `WithSetNXOnExtend`: a lost key is silently taken again).
+    #[serde(default)]
+    pub extend: Option<ExtendMode>,
+    /// Refuse a grant or an extend that took the whole TTL (Redlock step 3; on by default
+    /// for `redlock`). Without it a client trusts every reply for a whole TTL.
+    #[serde(default)]
+    pub validity_check: Option<bool>,
+    /// What the watchdog does after a renewal got no answer: `retry` (the default) or
+    /// `give-up` (old Redisson: no more renewals after a reconnect, and nobody is told).
+    #[serde(default)]
+    pub renewal_on_error: Option<RenewalOnError>,
 }
 
 /// `lock.watchdog`: on with the usual interval, or with an explicit one.
@@ -201,6 +215,15 @@ impl LockSpec {
         if let Some(fencing) = self.fencing {
             options.fencing = fencing;
         }
+        if let Some(extend) = self.extend {
+            options.extend = extend;
+        }
+        if let Some(check) = self.validity_check {
+            options.validity_check = check;
+        }
+        if let Some(on_error) = self.renewal_on_error {
+            options.renewal_on_error = on_error;
+        }
         if let Some(replicas) = self.wait_replicas {
             options.wait_replicas = Some(WaitReplicas {
                 replicas,
@@ -219,6 +242,10 @@ pub struct ClientsSpec {
     pub count: u32,
     /// Duration of one critical section, drawn uniformly from `[min, max]`.
     pub work_ms: [u64; 2],
+    /// Clients whose critical sections take a different time, by name (`"client-1":
+    /// {"work_ms": [4000, 5000]}`): a long batch job among short requests.
+    #[serde(default)]
+    pub per_client: BTreeMap<String, ClientOverrides>,
     /// Pause between a release and the next acquire, drawn uniformly from `[min, max]`.
     #[serde(default = "default_think_ms")]
     pub think_ms: [u64; 2],
@@ -230,6 +257,23 @@ pub struct ClientsSpec {
     /// before it lands (a slow network or queue between client and storage); the client
     /// waits for it, then releases.
     pub write_delay_ms: Option<[u64; 2]>,
+}
+
+/// The settings one client may have of its own.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientOverrides {
+    pub work_ms: Option<[u64; 2]>,
+}
+
+impl ClientsSpec {
+    /// How long `client`'s critical sections take (its override, or everyone's).
+    pub fn work_ms_of(&self, client: &str) -> [u64; 2] {
+        self.per_client
+            .get(client)
+            .and_then(|o| o.work_ms)
+            .unwrap_or(self.work_ms)
+    }
 }
 
 fn default_think_ms() -> [u64; 2] {

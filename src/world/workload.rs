@@ -122,7 +122,7 @@ impl ClientProcess {
                         fence: lease.fence,
                         validity_ms: lease.remaining_on(&self.clock),
                     });
-                    let work_ms = draw(&mut rng, self.scenario.clients.work_ms);
+                    let work_ms = draw(&mut rng, self.scenario.clients.work_ms_of(&self.name));
                     let write_delay_ms = self
                         .scenario
                         .clients
@@ -134,9 +134,11 @@ impl ClientProcess {
                         })
                         .await;
                     if let Err(e) = held {
-                        self.record(EventKind::LockLost {
-                            reason: e.to_string(),
-                        });
+                        let reason = match e {
+                            LockError::LockLost { reason } => reason,
+                            other => other.to_string(),
+                        };
+                        self.record(EventKind::LockLost { reason });
                     }
                     self.record(EventKind::ReleaseSent {
                         token: lease.token.clone(),
