@@ -10,9 +10,8 @@ use locksim::client::{Algorithm, Conn, ExtendMode, Lease, Lock, LockError, LockO
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::Frame;
 use locksim::redis::cmd::{Del, Get};
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use support::{FakeServer, RedisServer};
+use support::{FakeServer, RedisServer, real_lock, runtime};
 
 /// Tier 5 on one node, one attempt, extending as `mode` says.
 fn client(
@@ -27,19 +26,7 @@ fn client(
         jitter_ms: 0,
     });
     options.extend = mode;
-    Lock::new(
-        vec![TcpConnector(addr)],
-        HostClock::new(),
-        ChaCha8Rng::seed_from_u64(seed),
-        options,
-    )
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
+    real_lock(&[addr], seed, options)
 }
 
 /// What the server holds under `key`, read on a connection of its own.

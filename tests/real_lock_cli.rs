@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 use locksim::client::{Algorithm, Conn, Lock, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use support::RedisServer;
+use support::{RedisServer, real_lock, runtime};
 
 fn locksim_lock(server: &RedisServer, key: &str, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_locksim"))
@@ -23,25 +22,13 @@ fn locksim_lock(server: &RedisServer, key: &str, args: &[&str]) -> Child {
         .unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn other_client(server: &RedisServer, ttl_ms: u64) -> Lock<TcpConnector, HostClock, ChaCha8Rng> {
     let options = LockOptions::new(Algorithm::LuaRelease, ttl_ms).retry(Retry {
         count: 0,
         delay_ms: 0,
         jitter_ms: 0,
     });
-    Lock::new(
-        vec![TcpConnector(server.addr)],
-        HostClock::new(),
-        ChaCha8Rng::seed_from_u64(9),
-        options,
-    )
+    real_lock(&[server.addr], 9, options)
 }
 
 /// Polls `child` until it exits, calling `probe` every 100 ms meanwhile.

@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, RequestError, Retry, WaitReplicas};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use support::RedisServer;
+use support::{RedisServer, real_lock, runtime};
 
 /// Tier 5 on one node, one attempt.
 fn options(ttl_ms: u64) -> LockOptions {
@@ -27,19 +26,7 @@ fn client(
     seed: u64,
     options: LockOptions,
 ) -> Lock<TcpConnector, HostClock, ChaCha8Rng> {
-    Lock::new(
-        vec![TcpConnector(addr)],
-        HostClock::new(),
-        ChaCha8Rng::seed_from_u64(seed),
-        options,
-    )
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
+    real_lock(&[addr], seed, options)
 }
 
 #[test]

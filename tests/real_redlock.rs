@@ -11,22 +11,14 @@ use std::time::{Duration, Instant};
 use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use support::RedisServer;
+use support::{RedisServer, real_lock, runtime};
 
 const KEY: &[u8] = b"real:redlock";
 /// Per-node timeout: short, as the distlock page advises, but not tight on a loaded machine.
 const NODE_TIMEOUT_MS: u64 = 200;
 
 type RealLock = Lock<TcpConnector, HostClock, ChaCha8Rng>;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// `n` servers and their addresses (which outlive a killed server).
 fn servers(n: usize) -> (Vec<RedisServer>, Vec<SocketAddr>) {
@@ -36,13 +28,7 @@ fn servers(n: usize) -> (Vec<RedisServer>, Vec<SocketAddr>) {
 }
 
 fn client(addrs: &[SocketAddr], options: LockOptions, seed: u64) -> RealLock {
-    let connectors = addrs.iter().copied().map(TcpConnector).collect();
-    Lock::new(
-        connectors,
-        HostClock::new(),
-        ChaCha8Rng::seed_from_u64(seed),
-        options,
-    )
+    real_lock(addrs, seed, options)
 }
 
 fn redlock(retry: Retry) -> LockOptions {

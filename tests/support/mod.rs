@@ -13,6 +13,31 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// A lock client on real TCP and the host clock, of the servers at `addrs`, its tokens and
+/// jitter seeded by `seed`.
+pub fn real_lock(
+    addrs: &[SocketAddr],
+    seed: u64,
+    options: locksim::client::LockOptions,
+) -> locksim::client::Lock<locksim::real::TcpConnector, locksim::real::HostClock, rand_chacha::ChaCha8Rng> {
+    use rand::SeedableRng;
+    let connectors = addrs.iter().copied().map(locksim::real::TcpConnector).collect();
+    locksim::client::Lock::new(
+        connectors,
+        locksim::real::HostClock::new(),
+        rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+        options,
+    )
+}
+
+/// A single-threaded tokio runtime for tests that talk to real servers.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A running redis-server.
 pub struct RedisServer {
     pub addr: SocketAddr,
