@@ -11,7 +11,9 @@
 //!
 //! The bound must allow what an honest lock does: a holder that crashes leaves its key
 //! for up to a TTL, and the waiters notice only at their next retry, so the default is
-//! the TTL plus one retry cycle, as for `deadlock` ([`CheckSettings`]).
+//! the TTL plus one retry cycle, as for `deadlock` ([`CheckSettings`]). A waiter frozen
+//! by a pause fault still counts as wanting the lock: the history records a pause only
+//! as the fault's text, and a pause longer than the bound of the only waiter is reported.
 
 use std::collections::BTreeMap;
 
