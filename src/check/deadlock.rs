@@ -79,11 +79,6 @@ mod tests {
     use super::*;
     use crate::check::testing::*;
 
-    const SETTINGS: CheckSettings = CheckSettings {
-        ttl_ms: 2000,
-        deadlock_slack_ms: 500,
-    };
-
     /// client-1 starts an acquire at 50 ms and is granted the lock at 100 ms.
     fn holder() -> Vec<Event> {
         vec![attempt(50, "client-1"), acquired(100, "client-1")]

@@ -1,6 +1,16 @@
 //! Hand-written histories for the checkers' tests: one short constructor per event.
 
+use super::CheckSettings;
 use crate::history::{Event, EventKind, History};
+
+/// Settings for hand-written histories: TTL 2000 ms and a 500 ms retry cycle, so a lock
+/// may stay free and wanted for 2500 ms and a client may wait 5000 ms while others get it.
+pub const SETTINGS: CheckSettings = CheckSettings {
+    ttl_ms: 2000,
+    deadlock_slack_ms: 500,
+    liveness_bound_ms: 2500,
+    starvation_bound_ms: 5000,
+};
 
 /// An event at `true_ms` on `node`, with a local clock that reads true time.
 pub fn at(true_ms: u64, node: &str, kind: EventKind) -> Event {

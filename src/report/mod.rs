@@ -9,12 +9,14 @@ use crate::check;
 use crate::scenario::{Expectation, Scenario};
 
 /// The table's checker columns, in order, with their headers.
-const COLUMNS: [(&str, &str); 5] = [
+const COLUMNS: [(&str, &str); 7] = [
     (check::mutual_exclusion::NAME, "mutex"),
     (check::resource_safety::NAME, "data"),
     (check::stale_write::NAME, "stale"),
     (check::deadlock::NAME, "deadlock"),
     (check::validity::NAME, "validity"),
+    (check::liveness::NAME, "live"),
+    (check::starvation::NAME, "starve"),
 ];
 use crate::sweep::SeedRun;
 

@@ -206,6 +206,14 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
         );
     }
+    for (field, bound) in [
+        ("checks.liveness_bound_ms", s.checks.liveness_bound_ms),
+        ("checks.starvation_bound_ms", s.checks.starvation_bound_ms),
+    ] {
+        if bound == Some(0) {
+            return fail(field, &"must be positive (leave it out for the default)");
+        }
+    }
     for (i, fault) in s.faults.iter().enumerate() {
         validate_fault(s, fault).map_err(|(field, reason)| (format!("faults[{i}].{field}"), reason))?;
     }
@@ -735,6 +743,23 @@ mod tests {
         for (from, to, field) in cases {
             assert_eq!(error_of(&replace(from, to)).0, field, "{to}");
         }
+    }
+
+    #[test]
+    fn checks_bounds_load_and_bad_ones_are_named() {
+        let with_checks = |checks: &str| replace(r#""expect""#, &format!(r#""checks": {checks}, "expect""#));
+        let s = parse(&with_checks(r#"{ "liveness_bound_ms": 4000 }"#)).unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.checks.liveness_bound_ms, Some(4000));
+        assert_eq!(s.checks.starvation_bound_ms, None);
+        let (field, reason) = error_of(&with_checks(r#"{ "liveness_bound": 4000 }"#));
+        assert_eq!(field, "checks.liveness_bound");
+        assert!(reason.contains("unknown field"), "{reason}");
+        let (field, reason) = error_of(&with_checks(r#"{ "starvation_bound_ms": 0 }"#));
+        assert_eq!(field, "checks.starvation_bound_ms");
+        assert!(reason.contains("positive"), "{reason}");
+        let (field, _) = error_of(&with_checks(r#"{ "liveness_bound_ms": "4s" }"#));
+        assert_eq!(field, "checks.liveness_bound_ms");
     }
 
     #[test]

@@ -38,9 +38,25 @@ pub struct Scenario {
     /// Faults injected during the run.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// Bounds of the liveness checkers, where their defaults do not fit.
+    #[serde(default)]
+    pub checks: ChecksSpec,
     /// The verdicts the user expects, per checker.
     #[serde(default)]
     pub expect: Expect,
+}
+
+/// `checks`: the time bounds of the liveness checkers. Each defaults to a multiple of one
+/// worst-case hand-over, the TTL plus one retry cycle (see [`check::CheckSettings`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksSpec {
+    /// The longest the lock may stay free while some client wants it (default: one
+    /// hand-over).
+    pub liveness_bound_ms: Option<u64>,
+    /// The longest one client may wait while others get the lock (default: five
+    /// hand-overs).
+    pub starvation_bound_ms: Option<u64>,
 }
 
 fn default_seeds() -> u64 {
@@ -274,6 +290,16 @@ impl ClientsSpec {
             .and_then(|o| o.work_ms)
             .unwrap_or(self.work_ms)
     }
+
+    /// The longest critical section any client may draw.
+    pub fn longest_work_ms(&self) -> u64 {
+        let overrides = self.per_client.values().filter_map(|o| o.work_ms);
+        overrides
+            .chain([self.work_ms])
+            .map(|[_, max]| max)
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 fn default_think_ms() -> [u64; 2] {
@@ -320,6 +346,10 @@ pub struct Expect {
     pub deadlock: Option<Expectation>,
     /// A holder touched the resource after its own validity deadline.
     pub validity: Option<Expectation>,
+    /// The lock stayed free longer than `checks.liveness_bound_ms` while clients wanted it.
+    pub liveness: Option<Expectation>,
+    /// A client waited longer than `checks.starvation_bound_ms` while others got the lock.
+    pub starvation: Option<Expectation>,
 }
 
 impl Expect {
@@ -331,6 +361,8 @@ impl Expect {
             (check::stale_write::NAME, self.stale_write),
             (check::deadlock::NAME, self.deadlock),
             (check::validity::NAME, self.validity),
+            (check::liveness::NAME, self.liveness),
+            (check::starvation::NAME, self.starvation),
         ]
         .into_iter()
         .filter_map(|(name, e)| e.map(|e| (name, e)))
