@@ -200,6 +200,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self
     }
 
+    /// The settings this client runs with.
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
     /// Grants needed: a majority of the nodes (1 of 1, 3 of 5).
     pub fn quorum(&self) -> usize {
         self.nodes.len() / 2 + 1
@@ -379,6 +384,20 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 reason: "the key no longer held our value at release: it expired during the work".into(),
             }),
         }
+    }
+
+    /// A watchdog left behind after its work: renews `lease` every interval until a renewal
+    /// finds the key gone or taken, and returns why it stopped. Nobody hears of its
+    /// renewals. What a client whose release failed runs on with
+    /// [`RenewalStops::OnSuccessfulRelease`](super::RenewalStops::OnSuccessfulRelease).
+    pub async fn keep_renewing(&mut self, lease: &Lease) -> LockError {
+        let Some(interval_ms) = self.options.watchdog_interval_ms else {
+            return LockError::LockLost {
+                reason: "no watchdog is configured".into(),
+            };
+        };
+        let (unheard, _) = watch::channel(Held::Valid(lease.clone()));
+        self.renew_until_lost(lease.clone(), interval_ms, &unheard).await
     }
 
     /// The watchdog: every `interval_ms`, extends and publishes the renewed lease; rides out

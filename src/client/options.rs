@@ -143,6 +143,19 @@ pub enum RenewalOnError {
     GiveUp,
 }
 
+/// When the watchdog stops renewing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenewalStops {
+    /// When the work ends, before the release is sent.
+    #[default]
+    WithWork,
+    /// Only when a release succeeds: a release that fails (a reset connection, a timeout)
+    /// leaves the watchdog renewing a key its client believes released, and nobody gets the
+    /// lock again ("renewal outlives unlock": redisson#1626, #7272).
+    OnSuccessfulRelease,
+}
+
 /// Lock libraries whose defaults and quirks a client can copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -283,6 +296,7 @@ pub struct LockOptions {
     pub fencing: Fencing,
     pub extend: ExtendMode,
     pub renewal_on_error: RenewalOnError,
+    pub renewal_stops: RenewalStops,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -319,6 +333,7 @@ impl LockOptions {
             fencing: Fencing::None,
             extend: ExtendMode::CompareAndExpire,
             renewal_on_error: RenewalOnError::Retry,
+            renewal_stops: RenewalStops::WithWork,
         }
     }
 

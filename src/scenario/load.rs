@@ -423,6 +423,12 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
             ),
         );
     }
+    if lock.renewal_stops.is_some() && lock.options().watchdog_interval_ms.is_none() {
+        return fail(
+            "renewal_stops",
+            &"says when the watchdog stops, and there is no watchdog",
+        );
+    }
     if lock.wait_replicas == Some(0) {
         return fail("wait_replicas", &"must be at least 1 (leave it out for no WAIT)");
     }
@@ -723,6 +729,11 @@ mod tests {
                 r#""ttl_ms": 2000"#,
                 r#""ttl_ms": 2000, "renewal_on_error": "panic""#,
                 "lock.renewal_on_error",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "renewal_stops": "on-successful-release""#,
+                "lock.renewal_stops",
             ),
             (
                 r#""ttl_ms": 2000"#,

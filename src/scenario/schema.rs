@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::fault::Fault;
 use crate::check;
-pub use crate::client::{Algorithm, ExtendMode, Fencing, Profile, RenewalOnError};
+pub use crate::client::{Algorithm, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops};
 use crate::client::{LockOptions, Retry, WaitReplicas};
 
 /// One scenario file.
@@ -179,6 +179,10 @@ pub struct LockSpec {
     /// `give-up` (old Redisson: no more renewals after a reconnect, and nobody is told).
     #[serde(default)]
     pub renewal_on_error: Option<RenewalOnError>,
+    /// When the watchdog stops: `with-work` (the default) or `on-successful-release` (a
+    /// failed release leaves it renewing for good: "renewal outlives unlock").
+    #[serde(default)]
+    pub renewal_stops: Option<RenewalStops>,
 }
 
 /// `lock.watchdog`: on with the usual interval, or with an explicit one.
@@ -239,6 +243,9 @@ impl LockSpec {
         }
         if let Some(on_error) = self.renewal_on_error {
             options.renewal_on_error = on_error;
+        }
+        if let Some(stops) = self.renewal_stops {
+            options.renewal_stops = stops;
         }
         if let Some(replicas) = self.wait_replicas {
             options.wait_replicas = Some(WaitReplicas {

@@ -26,7 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use self::clock::{ClockModel, SimClock};
 use self::failover::SENTINEL;
 use self::faults::{Reach, StepTraps, WriteTraps};
-use self::net::{Address, ExtraLatency, REDIS_PORT};
+use self::net::{Address, Nic, REDIS_PORT};
 use self::recorder::Recorder;
 use self::topology::Group;
 use self::workload::{ClientProcess, Register, draw};
@@ -56,7 +56,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let recorder = Recorder::default();
     let resource = Register::default();
     let mut nodes = BTreeMap::new();
-    let mut latencies: BTreeMap<String, ExtraLatency> = BTreeMap::new();
+    let mut nics: BTreeMap<String, Nic> = BTreeMap::new();
     let mut ips = BTreeMap::new();
     let steps = StepTraps::default();
     let mut clocks = BTreeMap::new();
@@ -86,7 +86,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             nodes.insert(name.clone(), node.id());
             ips.insert(name.clone(), group.addrs[index].ip());
             clocks.insert(name.clone(), clock);
-            latencies.insert(name.clone(), group.latency[index].clone());
+            nics.insert(name.clone(), group.nics[index].clone());
         }
     }
     let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
@@ -118,7 +118,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             redis: redis.clone(),
             fence_counter,
             steps: steps.hook(&name),
-            latency: latencies.entry(name.clone()).or_default().clone(),
+            nic: nics.entry(name.clone()).or_default().clone(),
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
@@ -190,7 +190,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             })
             .collect(),
         steps,
-        latencies,
+        nics,
         ips,
         writes,
     });

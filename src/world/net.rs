@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -18,11 +19,11 @@ use crate::scenario::NetworkSpec;
 /// The port every fake Redis node listens on.
 pub const REDIS_PORT: u16 = 6379;
 
-/// A madsim TCP listening socket; accepted streams carry the node's extra latency.
-pub struct SimListener(madsim::net::TcpListener, ExtraLatency);
+/// A madsim TCP listening socket; accepted streams are on the node's [`Nic`].
+pub struct SimListener(madsim::net::TcpListener, Nic);
 
 impl SimListener {
-    pub async fn bind(addr: SocketAddr, latency: ExtraLatency) -> io::Result<Self> {
+    pub async fn bind(addr: SocketAddr, latency: Nic) -> io::Result<Self> {
         madsim::net::TcpListener::bind(addr)
             .await
             .map(|listener| SimListener(listener, latency))
@@ -59,14 +60,14 @@ impl Address {
 
 /// Opens madsim TCP connections to wherever an [`Address`] points at connect time (a
 /// client reconnecting after a failover reaches the new master), carrying the connecting
-/// node's extra latency.
+/// node's [`Nic`].
 #[derive(Debug, Clone)]
-pub struct SimConnector(pub Address, pub ExtraLatency);
+pub struct SimConnector(pub Address, pub Nic);
 
 impl SimConnector {
     /// A connector to one fixed address, with no extra latency.
     pub fn to(addr: SocketAddr) -> Self {
-        SimConnector(Address::new(addr), ExtraLatency::default())
+        SimConnector(Address::new(addr), Nic::default())
     }
 }
 
@@ -87,7 +88,7 @@ impl Connect for SimConnector {
 
 /// How a replica dials its master over madsim TCP.
 #[derive(Debug, Clone, Default)]
-pub struct SimDialer(pub ExtraLatency);
+pub struct SimDialer(pub Nic);
 
 impl Dialer for SimDialer {
     type Stream = Delayed<madsim::net::TcpStream>;
@@ -101,37 +102,58 @@ impl Dialer for SimDialer {
     }
 }
 
-/// Extra delay on the writes one node makes, on top of the network's latency: to one peer
-/// (a slow link) or to every peer (a congested NIC). madsim has one latency for the whole
-/// network; this is how a single node or link gets slower.
+/// One node's network interface, shared by every stream the node opens or accepts: extra
+/// delay on its writes, on top of the network's latency, to one peer (a slow link) or to
+/// every peer (a congested NIC); and resets of its connections. madsim has one latency for
+/// the whole network, and its node reset leaves a stream's sending half working; this is
+/// how a single node or link gets slower, and how a reset connection refuses the next
+/// request as a real RST does.
 #[derive(Debug, Clone, Default)]
-pub struct ExtraLatency(Arc<Mutex<BTreeMap<Option<IpAddr>, [u64; 2]>>>);
+pub struct Nic {
+    latency: Arc<Mutex<BTreeMap<Option<IpAddr>, [u64; 2]>>>,
+    /// Bumped by each reset: a stream opened under an older count is dead.
+    resets: Arc<AtomicU64>,
+}
 
-impl ExtraLatency {
+impl Nic {
     /// From now on, every write to `peer` (`None`: to anyone) waits a uniform `[min, max]`
     /// ms first; a `None` range removes that wait.
-    pub fn set(&self, peer: Option<IpAddr>, range_ms: Option<[u64; 2]>) {
-        let mut ranges = self.0.lock().expect("latency lock poisoned");
+    pub fn set_latency(&self, peer: Option<IpAddr>, range_ms: Option<[u64; 2]>) {
+        let mut ranges = self.latency.lock().expect("latency lock poisoned");
         match range_ms {
             Some(range) => ranges.insert(peer, range),
             None => ranges.remove(&peer),
         };
     }
 
+    /// Kills every connection open now: their next read or write fails with
+    /// `ConnectionReset`. (A read already waiting is not woken: what was in flight is lost
+    /// and times out.) Connections opened afterwards work.
+    pub fn reset_connections(&self) {
+        self.resets.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn resets(&self) -> u64 {
+        self.resets.load(Ordering::SeqCst)
+    }
+
     /// The wait of the next write to `peer` (its own range, else the node's), drawn from the
     /// run's seeded generator.
     fn draw(&self, peer: IpAddr) -> Option<Duration> {
-        let ranges = self.0.lock().expect("latency lock poisoned");
+        let ranges = self.latency.lock().expect("latency lock poisoned");
         let [min, max] = *ranges.get(&Some(peer)).or_else(|| ranges.get(&None))?;
         let span_us = (max - min) * 1000 + 1;
         Some(Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us))
     }
 }
 
-/// A stream whose writes wait out the node's [`ExtraLatency`] before they go.
+/// A stream on a node's [`Nic`]: its writes wait out the extra latency before they go,
+/// and once the node's connections are reset it fails.
 pub struct Delayed<S> {
     inner: S,
-    latency: ExtraLatency,
+    nic: Nic,
+    /// The NIC's reset count when the stream opened.
+    opened_at_reset: u64,
     /// The other end's address: a link's latency applies to writes to it.
     peer: IpAddr,
     /// The wait of the write in progress, if any.
@@ -141,13 +163,22 @@ pub struct Delayed<S> {
 }
 
 impl<S> Delayed<S> {
-    fn new(inner: S, latency: ExtraLatency, peer: IpAddr) -> Self {
+    fn new(inner: S, nic: Nic, peer: IpAddr) -> Self {
         Delayed {
             inner,
-            latency,
+            opened_at_reset: nic.resets(),
+            nic,
             peer,
             wait: None,
             waited: false,
+        }
+    }
+
+    /// `Err(ConnectionReset)` once the node's connections have been reset.
+    fn alive(&self) -> io::Result<()> {
+        match self.nic.resets() == self.opened_at_reset {
+            true => Ok(()),
+            false => Err(io::ErrorKind::ConnectionReset.into()),
         }
     }
 }
@@ -158,6 +189,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Delayed<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        self.alive()?;
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
@@ -165,9 +197,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Delayed<S> {
 impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        this.alive()?;
         if !this.waited {
             if this.wait.is_none() {
-                match this.latency.draw(this.peer) {
+                match this.nic.draw(this.peer) {
                     Some(delay) => this.wait = Some(Box::pin(madsim::time::sleep(delay))),
                     None => this.waited = true,
                 }
@@ -184,6 +217,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.alive()?;
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 

@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
-use super::net::{Address, ExtraLatency, REDIS_PORT, SimDialer, SimListener};
+use super::net::{Address, Nic, REDIS_PORT, SimDialer, SimListener};
 use crate::redis::node::{TtlReplication, WriteHook};
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
@@ -42,8 +42,8 @@ pub struct Group {
     pub address: Address,
     /// Each node's persistence; its disk outlives the node's crashes.
     persistence: Vec<Persistence>,
-    /// Each node's extra write latency (latency faults on a node).
-    pub latency: Vec<ExtraLatency>,
+    /// Each node's network interface (latency and reset faults on a node).
+    pub nics: Vec<Nic>,
     /// How each node, as a master, sends expiry times to replicas (its version's rule).
     ttl_replication: Vec<TtlReplication>,
 }
@@ -73,14 +73,14 @@ impl Group {
                 _ => TtlReplication::Absolute,
             })
             .collect();
-        let latency = names.iter().map(|_| ExtraLatency::default()).collect();
+        let nics = names.iter().map(|_| Nic::default()).collect();
         Group {
             names,
             addrs,
             master: Arc::new(Mutex::new(0)),
             address,
             persistence,
-            latency,
+            nics,
             ttl_replication,
         }
     }
@@ -93,7 +93,7 @@ impl Group {
             master: Arc::new(Mutex::new(0)),
             address: Address::new(addr),
             persistence: vec![Persistence::None],
-            latency: vec![ExtraLatency::default()],
+            nics: vec![Nic::default()],
             ttl_replication: vec![TtlReplication::default()],
         }
     }
@@ -126,11 +126,11 @@ impl Group {
             ttl_replication: self.ttl_replication[index],
             on_write,
         };
-        let latency = self.latency[index].clone();
-        let listener = SimListener::bind(addr, latency.clone())
+        let nic = self.nics[index].clone();
+        let listener = SimListener::bind(addr, nic.clone())
             .await
             .expect("a fresh node's port is free");
         // The loop ends only when accept fails, which madsim does not do to a live node.
-        let _ = serve_node(listener, clock, SimDialer(latency), options).await;
+        let _ = serve_node(listener, clock, SimDialer(nic), options).await;
     }
 }

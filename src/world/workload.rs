@@ -11,9 +11,9 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::SimClock;
-use super::net::{Address, ExtraLatency, SimConnector};
+use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
-use crate::client::{Held, Lock, LockError, LockGuard, Steps};
+use crate::client::{Held, Lock, LockError, LockGuard, RenewalStops, Steps};
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::scenario::Scenario;
@@ -83,8 +83,8 @@ pub struct ClientProcess {
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
     pub steps: Arc<dyn Steps>,
-    /// Extra latency on this process's writes (latency faults on the node).
-    pub latency: ExtraLatency,
+    /// This process's network interface: extra latency on its writes, resets of its connections.
+    pub nic: Nic,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
 }
@@ -94,25 +94,30 @@ impl ClientProcess {
         self.recorder.record(&self.name, self.clock.local_us(), kind);
     }
 
-    /// The client's main loop; runs until the simulation ends.
-    pub async fn run(self) {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let lock_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+    /// A lock client of this process's Redis nodes, on connections of its own.
+    fn new_lock(&self, seed: u64) -> Lock<SimConnector, SimClock, ChaCha8Rng> {
         let connectors = self
             .redis
             .iter()
-            .map(|address| SimConnector(address.clone(), self.latency.clone()))
+            .map(|address| SimConnector(address.clone(), self.nic.clone()))
             .collect();
-        let mut lock = Lock::new(
+        let lock = Lock::new(
             connectors,
             self.clock.clone(),
-            lock_rng,
+            ChaCha8Rng::seed_from_u64(seed),
             self.scenario.lock.options(),
         )
         .with_steps(self.steps.clone());
-        if let Some(counter) = self.fence_counter {
-            lock = lock.with_fence_counter(SimConnector(Address::new(counter), self.latency.clone()));
+        match self.fence_counter {
+            Some(counter) => lock.with_fence_counter(SimConnector(Address::new(counter), self.nic.clone())),
+            None => lock,
         }
+    }
+
+    /// The client's main loop; runs until the simulation ends.
+    pub async fn run(self) {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut lock = self.new_lock(rng.next_u64());
         loop {
             self.record(EventKind::AcquireStarted);
             match lock.acquire(LOCK_KEY).await {
@@ -145,9 +150,16 @@ impl ClientProcess {
                     });
                     match lock.release(&lease).await {
                         Ok(owned) => self.record(EventKind::Released { owned }),
-                        Err(e) => self.record(EventKind::ReleaseFailed {
-                            reason: e.to_string(),
-                        }),
+                        Err(e) => {
+                            self.record(EventKind::ReleaseFailed {
+                                reason: e.to_string(),
+                            });
+                            if lock.options().renewal_stops == RenewalStops::OnSuccessfulRelease {
+                                // The watchdog outlives the unlock, on connections of its own.
+                                let mut watchdog = self.new_lock(rng.next_u64());
+                                madsim::task::spawn(async move { watchdog.keep_renewing(&lease).await });
+                            }
+                        }
                     }
                 }
                 Err(e) => self.record(EventKind::AcquireFailed {

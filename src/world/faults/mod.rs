@@ -25,7 +25,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::{SimClock, true_now_ns};
-use super::net::ExtraLatency;
+use super::net::Nic;
 use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
@@ -59,7 +59,7 @@ pub struct Reach {
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
     /// Each node's extra write latency, for latency faults on nodes and links.
-    pub latencies: BTreeMap<String, ExtraLatency>,
+    pub nics: BTreeMap<String, Nic>,
     /// Each node's IP address (a link's latency is keyed by its far end).
     pub ips: BTreeMap<String, IpAddr>,
     /// `write_before_replication` traps the Redis nodes' write hooks check.

@@ -1,6 +1,6 @@
 //! Network faults over madsim's network: partitions (links clogged one way or both),
 //! latency (network-wide through madsim's one setting, or per node and per link through
-//! the streams' `ExtraLatency`), loss (network-wide) and connection resets.
+//! the nodes' [`Nic`](crate::world::net::Nic)), loss (network-wide) and connection resets.
 //!
 //! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
 //! as in a real partition with long TCP timeouts. Clients notice through their own
@@ -90,7 +90,7 @@ pub async fn latency(
     let set = |range: Option<[u64; 2]>| match (&links, targets) {
         (Some(links), _) => {
             for (from, to) in links {
-                reach.latencies[from].set(Some(reach.ips[to]), range);
+                reach.nics[from].set_latency(Some(reach.ips[to]), range);
             }
         }
         (None, []) => NetSim::current().update_config(|c| {
@@ -98,7 +98,7 @@ pub async fn latency(
         }),
         (None, nodes) => nodes
             .iter()
-            .for_each(|node| reach.latencies[node].set(None, range)),
+            .for_each(|node| reach.nics[node].set_latency(None, range)),
     };
     set(Some(latency_ms));
     reach.record(EventKind::FaultStarted {
@@ -138,7 +138,10 @@ pub fn reset(targets: &[String], reach: &Reach) {
     nodes.sort();
     nodes.dedup();
     for name in nodes {
+        // madsim drops what is in flight to the node; our NIC makes its streams refuse
+        // further use, as a connection that received a RST does.
         NetSim::current().reset_node(reach.nodes[name]);
+        reach.nics[name].reset_connections();
     }
     reach.record(EventKind::FaultStarted {
         fault: format!("reset connections of {}", targets.join(",")),
