@@ -1,15 +1,17 @@
-//! The three ways a client can extend its lock, run against a real redis-server and against
-//! the fake node on real TCP, with the same assertions: the scripts' edge cases (a lock
-//! without TTL, a key that has gone) come out the same on both.
+//! The client's scripts beyond acquire and release — the three ways to extend a lock, and
+//! node-redlock's fixed acquire — run against a real redis-server and against the fake
+//! node on real TCP, with the same assertions: their edge cases (a lock without TTL, a key
+//! that has gone, a key holding our own value) come out the same on both.
 
 mod support;
 
 use std::net::SocketAddr;
 
+use locksim::client::scripts;
 use locksim::client::{Algorithm, Conn, ExtendMode, Lease, Lock, LockError, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::Frame;
-use locksim::redis::cmd::{Del, Get};
+use locksim::redis::cmd::{Del, Eval, Get};
 use rand_chacha::ChaCha8Rng;
 use support::{FakeServer, RedisServer, real_lock, runtime};
 
@@ -126,6 +128,35 @@ async fn extend_modes_behave_as_documented(addr: SocketAddr) {
         stored(addr, b"extend:taken").await,
         Some(theirs.token.into_bytes())
     );
+}
+
+/// node-redlock PR #369's acquire: takes a free key or one holding our own value, never
+/// another client's.
+async fn acquire_or_refresh_takes_only_a_free_or_own_key(addr: SocketAddr) {
+    let mut conn = Conn::new(TcpConnector(addr), HostClock::new(), 1000);
+    let mut acquire = async |value: &str| {
+        let eval = Eval {
+            script: scripts::ACQUIRE_OR_REFRESH.to_string(),
+            keys: vec![b"acquire:own".to_vec()],
+            args: vec![value.as_bytes().to_vec(), b"5000".to_vec()],
+        };
+        conn.request(&eval.into_frame()).await.unwrap()
+    };
+    assert_eq!(acquire("ours").await, Frame::Integer(1), "a free key");
+    assert_eq!(acquire("ours").await, Frame::Integer(1), "our own key, again");
+    assert_eq!(acquire("theirs").await, Frame::Integer(0), "not another value's");
+    assert_eq!(stored(addr, b"acquire:own").await, Some(b"ours".to_vec()));
+    delete(addr, b"acquire:own").await;
+}
+
+#[test]
+fn acquire_or_refresh_on_real_redis_and_the_fake_node() {
+    let real = RedisServer::start(&[]);
+    let fake = FakeServer::start();
+    runtime().block_on(async {
+        acquire_or_refresh_takes_only_a_free_or_own_key(real.addr).await;
+        acquire_or_refresh_takes_only_a_free_or_own_key(fake.addr).await;
+    });
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use super::conn::Conn;
 use super::lock::LockError;
-use super::options::{Algorithm, ExtendMode, LockOptions};
+use super::options::{Algorithm, ExtendMode, LockOptions, RetryToken};
 use super::scripts;
 use super::steps::{Step, Steps};
 use crate::platform::{Clock, Connect};
@@ -42,6 +42,19 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 }
             }
             granted
+        }
+        Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock
+            if options.retry_token == RetryToken::ReusedRefreshing && options.expires() =>
+        {
+            let ttl = options.ttl_ms.to_string();
+            eval(
+                conn,
+                scripts::ACQUIRE_OR_REFRESH,
+                key,
+                &[token.as_bytes(), ttl.as_bytes()],
+            )
+            .await?
+                == 1
         }
         Algorithm::SetNxPx | Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock => {
             let set = Set {

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::conn::{Conn, RequestError};
 use super::ladder;
-use super::options::{Fencing, LockOptions, RenewalOnError, ValidityClock};
+use super::options::{AttemptCleanup, Fencing, LockOptions, RenewalOnError, RetryToken, ValidityClock};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
@@ -210,9 +210,15 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.nodes.len() / 2 + 1
     }
 
-    /// One attempt on every node: `Ok(None)` when other clients hold the lock.
+    /// One attempt on every node, with a token of its own: `Ok(None)` when other clients
+    /// hold the lock.
     pub async fn try_acquire(&mut self, key: &[u8]) -> Result<Option<Lease>, LockError> {
         let token = self.new_token();
+        self.attempt(key, token).await
+    }
+
+    /// One attempt on every node to store `token`.
+    async fn attempt(&mut self, key: &[u8], token: String) -> Result<Option<Lease>, LockError> {
         self.steps.reached(Step::BeforeAcquire).await;
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
@@ -238,8 +244,15 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         // key) so others need not wait for the TTL. Tiers 1–3 cannot tell their key from
         // another client's, so they leave it. A failed release here changes nothing the
         // caller could act on.
-        if self.options.algorithm.unique_token() && replies.iter().any(|r| !matches!(r, Ok(false))) {
-            let _ = self.release_everywhere(key, &token).await;
+        let may_hold: Vec<bool> = replies
+            .iter()
+            .map(|reply| match self.options.attempt_cleanup {
+                AttemptCleanup::EveryNode => !matches!(reply, Ok(false)),
+                AttemptCleanup::GrantedNodes => matches!(reply, Ok(true)),
+            })
+            .collect();
+        if self.options.algorithm.unique_token() && may_hold.contains(&true) {
+            let _ = self.release_on_nodes(key, &token, &may_hold).await;
         }
         if granted >= self.quorum() {
             return Err(LockError::NoValidityLeft {
@@ -255,8 +268,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     pub async fn acquire(&mut self, key: &[u8]) -> Result<Lease, LockError> {
         let attempts = self.options.retry.count.saturating_add(1);
         let mut last_error = None;
+        // node-redlock draws one value per acquire and sends it on every retry.
+        let shared_token = (self.options.retry_token != RetryToken::Fresh).then(|| self.new_token());
         for attempt in 1..=attempts {
-            match self.try_acquire(key).await {
+            let token = shared_token.clone().unwrap_or_else(|| self.new_token());
+            match self.attempt(key, token).await {
                 Ok(Some(lease)) => return Ok(lease),
                 Ok(None) => last_error = None,
                 Err(e) => last_error = Some(e),
@@ -477,11 +493,28 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     }
 
     async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Result<bool, LockError>> {
+        let every_node = vec![true; self.nodes.len()];
+        self.release_on_nodes(key, token, &every_node).await
+    }
+
+    /// Releases on the nodes `chosen` marks; the others count as not released.
+    async fn release_on_nodes(
+        &mut self,
+        key: &[u8],
+        token: &str,
+        chosen: &[bool],
+    ) -> Vec<Result<bool, LockError>> {
         let (algorithm, steps) = (self.options.algorithm, &*self.steps);
         join_all(
             self.nodes
                 .iter_mut()
-                .map(|node| ladder::release_on(node, algorithm, key, token, steps)),
+                .zip(chosen)
+                .map(|(node, &chosen)| async move {
+                    match chosen {
+                        true => ladder::release_on(node, algorithm, key, token, steps).await,
+                        false => Ok(false),
+                    }
+                }),
         )
         .await
     }

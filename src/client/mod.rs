@@ -18,7 +18,7 @@ pub mod steps;
 pub use conn::{Conn, RequestError};
 pub use lock::{Held, Lease, Lock, LockError, LockGuard};
 pub use options::{
-    Algorithm, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults, RenewalOnError,
-    RenewalStops, Retry, ValidityClock, WaitReplicas,
+    Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults,
+    RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitReplicas,
 };
 pub use steps::{NoSteps, Step, Steps};

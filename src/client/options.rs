@@ -143,6 +143,37 @@ pub enum RenewalOnError {
     GiveUp,
 }
 
+/// Which value each retry of one acquire stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryToken {
+    /// Every attempt draws a new random value.
+    #[default]
+    Fresh,
+    /// One value for every attempt of an acquire, stored with `SET NX`, which refuses the
+    /// client's own key when an earlier attempt left it behind (a late `SET` that landed
+    /// after the attempt gave up): node-redlock blocks itself until the TTL runs out
+    /// (PR #369, F2).
+    Reused,
+    /// One value for every attempt, stored by a script that also takes a key already
+    /// holding that value: the fix proposed in node-redlock PR #369.
+    ReusedRefreshing,
+}
+
+/// Which nodes a failed acquire attempt releases before the next try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttemptCleanup {
+    /// Every node that did not refuse: one whose reply was lost may have set the key
+    /// (the distlock page: "unlock all the instances").
+    #[default]
+    EveryNode,
+    /// Only the nodes that granted: a node whose reply timed out keeps the key it set, for
+    /// a TTL (node-redlock; with one value per acquire it then refuses the client's own
+    /// retries, PR #369 F2).
+    GrantedNodes,
+}
+
 /// When the watchdog stops renewing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -186,6 +217,8 @@ pub struct ProfileDefaults {
     /// Whether a failed renewal reaches the work (Redisson's does not).
     pub signal_loss: bool,
     pub extend: ExtendMode,
+    pub retry_token: RetryToken,
+    pub attempt_cleanup: AttemptCleanup,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -218,6 +251,8 @@ impl Profile {
                 // The watchdog stops renewing, and the holder's thread is not interrupted.
                 signal_loss: false,
                 extend: ExtendMode::CompareAndExpire,
+                retry_token: RetryToken::Fresh,
+                attempt_cleanup: AttemptCleanup::EveryNode,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -236,6 +271,8 @@ impl Profile {
                 timeout_factor: Some(0.05),
                 signal_loss: true,
                 extend: ExtendMode::CompareAndExpire,
+                retry_token: RetryToken::Fresh,
+                attempt_cleanup: AttemptCleanup::EveryNode,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -251,6 +288,8 @@ impl Profile {
                 timeout_factor: None,
                 signal_loss: true,
                 extend: ExtendMode::CompareAndExpire,
+                retry_token: RetryToken::Reused,
+                attempt_cleanup: AttemptCleanup::GrantedNodes,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -267,6 +306,8 @@ impl Profile {
                 signal_loss: true,
                 // The watchdog stands for user code calling `reacquire()` on a timer.
                 extend: ExtendMode::Reacquire,
+                retry_token: RetryToken::Fresh,
+                attempt_cleanup: AttemptCleanup::EveryNode,
             },
         }
     }
@@ -297,6 +338,8 @@ pub struct LockOptions {
     pub extend: ExtendMode,
     pub renewal_on_error: RenewalOnError,
     pub renewal_stops: RenewalStops,
+    pub retry_token: RetryToken,
+    pub attempt_cleanup: AttemptCleanup,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -334,6 +377,8 @@ impl LockOptions {
             extend: ExtendMode::CompareAndExpire,
             renewal_on_error: RenewalOnError::Retry,
             renewal_stops: RenewalStops::WithWork,
+            retry_token: RetryToken::Fresh,
+            attempt_cleanup: AttemptCleanup::EveryNode,
         }
     }
 
@@ -348,6 +393,8 @@ impl LockOptions {
         self.wait_replicas = d.wait_replicas;
         self.signal_loss = d.signal_loss;
         self.extend = d.extend;
+        self.retry_token = d.retry_token;
+        self.attempt_cleanup = d.attempt_cleanup;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }

@@ -27,6 +27,13 @@ if value then return 0 end
 redis.call("set",KEYS[1],ARGV[1],"px",ARGV[2])
 return 1"#;
 
+/// Set-if-absent-or-ours: stores `ARGV[1]` for `ARGV[2]` ms unless another value holds the
+/// key, so a retry is not refused by its own earlier attempt (node-redlock PR #369).
+pub const ACQUIRE_OR_REFRESH: &str = r#"local value = redis.call("get",KEYS[1])
+if value and value ~= ARGV[1] then return 0 end
+redis.call("set",KEYS[1],ARGV[1],"px",ARGV[2])
+return 1"#;
+
 /// SHA1 of [`RELEASE`], as Redis computes it.
 pub static RELEASE_SHA1: LazyLock<String> =
     LazyLock::new(|| sha1_smol::Sha1::from(RELEASE).digest().to_string());

@@ -6,7 +6,9 @@ use serde::Deserialize;
 
 use super::fault::Fault;
 use crate::check;
-pub use crate::client::{Algorithm, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops};
+pub use crate::client::{
+    Algorithm, AttemptCleanup, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops, RetryToken,
+};
 use crate::client::{LockOptions, Retry, WaitReplicas};
 
 /// One scenario file.
@@ -183,6 +185,16 @@ pub struct LockSpec {
     /// failed release leaves it renewing for good: "renewal outlives unlock").
     #[serde(default)]
     pub renewal_stops: Option<RenewalStops>,
+    /// The value each retry of one acquire stores: `fresh` (a new one per attempt, the
+    /// default), `reused` (node-redlock: one per acquire, refused by its own leftover key)
+    /// or `reused-refreshing` (node-redlock PR #369: its own key is taken again).
+    #[serde(default)]
+    pub retry_token: Option<RetryToken>,
+    /// Which nodes a failed attempt releases: `every-node` that did not refuse (the
+    /// default) or `granted-nodes` only (node-redlock: a node whose reply was lost keeps
+    /// the key for a TTL).
+    #[serde(default)]
+    pub attempt_cleanup: Option<AttemptCleanup>,
 }
 
 /// `lock.watchdog`: on with the usual interval, or with an explicit one.
@@ -220,33 +232,21 @@ impl LockSpec {
                 jitter_ms: retry.jitter_ms,
             };
         }
-        if let Some(ms) = self.node_timeout_ms {
-            options.request_timeout_ms = ms;
-        }
-        if let Some(factor) = self.drift_factor {
-            options.drift.factor = factor;
-        }
+        override_with(&mut options.request_timeout_ms, self.node_timeout_ms);
+        override_with(&mut options.drift.factor, self.drift_factor);
         match self.watchdog {
             None => {}
             Some(WatchdogSpec::Enabled(true)) => options = options.watchdog(),
             Some(WatchdogSpec::Enabled(false)) => options.watchdog_interval_ms = None,
             Some(WatchdogSpec::Every { interval_ms }) => options.watchdog_interval_ms = Some(interval_ms),
         }
-        if let Some(fencing) = self.fencing {
-            options.fencing = fencing;
-        }
-        if let Some(extend) = self.extend {
-            options.extend = extend;
-        }
-        if let Some(check) = self.validity_check {
-            options.validity_check = check;
-        }
-        if let Some(on_error) = self.renewal_on_error {
-            options.renewal_on_error = on_error;
-        }
-        if let Some(stops) = self.renewal_stops {
-            options.renewal_stops = stops;
-        }
+        override_with(&mut options.fencing, self.fencing);
+        override_with(&mut options.extend, self.extend);
+        override_with(&mut options.validity_check, self.validity_check);
+        override_with(&mut options.renewal_on_error, self.renewal_on_error);
+        override_with(&mut options.renewal_stops, self.renewal_stops);
+        override_with(&mut options.retry_token, self.retry_token);
+        override_with(&mut options.attempt_cleanup, self.attempt_cleanup);
         if let Some(replicas) = self.wait_replicas {
             options.wait_replicas = Some(WaitReplicas {
                 replicas,
@@ -254,6 +254,13 @@ impl LockSpec {
             });
         }
         options
+    }
+}
+
+/// Sets `setting` to the scenario's `value`, when the scenario gives one.
+fn override_with<T>(setting: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *setting = value;
     }
 }
 
