@@ -34,3 +34,31 @@ fn a_reset_connection_refuses_the_next_request_at_once_and_the_one_after_reconne
         client.await.unwrap();
     });
 }
+
+#[test]
+fn a_lossy_nic_delays_writes_by_retransmission_timeouts_and_recovers() {
+    simulate(2, || async {
+        let redis = start_redis(1);
+        let client = client_node(1).spawn(async move {
+            let nic = Nic::default();
+            let mut conn = Conn::new(SimConnector(Address::new(redis), nic.clone()), clock(), 60_000);
+            conn.request(&get()).await.expect("a clean link answers");
+            nic.set_loss(None, Some(0.5));
+            let mut slowest_ms = 0;
+            for _ in 0..20 {
+                let sent_at = now_ms();
+                conn.request(&get()).await.expect("TCP resends what is lost");
+                slowest_ms = slowest_ms.max(now_ms() - sent_at);
+            }
+            assert!(
+                slowest_ms >= 200,
+                "some write was lost and resent after a 200 ms timeout: {slowest_ms} ms"
+            );
+            nic.set_loss(None, None);
+            let sent_at = now_ms();
+            conn.request(&get()).await.unwrap();
+            assert!(now_ms() - sent_at < 50, "no loss, no retransmission");
+        });
+        client.await.unwrap();
+    });
+}

@@ -96,9 +96,16 @@ pub enum FaultAction {
         one_way: bool,
         duration_ms: Option<u64>,
     },
-    /// Drop this fraction of packets, for `duration_ms` or for good. TCP resends, so
-    /// for lock traffic loss shows up as delay, as on a real network.
-    Loss { rate: f64, duration_ms: Option<u64> },
+    /// Drop this fraction of packets, for `duration_ms` or for good: on the links between
+    /// `groups`, on every write of the fault's target nodes, or, with neither, on every
+    /// message of the network. TCP resends, so for lock traffic loss shows up as delay,
+    /// as on a real network.
+    Loss {
+        rate: f64,
+        groups: Option<Vec<Vec<String>>>,
+        one_way: bool,
+        duration_ms: Option<u64>,
+    },
     /// Close every TCP connection of a node (a load balancer or NAT dropping them).
     Reset,
     /// A replica stops receiving its master's stream (a slow or stuck link), for
@@ -314,7 +321,7 @@ impl TryFrom<FaultFields> for Fault {
             K::Partition => (&["groups", "one_way", "duration_ms"], false),
             K::Heal => (&[], false),
             K::Latency => (&["latency_ms", "groups", "one_way", "duration_ms"], false),
-            K::Loss => (&["rate", "duration_ms"], false),
+            K::Loss => (&["rate", "groups", "one_way", "duration_ms"], false),
             K::Random => (&["rate_per_s", "kinds", "duration_ms"], false),
         };
         if let Some(unused) = f.set_fields().into_iter().find(|field| !fields.contains(field)) {
@@ -341,8 +348,9 @@ impl TryFrom<FaultFields> for Fault {
             (None, None, None, None) => return Err(required("at_ms` or `on")),
         };
         // With a crash point, `target` says whose step springs it, whatever the kind.
-        // A latency fault without a target slows the whole network, with one its nodes.
-        let at_step = matches!(trigger, Trigger::AtStep { .. }) || kind == K::Latency;
+        // A latency or loss fault without a target hits the whole network, with one its
+        // nodes.
+        let at_step = matches!(trigger, Trigger::AtStep { .. }) || matches!(kind, K::Latency | K::Loss);
         let target = match (needs_target || at_step, f.target.clone()) {
             (true, None) if needs_target => return Err(required("target")),
             (false, Some(_)) => return Err(field_error("target", format!("not used by kind `{name}`"))),
@@ -390,6 +398,8 @@ impl TryFrom<FaultFields> for Fault {
             },
             K::Loss => FaultAction::Loss {
                 rate: f.rate.ok_or_else(|| required("rate"))?,
+                groups: f.groups.clone(),
+                one_way: f.one_way.unwrap_or(false),
                 duration_ms: fixed_duration(true)?,
             },
             K::Random => FaultAction::Random {

@@ -291,6 +291,18 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
         }
         Ok(())
     };
+    // A latency or loss fault hits the links between groups or whole nodes, not both
+    // (at a crash point the target only says whose step springs the fault).
+    let check_links_or_nodes = |groups: &Option<Vec<Vec<String>>>| {
+        let Some(groups) = groups else { return Ok(()) };
+        if fault.target.is_some() && !matches!(fault.trigger, Trigger::AtStep { .. }) {
+            return fail(
+                "groups",
+                "acts on the links between groups; a `target` acts on whole nodes: give one".into(),
+            );
+        }
+        check_groups(groups)
+    };
     match &fault.action {
         FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
         FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
@@ -319,24 +331,20 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             ..
         } => {
             positive("duration_ms", *duration_ms)?;
-            if let Some(groups) = groups {
-                // At a crash point the target only says whose step springs the fault.
-                let at_step = matches!(fault.trigger, Trigger::AtStep { .. });
-                if fault.target.is_some() && !at_step {
-                    return fail(
-                        "groups",
-                        "slows the links between groups; a `target` slows a whole node: give one".into(),
-                    );
-                }
-                check_groups(groups)?;
-            }
+            check_links_or_nodes(groups)?;
             check_range("latency_ms", *latency_ms)?;
             if latency_ms[0] == 0 {
                 return fail("latency_ms", "latency must be at least 1 ms".into());
             }
         }
-        FaultAction::Loss { rate, duration_ms } => {
+        FaultAction::Loss {
+            rate,
+            groups,
+            duration_ms,
+            ..
+        } => {
             positive("duration_ms", *duration_ms)?;
+            check_links_or_nodes(groups)?;
             if !(0.0..1.0).contains(rate) {
                 return fail("rate", format!("{rate} is not a fraction in [0, 1)"));
             }

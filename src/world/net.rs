@@ -111,6 +111,8 @@ impl Dialer for SimDialer {
 #[derive(Debug, Clone, Default)]
 pub struct Nic {
     latency: Arc<Mutex<BTreeMap<Option<IpAddr>, [u64; 2]>>>,
+    /// Fraction of this node's packets lost, per peer (`None`: to anyone).
+    loss: Arc<Mutex<BTreeMap<Option<IpAddr>, f64>>>,
     /// Bumped by each reset: a stream opened under an older count is dead.
     resets: Arc<AtomicU64>,
 }
@@ -126,6 +128,17 @@ impl Nic {
         };
     }
 
+    /// From now on, a `rate` fraction of the packets this node sends to `peer` (`None`: to
+    /// anyone) is lost; `None` removes that loss. TCP resends a lost segment after a
+    /// retransmission timeout that doubles each time, so loss shows as delay.
+    pub fn set_loss(&self, peer: Option<IpAddr>, rate: Option<f64>) {
+        let mut rates = self.loss.lock().expect("loss lock poisoned");
+        match rate {
+            Some(rate) => rates.insert(peer, rate),
+            None => rates.remove(&peer),
+        };
+    }
+
     /// Kills every connection open now: their next read or write fails with
     /// `ConnectionReset`. (A read already waiting is not woken: what was in flight is lost
     /// and times out.) Connections opened afterwards work.
@@ -137,14 +150,35 @@ impl Nic {
         self.resets.load(Ordering::SeqCst)
     }
 
-    /// The wait of the next write to `peer` (its own range, else the node's), drawn from the
-    /// run's seeded generator.
+    /// The wait of the next write to `peer`, drawn from the run's seeded generator: its
+    /// extra latency, plus a retransmission timeout for each time it is lost (the peer's
+    /// own settings, else the node's). `None` when neither applies.
     fn draw(&self, peer: IpAddr) -> Option<Duration> {
-        let ranges = self.latency.lock().expect("latency lock poisoned");
-        let [min, max] = *ranges.get(&Some(peer)).or_else(|| ranges.get(&None))?;
-        let span_us = (max - min) * 1000 + 1;
-        Some(Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us))
+        let latency = setting(&self.latency.lock().expect("latency lock poisoned"), peer);
+        let loss = setting(&self.loss.lock().expect("loss lock poisoned"), peer);
+        if latency.is_none() && loss.is_none() {
+            return None;
+        }
+        let mut wait = latency.map_or(Duration::ZERO, |[min, max]| {
+            let span_us = (max - min) * 1000 + 1;
+            Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us)
+        });
+        let mut timeout = MIN_RETRANSMISSION_TIMEOUT;
+        while loss.is_some_and(|rate| madsim::rand::random::<f64>() < rate) {
+            wait += timeout;
+            timeout = (timeout * 2).min(MAX_RETRANSMISSION_TIMEOUT);
+        }
+        Some(wait)
     }
+}
+
+/// Linux's bounds on TCP's retransmission timeout (`TCP_RTO_MIN`, `TCP_RTO_MAX`).
+const MIN_RETRANSMISSION_TIMEOUT: Duration = Duration::from_millis(200);
+const MAX_RETRANSMISSION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A NIC setting for writes to `peer`: the peer's own, else the node-wide one.
+fn setting<T: Copy>(settings: &BTreeMap<Option<IpAddr>, T>, peer: IpAddr) -> Option<T> {
+    settings.get(&Some(peer)).or_else(|| settings.get(&None)).copied()
 }
 
 /// A stream on a node's [`Nic`]: its writes wait out the extra latency before they go,

@@ -7,6 +7,8 @@
 mod clock;
 mod nemesis;
 mod network;
+
+use network::Degradation;
 mod process;
 mod steps;
 mod writes;
@@ -164,9 +166,24 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
             duration_ms,
         } => {
             let links = groups.map(|groups| network::links_between(&groups, one_way));
-            network::latency(&targets, links, latency_ms, duration_ms, reach).await
+            network::degrade(
+                Degradation::Latency(latency_ms),
+                &targets,
+                links,
+                duration_ms,
+                reach,
+            )
+            .await
         }
-        FaultAction::Loss { rate, duration_ms } => network::loss(rate, duration_ms, reach).await,
+        FaultAction::Loss {
+            rate,
+            groups,
+            one_way,
+            duration_ms,
+        } => {
+            let links = groups.map(|groups| network::links_between(&groups, one_way));
+            network::degrade(Degradation::Loss(rate), &targets, links, duration_ms, reach).await
+        }
         FaultAction::Reset => network::reset(&targets, reach),
         FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,
         FaultAction::Random { .. } => unreachable!("the nemesis draws only concrete faults"),

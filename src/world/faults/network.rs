@@ -1,16 +1,18 @@
 //! Network faults over madsim's network: partitions (links clogged one way or both),
 //! latency (network-wide through madsim's one setting, or per node and per link through
-//! the nodes' [`Nic`](crate::world::net::Nic)), loss (network-wide) and connection resets.
+//! the nodes' [`Nic`]), loss (the same three ways) and connection resets.
 //!
 //! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
 //! as in a real partition with long TCP timeouts. Clients notice through their own
 //! request timeouts.
 
+use std::net::IpAddr;
+
 use madsim::net::NetSim;
 
 use super::{Reach, sleep_ms};
 use crate::history::EventKind;
-use crate::world::net::latency_range;
+use crate::world::net::{Nic, latency_range};
 
 /// The (from, to) node pairs between the groups: every pair across two groups, or only
 /// from the first group to the others when `one_way`.
@@ -69,57 +71,78 @@ pub fn heal(reach: &Reach) {
     });
 }
 
-/// Adds latency: on the given links, on every write of the target nodes, or with neither
-/// to every message of the network; takes it away again after `duration_ms`.
-pub async fn latency(
+/// What a latency or loss fault does to the messages it reaches.
+#[derive(Debug, Clone, Copy)]
+pub enum Degradation {
+    /// Extra one-way latency, uniform in `[min, max]` ms.
+    Latency([u64; 2]),
+    /// This fraction of packets lost (and resent).
+    Loss(f64),
+}
+
+impl Degradation {
+    fn describe(self) -> String {
+        match self {
+            Degradation::Latency([min, max]) => format!("latency +{min}..{max} ms"),
+            Degradation::Loss(rate) => format!("packet loss {:.1}%", rate * 100.0),
+        }
+    }
+
+    /// Sets (`on`) or clears this degradation on `nic`'s writes to `peer` (`None`: all).
+    fn set_on(self, nic: &Nic, peer: Option<IpAddr>, on: bool) {
+        match self {
+            Degradation::Latency(range) => nic.set_latency(peer, on.then_some(range)),
+            Degradation::Loss(rate) => nic.set_loss(peer, on.then_some(rate)),
+        }
+    }
+
+    /// Sets (`on`) or restores madsim's network-wide setting.
+    fn set_network_wide(self, on: bool, reach: &Reach) {
+        NetSim::current().update_config(|c| match self {
+            Degradation::Latency(range) => {
+                c.send_latency = latency_range(if on { range } else { reach.network.latency_ms })
+            }
+            Degradation::Loss(rate) => c.packet_loss_rate = if on { rate } else { 0.0 },
+        });
+    }
+}
+
+/// Degrades the given links, every write of the target nodes, or with neither every
+/// message of the network; restores them after `duration_ms`.
+pub async fn degrade(
+    degradation: Degradation,
     targets: &[String],
     links: Option<Vec<(String, String)>>,
-    latency_ms: [u64; 2],
     duration_ms: Option<u64>,
     reach: &Reach,
 ) {
-    let [min, max] = latency_ms;
-    let description = match (&links, targets) {
+    let scope = match (&links, targets) {
         (Some(links), _) => {
             let shown: Vec<String> = links.iter().map(|(a, b)| format!("{a}->{b}")).collect();
-            format!("latency +{min}..{max} ms on {}", shown.join(","))
+            format!("on {}", shown.join(","))
         }
-        (None, []) => format!("latency {min}..{max} ms on every message"),
-        (None, nodes) => format!("latency +{min}..{max} ms on writes of {}", nodes.join(",")),
+        (None, []) => "on every message".to_string(),
+        (None, nodes) => format!("on writes of {}", nodes.join(",")),
     };
-    let set = |range: Option<[u64; 2]>| match (&links, targets) {
+    let description = format!("{} {scope}", degradation.describe());
+    let set = |on: bool| match (&links, targets) {
         (Some(links), _) => {
             for (from, to) in links {
-                reach.nics[from].set_latency(Some(reach.ips[to]), range);
+                degradation.set_on(&reach.nics[from], Some(reach.ips[to]), on);
             }
         }
-        (None, []) => NetSim::current().update_config(|c| {
-            c.send_latency = latency_range(range.unwrap_or(reach.network.latency_ms));
-        }),
+        (None, []) => degradation.set_network_wide(on, reach),
         (None, nodes) => nodes
             .iter()
-            .for_each(|node| reach.nics[node].set_latency(None, range)),
+            .for_each(|node| degradation.set_on(&reach.nics[node], None, on)),
     };
-    set(Some(latency_ms));
+    set(true);
     reach.record(EventKind::FaultStarted {
         fault: description.clone(),
     });
     let Some(duration_ms) = duration_ms else { return };
     sleep_ms(duration_ms).await;
-    set(None);
-    reach.record(EventKind::FaultEnded { fault: description });
-}
-
-/// Drops a fraction of packets; none again after `duration_ms`.
-pub async fn loss(rate: f64, duration_ms: Option<u64>, reach: &Reach) {
-    let description = format!("packet loss {:.1}%", rate * 100.0);
-    NetSim::current().update_config(|c| c.packet_loss_rate = rate);
-    reach.record(EventKind::FaultStarted {
-        fault: description.clone(),
-    });
-    let Some(duration_ms) = duration_ms else { return };
-    sleep_ms(duration_ms).await;
-    NetSim::current().update_config(|c| c.packet_loss_rate = 0.0);
+    set(false);
     reach.record(EventKind::FaultEnded { fault: description });
 }
 
