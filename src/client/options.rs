@@ -151,9 +151,9 @@ pub enum RetryToken {
     #[default]
     Fresh,
     /// One value for every attempt of an acquire, stored with `SET NX`, which refuses the
-    /// client's own key when an earlier attempt left it behind (a late `SET` that landed
-    /// after the attempt gave up): node-redlock blocks itself until the TTL runs out
-    /// (PR #369, F2).
+    /// client's own key when an earlier attempt left it behind (a node whose reply was lost
+    /// and that [`AttemptCleanup::GrantedNodes`] does not release): node-redlock blocks
+    /// itself until the TTL runs out (PR #369, F2).
     Reused,
     /// One value for every attempt, stored by a script that also takes a key already
     /// holding that value: the fix proposed in node-redlock PR #369.

@@ -4,7 +4,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target, Trigger};
-use super::schema::{Algorithm, ExtendMode, LockSpec, Profile, Scenario, TopologyKind, WatchdogSpec};
+use super::schema::{
+    Algorithm, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind, WatchdogSpec,
+};
 
 /// Why a scenario file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -411,6 +413,12 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
                 &"`set-if-missing` sets the key again with the TTL, and the TTL is 0",
             );
         }
+        if lock.retry_token == Some(RetryToken::ReusedRefreshing) {
+            return fail(
+                "retry_token",
+                &"`reused-refreshing` sets the key again with the TTL, and the TTL is 0",
+            );
+        }
     }
     if lock.node_timeout_ms == Some(0) {
         return fail("node_timeout_ms", &"must be positive");
@@ -742,6 +750,16 @@ mod tests {
                 r#""ttl_ms": 2000"#,
                 r#""ttl_ms": 2000, "renewal_stops": "on-successful-release""#,
                 "lock.renewal_stops",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 0, "retry_token": "reused-refreshing""#,
+                "lock.retry_token",
+            ),
+            (
+                r#""ttl_ms": 2000"#,
+                r#""ttl_ms": 2000, "attempt_cleanup": "none""#,
+                "lock.attempt_cleanup",
             ),
             (
                 r#""ttl_ms": 2000"#,

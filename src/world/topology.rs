@@ -42,7 +42,7 @@ pub struct Group {
     pub address: Address,
     /// Each node's persistence; its disk outlives the node's crashes.
     persistence: Vec<Persistence>,
-    /// Each node's network interface (latency and reset faults on a node).
+    /// Each node's network interface (latency, loss and reset faults on a node).
     pub nics: Vec<Nic>,
     /// How each node, as a master, sends expiry times to replicas (its version's rule).
     ttl_replication: Vec<TtlReplication>,

@@ -83,7 +83,8 @@ pub struct ClientProcess {
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
     pub steps: Arc<dyn Steps>,
-    /// This process's network interface: extra latency on its writes, resets of its connections.
+    /// This process's network interface: latency and loss on its writes, resets of its
+    /// connections.
     pub nic: Nic,
     /// Seeds this process's random choices (tokens, jitter, work time).
     pub seed: u64,
