@@ -3,7 +3,9 @@
 //!
 //! After a timeout the late reply may still arrive; reading it as the answer to the next
 //! request would be wrong, so any failure drops the connection and the next request
-//! opens a new one.
+//! opens a new one. The same holds for a request whose future was dropped before its
+//! reply came (a watchdog cancelled mid-renewal when the work ended): its reply is still
+//! on the way, so the next request on that connection starts on a new one.
 
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
@@ -24,6 +26,8 @@ pub struct Conn<C: Connect, K: Clock> {
     clock: K,
     timeout_ms: u64,
     connection: Option<Connection<C::Stream>>,
+    /// A request was sent and its reply not read: set before each exchange, cleared after.
+    awaiting_reply: bool,
 }
 
 impl<C: Connect, K: Clock> Conn<C, K> {
@@ -34,6 +38,7 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             clock,
             timeout_ms,
             connection: None,
+            awaiting_reply: false,
         }
     }
 
@@ -44,12 +49,18 @@ impl<C: Connect, K: Clock> Conn<C, K> {
 
     /// As [`Conn::request`], for a command that may take `timeout_ms` on the server (WAIT).
     pub async fn request_within(&mut self, request: &Frame, timeout_ms: u64) -> Result<Frame, RequestError> {
+        if self.awaiting_reply {
+            // The last request was abandoned mid-way: its reply would answer this one.
+            self.connection = None;
+        }
+        self.awaiting_reply = true;
         let clock = self.clock.clone();
         let result = tokio::select! {
             biased;
             result = self.exchange(request) => result.map_err(RequestError::from),
             () = clock.sleep_ms(timeout_ms) => Err(RequestError::Timeout(timeout_ms)),
         };
+        self.awaiting_reply = false;
         if result.is_err() {
             self.connection = None;
         }
@@ -65,5 +76,58 @@ impl<C: Connect, K: Clock> Conn<C, K> {
         };
         connection.write_frame(request).await?;
         connection.read_frame().await?.ok_or(ConnectionError::Closed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncWriteExt, DuplexStream};
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::real::HostClock;
+    use crate::redis::cmd::request;
+
+    /// Connections over in-memory pipes; the test plays the server on the far ends.
+    struct Pipes(mpsc::UnboundedSender<DuplexStream>);
+
+    impl Connect for Pipes {
+        type Stream = DuplexStream;
+
+        async fn connect(&self) -> std::io::Result<DuplexStream> {
+            let (client, server) = tokio::io::duplex(1024);
+            self.0.send(server).map_err(std::io::Error::other)?;
+            Ok(client)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_dropped_before_its_reply_does_not_answer_the_next() {
+        let (pipes, mut servers) = mpsc::unbounded_channel();
+        let mut conn = Conn::new(Pipes(pipes), HostClock::new(), 5_000);
+        let ping = request([b"PING".to_vec()]);
+        tokio::select! {
+            biased;
+            _ = conn.request(&ping) => panic!("nobody answered yet"),
+            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+        }
+        // The abandoned request's reply arrives after all.
+        let mut first = servers.recv().await.expect("the first request connected");
+        first.write_all(b":0\r\n").await.unwrap();
+        let answer_on_a_new_connection = async {
+            let mut second = servers.recv().await.expect("the next request reconnects");
+            second.write_all(b"+PONG\r\n").await.unwrap();
+            std::future::pending::<()>().await
+        };
+        let reply = tokio::select! {
+            biased;
+            reply = conn.request(&ping) => reply.unwrap(),
+            () = answer_on_a_new_connection => unreachable!("it never ends"),
+        };
+        assert_eq!(
+            reply,
+            Frame::SimpleString(b"PONG".to_vec()),
+            "the late reply answered the next request"
+        );
     }
 }
