@@ -125,6 +125,15 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+/// When one of the scenario's scheduled faults first struck.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strike {
+    /// The fault's index in the scenario's `faults`.
+    pub fault: usize,
+    /// True time of the strike (for the nemesis: of its first fault), in microseconds.
+    pub true_us: u64,
+}
+
 /// The log of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct History {
@@ -132,6 +141,9 @@ pub struct History {
     pub events: Vec<Event>,
     /// True time at which the run ended, in microseconds.
     pub end_us: u64,
+    /// The scheduled faults that struck, in the order they did. A fault whose trigger never
+    /// fired is missing: whatever the run shows, it does not show that fault.
+    pub strikes: Vec<Strike>,
 }
 
 impl History {
@@ -174,6 +186,7 @@ mod tests {
                 kind: EventKind::ResourceWrite { value, fence: None },
             }],
             end_us: 2000,
+            strikes: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+use crate::check::evidence::{Evidence, evidence};
 use crate::check::{CheckSettings, Verdict, check_all};
 use crate::history::History;
 use crate::scenario::Scenario;
@@ -26,6 +27,8 @@ pub struct SeedRun {
 pub struct RunSummary {
     pub digest: String,
     pub verdicts: Vec<Verdict>,
+    /// The grants after each fault: whether the run is evidence for "holds".
+    pub evidence: Evidence,
 }
 
 /// Runs one seed on a fresh thread, catching a panic as an error message.
@@ -47,6 +50,7 @@ fn run_and_check(
         RunSummary {
             digest: history.digest(),
             verdicts: check_all(&history, &settings),
+            evidence: evidence(&history, settings.faults),
         }
     })
 }
@@ -90,7 +94,7 @@ fn on_fresh_thread<T: Send + 'static>(
 
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
 pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
-    let settings = CheckSettings::for_scenario(scenario);
+    let settings = scenario.check_settings();
     let next = AtomicU64::new(seeds.start);
     let runs = Mutex::new(Vec::new());
     std::thread::scope(|scope| {

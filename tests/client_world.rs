@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use locksim::check::{CheckSettings, Verdict, check_all, resource_safety};
+use locksim::check::{Verdict, check_all, resource_safety};
 use locksim::history::{EventKind, History};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::run_seed;
@@ -24,7 +24,7 @@ fn scenario(name: &str, lock: &str, faults: &str) -> Arc<Scenario> {
 
 /// Every checker's verdict on one run.
 fn judge(scenario: &Scenario, history: &History) -> Vec<Verdict> {
-    check_all(history, &CheckSettings::for_scenario(scenario))
+    check_all(history, &scenario.check_settings())
 }
 
 fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
@@ -180,15 +180,27 @@ fn runs_with_watchdog_fencing_and_a_profile_replay_to_the_same_digest() {
 }
 
 #[test]
-fn wait_replicas_without_replicas_refuses_every_grant() {
-    // Redisson's profile WAITs for one replica; the single topology has none.
-    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "profile": "redisson",
+fn wait_for_one_replica_without_replicas_refuses_every_grant() {
+    // `WAIT 1` on a master that has no replica can never be satisfied.
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "wait_replicas": 1,
                    "retry": { "count": 0, "delay_ms": 0, "jitter_ms": 0 } }"#;
-    let history = run(&scenario("redisson-no-replica", lock, "[]"), 0);
+    let history = run(&scenario("wait-no-replica", lock, "[]"), 0);
     assert_eq!(count(&history, |k| matches!(k, EventKind::Acquired { .. })), 0);
     let refusals = count(
         &history,
         |k| matches!(k, EventKind::AcquireFailed { reason, .. } if reason.contains("only 0 of the 1 replicas")),
     );
     assert!(refusals > 10, "{refusals} refusals naming the missing replica");
+}
+
+#[test]
+fn redisson_waits_only_for_the_replicas_it_sees() {
+    // Redisson reads `connected_slaves` first: a master without replicas gets no WAIT.
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "profile": "redisson" }"#;
+    let history = run(&scenario("redisson-no-replica", lock, "[]"), 0);
+    assert!(count(&history, |k| matches!(k, EventKind::Acquired { .. })) > 10);
+    // `"wait_replicas": 0` turns the profile's WAIT off; `1` brings the refusals back.
+    let lock = r#"{ "algorithm": "lua-release", "ttl_ms": 2000, "profile": "redisson", "wait_replicas": 1 }"#;
+    let history = run(&scenario("redisson-wait-one", lock, "[]"), 0);
+    assert_eq!(count(&history, |k| matches!(k, EventKind::Acquired { .. })), 0);
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use locksim::check::{CheckSettings, check_all};
+use locksim::check::check_all;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{run_seed, sweep};
 
@@ -49,7 +49,7 @@ fn different_seeds_give_different_traces() {
 fn gc_pause_longer_than_ttl_violates_mutual_exclusion() {
     let gc_pause = scenario("single-node-gc-pause.json");
     let history = run_seed(&gc_pause, 0).unwrap();
-    let verdicts = check_all(&history, &CheckSettings::for_scenario(&gc_pause));
+    let verdicts = check_all(&history, &gc_pause.check_settings());
     let violation = verdicts[0]
         .violation
         .as_deref()

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use locksim::check::{CheckSettings, check_all};
+use locksim::check::check_all;
 use locksim::history::{EventKind, History};
 use locksim::scenario::Scenario;
 use locksim::sweep::run_seed;
@@ -24,7 +24,7 @@ fn scenario(ttl_ms: u64, work_ms: [u64; 2], faults: &str) -> Arc<Scenario> {
 }
 
 fn violated(scenario: &Arc<Scenario>, history: &History, checker: &str) -> bool {
-    check_all(history, &CheckSettings::for_scenario(scenario))
+    check_all(history, &scenario.check_settings())
         .into_iter()
         .any(|v| v.checker == checker && v.violation.is_some())
 }

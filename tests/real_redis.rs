@@ -5,7 +5,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, Lock, LockError, LockOptions, RequestError, Retry, WaitReplicas};
+use locksim::client::{
+    Algorithm, Conn, Lock, LockError, LockOptions, RequestError, Retry, WaitFor, WaitReplicas,
+};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand_chacha::ChaCha8Rng;
@@ -171,7 +173,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
                 jitter_ms: 0,
             })
             .wait_replicas(WaitReplicas {
-                replicas,
+                replicas: WaitFor::Exactly(replicas),
                 timeout_ms: 200,
             });
         client(master.addr, seed, options)

@@ -4,6 +4,7 @@
 //! violate the invariant and one that must not.
 
 pub mod deadlock;
+pub mod evidence;
 pub mod liveness;
 pub mod mutual_exclusion;
 pub mod resource_safety;
@@ -15,7 +16,6 @@ pub mod validity;
 mod testing;
 
 use crate::history::History;
-use crate::scenario::Scenario;
 
 /// One checker's judgement of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,8 @@ pub struct Verdict {
     pub violation: Option<String>,
 }
 
-/// What the checkers need to know of the scenario beyond the history itself.
+/// What the checkers (and the [`evidence`] rule) need to know of the scenario beyond the
+/// history itself; `Scenario::check_settings` fills it in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckSettings {
     /// The lock's time to live.
@@ -37,37 +38,10 @@ pub struct CheckSettings {
     pub liveness_bound_ms: u64,
     /// The longest one client may wait for the lock while others get it.
     pub starvation_bound_ms: u64,
-}
-
-impl CheckSettings {
-    /// Settings for a scenario: the slack is one full retry cycle (the longest retry
-    /// sleep, a timed-out request, the longest think time) after the key expired. The
-    /// bounds are the scenario's `checks`, or else: liveness, one worst-case hand-over
-    /// (the holder died, its key lives out the TTL, a waiter notices within the slack);
-    /// starvation, [`STARVATION_CYCLES`] of the longest lock cycles (the longer of the TTL
-    /// and the longest critical section, then the slack).
-    pub fn for_scenario(scenario: &Scenario) -> Self {
-        let options = scenario.lock.options();
-        let deadlock_slack_ms = options.retry.delay_ms
-            + options.retry.jitter_ms
-            + options.request_timeout_ms
-            + scenario.clients.think_ms[1];
-        let clients = &scenario.clients;
-        let longest_section_ms = clients.longest_work_ms() + clients.write_delay_ms.map_or(0, |[_, max]| max);
-        let longest_cycle_ms = options.ttl_ms.max(longest_section_ms) + deadlock_slack_ms;
-        CheckSettings {
-            ttl_ms: options.ttl_ms,
-            deadlock_slack_ms,
-            liveness_bound_ms: scenario
-                .checks
-                .liveness_bound_ms
-                .unwrap_or(options.ttl_ms + deadlock_slack_ms),
-            starvation_bound_ms: scenario
-                .checks
-                .starvation_bound_ms
-                .unwrap_or(STARVATION_CYCLES * longest_cycle_ms),
-        }
-    }
+    /// How many faults the scenario schedules.
+    pub faults: usize,
+    /// Grants needed after every fault for a run to count as exercised.
+    pub min_grants_after_fault: u64,
 }
 
 /// The default starvation bound, in lock cycles at their longest: a waiter kept out for

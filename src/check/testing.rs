@@ -10,6 +10,8 @@ pub const SETTINGS: CheckSettings = CheckSettings {
     deadlock_slack_ms: 500,
     liveness_bound_ms: 2500,
     starvation_bound_ms: 5000,
+    faults: 0,
+    min_grants_after_fault: 1,
 };
 
 /// An event at `true_ms` on `node`, with a local clock that reads true time.
@@ -104,5 +106,6 @@ pub fn history(end_ms: u64, events: Vec<Event>) -> History {
     History {
         events,
         end_us: end_ms * 1000,
+        strikes: Vec::new(),
     }
 }

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use locksim::check::{CheckSettings, check_all};
+use locksim::check::check_all;
+use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
@@ -96,10 +97,20 @@ pub fn replay(file: &Path, seed: u64) -> ExitCode {
         ));
     }
     emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
-    for verdict in check_all(&history, &CheckSettings::for_scenario(&scenario)) {
-        match verdict.violation {
-            None => emit(format_args!("{}: holds", verdict.checker)),
-            Some(why) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
+    let settings = scenario.check_settings();
+    let evidence = evidence(&history, settings.faults);
+    for line in evidence.lines() {
+        emit(format_args!("evidence: {line}"));
+    }
+    let exercised = evidence.exercised(settings.min_grants_after_fault);
+    if let Err(why) = exercised {
+        emit(format_args!("evidence: NOT EXERCISED: {why}"));
+    }
+    for verdict in check_all(&history, &settings) {
+        match (verdict.violation, exercised) {
+            (Some(why), _) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
+            (None, Ok(())) => emit(format_args!("{}: holds", verdict.checker)),
+            (None, Err(_)) => emit(format_args!("{}: not exercised", verdict.checker)),
         }
     }
     emit(format_args!("digest: {}", history.digest()));

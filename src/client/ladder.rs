@@ -6,12 +6,12 @@
 
 use super::conn::Conn;
 use super::lock::LockError;
-use super::options::{Algorithm, ExtendMode, LockOptions, RetryToken};
+use super::options::{Algorithm, ExtendMode, LockOptions, RetryToken, WaitFor};
 use super::scripts;
 use super::steps::{Step, Steps};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
-use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Set, SetExpiry, Setnx, Wait};
+use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Info, Set, SetExpiry, Setnx, Wait};
 
 /// Tries to take the key on one node; `Ok(true)` when this node granted it, and with
 /// `wait_replicas`, enough replicas acknowledged it (else [`LockError::NotReplicated`],
@@ -23,6 +23,7 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
     token: &str,
     steps: &dyn Steps,
 ) -> Result<bool, LockError> {
+    let replication = plan_wait(conn, options).await?;
     let granted = match options.algorithm {
         Algorithm::Setnx | Algorithm::SetnxExpire => {
             let setnx = Setnx {
@@ -71,25 +72,67 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
             }
         }
     };
-    match options.wait_replicas {
-        Some(wait) if granted => {
-            let request = Wait {
-                replicas: wait.replicas as i64,
-                timeout_ms: wait.timeout_ms as i64,
-            };
-            // WAIT blocks on the server for up to its timeout: give the reply that long more.
-            let within_ms = wait.timeout_ms + options.request_timeout_ms;
-            let acknowledged = integer(conn.request_within(&request.into_frame(), within_ms).await?)?;
-            if acknowledged < wait.replicas as i64 {
-                return Err(LockError::NotReplicated {
-                    acknowledged,
-                    needed: wait.replicas,
-                });
-            }
-            Ok(true)
-        }
-        _ => Ok(granted),
+    if granted {
+        confirm_replicated(conn, options, replication).await?;
     }
+    Ok(granted)
+}
+
+/// What to WAIT for after the next write: `(replicas, needed)`, or nothing.
+type WaitPlan = Option<(u32, u32)>;
+
+/// Decides, before a write, what `options.wait_replicas` will WAIT for after it. Redisson
+/// reads the master's replica count first and skips WAIT on a master without replicas.
+async fn plan_wait<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    options: &LockOptions,
+) -> Result<WaitPlan, LockError> {
+    Ok(match options.wait_replicas.map(|wait| wait.replicas) {
+        None => None,
+        Some(WaitFor::Exactly(n)) => Some((n, n)),
+        Some(WaitFor::Connected) => match connected_replicas(conn).await? {
+            0 => None,
+            n => Some((n, 1)),
+        },
+    })
+}
+
+/// `connected_slaves` of the node's `INFO replication`.
+async fn connected_replicas<C: Connect, K: Clock>(conn: &mut Conn<C, K>) -> Result<u32, LockError> {
+    let info = Info {
+        sections: vec![b"replication".to_vec()],
+    };
+    match conn.request(&info.into_frame()).await? {
+        Frame::BulkString(text) => Ok(String::from_utf8_lossy(&text)
+            .lines()
+            .find_map(|line| line.strip_prefix("connected_slaves:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)),
+        other => Err(LockError::UnexpectedReply(other)),
+    }
+}
+
+/// After a write that granted or extended the lock: WAIT as planned; too few
+/// acknowledgements are [`LockError::NotReplicated`], the key left on the node.
+async fn confirm_replicated<C: Connect, K: Clock>(
+    conn: &mut Conn<C, K>,
+    options: &LockOptions,
+    plan: WaitPlan,
+) -> Result<(), LockError> {
+    let (Some((replicas, needed)), Some(wait)) = (plan, options.wait_replicas) else {
+        return Ok(());
+    };
+    let request = Wait {
+        replicas: i64::from(replicas),
+        timeout_ms: wait.timeout_ms as i64,
+    };
+    // WAIT blocks on the server for up to its timeout: give the reply that long more.
+    let within_ms = wait.timeout_ms + options.request_timeout_ms;
+    let acknowledged = integer(conn.request_within(&request.into_frame(), within_ms).await?)?;
+    if acknowledged < i64::from(needed) {
+        return Err(LockError::NotReplicated { acknowledged, needed });
+    }
+    Ok(())
 }
 
 /// Releases the key on one node; `Ok(true)` when a key was deleted, which for tiers 1–3
@@ -126,21 +169,26 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
 }
 
 /// Sets the key's TTL to `ttl_ms` again if it still holds `token`, in one atomic script
-/// whose treatment of a missing key or a zero TTL `mode` chooses.
+/// whose treatment of a missing key or a zero TTL `options.extend` chooses; then WAITs as
+/// an acquire does.
 pub(crate) async fn extend_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
-    mode: ExtendMode,
+    options: &LockOptions,
     key: &[u8],
     token: &str,
-    ttl_ms: u64,
 ) -> Result<bool, LockError> {
-    let script = match mode {
+    let replication = plan_wait(conn, options).await?;
+    let script = match options.extend {
         ExtendMode::CompareAndExpire => scripts::EXTEND,
         ExtendMode::Reacquire => scripts::REACQUIRE,
         ExtendMode::SetIfMissing => scripts::EXTEND_OR_SET,
     };
-    let ttl = ttl_ms.to_string();
-    Ok(eval(conn, script, key, &[token.as_bytes(), ttl.as_bytes()]).await? == 1)
+    let ttl = options.ttl_ms.to_string();
+    let extended = eval(conn, script, key, &[token.as_bytes(), ttl.as_bytes()]).await? == 1;
+    if extended {
+        confirm_replicated(conn, options, replication).await?;
+    }
+    Ok(extended)
 }
 
 /// The next fencing token from the counter `key` on this node.

@@ -74,7 +74,7 @@ pub enum LockError {
     },
     #[error("acquired, but the acquire took {elapsed_ms} ms of a {ttl_ms} ms TTL: no validity left")]
     NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
-    #[error("granted, but only {acknowledged} of the {needed} replicas required acknowledged it")]
+    #[error("written, but only {acknowledged} of the {needed} replicas required acknowledged it")]
     NotReplicated { acknowledged: i64, needed: u32 },
     #[error(
         "extend unconfirmed: {extended} nodes extended, {needed} needed, the others failed ({last_error})"
@@ -305,11 +305,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// [`LockError::ExtendUnconfirmed`] when nodes did not answer, so the key may be ours.
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
-        let (ttl_ms, mode) = (self.options.ttl_ms, self.options.extend);
+        let (ttl_ms, options) = (self.options.ttl_ms, &self.options);
         let replies = join_all(
             self.nodes
                 .iter_mut()
-                .map(|node| ladder::extend_on(node, mode, &lease.key, &lease.token, ttl_ms)),
+                .map(|node| ladder::extend_on(node, options, &lease.key, &lease.token)),
         )
         .await;
         self.steps.reached(Step::AfterReplies).await;

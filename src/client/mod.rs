@@ -19,6 +19,6 @@ pub use conn::{Conn, RequestError};
 pub use lock::{Held, Lease, Lock, LockError, LockGuard};
 pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults,
-    RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitReplicas,
+    RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
 pub use steps::{NoSteps, Step, Steps};

@@ -90,12 +90,25 @@ impl ValidityClock {
     }
 }
 
-/// `WAIT replicas timeout` after each grant: the grant counts only when at least
-/// `replicas` replicas acknowledged it within `timeout_ms` (Redisson's synced-slaves check).
+/// `WAIT` after each write that grants or extends the lock: the write counts only when
+/// enough replicas acknowledged it within `timeout_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitReplicas {
-    pub replicas: u32,
+    pub replicas: WaitFor,
     pub timeout_ms: u64,
+}
+
+/// How many replicas a [`WaitReplicas`] waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// `WAIT n`: fewer than `n` acknowledgements fail the write, so a master without
+    /// replicas (a promoted one) can never grant the lock.
+    Exactly(u32),
+    /// Redisson's synced-slaves check (`RedissonBaseLock.evalWriteSyncedAsync`,
+    /// `checkLockSyncedSlaves`): read `connected_slaves` from `INFO replication` first;
+    /// with none, send no WAIT at all; else `WAIT connected_slaves`, and fail only when
+    /// not one replica acknowledged.
+    Connected,
 }
 
 /// Where fencing tokens come from.
@@ -191,7 +204,8 @@ pub enum RenewalStops {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
-    /// Redisson RLock: watchdog renewing every TTL/3, WAIT for a replica after acquiring.
+    /// Redisson RLock: watchdog renewing every TTL/3; after each acquire and renewal, WAIT
+    /// for the replicas the master says it has (none: no WAIT).
     Redisson,
     /// go-redsync: 32 tries 50–250 ms apart, drift `ttl × 0.01` without the 2 ms.
     Redsync,
@@ -242,9 +256,9 @@ impl Profile {
                 validity_check: false,
                 validity_clock: ValidityClock::Monotonic,
                 watchdog_divisor: Some(3),
-                // `checkLockSyncedSlaves`: one replica, `slavesSyncTimeout` 1000 ms.
+                // `checkLockSyncedSlaves`: the replicas it sees, `slavesSyncTimeout` 1000 ms.
                 wait_replicas: Some(WaitReplicas {
-                    replicas: 1,
+                    replicas: WaitFor::Connected,
                     timeout_ms: 1000,
                 }),
                 timeout_factor: None,
@@ -458,7 +472,10 @@ mod tests {
     fn a_profile_fills_in_and_explicit_settings_override() {
         let options = LockOptions::new(Algorithm::LuaRelease, 30_000).profile(Profile::Redisson);
         assert_eq!(options.watchdog_interval_ms, Some(10_000));
-        assert_eq!(options.wait_replicas.map(|w| w.replicas), Some(1));
+        assert_eq!(
+            options.wait_replicas.map(|w| w.replicas),
+            Some(WaitFor::Connected)
+        );
         assert!(!options.signal_loss, "Redisson does not interrupt the holder");
         let options = LockOptions::new(Algorithm::Redlock, 8_000)
             .profile(Profile::Redsync)

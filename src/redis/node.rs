@@ -70,9 +70,8 @@ pub struct Node {
     pub ttl_replication: TtlReplication,
     /// Told of each write a master applies, before its replicas are.
     pub on_write: Option<WriteHook>,
-    /// While a gate from `on_write` is closed, the stream to replicas waits in `held`.
+    /// While a gate from `on_write` is closed, the stream to replicas is held back.
     gate: Option<Gate>,
-    held: Vec<u8>,
 }
 
 impl Node {
@@ -86,7 +85,6 @@ impl Node {
             ttl_replication: TtlReplication::default(),
             on_write: None,
             gate: None,
-            held: Vec::new(),
         })
     }
 }
@@ -110,10 +108,10 @@ impl Node {
             TtlReplication::Absolute => saved,
             TtlReplication::Relative => effects(&changes, &self.db, Some(now_ms)),
         };
-        self.held.extend(streamed);
-        if self.gate.as_ref().is_none_or(Gate::is_open) {
+        if self.gate.as_ref().is_some_and(Gate::is_open) {
             self.gate = None;
-            self.replication.propagate(&std::mem::take(&mut self.held));
         }
+        self.replication.hold(self.gate.is_some());
+        self.replication.propagate(&streamed);
     }
 }

@@ -59,6 +59,16 @@ struct ReplicaLink {
     stream: mpsc::UnboundedSender<Vec<u8>>,
     /// The last offset it acknowledged.
     acked: u64,
+    /// Stream written to the backlog while the master's stream was held back (see
+    /// [`Replication::hold`]), not yet sent to this replica.
+    held: Vec<u8>,
+}
+
+impl ReplicaLink {
+    /// Sends what was held for this replica; false when its link has closed.
+    fn flush_held(&mut self) -> bool {
+        self.held.is_empty() || self.stream.send(std::mem::take(&mut self.held)).is_ok()
+    }
 }
 
 /// A node's replication state.
@@ -73,6 +83,8 @@ pub struct Replication {
     replicas: BTreeMap<u64, ReplicaLink>,
     /// Woken when a replica acknowledges, for WAIT.
     acks: Rc<Notify>,
+    /// Whether the stream waits at the links instead of going out (see [`Replication::hold`]).
+    holding: bool,
 }
 
 impl Default for Replication {
@@ -84,6 +96,7 @@ impl Default for Replication {
             generation: 0,
             replicas: BTreeMap::new(),
             acks: Rc::new(Notify::new()),
+            holding: false,
         }
     }
 }
@@ -140,10 +153,31 @@ impl Replication {
         }
     }
 
+    /// Writes `bytes` to the backlog: the offset advances at once, as Redis's
+    /// `master_repl_offset` does when a write is propagated, whether or not any replica
+    /// will ever receive it. WAIT compares acknowledgements against this offset, so a
+    /// write that never reached a replica is never counted as acknowledged by it.
     fn send(&mut self, bytes: Vec<u8>) {
         self.offset += bytes.len() as u64;
-        self.replicas
-            .retain(|_, replica| replica.stream.send(bytes.clone()).is_ok());
+        let holding = self.holding;
+        self.replicas.retain(|_, replica| {
+            if holding {
+                replica.held.extend_from_slice(&bytes);
+                true
+            } else {
+                replica.flush_held() && replica.stream.send(bytes.clone()).is_ok()
+            }
+        });
+    }
+
+    /// Holds the stream back at every link (`true`) or lets what was held go (`false`):
+    /// the simulator's way to keep a write on the master alone for a while, as a slow or
+    /// cut replication link does. Held bytes already count in the offset.
+    pub fn hold(&mut self, holding: bool) {
+        self.holding = holding;
+        if !holding {
+            self.replicas.retain(|_, replica| replica.flush_held());
+        }
     }
 
     /// Asks every replica for its offset (before WAIT waits).
@@ -295,6 +329,7 @@ impl Replication {
                 port,
                 stream,
                 acked: self.offset,
+                held: Vec::new(),
             },
         );
         (handshake, receiver)
@@ -347,4 +382,28 @@ pub async fn send_request<S: AsyncWrite + Unpin>(stream: &mut S, words: Vec<Vec<
 pub async fn send<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result<()> {
     stream.write_all(bytes).await?;
     stream.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_write_counts_in_the_offset_but_no_replica_acknowledges_it() {
+        let mut replication = Replication::default();
+        let (_, mut stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default());
+        let before = replication.offset;
+        replication.hold(true);
+        replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
+        let after = replication.offset;
+        assert!(after > before, "the backlog has the write");
+        assert!(stream.try_recv().is_err(), "the replica does not");
+        // The replica acknowledges everything it has: WAIT for the write counts nobody.
+        replication.ack(1, before);
+        assert_eq!(replication.acked(after), 0);
+        replication.hold(false);
+        assert_eq!(stream.try_recv().unwrap(), b"*1\r\n$8\r\nFLUSHALL\r\n".to_vec());
+        replication.ack(1, after);
+        assert_eq!(replication.acked(after), 1);
+    }
 }

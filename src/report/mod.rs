@@ -1,12 +1,22 @@
 //! What a sweep of one scenario found, as a table row, a replay hint and a JSON object.
+//!
+//! Every verdict carries its evidence: each checker's violating seeds as a rate with its
+//! 95% interval, and whether the seeds contended for the lock after the faults at all. A
+//! checker that found nothing in seeds that never exercised the lock is reported as *not
+//! exercised*, never as *holds*.
+
+pub mod rate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use self::rate::Rate;
 use crate::check;
+use crate::check::evidence::NotExercised;
 use crate::scenario::{Expectation, Scenario};
+use crate::sweep::SeedRun;
 
 /// The table's checker columns, in order, with their headers.
 const COLUMNS: [(&str, &str); 7] = [
@@ -18,7 +28,43 @@ const COLUMNS: [(&str, &str); 7] = [
     (check::liveness::NAME, "live"),
     (check::starvation::NAME, "starve"),
 ];
-use crate::sweep::SeedRun;
+
+/// Width of a checker cell in the table ("100/100 96-100%" and a mark).
+const CELL: usize = 18;
+
+/// What the seeds say of one checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// Some seed violated it.
+    Violated,
+    /// No seed violated it, and every seed contended for the lock after its faults.
+    Holds,
+    /// No seed violated it, but some seeds never contended for the lock after the faults:
+    /// nothing was shown.
+    NotExercised,
+}
+
+impl Finding {
+    /// The word used in tables, JSON and messages.
+    pub fn word(self) -> &'static str {
+        match self {
+            Finding::Violated => "violated",
+            Finding::Holds => "holds",
+            Finding::NotExercised => "not exercised",
+        }
+    }
+}
+
+/// One scheduled fault over all seeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultSummary {
+    /// The fault's kind (`crash`, `partition`, …).
+    pub kind: String,
+    /// Seeds in which it struck.
+    pub struck: u64,
+    /// Grants after it struck, over the seeds where it did: fewest, median, most.
+    pub grants_after: Option<[u64; 3]>,
+}
 
 /// The outcome of running one scenario over a range of seeds.
 #[derive(Debug, Clone)]
@@ -31,6 +77,10 @@ pub struct ScenarioReport {
     pub violations: BTreeMap<&'static str, Vec<u64>>,
     /// Seeds whose run failed inside the simulator, with the message.
     pub errors: Vec<(u64, String)>,
+    /// Seeds that did not contend for the lock after their faults, and why.
+    pub not_exercised: Vec<(u64, NotExercised)>,
+    /// The scheduled faults, in the scenario's order.
+    pub faults: Vec<FaultSummary>,
     /// Checker name → (expected, met).
     pub expectations: Vec<(&'static str, Expectation, bool)>,
     /// Host time the sweep took (not part of any digest).
@@ -40,8 +90,11 @@ pub struct ScenarioReport {
 impl ScenarioReport {
     /// Summarises the runs of one scenario against its expectations.
     pub fn new(file: &Path, scenario: &Scenario, seed_start: u64, runs: &[SeedRun], wall_ms: u128) -> Self {
+        let settings = scenario.check_settings();
         let mut violations: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
         let mut errors = Vec::new();
+        let mut not_exercised = Vec::new();
+        let mut grants_after: Vec<Vec<u64>> = vec![Vec::new(); scenario.faults.len()];
         for run in runs {
             match &run.outcome {
                 Ok(summary) => {
@@ -51,30 +104,58 @@ impl ScenarioReport {
                             seeds.push(run.seed);
                         }
                     }
+                    if let Err(why) = summary.evidence.exercised(settings.min_grants_after_fault) {
+                        not_exercised.push((run.seed, why));
+                    }
+                    for (grants, fault) in grants_after.iter_mut().zip(&summary.evidence.faults) {
+                        if fault.struck_us.is_some() {
+                            grants.push(fault.grants_after);
+                        }
+                    }
                 }
                 Err(message) => errors.push((run.seed, message.clone())),
             }
         }
-        let expectations = scenario
-            .expect
-            .entries()
-            .into_iter()
-            .map(|(checker, expected)| {
-                let violated = violations.get(checker).is_some_and(|seeds| !seeds.is_empty());
-                let met = errors.is_empty() && violated == (expected == Expectation::Violated);
-                (checker, expected, met)
+        let faults = scenario
+            .faults
+            .iter()
+            .zip(grants_after)
+            .map(|(fault, mut grants)| {
+                grants.sort_unstable();
+                FaultSummary {
+                    kind: fault.action.kind().to_string(),
+                    struck: grants.len() as u64,
+                    grants_after: (!grants.is_empty())
+                        .then(|| [grants[0], grants[grants.len() / 2], grants[grants.len() - 1]]),
+                }
             })
             .collect();
-        ScenarioReport {
+        let mut report = ScenarioReport {
             file: file.to_path_buf(),
             name: scenario.name.clone(),
             seed_start,
             seeds: runs.len() as u64,
             violations,
             errors,
-            expectations,
+            not_exercised,
+            faults,
+            expectations: Vec::new(),
             wall_ms,
-        }
+        };
+        report.expectations = scenario
+            .expect
+            .entries()
+            .into_iter()
+            .map(|(checker, expected)| {
+                let met = report.errors.is_empty()
+                    && match (expected, report.finding(checker)) {
+                        (Expectation::Violated, finding) => finding == Finding::Violated,
+                        (Expectation::Holds, finding) => finding == Finding::Holds,
+                    };
+                (checker, expected, met)
+            })
+            .collect();
+        report
     }
 
     /// Seeds that violated any checker, in order.
@@ -83,6 +164,31 @@ impl ScenarioReport {
         seeds.sort_unstable();
         seeds.dedup();
         seeds
+    }
+
+    /// Seeds that ran to the end and contended for the lock after every fault.
+    pub fn exercised_seeds(&self) -> u64 {
+        self.seeds - self.errors.len() as u64 - self.not_exercised.len() as u64
+    }
+
+    /// How often `checker` fired, over the seeds that ran to the end.
+    pub fn rate(&self, checker: &str) -> Rate {
+        Rate {
+            violating: self.violations.get(checker).map_or(0, Vec::len) as u64,
+            seeds: self.seeds - self.errors.len() as u64,
+        }
+    }
+
+    /// What the seeds say of `checker`: a violation is a violation in any seed; "holds"
+    /// needs every seed to have contended for the lock after its faults.
+    pub fn finding(&self, checker: &str) -> Finding {
+        if self.rate(checker).violating > 0 {
+            Finding::Violated
+        } else if self.not_exercised.is_empty() && self.exercised_seeds() > 0 {
+            Finding::Holds
+        } else {
+            Finding::NotExercised
+        }
     }
 
     /// Whether every expectation was met and no run failed.
@@ -94,25 +200,23 @@ impl ScenarioReport {
     pub fn table_header() -> String {
         let columns: String = COLUMNS
             .iter()
-            .map(|(_, header)| format!(" {header:>9}"))
+            .map(|(_, header)| format!(" {header:>width$}   ", width = CELL - 3))
             .collect();
-        format!(
-            "{:<44} {:>6} {:>9}{columns}  verdict",
-            "scenario", "seeds", "violating"
-        )
+        format!("{:<44} {:>9}{columns}  verdict", "scenario", "exercised")
     }
 
     /// The legend printed under the table.
     pub fn table_legend() -> &'static str {
-        "cells: violating seeds per checker; v / h = expected violated / holds; ! = expectation not met"
+        "cells: violating/seeds and the 95% interval (Wilson; < 3/N when none); exercised: seeds with a grant \
+         after every fault; v / h = expected violated / holds; ! = expectation not met"
     }
 
-    /// One row of the verdict table, then a replay hint for the first violating seed.
+    /// One row of the verdict table, then why an expectation was not met, and a replay
+    /// hint for the first violating seed.
     pub fn table_lines(&self) -> Vec<String> {
         let cells: String = COLUMNS
             .iter()
             .map(|(checker, _)| {
-                let count = self.violations.get(checker).map_or(0, Vec::len);
                 let mark = match self.expectations.iter().find(|(c, _, _)| c == checker) {
                     None => "  ",
                     Some((_, Expectation::Violated, true)) => "v ",
@@ -120,7 +224,8 @@ impl ScenarioReport {
                     Some((_, Expectation::Violated, false)) => "v!",
                     Some((_, Expectation::Holds, false)) => "h!",
                 };
-                format!(" {count:>7}{mark}")
+                let cell = format!("{} {mark}", self.rate(checker).cell());
+                format!(" {cell:>CELL$}")
             })
             .collect();
         let verdict = match (self.expect_met(), self.errors.len()) {
@@ -128,12 +233,13 @@ impl ScenarioReport {
             (false, 0) => "NOT MET".to_string(),
             (false, n) => format!("NOT MET ({n} runs failed)"),
         };
-        let mut lines = vec![format!(
-            "{:<44} {:>6} {:>9}{cells}  {verdict}",
-            self.name,
-            self.seeds,
-            self.violating_seeds().len(),
-        )];
+        let exercised = format!("{}/{}", self.exercised_seeds(), self.seeds);
+        let mut lines = vec![format!("{:<44} {exercised:>9}{cells}  {verdict}", self.name)];
+        for (checker, expected, met) in &self.expectations {
+            if !met && self.errors.is_empty() {
+                lines.push(format!("  {checker}: {}", self.unmet_reason(checker, *expected)));
+            }
+        }
         if let Some(seed) = self.violating_seeds().first() {
             lines.push(format!(
                 "replay: locksim replay {} --seed {seed}",
@@ -146,22 +252,58 @@ impl ScenarioReport {
         lines
     }
 
+    /// Why the expectation on `checker` was not met, in one sentence.
+    fn unmet_reason(&self, checker: &str, expected: Expectation) -> String {
+        let rate = self.rate(checker).sentence();
+        match (expected, self.finding(checker)) {
+            (Expectation::Violated, _) => format!("expected violated, but no seed violated it: {rate}"),
+            (Expectation::Holds, Finding::Violated) => format!("expected to hold, but violated in {rate}"),
+            (Expectation::Holds, _) => format!(
+                "expected to hold, but not exercised: {} of {} seeds never contended for the lock after \
+                 their faults ({})",
+                self.not_exercised.len(),
+                self.seeds,
+                self.not_exercised_example()
+            ),
+        }
+    }
+
+    /// The first seed that was not exercised, and why.
+    fn not_exercised_example(&self) -> String {
+        match self.not_exercised.first() {
+            Some((seed, why)) => format!("seed {seed}: {why}"),
+            None => "every seed that ran was".to_string(),
+        }
+    }
+
     /// The machine-readable form, one object per scenario.
     pub fn to_json(&self) -> Value {
         let violating = self.violating_seeds();
-        let checkers: serde_json::Map<String, Value> = self
-            .violations
+        let checkers: serde_json::Map<String, Value> = COLUMNS
             .iter()
-            .map(|(checker, seeds)| {
+            .map(|(checker, _)| {
                 let expectation = self.expectations.iter().find(|(c, _, _)| c == checker);
-                (
-                    checker.to_string(),
-                    json!({
-                        "violating_seeds": seeds,
-                        "expect": expectation.map(|(_, e, _)| expectation_word(*e)),
-                        "met": expectation.map(|(_, _, met)| *met),
+                let mut entry = self.rate(checker).to_json();
+                entry["violating_seeds"] = json!(self.violations.get(checker).cloned().unwrap_or_default());
+                entry["finding"] = json!(self.finding(checker).word());
+                entry["expect"] = json!(expectation.map(|(_, e, _)| expectation_word(*e)));
+                entry["met"] = json!(expectation.map(|(_, _, met)| *met));
+                (checker.to_string(), entry)
+            })
+            .collect();
+        let faults: Vec<Value> = self
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(i, fault)| {
+                json!({
+                    "fault": i + 1,
+                    "kind": fault.kind,
+                    "struck_seeds": fault.struck,
+                    "grants_after": fault.grants_after.map(|[min, median, max]| {
+                        json!({"min": min, "median": median, "max": max})
                     }),
-                )
+                })
             })
             .collect();
         json!({
@@ -171,6 +313,9 @@ impl ScenarioReport {
             "seeds": self.seeds,
             "violating_seeds": violating.len(),
             "first_violation_seed": violating.first(),
+            "exercised_seeds": self.exercised_seeds(),
+            "not_exercised": self.not_exercised.iter().map(|(seed, why)| json!({"seed": seed, "reason": why.to_string()})).collect::<Vec<_>>(),
+            "faults": faults,
             "expect_met": self.expect_met(),
             "checkers": checkers,
             "errors": self.errors.iter().map(|(seed, message)| json!({"seed": seed, "message": message})).collect::<Vec<_>>(),

@@ -120,6 +120,27 @@ pub enum FaultAction {
     },
 }
 
+impl FaultAction {
+    /// The fault's `kind`, as scenario files spell it.
+    pub fn kind(&self) -> &'static str {
+        let kind = match self {
+            FaultAction::Pause { .. } => FaultKind::Pause,
+            FaultAction::Crash { .. } => FaultKind::Crash,
+            FaultAction::Restart => FaultKind::Restart,
+            FaultAction::ClockJump { .. } => FaultKind::ClockJump,
+            FaultAction::ClockDrift { .. } => FaultKind::ClockDrift,
+            FaultAction::Partition { .. } => FaultKind::Partition,
+            FaultAction::Heal => FaultKind::Heal,
+            FaultAction::Latency { .. } => FaultKind::Latency,
+            FaultAction::Loss { .. } => FaultKind::Loss,
+            FaultAction::Reset => FaultKind::Reset,
+            FaultAction::ReplicationStall { .. } => FaultKind::ReplicationStall,
+            FaultAction::Random { .. } => FaultKind::Random,
+        };
+        kind.name()
+    }
+}
+
 /// Kinds the nemesis can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -445,9 +445,6 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
             &"says when the watchdog stops, and there is no watchdog",
         );
     }
-    if lock.wait_replicas == Some(0) {
-        return fail("wait_replicas", &"must be at least 1 (leave it out for no WAIT)");
-    }
     if lock.profile == Some(Profile::RedisPy) && lock.algorithm == Algorithm::Redlock {
         return fail("profile", &"redis-py is a single-node client; it has no Redlock");
     }
@@ -718,7 +715,7 @@ mod tests {
             ),
             (
                 r#""ttl_ms": 2000"#,
-                r#""ttl_ms": 2000, "wait_replicas": 0"#,
+                r#""ttl_ms": 2000, "wait_replicas": "all""#,
                 "lock.wait_replicas",
             ),
             (

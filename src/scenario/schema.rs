@@ -9,7 +9,7 @@ use crate::check;
 pub use crate::client::{
     Algorithm, AttemptCleanup, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops, RetryToken,
 };
-use crate::client::{LockOptions, Retry, WaitReplicas};
+use crate::client::{LockOptions, Retry, WaitFor, WaitReplicas};
 
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -59,6 +59,10 @@ pub struct ChecksSpec {
     /// The longest one client may wait while others get the lock (default: five
     /// hand-overs).
     pub starvation_bound_ms: Option<u64>,
+    /// Grants of the lock needed after every fault for a seed to count as exercised: a
+    /// seed with fewer is evidence of nothing, and a checker expected to hold is not met
+    /// on such seeds (default 1).
+    pub min_grants_after_fault: Option<u64>,
 }
 
 fn default_seeds() -> u64 {
@@ -164,10 +168,12 @@ pub struct LockSpec {
     /// Where fencing tokens come from: `none`, `master-incr` or `counter`.
     #[serde(default)]
     pub fencing: Option<Fencing>,
-    /// After each grant, `WAIT` (up to `node_timeout_ms`) for this many replicas; fewer
-    /// acknowledgements fail the grant.
+    /// After each grant (and renewal), `WAIT` up to `node_timeout_ms`: for this many
+    /// replicas, fewer acknowledgements failing it (`0`: no WAIT, even where the profile
+    /// has one); or `"connected"`, Redisson's check: for the replicas `INFO replication`
+    /// lists, failing only when none acknowledged.
     #[serde(default)]
-    pub wait_replicas: Option<u32>,
+    pub wait_replicas: Option<WaitSpec>,
     /// How an extend treats the key: `compare-and-expire` (the default), `reacquire`
     /// (redis-py: `PEXPIRE` even with TTL 0, which deletes the key) or `set-if-missing`
     /// (go-redsync's `WithSetNXOnExtend`: a lost key is silently taken again).
@@ -195,6 +201,23 @@ pub struct LockSpec {
     /// the key for a TTL).
     #[serde(default)]
     pub attempt_cleanup: Option<AttemptCleanup>,
+}
+
+/// `lock.wait_replicas`: a number of replicas, or `"connected"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum WaitSpec {
+    /// `WAIT n`; 0 turns WAIT off.
+    Replicas(u32),
+    /// Redisson's synced-slaves check.
+    Connected(ConnectedReplicas),
+}
+
+/// The one word `lock.wait_replicas` takes besides a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectedReplicas {
+    Connected,
 }
 
 /// `lock.watchdog`: on with the usual interval, or with an explicit one.
@@ -247,11 +270,15 @@ impl LockSpec {
         override_with(&mut options.renewal_stops, self.renewal_stops);
         override_with(&mut options.retry_token, self.retry_token);
         override_with(&mut options.attempt_cleanup, self.attempt_cleanup);
-        if let Some(replicas) = self.wait_replicas {
-            options.wait_replicas = Some(WaitReplicas {
-                replicas,
-                timeout_ms: options.request_timeout_ms,
-            });
+        let wait = |replicas| WaitReplicas {
+            replicas,
+            timeout_ms: options.request_timeout_ms,
+        };
+        match self.wait_replicas {
+            None => {}
+            Some(WaitSpec::Replicas(0)) => options.wait_replicas = None,
+            Some(WaitSpec::Replicas(n)) => options.wait_replicas = Some(wait(WaitFor::Exactly(n))),
+            Some(WaitSpec::Connected(_)) => options.wait_replicas = Some(wait(WaitFor::Connected)),
         }
         options
     }
@@ -395,6 +422,37 @@ pub enum Expectation {
 }
 
 impl Scenario {
+    /// What the checkers need of this scenario. The slack is one full retry cycle (the
+    /// longest retry sleep, a timed-out request, the longest think time) after the key
+    /// expired. The bounds are the scenario's `checks`, or else: liveness, one worst-case
+    /// hand-over (the holder died, its key lives out the TTL, a waiter notices within the
+    /// slack); starvation, [`check::STARVATION_CYCLES`] of the longest lock cycles (the
+    /// longer of the TTL and the longest critical section, then the slack).
+    pub fn check_settings(&self) -> check::CheckSettings {
+        let options = self.lock.options();
+        let deadlock_slack_ms = options.retry.delay_ms
+            + options.retry.jitter_ms
+            + options.request_timeout_ms
+            + self.clients.think_ms[1];
+        let clients = &self.clients;
+        let longest_section_ms = clients.longest_work_ms() + clients.write_delay_ms.map_or(0, |[_, max]| max);
+        let longest_cycle_ms = options.ttl_ms.max(longest_section_ms) + deadlock_slack_ms;
+        check::CheckSettings {
+            ttl_ms: options.ttl_ms,
+            deadlock_slack_ms,
+            liveness_bound_ms: self
+                .checks
+                .liveness_bound_ms
+                .unwrap_or(options.ttl_ms + deadlock_slack_ms),
+            starvation_bound_ms: self
+                .checks
+                .starvation_bound_ms
+                .unwrap_or(check::STARVATION_CYCLES * longest_cycle_ms),
+            faults: self.faults.len(),
+            min_grants_after_fault: self.checks.min_grants_after_fault.unwrap_or(1),
+        }
+    }
+
     /// The Redis nodes by group: each group is a master followed by its replicas.
     pub fn redis_groups(&self) -> Vec<Vec<String>> {
         let (masters, replicas) = match self.topology.kind {

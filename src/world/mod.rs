@@ -194,9 +194,9 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         ips,
         writes,
     });
-    for fault in scenario.faults.iter().cloned() {
+    for (index, fault) in scenario.faults.iter().cloned().enumerate() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        madsim::task::spawn(faults::inject(fault, reach.clone(), fault_rng));
+        madsim::task::spawn(faults::inject(index, fault, reach.clone(), fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;

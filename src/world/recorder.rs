@@ -5,13 +5,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::clock::true_now_ns;
-use crate::history::{Event, EventKind, History};
+use crate::history::{Event, EventKind, History, Strike};
 
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone, Default)]
 pub struct Recorder {
     events: Arc<Mutex<Vec<Event>>>,
     recorded: Arc<Notify>,
+    strikes: Arc<Mutex<Vec<Strike>>>,
 }
 
 impl Recorder {
@@ -25,6 +26,17 @@ impl Recorder {
         };
         self.events.lock().expect("recorder lock poisoned").push(event);
         self.recorded.notify_waiters();
+    }
+
+    /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
+    pub fn struck(&self, fault: usize) {
+        let mut strikes = self.strikes.lock().expect("recorder lock poisoned");
+        if strikes.iter().all(|strike| strike.fault != fault) {
+            strikes.push(Strike {
+                fault,
+                true_us: true_now_ns() / 1000,
+            });
+        }
     }
 
     /// How many events have been recorded so far.
@@ -90,6 +102,7 @@ impl Recorder {
         History {
             events,
             end_us: true_now_ns() / 1000,
+            strikes: std::mem::take(&mut *self.strikes.lock().expect("recorder lock poisoned")),
         }
     }
 }

@@ -92,6 +92,11 @@ impl Info {
         })
     }
 
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request(std::iter::once(b"INFO".to_vec()).chain(self.sections))
+    }
+
     pub(crate) fn apply(self, node: &Node) -> Reply {
         let wanted = |name: &[u8]| {
             self.sections.is_empty()

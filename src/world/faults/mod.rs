@@ -109,8 +109,8 @@ impl Reach {
     }
 }
 
-/// Waits for the fault's trigger, then injects it.
-pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
+/// Waits for the trigger of the scenario's fault number `index`, then injects it.
+pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
     let fired = wait_for(&fault, &reach).await;
     if let FaultAction::Random {
         rate_per_s,
@@ -118,8 +118,9 @@ pub async fn inject(fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
         duration_ms,
     } = fault.action
     {
-        return nemesis::run(rate_per_s, kinds, duration_ms, reach, rng).await;
+        return nemesis::run(index, rate_per_s, kinds, duration_ms, reach, rng).await;
     }
+    reach.recorder.struck(index);
     let targets = match (&fault.target, fired.held.is_some()) {
         (None, _) => Vec::new(),
         // A crash point's target is the client that reached the step.

@@ -13,8 +13,10 @@ use rand_chacha::ChaCha8Rng;
 use super::{Reach, apply};
 use crate::scenario::{FaultAction, RandomKind};
 
-/// Injects random faults until the run ends.
+/// Injects random faults until the run ends; the first is the strike of the scenario's
+/// fault number `index`.
 pub async fn run(
+    index: usize,
     rate_per_s: f64,
     kinds: Vec<RandomKind>,
     duration_ms: [u64; 2],
@@ -52,6 +54,7 @@ pub async fn run(
             },
             RandomKind::Reset => FaultAction::Reset,
         };
+        reach.recorder.struck(index);
         let reach = reach.clone();
         madsim::task::spawn(async move { apply(action, vec![node], &reach).await });
     }
