@@ -49,6 +49,14 @@ pub enum EventKind {
     Restarted,
     /// The failover controller promoted `promoted` to master in place of `replaced`.
     Failover { promoted: String, replaced: String },
+    /// A Redis node stored the lock key holding `token`, expiring at `expires_at_us` on the
+    /// node's own clock (µs since the run's epoch), or never.
+    KeySet {
+        token: String,
+        expires_at_us: Option<i64>,
+    },
+    /// The lock key holding `token` left a Redis node (deleted, expired or flushed).
+    KeyGone { token: String },
 }
 
 impl fmt::Display for EventKind {
@@ -90,6 +98,15 @@ impl fmt::Display for EventKind {
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
             EventKind::Crashed => write!(f, "crashed"),
             EventKind::Restarted => write!(f, "restarted"),
+            EventKind::KeySet {
+                token,
+                expires_at_us: Some(at),
+            } => write!(f, "key-set token={} expires-at={}", short(token), fmt_ms(*at)),
+            EventKind::KeySet {
+                token,
+                expires_at_us: None,
+            } => write!(f, "key-set token={} without expiry", short(token)),
+            EventKind::KeyGone { token } => write!(f, "key-gone token={}", short(token)),
             EventKind::Failover { promoted, replaced } => {
                 write!(
                     f,

@@ -39,6 +39,7 @@ fn replicate(redis_version: u8, replica_ahead_ms: i64) -> (Frame, Frame) {
                         index,
                         SimClock::new(ClockModel::new(offset_ms * 1_000_000, 0)),
                         None,
+                        None,
                     )
                 })
                 .build();

@@ -84,12 +84,12 @@ pub fn replay(file: &Path, seed: u64) -> ExitCode {
         file.display()
     ));
     emit(format_args!(
-        "{:>12}  {:<10} {:>12}  event",
+        "{:>12}  {:<17} {:>12}  event",
         "true ms", "node", "local ms"
     ));
     for event in &history.events {
         emit(format_args!(
-            "{:>12}  {:<10} {:>12}  {}",
+            "{:>12}  {:<17} {:>12}  {}",
             fmt_ms(event.true_us as i64),
             event.node,
             fmt_ms(event.local_us),

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::db::Db;
+use super::db::{Changes, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
 use super::replication::{Replication, effects};
@@ -50,6 +50,21 @@ impl Gate {
     }
 }
 
+/// Told of every change to the keyspace a node applies (as a master or from its master's
+/// stream), and of every key a restarted node read back from its AOF: the simulator
+/// records the lock key's life on each node from it. A real server has none.
+#[derive(Clone)]
+pub struct KeyWatch(pub Arc<OnChange>);
+
+/// The watch's function: what changed, the keyspace after it.
+pub type OnChange = dyn Fn(&Changes, &Db) + Send + Sync;
+
+impl std::fmt::Debug for KeyWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyWatch")
+    }
+}
+
 impl std::fmt::Debug for WriteHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("WriteHook")
@@ -70,6 +85,8 @@ pub struct Node {
     pub ttl_replication: TtlReplication,
     /// Told of each write a master applies, before its replicas are.
     pub on_write: Option<WriteHook>,
+    /// Told of every change to the keyspace.
+    pub key_watch: Option<KeyWatch>,
     /// While a gate from `on_write` is closed, the stream to replicas is held back.
     gate: Option<Gate>,
 }
@@ -84,6 +101,7 @@ impl Node {
             aof: Aof::default(),
             ttl_replication: TtlReplication::default(),
             on_write: None,
+            key_watch: None,
             gate: None,
         })
     }
@@ -95,6 +113,11 @@ impl Node {
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
     pub fn propagate(&mut self, now_ms: u64) {
         let changes = self.db.take_changes();
+        if let Some(watch) = &self.key_watch
+            && (changes.cleared || !changes.keys.is_empty())
+        {
+            (watch.0)(&changes, &self.db);
+        }
         if let Some(hook) = &self.on_write
             && !changes.keys.is_empty()
             && !self.replication.is_replica()

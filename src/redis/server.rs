@@ -18,7 +18,7 @@ use super::Frame;
 use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
 use super::db::Db;
-use super::node::{Node, TtlReplication, WriteHook};
+use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
@@ -39,6 +39,8 @@ pub struct ServeOptions {
     pub ttl_replication: TtlReplication,
     /// Told of each write this node applies as a master, before its replicas are.
     pub on_write: Option<WriteHook>,
+    /// Told of every change to the keyspace, and of what a restart read back.
+    pub key_watch: Option<KeyWatch>,
 }
 
 impl Default for ServeOptions {
@@ -49,6 +51,7 @@ impl Default for ServeOptions {
             persistence: Persistence::None,
             ttl_replication: TtlReplication::Absolute,
             on_write: None,
+            key_watch: None,
         }
     }
 }
@@ -90,7 +93,13 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     while let Ok(Some((words, _))) = next_request(&mut saved) {
         apply_effect(&mut node.db, words, clock.wall_ms());
     }
-    node.db.take_changes();
+    let restored = node.db.take_changes();
+    node.key_watch = options.key_watch;
+    if let Some(watch) = &node.key_watch
+        && !restored.keys.is_empty()
+    {
+        (watch.0)(&restored, &node.db);
+    }
     let fsyncs_every_second = node.aof.fsyncs_every_second();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();

@@ -8,6 +8,7 @@
 pub mod clock;
 pub mod failover;
 pub mod faults;
+pub mod key_watch;
 pub mod net;
 pub mod recorder;
 pub mod topology;
@@ -71,16 +72,18 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario.clocks);
-            let (node_group, node_clock) = (group.clone(), clock.clone());
-            let hook = writes.hook(name);
+            let (node_group, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
+            let (hook, node_name) = (writes.hook(name), name.clone());
             let node = handle
                 .create_node()
                 .name(name)
                 .ip(group.addrs[index].ip())
                 .init(move || {
+                    // Each incarnation watches its keys afresh: a restart starts empty.
+                    let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
                     node_group
                         .clone()
-                        .serve(index, node_clock.clone(), Some(hook.clone()))
+                        .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
                 })
                 .build();
             nodes.insert(name.clone(), node.id());
@@ -99,7 +102,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .create_node()
             .name(FENCE_COUNTER)
             .ip(FENCE_COUNTER_IP)
-            .init(move || counter.clone().serve(0, node_clock.clone(), None))
+            .init(move || counter.clone().serve(0, node_clock.clone(), None, None))
             .build();
         nodes.insert(FENCE_COUNTER.to_string(), node.id());
         ips.insert(FENCE_COUNTER.to_string(), FENCE_COUNTER_IP);

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::clock::SimClock;
 use super::net::{Address, Nic, REDIS_PORT, SimDialer, SimListener};
-use crate::redis::node::{TtlReplication, WriteHook};
+use crate::redis::node::{KeyWatch, TtlReplication, WriteHook};
 use crate::redis::persistence::{Disk, Fsync, Persistence};
 use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::{PersistenceMode, Scenario};
@@ -115,8 +115,14 @@ impl Group {
     }
 
     /// Runs node `index`: a master, or a replica of the current master; `on_write` hears
-    /// of each write it applies as a master.
-    pub async fn serve(self, index: usize, clock: SimClock, on_write: Option<WriteHook>) {
+    /// of each write it applies as a master, `key_watch` of every change to its keys.
+    pub async fn serve(
+        self,
+        index: usize,
+        clock: SimClock,
+        on_write: Option<WriteHook>,
+        key_watch: Option<KeyWatch>,
+    ) {
         let addr = self.addrs[index];
         let master = self.master();
         let options = ServeOptions {
@@ -125,6 +131,7 @@ impl Group {
             persistence: self.persistence[index].clone(),
             ttl_replication: self.ttl_replication[index],
             on_write,
+            key_watch,
         };
         let nic = self.nics[index].clone();
         let listener = SimListener::bind(addr, nic.clone())
