@@ -16,20 +16,23 @@ all: build
 build:
 	$(CARGO) build --release --locked
 
-# Every scenario, each with its own seed count; the table on stdout, reports in reports/.
+# Every scenario, each with its own seed count: the verdict table on stdout (and in
+# reports/summary.txt), the safety report in reports/ (index.html, summary.json).
 run: build
 	mkdir -p reports
-	$(LOCKSIM) run scenarios/ --json reports/summary.jsonl | tee reports/summary.txt
+	$(LOCKSIM) report scenarios/ --out reports | tee reports/summary.txt
 
 # Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
 test: deps
 	$(CARGO) test --locked
 
-# Tests start their own redis-server (Redis 7.0, Debian's package) on free ports.
+# Tests start their own redis-server (Redis 7.0, Debian's package) on free ports, and
+# open the report in headless Chromium (Debian's package).
 deps:
-	@command -v redis-server >/dev/null || { \
-	  echo "installing redis-server"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; }
+	@command -v redis-server >/dev/null && command -v chromium >/dev/null || { \
+	  echo "installing redis-server and chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    redis-server chromium fonts-dejavu-core; }
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use cli::bench::bench;
 use cli::lock::{lock_and_run, parse_duration_ms};
 use cli::parse_address;
+use cli::report::{ReportArgs, report};
 use cli::serve::serve;
 use cli::simulate::{replay, run};
 
@@ -47,6 +48,23 @@ enum Command {
         /// Also write one JSON object per scenario (JSON lines) to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Seeds run in parallel (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Sweep the scenarios and write the safety report: one self-contained page
+    /// (DIR/index.html), every number as JSON (DIR/summary.json) and the catalogue as JSON
+    /// lines (DIR/summary.jsonl); prints the verdict table.
+    Report {
+        /// Scenario files, or directories of them.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Where to write the report.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Seeds per scenario (default: the scenario's own `seeds`).
+        #[arg(long)]
+        seeds: Option<u64>,
         /// Seeds run in parallel (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
@@ -117,6 +135,17 @@ fn main() -> ExitCode {
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
         Command::Replay { file, seed } => replay(&file, seed),
+        Command::Report {
+            paths,
+            out,
+            seeds,
+            jobs,
+        } => report(ReportArgs {
+            paths,
+            out,
+            seeds,
+            jobs,
+        }),
         Command::Lock {
             redis,
             key,

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod lock;
+pub mod report;
 pub mod serve;
 pub mod simulate;
 

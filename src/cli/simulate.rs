@@ -4,14 +4,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
 
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
-use locksim::sweep::{run_seed, sweep};
+use locksim::sweep::run_seed;
 
 use super::{EXIT_UNMET, emit, invalid};
 
@@ -40,13 +39,10 @@ pub fn run(
     let mut all_met = true;
     for (file, scenario) in scenarios {
         let count = seeds.unwrap_or(scenario.seeds);
-        let Some(seed_end) = seed_start.checked_add(count) else {
+        if seed_start.checked_add(count).is_none() {
             return invalid("--seed-start + --seeds overflows");
-        };
-        let scenario = Arc::new(scenario);
-        let started = Instant::now();
-        let runs = sweep(&scenario, seed_start..seed_end, jobs);
-        let report = ScenarioReport::new(&file, &scenario, seed_start, &runs, started.elapsed().as_millis());
+        }
+        let report = ScenarioReport::sweep(&file, &Arc::new(scenario), seed_start, count, jobs);
         for line in report.table_lines() {
             emit(line);
         }

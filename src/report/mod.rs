@@ -5,29 +5,22 @@
 //! checker that found nothing in seeds that never exercised the lock is reported as *not
 //! exercised*, never as *holds*.
 
+pub mod page;
 pub mod rate;
+pub mod summary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
 use self::rate::Rate;
-use crate::check;
+use self::summary::CHECKERS;
 use crate::check::evidence::NotExercised;
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::SeedRun;
-
-/// The table's checker columns, in order, with their headers.
-const COLUMNS: [(&str, &str); 7] = [
-    (check::mutual_exclusion::NAME, "mutex"),
-    (check::resource_safety::NAME, "data"),
-    (check::stale_write::NAME, "stale"),
-    (check::deadlock::NAME, "deadlock"),
-    (check::validity::NAME, "validity"),
-    (check::liveness::NAME, "live"),
-    (check::starvation::NAME, "starve"),
-];
+use crate::sweep::{SeedRun, sweep};
 
 /// Width of a checker cell in the table ("100/100 96-100%" and a mark).
 const CELL: usize = 18;
@@ -71,6 +64,8 @@ pub struct FaultSummary {
 pub struct ScenarioReport {
     pub file: PathBuf,
     pub name: String,
+    /// What the scenario shows, from its file.
+    pub description: String,
     pub seed_start: u64,
     pub seeds: u64,
     /// Checker name → seeds whose run violated it (in seed order).
@@ -133,6 +128,7 @@ impl ScenarioReport {
         let mut report = ScenarioReport {
             file: file.to_path_buf(),
             name: scenario.name.clone(),
+            description: scenario.description.clone(),
             seed_start,
             seeds: runs.len() as u64,
             violations,
@@ -156,6 +152,15 @@ impl ScenarioReport {
             })
             .collect();
         report
+    }
+
+    /// Runs `count` seeds of `scenario` from `seed_start` on `jobs` threads and summarises
+    /// them, timing the sweep.
+    pub fn sweep(file: &Path, scenario: &Arc<Scenario>, seed_start: u64, count: u64, jobs: usize) -> Self {
+        let started = Instant::now();
+        let seed_end = seed_start.saturating_add(count);
+        let runs = sweep(scenario, seed_start..seed_end, jobs);
+        ScenarioReport::new(file, scenario, seed_start, &runs, started.elapsed().as_millis())
     }
 
     /// Seeds that violated any checker, in order.
@@ -198,7 +203,7 @@ impl ScenarioReport {
 
     /// The header of the verdict table: one column per checker, then the verdict.
     pub fn table_header() -> String {
-        let columns: String = COLUMNS
+        let columns: String = CHECKERS
             .iter()
             .map(|(_, header)| format!(" {header:>width$}   ", width = CELL - 3))
             .collect();
@@ -214,7 +219,7 @@ impl ScenarioReport {
     /// One row of the verdict table, then why an expectation was not met, and a replay
     /// hint for the first violating seed.
     pub fn table_lines(&self) -> Vec<String> {
-        let cells: String = COLUMNS
+        let cells: String = CHECKERS
             .iter()
             .map(|(checker, _)| {
                 let mark = match self.expectations.iter().find(|(c, _, _)| c == checker) {
@@ -235,10 +240,8 @@ impl ScenarioReport {
         };
         let exercised = format!("{}/{}", self.exercised_seeds(), self.seeds);
         let mut lines = vec![format!("{:<44} {exercised:>9}{cells}  {verdict}", self.name)];
-        for (checker, expected, met) in &self.expectations {
-            if !met && self.errors.is_empty() {
-                lines.push(format!("  {checker}: {}", self.unmet_reason(checker, *expected)));
-            }
+        for reason in self.unmet_reasons() {
+            lines.push(format!("  {reason}"));
         }
         if let Some(seed) = self.violating_seeds().first() {
             lines.push(format!(
@@ -252,6 +255,18 @@ impl ScenarioReport {
         lines
     }
 
+    /// Why each expectation that was not met was not, one sentence each (`checker: why`).
+    pub fn unmet_reasons(&self) -> Vec<String> {
+        if !self.errors.is_empty() {
+            return vec![format!("{} runs failed inside the simulator", self.errors.len())];
+        }
+        self.expectations
+            .iter()
+            .filter(|(_, _, met)| !met)
+            .map(|(checker, expected, _)| format!("{checker}: {}", self.unmet_reason(checker, *expected)))
+            .collect()
+    }
+
     /// Why the expectation on `checker` was not met, in one sentence.
     fn unmet_reason(&self, checker: &str, expected: Expectation) -> String {
         let rate = self.rate(checker).sentence();
@@ -263,13 +278,13 @@ impl ScenarioReport {
                  their faults ({})",
                 self.not_exercised.len(),
                 self.seeds,
-                self.not_exercised_example()
+                self.not_exercised_reason()
             ),
         }
     }
 
     /// The first seed that was not exercised, and why.
-    fn not_exercised_example(&self) -> String {
+    pub fn not_exercised_reason(&self) -> String {
         match self.not_exercised.first() {
             Some((seed, why)) => format!("seed {seed}: {why}"),
             None => "every seed that ran was".to_string(),
@@ -279,7 +294,7 @@ impl ScenarioReport {
     /// The machine-readable form, one object per scenario.
     pub fn to_json(&self) -> Value {
         let violating = self.violating_seeds();
-        let checkers: serde_json::Map<String, Value> = COLUMNS
+        let checkers: serde_json::Map<String, Value> = CHECKERS
             .iter()
             .map(|(checker, _)| {
                 let expectation = self.expectations.iter().find(|(c, _, _)| c == checker);

@@ -1,0 +1,130 @@
+//! `report`: the catalogue (and the safety matrix) swept, and the result written as one
+//! self-contained page, its numbers as JSON and each figure as a file. The verdict table
+//! is printed as `run` prints it; on a terminal a progress bar shows where the sweep is.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use locksim::check::check_all;
+use locksim::report::ScenarioReport;
+use locksim::report::page::{self, Figures};
+use locksim::report::summary::{Counterexample, Summary};
+use locksim::scenario::{self, Scenario};
+use locksim::sweep::run_seed;
+
+use super::{EXIT_UNMET, emit, invalid};
+
+/// What `locksim report` was asked.
+pub struct ReportArgs {
+    pub paths: Vec<PathBuf>,
+    pub out: PathBuf,
+    pub seeds: Option<u64>,
+    pub jobs: Option<usize>,
+}
+
+/// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
+/// `out/summary.jsonl`, prints the verdict table and where the report is.
+pub fn report(args: ReportArgs) -> ExitCode {
+    let scenarios = match scenario::load_paths(&args.paths) {
+        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
+        Ok(s) => s,
+        Err(e) => return invalid(e),
+    };
+    if args.seeds == Some(0) {
+        return invalid("--seeds must be at least 1");
+    }
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        return invalid(format!("--out {}: {e}", args.out.display()));
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let progress = progress_bar(scenarios.len() as u64);
+    let say = |line: String| match &progress {
+        Some(bar) => bar.println(line),
+        None => emit(line),
+    };
+    say(ScenarioReport::table_header());
+    let mut catalogue = Vec::new();
+    let mut counterexamples = Vec::new();
+    for (file, scenario) in scenarios {
+        if let Some(bar) = &progress {
+            bar.set_message(scenario.name.clone());
+        }
+        let count = args.seeds.unwrap_or(scenario.seeds);
+        let scenario = Arc::new(scenario);
+        let report = ScenarioReport::sweep(&file, &scenario, 0, count, jobs);
+        for line in report.table_lines() {
+            say(line);
+        }
+        if let Some(example) = counterexample(&report, &scenario) {
+            counterexamples.push(example);
+        }
+        catalogue.push(report);
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    emit(ScenarioReport::table_legend());
+    let summary = Summary {
+        catalogue,
+        matrix: None,
+        counterexamples,
+    };
+    let figures = Figures::new();
+    if let Err(e) = write_report(&args.out, &summary, &figures) {
+        eprintln!("error: writing the report to {}: {e}", args.out.display());
+        return ExitCode::from(EXIT_UNMET);
+    }
+    emit(format_args!(
+        "report: {} (numbers: {})",
+        args.out.join("index.html").display(),
+        args.out.join("summary.json").display()
+    ));
+    if summary.catalogue.iter().all(ScenarioReport::expect_met) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_UNMET)
+    }
+}
+
+/// A progress bar on a terminal; nothing when the output goes to a file or a pipe.
+fn progress_bar(scenarios: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(scenarios);
+    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} scenarios  {elapsed}  {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// The first violating seed of a scenario, replayed in full; `None` when nothing broke or
+/// the replay itself failed (the sweep already reported that seed).
+fn counterexample(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<Counterexample> {
+    let seed = *report.violating_seeds().first()?;
+    let history = run_seed(scenario, seed).ok()?;
+    let verdicts = check_all(&history, &scenario.check_settings());
+    Some(Counterexample::new(report, seed, &history, &verdicts))
+}
+
+/// Writes the page, the JSON summary, the catalogue as JSON lines, and the figures.
+fn write_report(out: &Path, summary: &Summary, figures: &Figures) -> std::io::Result<()> {
+    std::fs::write(out.join("index.html"), page::render(summary, figures))?;
+    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(std::io::Error::other)?;
+    std::fs::write(out.join("summary.json"), json + "\n")?;
+    let lines: String = summary
+        .catalogue
+        .iter()
+        .map(|report| report.to_json().to_string() + "\n")
+        .collect();
+    std::fs::write(out.join("summary.jsonl"), lines)?;
+    Ok(())
+}

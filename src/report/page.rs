@@ -1,0 +1,312 @@
+//! The report as one self-contained HTML page: inline CSS and inline SVG figures, no
+//! script, no font or file fetched from anywhere, so it opens from a mail attachment or a
+//! CI artifact as it is. Every number comes from the [`Summary`]; figures are passed in
+//! already drawn.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::rate::Rate;
+use super::summary::{CHECKERS, MatrixSummary, Summary, overlap_absorbed};
+use super::{Finding, ScenarioReport};
+use crate::check;
+use crate::scenario::Expectation;
+
+/// Figures by counterexample id: the inline SVG of its timeline.
+pub type Figures = BTreeMap<String, String>;
+
+/// A sequential, colour-blind-safe scale from "never" to "always" (light yellow to dark
+/// purple, as matplotlib's magma reversed): the fraction of seeds that violated.
+const SCALE: [&str; 6] = ["#fcfdbf", "#feb078", "#f1605d", "#b73779", "#721f81", "#2c115f"];
+
+/// The CSS of the page; fixed, so the page is byte-identical run to run.
+const STYLE: &str = "
+body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: .85em; }
+th, td { border: 1px solid #ccc; padding: .3em .5em; vertical-align: top; }
+th { background: #f3f3f3; text-align: left; }
+td.cell { text-align: center; min-width: 6.5em; }
+td.na { color: #888; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
+td.nx { color: #444; background: #e0e0e0; font-style: italic; }
+.small { font-size: .8em; color: #555; }
+.dark { color: #fff; } .dark a { color: #fff; }
+code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: .85em; }
+pre { background: #f7f7f7; padding: .6em; overflow-x: auto; }
+.met { color: #1a7f37; } .unmet { color: #b3261e; font-weight: bold; }
+.legend span { display: inline-block; width: 2.2em; text-align: center; border: 1px solid #ccc; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+";
+
+/// The whole page.
+pub fn render(summary: &Summary, figures: &Figures) -> String {
+    let mut page = String::new();
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
+    let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
+    page.push_str("<h1>locksim safety report</h1>\n");
+    verdict(&mut page, summary);
+    if let Some(matrix) = &summary.matrix {
+        matrix_section(&mut page, matrix, summary);
+    }
+    counterexamples(&mut page, summary, figures);
+    catalogue(&mut page, summary);
+    page.push_str("</body>\n</html>\n");
+    page
+}
+
+fn verdict(page: &mut String, summary: &Summary) {
+    page.push_str("<section id=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n");
+    for sentence in summary.verdict_sentences() {
+        let _ = writeln!(page, "<li>{}</li>", escape(&sentence));
+    }
+    page.push_str("</ul>\n<p class=\"small\">Rates are violating seeds out of all seeds run, with the 95% Wilson \
+                   interval; with no violation, the rule of three's bound (&lt; 3/N). A checker that found nothing \
+                   in runs where nobody got the lock after the fault is <em>not exercised</em>, never \
+                   <em>holds</em>.</p>\n</section>\n");
+}
+
+/// The colour of a violation fraction on [`SCALE`], and whether text on it must be white.
+fn shade(rate: Rate) -> (&'static str, bool) {
+    let fraction = rate.violating as f64 / rate.seeds.max(1) as f64;
+    if rate.violating == 0 {
+        return ("#ffffff", false);
+    }
+    let index = (1 + (fraction * (SCALE.len() - 1) as f64).floor() as usize).min(SCALE.len() - 1);
+    (SCALE[index], index >= 3)
+}
+
+/// The short names of the checkers that fired in `report`.
+fn fired(report: &ScenarioReport) -> Vec<&'static str> {
+    CHECKERS
+        .iter()
+        .filter(|(checker, _)| report.rate(checker).violating > 0)
+        .map(|(_, short)| *short)
+        .collect()
+}
+
+fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
+    let mutex = check::mutual_exclusion::NAME;
+    page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
+    page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds: the fraction in which two \
+                   clients believed they held the lock at once (mutual exclusion), its 95% interval, and every \
+                   checker that fired. Darker is worse.</p>\n");
+    page.push_str("<p class=\"legend small\">");
+    for (i, colour) in SCALE.iter().enumerate() {
+        let dark = if i >= 3 { " class=\"dark\"" } else { "" };
+        let _ = write!(
+            page,
+            "<span style=\"background:{colour}\"{dark}>{}%</span>",
+            i * 20
+        );
+    }
+    page.push_str(" (fraction of seeds violating mutual exclusion; white: none)</p>\n");
+    page.push_str("<table>\n<tr><th>setup \\ fault</th>");
+    for fault in &matrix.faults {
+        let _ = write!(page, "<th>{}</th>", escape(&fault.label));
+    }
+    page.push_str("</tr>\n");
+    for (s, setup) in matrix.setups.iter().enumerate() {
+        let _ = write!(page, "<tr><th>{}</th>", escape(&setup.label));
+        for f in 0..matrix.faults.len() {
+            let Some(report) = matrix.cell(s, f) else {
+                page.push_str("<td class=\"cell na\">does not apply</td>");
+                continue;
+            };
+            let rate = report.rate(mutex);
+            if report.finding(mutex) == Finding::NotExercised {
+                let _ = write!(
+                    page,
+                    "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">{}/{} seeds</span></td>",
+                    escape(&report.not_exercised_reason()),
+                    report.exercised_seeds(),
+                    report.seeds
+                );
+                continue;
+            }
+            let (colour, dark) = shade(rate);
+            let class = if dark { "cell dark" } else { "cell" };
+            let mut text = rate.cell();
+            let link = summary
+                .counterexamples
+                .iter()
+                .find(|c| c.scenario == report.name)
+                .map(|c| c.id.clone());
+            if let Some(id) = link {
+                text = format!("<a href=\"#{id}\">{}</a>", escape(&text));
+            } else {
+                text = escape(&text);
+            }
+            let mut extra = fired(report).join(" ");
+            if overlap_absorbed(report) {
+                extra = format!("overlap absorbed; {extra}");
+            }
+            let _ = write!(
+                page,
+                "<td class=\"{class}\" style=\"background:{colour}\">{text}<br><span class=\"small\">{}</span></td>",
+                escape(&extra)
+            );
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n</section>\n");
+}
+
+fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
+    if summary.counterexamples.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"timelines\">\n<h2>Counterexamples</h2>\n");
+    page.push_str("<p>The first violating seed of each scenario that broke: its lease timeline (true time; \
+                   believed holdings per client, the key's life on each Redis node, faults, the overlap in red) \
+                   and the events that matter. Each replays bit for bit with the command shown.</p>\n");
+    for example in &summary.counterexamples {
+        let _ = writeln!(
+            page,
+            "<article id=\"{}\">\n<h3>{} — seed {}</h3>",
+            escape(&example.id),
+            escape(&example.scenario),
+            example.seed
+        );
+        page.push_str("<ul>\n");
+        for (checker, why) in &example.violations {
+            let _ = writeln!(
+                page,
+                "<li><strong>{}</strong>: {}</li>",
+                escape(checker),
+                escape(why)
+            );
+        }
+        page.push_str("</ul>\n");
+        if let Some(svg) = figures.get(&example.id) {
+            let _ = writeln!(page, "<figure>{}</figure>", strip_xml_declaration(svg));
+        }
+        let _ = writeln!(
+            page,
+            "<p><code>{}</code> <span class=\"small\">digest {}</span></p>",
+            escape(&example.replay_command()),
+            &example.digest[..16.min(example.digest.len())]
+        );
+        let _ = writeln!(
+            page,
+            "<details><summary>the events ({} lines)</summary><pre>{}</pre></details>\n</article>",
+            example.story.len(),
+            escape(&example.story.join("\n"))
+        );
+    }
+    page.push_str("</section>\n");
+}
+
+fn catalogue(page: &mut String, summary: &Summary) {
+    page.push_str("<section id=\"catalogue\">\n<h2>Catalogue</h2>\n");
+    page.push_str(
+        "<p>Every scenario file: what it shows, what the published analyses predict (expected \
+                   <em>violated</em> or <em>holds</em>), and what the seeds found.</p>\n",
+    );
+    page.push_str("<table>\n<tr><th>scenario</th><th>exercised</th>");
+    for (_, short) in CHECKERS {
+        let _ = write!(page, "<th>{short}</th>");
+    }
+    page.push_str("<th>verdict</th></tr>\n");
+    for report in &summary.catalogue {
+        let link = summary
+            .counterexamples
+            .iter()
+            .find(|c| c.scenario == report.name)
+            .map(|c| format!(" <a href=\"#{}\">timeline</a>", escape(&c.id)))
+            .unwrap_or_default();
+        let _ = write!(
+            page,
+            "<tr><td><strong>{}</strong>{link}<br><span class=\"small\">{}</span></td><td class=\"cell\">{}/{}</td>",
+            escape(&report.name),
+            escape(&report.description),
+            report.exercised_seeds(),
+            report.seeds
+        );
+        for (checker, _) in CHECKERS {
+            let rate = report.rate(checker);
+            let expectation = report.expectations.iter().find(|(c, _, _)| *c == checker);
+            let (colour, dark) = shade(rate);
+            let class = if dark { "cell dark" } else { "cell" };
+            let mark = match expectation {
+                None => String::new(),
+                Some((_, expected, met)) => {
+                    let word = match expected {
+                        Expectation::Violated => "expected violated",
+                        Expectation::Holds => "expected to hold",
+                    };
+                    let class = if *met { "met" } else { "unmet" };
+                    format!("<br><span class=\"small {class}\">{word}</span>")
+                }
+            };
+            let _ = write!(
+                page,
+                "<td class=\"{class}\" style=\"background:{colour}\">{}{mark}</td>",
+                escape(&rate.cell())
+            );
+        }
+        let verdict = if report.expect_met() {
+            "<span class=\"met\">met</span>".to_string()
+        } else {
+            format!(
+                "<span class=\"unmet\">NOT MET</span><br><span class=\"small\">{}</span>",
+                escape(&report.unmet_reasons().join("; "))
+            )
+        };
+        let _ = writeln!(page, "<td>{verdict}</td></tr>");
+    }
+    page.push_str("</table>\n</section>\n");
+}
+
+/// An SVG file's text without its `<?xml …?>` line, for inlining into HTML.
+fn strip_xml_declaration(svg: &str) -> &str {
+    match svg.strip_prefix("<?xml") {
+        Some(rest) => rest.find("?>").map_or(svg, |end| rest[end + 2..].trim_start()),
+        None => svg,
+    }
+}
+
+/// Text made safe to put in HTML.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn the_xml_declaration_is_dropped_for_inlining() {
+        assert_eq!(strip_xml_declaration("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
+        assert_eq!(strip_xml_declaration("<svg/>"), "<svg/>");
+    }
+
+    #[test]
+    fn worse_rates_are_darker() {
+        let rate = |violating| Rate {
+            violating,
+            seeds: 100,
+        };
+        assert_eq!(shade(rate(0)).0, "#ffffff");
+        assert_eq!(shade(rate(100)), (SCALE[5], true));
+        assert!(
+            SCALE.iter().position(|c| *c == shade(rate(10)).0)
+                < SCALE.iter().position(|c| *c == shade(rate(90)).0)
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The one value every number of the report comes from: the catalogue's sweeps, the
+//! safety matrix and the counterexamples. The page ([`super::page`]), `summary.json` and
+//! the terminal table all read it, so they cannot disagree.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::ScenarioReport;
+use crate::check;
+use crate::history::{EventKind, History, fmt_ms};
+
+/// The checkers a report shows, with their short names (as in the table).
+pub const CHECKERS: [(&str, &str); 7] = [
+    (check::mutual_exclusion::NAME, "mutex"),
+    (check::resource_safety::NAME, "data"),
+    (check::stale_write::NAME, "stale"),
+    (check::deadlock::NAME, "deadlock"),
+    (check::validity::NAME, "validity"),
+    (check::liveness::NAME, "live"),
+    (check::starvation::NAME, "starve"),
+];
+
+/// A row or column of the matrix: a short name (used in file names) and a label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labelled {
+    pub name: String,
+    pub label: String,
+}
+
+/// Setups crossed with fault classes; a cell is `None` where the fault does not apply.
+#[derive(Debug, Clone)]
+pub struct MatrixSummary {
+    pub setups: Vec<Labelled>,
+    pub faults: Vec<Labelled>,
+    /// `cells[setup][fault]`.
+    pub cells: Vec<Vec<Option<ScenarioReport>>>,
+}
+
+/// One violating run shown in full: its timeline and the events that matter.
+#[derive(Debug, Clone)]
+pub struct Counterexample {
+    /// A name usable in file names and page anchors (`single-node-gc-pause-seed-0`).
+    pub id: String,
+    pub scenario: String,
+    pub file: PathBuf,
+    pub seed: u64,
+    /// What each violated checker said of this run.
+    pub violations: Vec<(String, String)>,
+    /// The events that matter, one line each (true ms, node, node's clock, event).
+    pub story: Vec<String>,
+    /// The trace digest of the run, for checking a replay.
+    pub digest: String,
+}
+
+/// Everything one report shows.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The catalogue's scenarios, in file order.
+    pub catalogue: Vec<ScenarioReport>,
+    pub matrix: Option<MatrixSummary>,
+    pub counterexamples: Vec<Counterexample>,
+}
+
+impl Counterexample {
+    /// The first violating seed of `report`, replayed: what broke and the events around it.
+    pub fn new(report: &ScenarioReport, seed: u64, history: &History, verdicts: &[check::Verdict]) -> Self {
+        let violations = verdicts
+            .iter()
+            .filter_map(|v| v.violation.clone().map(|why| (v.checker.to_string(), why)))
+            .collect();
+        Counterexample {
+            id: format!("{}-seed-{seed}", report.name),
+            scenario: report.name.clone(),
+            file: report.file.clone(),
+            seed,
+            violations,
+            story: key_events(history),
+            digest: history.digest(),
+        }
+    }
+
+    /// The command that replays this run.
+    pub fn replay_command(&self) -> String {
+        format!("locksim replay {} --seed {}", self.file.display(), self.seed)
+    }
+}
+
+/// The events a reader needs to follow what broke: grants, releases, crashes, faults,
+/// failovers, the key's life on each node, writes and refusals; not the retries.
+pub fn key_events(history: &History) -> Vec<String> {
+    history
+        .events
+        .iter()
+        .filter(|event| {
+            !matches!(
+                event.kind,
+                EventKind::AcquireStarted
+                    | EventKind::AcquireFailed { .. }
+                    | EventKind::ResourceRead { .. }
+                    | EventKind::Released { .. }
+            )
+        })
+        .map(|event| {
+            format!(
+                "{:>10} ms  {:<17} (clock {:>10})  {}",
+                fmt_ms(event.true_us as i64),
+                event.node,
+                fmt_ms(event.local_us),
+                event.kind
+            )
+        })
+        .collect()
+}
+
+impl MatrixSummary {
+    /// The cell of `setup` × `fault`, if that fault applies to that setup.
+    pub fn cell(&self, setup: usize, fault: usize) -> Option<&ScenarioReport> {
+        self.cells.get(setup)?.get(fault)?.as_ref()
+    }
+}
+
+/// Whether mutual exclusion broke but fencing kept the resource safe: the overlap of two
+/// believed holders was absorbed by the storage refusing the stale token.
+pub fn overlap_absorbed(report: &ScenarioReport) -> bool {
+    report.rate(check::mutual_exclusion::NAME).violating > 0
+        && report.rate(check::resource_safety::NAME).violating == 0
+        && report.rate(check::stale_write::NAME).violating == 0
+}
+
+impl Summary {
+    /// The JSON form (`summary.json`): every number on the page.
+    pub fn to_json(&self) -> Value {
+        let matrix = self.matrix.as_ref().map(|matrix| {
+            let labelled = |list: &[Labelled]| {
+                list.iter()
+                    .map(|l| json!({"name": l.name, "label": l.label}))
+                    .collect::<Vec<_>>()
+            };
+            let cells: Vec<Value> = matrix
+                .cells
+                .iter()
+                .enumerate()
+                .flat_map(|(s, row)| {
+                    row.iter().enumerate().map(move |(f, cell)| {
+                        let mut value = match cell {
+                            None => json!({"applies": false}),
+                            Some(report) => {
+                                let mut value = report.to_json();
+                                value["applies"] = json!(true);
+                                value["overlap_absorbed"] = json!(overlap_absorbed(report));
+                                value
+                            }
+                        };
+                        value["setup"] = json!(matrix.setups[s].name);
+                        value["fault"] = json!(matrix.faults[f].name);
+                        value
+                    })
+                })
+                .collect();
+            json!({"setups": labelled(&matrix.setups), "faults": labelled(&matrix.faults), "cells": cells})
+        });
+        json!({
+            "catalogue": self.catalogue.iter().map(ScenarioReport::to_json).collect::<Vec<_>>(),
+            "matrix": matrix,
+            "counterexamples": self.counterexamples.iter().map(|c| json!({
+                "id": c.id,
+                "scenario": c.scenario,
+                "file": c.file.display().to_string(),
+                "seed": c.seed,
+                "replay": c.replay_command(),
+                "digest": c.digest,
+                "violations": c.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
+                "story": c.story,
+            })).collect::<Vec<_>>(),
+            "verdict": self.verdict_sentences(),
+        })
+    }
+
+    /// The report's opening: a few sentences generated from the numbers, each with the
+    /// seeds behind it. Nothing here is written by hand about results.
+    pub fn verdict_sentences(&self) -> Vec<String> {
+        let mut sentences = Vec::new();
+        if let Some(matrix) = &self.matrix {
+            sentences.extend(matrix_sentences(matrix));
+        }
+        let met = self.catalogue.iter().filter(|r| r.expect_met()).count();
+        let violated = self
+            .catalogue
+            .iter()
+            .filter(|r| r.rate(check::mutual_exclusion::NAME).violating > 0)
+            .count();
+        if !self.catalogue.is_empty() {
+            let seeds: u64 = self.catalogue.iter().map(|r| r.seeds).sum();
+            sentences.push(format!(
+                "The catalogue's {} scenarios ran {seeds} seeds: {met} met every expectation the published analyses \
+                 predict, and mutual exclusion broke in {violated} of them.",
+                self.catalogue.len()
+            ));
+            let unmet: Vec<&str> = self
+                .catalogue
+                .iter()
+                .filter(|r| !r.expect_met())
+                .map(|r| r.name.as_str())
+                .collect();
+            if !unmet.is_empty() {
+                sentences.push(format!("Expectations not met: {}.", unmet.join(", ")));
+            }
+        }
+        sentences
+    }
+}
+
+/// How many fault classes the opening names (the ones that broke the most setups).
+const MAX_FAULT_SENTENCES: usize = 3;
+
+/// What the matrix says, in sentences: who kept mutual exclusion under everything, what
+/// broke whom most often, and what fencing changed.
+fn matrix_sentences(matrix: &MatrixSummary) -> Vec<String> {
+    let mutex = check::mutual_exclusion::NAME;
+    let mut sentences = Vec::new();
+    let cells = |s: usize| (0..matrix.faults.len()).filter_map(move |f| matrix.cell(s, f).map(|r| (f, r)));
+    let safe: Vec<String> = (0..matrix.setups.len())
+        .filter(|&s| cells(s).all(|(_, r)| r.finding(mutex) == super::Finding::Holds))
+        .map(|s| {
+            let seeds: u64 = cells(s).map(|(_, r)| r.exercised_seeds()).sum();
+            format!("{} ({seeds} exercised seeds)", matrix.setups[s].label)
+        })
+        .collect();
+    sentences.push(match safe.len() {
+        0 => format!(
+            "No setup kept mutual exclusion under all {} fault classes.",
+            matrix.faults.len()
+        ),
+        _ => format!(
+            "Mutual exclusion held under every fault class that applies for: {}.",
+            safe.join("; ")
+        ),
+    });
+    // The fault classes that broke the most setups, worst first.
+    let mut by_fault: Vec<(usize, usize, usize)> = (0..matrix.faults.len())
+        .map(|f| {
+            let applicable = (0..matrix.setups.len()).filter_map(|s| matrix.cell(s, f));
+            let (count, broken) = applicable.fold((0, 0), |(n, b), r| {
+                (n + 1, b + usize::from(r.rate(mutex).violating > 0))
+            });
+            (f, broken, count)
+        })
+        .filter(|&(_, broken, _)| broken > 0)
+        .collect();
+    by_fault.sort_by_key(|&(f, broken, _)| (std::cmp::Reverse(broken), f));
+    for &(f, broken, applicable) in by_fault.iter().take(MAX_FAULT_SENTENCES) {
+        let (worst_setup, worst) = (0..matrix.setups.len())
+            .filter_map(|s| matrix.cell(s, f).map(|r| (s, r)))
+            .max_by_key(|(s, r)| {
+                let rate = r.rate(mutex);
+                (
+                    rate.violating * 1_000_000 / rate.seeds.max(1),
+                    std::cmp::Reverse(*s),
+                )
+            })
+            .expect("a fault that broke a setup applies to one");
+        sentences.push(format!(
+            "{}: mutual exclusion broke for {broken} of {applicable} setups (worst: {}, {}).",
+            matrix.faults[f].label,
+            matrix.setups[worst_setup].label,
+            worst.rate(mutex).sentence()
+        ));
+    }
+    let fenced_breaks: Vec<&ScenarioReport> = (0..matrix.setups.len())
+        .filter(|&s| matrix.setups[s].name.contains("fencing"))
+        .flat_map(|s| cells(s).map(|(_, r)| r))
+        .filter(|r| r.rate(mutex).violating > 0)
+        .collect();
+    if !fenced_breaks.is_empty() {
+        let absorbed = fenced_breaks.iter().filter(|r| overlap_absorbed(r)).count();
+        sentences.push(format!(
+            "Fencing: in {absorbed} of the {} fenced cells where two clients believed they held the lock, the \
+             storage refused every stale token and no update was lost.",
+            fenced_breaks.len()
+        ));
+    }
+    sentences
+}

@@ -1,0 +1,144 @@
+//! `locksim report`: the numbers it writes are the numbers `locksim run` gives, and the page
+//! it writes opens in a real headless Chromium with every section there and nothing
+//! fetched from the network. `make test` installs Chromium (Debian's package) when missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn locksim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args(args)
+        .output()
+        .expect("locksim runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locksim-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const SCENARIOS: [&str; 3] = [
+    "scenarios/single-node-gc-pause.json",
+    "scenarios/single-node-baseline.json",
+    "scenarios/replicated-crash-before-replication-wait.json",
+];
+
+/// Writes a report of [`SCENARIOS`] at 6 seeds into `dir`.
+fn write_report(dir: &Path) -> Output {
+    let out = dir.to_str().unwrap();
+    let mut args = vec!["report", "--out", out, "--seeds", "6", "--jobs", "2"];
+    args.extend(SCENARIOS);
+    locksim(&args)
+}
+
+#[test]
+fn every_number_in_the_summary_is_what_run_gives() {
+    let dir = scratch("numbers");
+    let report = write_report(&dir);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&report.stdout);
+    assert!(stdout.contains("report: "), "says where the report is: {stdout}");
+    let jsonl = dir.join("run.jsonl");
+    let mut args = vec![
+        "run",
+        "--seeds",
+        "6",
+        "--jobs",
+        "1",
+        "--json",
+        jsonl.to_str().unwrap(),
+    ];
+    args.extend(SCENARIOS);
+    assert!(locksim(&args).status.success());
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let from_report = summary["catalogue"].as_array().unwrap();
+    let from_run: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(from_report.len(), SCENARIOS.len());
+    for (mut reported, mut ran) in from_report.iter().cloned().zip(from_run) {
+        // Host time is the only thing allowed to differ.
+        reported["wall_ms"] = Value::Null;
+        ran["wall_ms"] = Value::Null;
+        assert_eq!(reported, ran);
+    }
+    // The gc-pause scenario breaks in every seed: its counterexample is in the summary.
+    let examples = summary["counterexamples"].as_array().unwrap();
+    assert!(examples.iter().any(|e| e["scenario"] == "single-node-gc-pause"
+        && e["replay"] == "locksim replay scenarios/single-node-gc-pause.json --seed 0"));
+    assert!(!summary["verdict"].as_array().unwrap().is_empty());
+}
+
+/// Headless Chromium as the environment notes start it: no sandbox as root, no
+/// background networking (this machine's network is closed), a fresh profile.
+fn chromium(dir: &Path, args: &[&str]) -> Output {
+    let profile = dir.join("chromium-profile");
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium must be installed (make test installs it: apt-get install chromium)")
+}
+
+#[test]
+fn the_page_opens_in_chromium_with_every_section() {
+    let dir = scratch("browser");
+    assert!(write_report(&dir).status.success());
+    let page = dir.join("index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for external in ["http://", "https://", "<script", "<link"] {
+        assert!(
+            !html.contains(external),
+            "the page must be self-contained, found {external}"
+        );
+    }
+    let url = format!("file://{}", page.display());
+    let dom = chromium(&dir, &["--dump-dom", &url]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for section in ["id=\"verdict\"", "id=\"timelines\"", "id=\"catalogue\""] {
+        assert!(dom.contains(section), "the rendered page lacks {section}");
+    }
+    assert!(
+        dom.contains("single-node-gc-pause-seed-0"),
+        "the counterexample is linked"
+    );
+    let shot = dir.join("shot.png");
+    let screenshot = chromium(
+        &dir,
+        &[
+            "--window-size=1200,1600",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ],
+    );
+    assert!(screenshot.status.success());
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    assert!(
+        png.len() > 10_000,
+        "the screenshot shows something ({} bytes)",
+        png.len()
+    );
+}
