@@ -5,9 +5,9 @@
 
 mod support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use locksim::redis::persistence::{Disk, FSYNC_EVERY_MS, Fsync, Persistence};
+use locksim::redis::persistence::{Disk, Fsync, Persistence};
 use support::FakeServer;
 use support::resp::{RespClient, Value};
 
@@ -22,8 +22,8 @@ fn aof(disk: &Disk, fsync: Fsync) -> Persistence {
     }
 }
 
-/// Runs `requests` on a node over `persistence`, then crashes it.
-fn run_and_crash(persistence: Persistence, requests: &[&str], then_wait: Duration) {
+/// Runs `requests` on a node over `persistence`, waits until `until` holds, then crashes it.
+fn run_and_crash(persistence: Persistence, requests: &[&str], until: impl Fn() -> bool) {
     let node = FakeServer::start_with(None, persistence);
     let mut client = RespClient::connect(node.addr);
     for request in requests {
@@ -32,7 +32,16 @@ fn run_and_crash(persistence: Persistence, requests: &[&str], then_wait: Duratio
             "{request}"
         );
     }
-    std::thread::sleep(then_wait);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !until() {
+        assert!(Instant::now() < deadline, "the node never got there");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Crash at once.
+fn now() -> bool {
+    true
 }
 
 fn get(persistence: Persistence, key: &str) -> Value {
@@ -46,7 +55,7 @@ fn appendfsync_always_keeps_every_acknowledged_write() {
     run_and_crash(
         aof(&disk, Fsync::Always),
         &["SET lock a PX 600000", "INCR n", "SET gone x", "DEL gone"],
-        Duration::ZERO,
+        now,
     );
     assert_eq!(get(aof(&disk, Fsync::Always), "lock"), Value::Bulk("a".into()));
     assert_eq!(get(aof(&disk, Fsync::Always), "n"), Value::Bulk("1".into()));
@@ -57,16 +66,16 @@ fn appendfsync_always_keeps_every_acknowledged_write() {
 fn appendfsync_everysec_loses_the_writes_of_the_last_second() {
     let disk = Disk::new();
     // Crashed at once: the first fsync is a second away, so the write is lost.
-    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock a"], Duration::ZERO);
+    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock a"], now);
     assert_eq!(get(aof(&disk, Fsync::EverySec), "lock"), Value::NullBulk);
-    // Crashed after an fsync: the write survives.
-    let wait = Duration::from_millis(FSYNC_EVERY_MS * 2);
-    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock b"], wait);
+    // Crashed after an fsync (the once-a-second one put it on the disk): the write survives.
+    let synced = || String::from_utf8_lossy(&disk.contents()).contains("lock\r\n$1\r\nb");
+    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock b"], synced);
     assert_eq!(get(aof(&disk, Fsync::EverySec), "lock"), Value::Bulk("b".into()));
 }
 
 #[test]
 fn without_persistence_a_restarted_node_is_empty() {
-    run_and_crash(Persistence::None, &["SET lock a"], Duration::ZERO);
+    run_and_crash(Persistence::None, &["SET lock a"], now);
     assert_eq!(get(Persistence::None, "lock"), Value::NullBulk);
 }

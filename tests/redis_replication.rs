@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use locksim::redis::persistence::Persistence;
+use support::proxy::Proxy;
 use support::resp::{RespClient, Value};
 use support::{FakeServer, RedisServer};
 
@@ -269,54 +270,6 @@ fn a_replica_that_left_catches_up_when_it_follows_again() {
     assert_eq!(fake[10], Value::Bulk("l".into()), "the replica caught up");
 }
 
-/// A TCP proxy between a replica and its master that can hold every byte (a partition
-/// that heals: held bytes are delivered afterwards, as TCP retransmits them).
-struct Proxy {
-    addr: SocketAddr,
-    held: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Proxy {
-    fn start(target: SocketAddr) -> Proxy {
-        use std::io::{Read, Write};
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let held = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let hold = held.clone();
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { return };
-                let Ok(server) = std::net::TcpStream::connect(target) else {
-                    return;
-                };
-                for (mut from, mut to) in [
-                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                    (server, client),
-                ] {
-                    let hold = hold.clone();
-                    std::thread::spawn(move || {
-                        let mut chunk = [0u8; 4096];
-                        while let Ok(n @ 1..) = from.read(&mut chunk) {
-                            while hold.load(Ordering::SeqCst) {
-                                std::thread::sleep(Duration::from_millis(5));
-                            }
-                            if to.write_all(&chunk[..n]).is_err() {
-                                return;
-                            }
-                        }
-                    });
-                }
-            }
-        });
-        Proxy { addr, held }
-    }
-
-    fn partition(&self, cut: bool) {
-        self.held.store(cut, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
 #[test]
 fn a_partitioned_replica_falls_behind_and_catches_up() {
     let master = FakeServer::start();
@@ -354,4 +307,47 @@ fn a_partitioned_replica_falls_behind_and_catches_up() {
         Value::Bulk("mine".into()),
         "and caught up"
     );
+}
+
+/// WAIT's answer and how long it took, for `WAIT 1 100` after a write on `master`.
+fn write_then_wait(master: &mut RespClient, key: &str) -> (Value, Duration) {
+    assert_eq!(
+        master.request(&words(&format!("SET {key} v"))),
+        Value::Simple("OK".into())
+    );
+    let started = Instant::now();
+    let acknowledged = master.request(&words("WAIT 1 100"));
+    (acknowledged, started.elapsed())
+}
+
+#[test]
+fn wait_counts_only_replicas_that_have_the_write() {
+    // Each replica follows its master through a proxy the test can cut.
+    let real_master = RedisServer::start(&[]);
+    let real_proxy = Proxy::start(real_master.addr);
+    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &real_proxy.addr.port().to_string()]);
+    let fake_master = FakeServer::start();
+    let fake_proxy = Proxy::start(fake_master.addr);
+    let fake_replica = FakeServer::start_with(Some(fake_proxy.addr), Persistence::None);
+    wait_for_link(real_replica.addr);
+    wait_for_link(fake_replica.addr);
+    for (name, master, proxy) in [
+        ("redis-server", real_master.addr, &real_proxy),
+        ("fake node", fake_master.addr, &fake_proxy),
+    ] {
+        let mut master = RespClient::connect(master);
+        let (linked, _) = write_then_wait(&mut master, "before");
+        assert_eq!(linked, Value::Int(1), "{name}: the linked replica acknowledges");
+        proxy.partition(true);
+        let (cut, waited) = write_then_wait(&mut master, "after");
+        assert_eq!(
+            cut,
+            Value::Int(0),
+            "{name}: a write no replica has is not acknowledged"
+        );
+        assert!(
+            waited >= Duration::from_millis(100),
+            "{name}: WAIT waited its timeout ({waited:?})"
+        );
+    }
 }

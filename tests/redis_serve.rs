@@ -2,9 +2,9 @@
 
 mod support;
 
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use support::resp::{RespClient, Value};
 
@@ -15,22 +15,25 @@ struct Served {
 }
 
 impl Served {
+    /// Starts `locksim serve --port 0`: the node binds a free port itself and prints it, so
+    /// no other process can take the port between a probe and the bind.
     fn start() -> Served {
-        let port = support::free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_locksim"))
-            .args(["serve", "--port", &port.to_string()])
-            .stdout(Stdio::null())
+        let mut child = Command::new(env!("CARGO_BIN_EXE_locksim"))
+            .args(["serve", "--port", "0"])
+            .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "locksim serve did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .and_then(|addr| addr.parse::<SocketAddr>().ok())
+            .unwrap_or_else(|| panic!("locksim serve printed no address: {line:?}"));
+        assert_ne!(addr.port(), 0, "the printed port is the bound one");
         Served { addr, child }
     }
 }

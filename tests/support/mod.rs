@@ -4,10 +4,11 @@
 //! missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod proxy;
 pub mod resp;
 pub mod sim;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,8 +127,12 @@ impl RedisServer {
             if server.child.try_wait().unwrap().is_some() {
                 return None; // it could not bind: someone took the port
             }
-            if TcpStream::connect(addr).is_ok() {
-                break;
+            // What answers may be another process on the same port: ours only if it says
+            // its process id is our child's.
+            match served_by(addr) {
+                Some(pid) if pid == server.child.id() => return Some(server),
+                Some(_) => return None, // someone else's server; ours will fail to bind
+                None => {}
             }
             assert!(
                 Instant::now() < deadline,
@@ -135,9 +140,6 @@ impl RedisServer {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        // What answered may be another process on the same port; ours then exits soon.
-        std::thread::sleep(Duration::from_millis(50));
-        server.child.try_wait().unwrap().is_none().then_some(server)
     }
 
     /// Freezes the server (SIGSTOP): connections stay open, nothing is answered.
@@ -172,7 +174,21 @@ impl Drop for RedisServer {
     }
 }
 
-/// A loopback port nobody listens on right now.
+/// The process id of the Redis server answering on `addr` (`INFO server`), if one does.
+fn served_by(addr: SocketAddr) -> Option<u32> {
+    let info = resp::RespClient::try_connect(addr)
+        .ok()?
+        .request(&[b"INFO".to_vec(), b"server".to_vec()]);
+    let resp::Value::Bulk(text) = info else {
+        return None;
+    };
+    text.lines()
+        .find_map(|line| line.strip_prefix("process_id:"))
+        .and_then(|pid| pid.trim().parse().ok())
+}
+
+/// A loopback port nobody listens on right now. Another process can take it before the
+/// server we start binds it: [`RedisServer::start`] checks who answers, and retries.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()

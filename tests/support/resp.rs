@@ -51,13 +51,18 @@ pub fn encode(words: &[Vec<u8>]) -> Vec<u8> {
 
 impl RespClient {
     pub fn connect(addr: SocketAddr) -> RespClient {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_nodelay(true).unwrap();
-        stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
-        RespClient {
-            reader: BufReader::new(stream.try_clone().unwrap()),
+        RespClient::try_connect(addr).unwrap()
+    }
+
+    /// Connects, or says why not (nobody listens there yet).
+    pub fn try_connect(addr: SocketAddr) -> std::io::Result<RespClient> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
+        Ok(RespClient {
+            reader: BufReader::new(stream.try_clone()?),
             writer: stream,
-        }
+        })
     }
 
     /// Sends raw bytes.
