@@ -68,6 +68,9 @@ enum Command {
         /// Seeds run in parallel (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Seeds per point of the safety envelopes (0: leave them out).
+        #[arg(long, default_value_t = 20)]
+        envelope_seeds: u64,
     },
     /// Run one seed and print its event trace, the verdicts and the trace digest.
     Replay {
@@ -140,11 +143,13 @@ fn main() -> ExitCode {
             out,
             seeds,
             jobs,
+            envelope_seeds,
         } => report(ReportArgs {
             paths,
             out,
             seeds,
             jobs,
+            envelope_seeds,
         }),
         Command::Lock {
             redis,

@@ -27,10 +27,21 @@ const SCENARIOS: [&str; 3] = [
     "scenarios/replicated-crash-before-replication-wait.json",
 ];
 
-/// Writes a report of [`SCENARIOS`] at 6 seeds into `dir`.
-fn write_report(dir: &Path) -> Output {
+/// Writes a report of [`SCENARIOS`] at 6 seeds into `dir`, the envelopes at
+/// `envelope_seeds` seeds per point (0: none).
+fn write_report(dir: &Path, envelope_seeds: &str) -> Output {
     let out = dir.to_str().unwrap();
-    let mut args = vec!["report", "--out", out, "--seeds", "6", "--jobs", "2"];
+    let mut args = vec![
+        "report",
+        "--out",
+        out,
+        "--seeds",
+        "6",
+        "--jobs",
+        "2",
+        "--envelope-seeds",
+        envelope_seeds,
+    ];
     args.extend(SCENARIOS);
     locksim(&args)
 }
@@ -38,7 +49,7 @@ fn write_report(dir: &Path) -> Output {
 #[test]
 fn every_number_in_the_summary_is_what_run_gives() {
     let dir = scratch("numbers");
-    let report = write_report(&dir);
+    let report = write_report(&dir, "0");
     assert!(
         report.status.success(),
         "{}",
@@ -104,7 +115,7 @@ fn chromium(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn the_page_opens_in_chromium_with_every_section() {
     let dir = scratch("browser");
-    assert!(write_report(&dir).status.success());
+    assert!(write_report(&dir, "1").status.success());
     let page = dir.join("index.html");
     let html = std::fs::read_to_string(&page).unwrap();
     for external in ["http://", "https://", "<script", "<link"] {
@@ -117,7 +128,12 @@ fn the_page_opens_in_chromium_with_every_section() {
     let dom = chromium(&dir, &["--dump-dom", &url]);
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
     let dom = String::from_utf8_lossy(&dom.stdout);
-    for section in ["id=\"verdict\"", "id=\"timelines\"", "id=\"catalogue\""] {
+    for section in [
+        "id=\"verdict\"",
+        "id=\"timelines\"",
+        "id=\"envelopes\"",
+        "id=\"catalogue\"",
+    ] {
         assert!(dom.contains(section), "the rendered page lacks {section}");
     }
     assert!(

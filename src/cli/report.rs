@@ -10,6 +10,7 @@ use std::sync::Arc;
 use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
+use locksim::report::envelope::{self, Envelope};
 use locksim::report::page::{self, Figures};
 use locksim::report::summary::{Counterexample, Summary};
 use locksim::scenario::{self, Scenario};
@@ -23,6 +24,8 @@ pub struct ReportArgs {
     pub out: PathBuf,
     pub seeds: Option<u64>,
     pub jobs: Option<usize>,
+    /// Seeds per point of the safety envelopes; 0 leaves them out.
+    pub envelope_seeds: u64,
 }
 
 /// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
@@ -42,7 +45,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let progress = progress_bar(scenarios.len() as u64);
+    let progress = progress_bar(scenarios.len() as u64, "scenarios");
     let say = |line: String| match &progress {
         Some(bar) => bar.println(line),
         None => emit(line),
@@ -72,10 +75,15 @@ pub fn report(args: ReportArgs) -> ExitCode {
         bar.finish_and_clear();
     }
     emit(ScenarioReport::table_legend());
+    let envelopes = match sweep_envelopes(args.envelope_seeds, jobs) {
+        Ok(envelopes) => envelopes,
+        Err(e) => return invalid(e),
+    };
     let summary = Summary {
         catalogue,
         matrix: None,
         counterexamples,
+        envelopes,
     };
     let figures = Figures::new();
     if let Err(e) = write_report(&args.out, &summary, &figures) {
@@ -94,16 +102,35 @@ pub fn report(args: ReportArgs) -> ExitCode {
     }
 }
 
-/// A progress bar on a terminal; nothing when the output goes to a file or a pipe.
-fn progress_bar(scenarios: u64) -> Option<ProgressBar> {
+/// A progress bar of `total` `things` on a terminal; nothing when the output goes to a
+/// file or a pipe.
+fn progress_bar(total: u64, things: &str) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
-    let bar = ProgressBar::new(scenarios);
-    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} scenarios  {elapsed}  {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let bar = ProgressBar::new(total);
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {things}  {{elapsed}}  {{msg}}");
+    let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
+}
+
+/// The safety envelopes at `seeds` seeds per point (none at 0), with their own progress.
+fn sweep_envelopes(seeds: u64, jobs: usize) -> Result<Vec<Envelope>, locksim::scenario::ScenarioError> {
+    if seeds == 0 {
+        return Ok(Vec::new());
+    }
+    let progress = progress_bar(envelope::points(), "envelope points");
+    let done = || {
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    };
+    let envelopes = envelope::run_envelopes(seeds, jobs, &done);
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    envelopes
 }
 
 /// The first violating seed of a scenario, replayed in full; `None` when nothing broke or

@@ -50,6 +50,7 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
         matrix_section(&mut page, matrix, summary);
     }
     counterexamples(&mut page, summary, figures);
+    envelopes(&mut page, summary);
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
@@ -193,6 +194,58 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
             example.story.len(),
             escape(&example.story.join("\n"))
         );
+    }
+    page.push_str("</section>\n");
+}
+
+fn envelopes(page: &mut String, summary: &Summary) {
+    if summary.envelopes.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"envelopes\">\n<h2>Safety envelopes</h2>\n");
+    page.push_str("<p>Where a configuration stops being safe: two parameters swept, the fraction of seeds that \
+                   broke mutual exclusion at each point (darker is worse), and the analytic bound: points the \
+                   bound calls unsafe are outlined.</p>\n");
+    for envelope in &summary.envelopes {
+        let _ = writeln!(
+            page,
+            "<h3 id=\"envelope-{}\">{}</h3>",
+            escape(&envelope.name),
+            escape(&envelope.title)
+        );
+        for (series, safe) in envelope.series.iter().zip(&envelope.bound_safe) {
+            let _ = write!(
+                page,
+                "<p><strong>{}</strong></p>\n<table>\n<tr><th>{} \\ {}</th>",
+                escape(&series.label),
+                escape(&envelope.y_label),
+                escape(&envelope.x_label)
+            );
+            for x in &envelope.xs {
+                let _ = write!(page, "<th>{x}</th>");
+            }
+            page.push_str("</tr>\n");
+            for (y, row) in series.rates.iter().enumerate().rev() {
+                let _ = write!(page, "<tr><th>{}</th>", envelope.ys[y]);
+                for (x, rate) in row.iter().enumerate() {
+                    let (colour, dark) = shade(*rate);
+                    let class = if dark { "cell dark" } else { "cell" };
+                    let outline = if safe[y][x] {
+                        ""
+                    } else {
+                        "outline: 2px dashed #0072b2; outline-offset: -3px;"
+                    };
+                    let _ = write!(
+                        page,
+                        "<td class=\"{class}\" style=\"background:{colour};{outline}\">{}</td>",
+                        escape(&rate.cell())
+                    );
+                }
+                page.push_str("</tr>\n");
+            }
+            page.push_str("</table>\n");
+        }
+        let _ = writeln!(page, "<p class=\"small\">{}</p>", escape(&envelope.caption()));
     }
     page.push_str("</section>\n");
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
+use super::envelope::Envelope;
 use crate::check;
 use crate::history::{EventKind, History, fmt_ms};
 
@@ -60,6 +61,8 @@ pub struct Summary {
     pub catalogue: Vec<ScenarioReport>,
     pub matrix: Option<MatrixSummary>,
     pub counterexamples: Vec<Counterexample>,
+    /// The safety envelopes, when they were swept.
+    pub envelopes: Vec<Envelope>,
 }
 
 impl Counterexample {
@@ -173,6 +176,7 @@ impl Summary {
                 "violations": c.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
                 "story": c.story,
             })).collect::<Vec<_>>(),
+            "envelopes": self.envelopes.iter().map(Envelope::to_json).collect::<Vec<_>>(),
             "verdict": self.verdict_sentences(),
         })
     }

@@ -1,0 +1,357 @@
+//! Safety envelopes: where a configuration stops being safe. Each envelope sweeps two
+//! parameters over a grid, runs seeds at every point, and sets the fraction of seeds that
+//! broke mutual exclusion beside the analytic bound the published analyses give:
+//!
+//! - pause × network delay (single node and Redlock side by side): safe while
+//!   `pause + delay + drift·TTL + 2 ms < TTL` (Kleppmann; the distlock page's validity);
+//! - clock drift × drift factor (Redlock, careful clients working to the end of their
+//!   validity): safe while the nodes' clocks run fast by less than the factor allows;
+//! - replication lag × failover delay (one master, one replica): a grant the master has not
+//!   streamed when it dies is lost, and a second holder appears if the replica is promoted
+//!   while the first still believes it holds the lock (`down_after < TTL`).
+//!
+//! Every point is a scenario generated from a template and validated like a user's file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::ScenarioReport;
+use super::rate::Rate;
+use crate::check;
+use crate::scenario::{ScenarioError, load_str};
+
+/// One setup's grid of results.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    /// `rates[y][x]`: mutual-exclusion violations at that point.
+    pub rates: Vec<Vec<Rate>>,
+}
+
+/// One envelope: two swept parameters, the measured rates and the analytic bound.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    /// A name usable in file names (`pause-delay`).
+    pub name: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub xs: Vec<f64>,
+    pub ys: Vec<f64>,
+    pub series: Vec<Series>,
+    /// The bound as a line in the same units: safe on the side `safe_below` names.
+    pub bound: Vec<(f64, f64)>,
+    /// What the bound says of each point: `safe[y][x]`, for each series.
+    pub bound_safe: Vec<Vec<Vec<bool>>>,
+    pub seeds: u64,
+}
+
+/// How one envelope is built: its axes, and for each series a scenario template and the
+/// bound's verdict at a point.
+struct Plan {
+    name: &'static str,
+    title: &'static str,
+    x_label: &'static str,
+    y_label: &'static str,
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    series: Vec<SeriesPlan>,
+    bound: Vec<(f64, f64)>,
+}
+
+struct SeriesPlan {
+    label: &'static str,
+    scenario: fn(f64, f64) -> Value,
+    bound_safe: fn(f64, f64) -> bool,
+}
+
+/// The TTL every envelope uses, in ms.
+const TTL_MS: f64 = 2000.0;
+
+/// The extra allowance of the distlock page's drift (`ttl × factor + 2 ms`), in ms.
+const DRIFT_EXTRA_MS: f64 = 2.0;
+
+/// The three envelopes the report shows.
+fn plans() -> Vec<Plan> {
+    let pause_fractions = vec![0.25, 0.5, 0.75, 0.9, 1.0, 1.25, 1.5];
+    let delays = vec![1.0, 50.0, 100.0, 200.0, 400.0];
+    let bound_pause = |delay: f64, drift_ms: f64| 1.0 - (delay + drift_ms + DRIFT_EXTRA_MS) / TTL_MS;
+    vec![
+        Plan {
+            name: "pause-delay",
+            title: "Holder pause × network delay",
+            x_label: "pause / TTL",
+            y_label: "one-way network delay (ms)",
+            series: vec![
+                SeriesPlan {
+                    label: "single node, lua-release",
+                    scenario: |pause, delay| pause_scenario("single", "lua-release", pause, delay),
+                    bound_safe: |pause, delay| pause < 1.0 - (delay + DRIFT_EXTRA_MS) / TTL_MS,
+                },
+                SeriesPlan {
+                    label: "Redlock, 5 masters",
+                    scenario: |pause, delay| pause_scenario("redlock", "redlock", pause, delay),
+                    bound_safe: |pause, delay| {
+                        pause < 1.0 - (delay + 0.01 * TTL_MS + DRIFT_EXTRA_MS) / TTL_MS
+                    },
+                },
+            ],
+            bound: delays.iter().map(|&d| (bound_pause(d, 0.0), d)).collect(),
+            xs: pause_fractions,
+            ys: delays,
+        },
+        Plan {
+            name: "drift-factor",
+            title: "Redis clocks running fast × drift factor (Redlock, 5 masters)",
+            x_label: "clock rate error of every Redis node (%)",
+            y_label: "drift factor (%)",
+            series: vec![SeriesPlan {
+                label: "Redlock, careful clients",
+                scenario: drift_scenario,
+                bound_safe: |rate, factor| rate <= factor,
+            }],
+            bound: vec![(0.0, 0.0), (8.0, 8.0)],
+            xs: vec![0.0, 0.5, 1.0, 2.0, 4.0, 8.0],
+            ys: vec![0.0, 1.0, 2.0, 5.0],
+        },
+        Plan {
+            name: "lag-failover",
+            title: "Replication lag × failover delay (one master, one replica, TTL 2 s)",
+            x_label: "replication lag (ms)",
+            y_label: "failover after (ms without the master)",
+            series: vec![SeriesPlan {
+                label: "replicated, lua-release",
+                scenario: failover_scenario,
+                bound_safe: |lag, down_after| lag <= CRASH_DELAY_MS || down_after >= TTL_MS,
+            }],
+            bound: vec![(CRASH_DELAY_MS, 0.0), (CRASH_DELAY_MS, TTL_MS), (200.0, TTL_MS)],
+            xs: vec![0.0, 5.0, 20.0, 50.0, 100.0, 200.0],
+            ys: vec![250.0, 500.0, 1000.0, 1500.0, 2500.0],
+        },
+    ]
+}
+
+/// How long after a grant the master dies in the failover envelope, in ms.
+const CRASH_DELAY_MS: f64 = 10.0;
+
+/// The holder pauses right after a grant, for `pause` × TTL; every message takes `delay`.
+fn pause_scenario(topology: &str, algorithm: &str, pause: f64, delay: f64) -> Value {
+    let delay = delay as u64;
+    json!({
+        "name": format!("envelope-pause-{topology}"),
+        "duration_ms": 20000,
+        "topology": { "kind": topology },
+        "lock": { "algorithm": algorithm, "ttl_ms": TTL_MS as u64 },
+        "clients": { "count": 3, "work_ms": [100, 300] },
+        "network": { "latency_ms": [delay, delay] },
+        "faults": [ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 5000,
+                      "duration_ms": (pause * TTL_MS) as u64 } ]
+    })
+}
+
+/// Every Redis clock runs `rate` % fast from the start; the clients' drift factor is
+/// `factor` %, and they work until their validity runs out.
+fn drift_scenario(rate: f64, factor: f64) -> Value {
+    json!({
+        "name": "envelope-drift",
+        "duration_ms": 20000,
+        "topology": { "kind": "redlock", "masters": 5 },
+        "lock": { "algorithm": "redlock", "ttl_ms": TTL_MS as u64, "drift_factor": factor / 100.0 },
+        "clients": { "count": 3, "work_ms": [5000, 5000], "stop_at_validity": true },
+        "faults": [ { "kind": "clock_drift", "target": ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"],
+                      "at_ms": 0, "rate_ppm": (rate * 10_000.0) as i64 } ]
+    })
+}
+
+/// The replica's stream lags by `lag`; the master dies [`CRASH_DELAY_MS`] after a grant;
+/// the controller promotes the replica after `down_after` ms without the master.
+fn failover_scenario(lag: f64, down_after: f64) -> Value {
+    let lag = lag as u64;
+    let mut faults = vec![
+        json!({ "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000,
+                                  "delay_ms": CRASH_DELAY_MS as u64 }),
+    ];
+    if lag > 0 {
+        faults.insert(
+            0,
+            json!({ "kind": "latency", "groups": [["redis-1"], ["redis-1-replica-1"]], "one_way": true,
+                    "latency_ms": [lag, lag], "at_ms": 0 }),
+        );
+    }
+    json!({
+        "name": "envelope-failover",
+        "duration_ms": 20000,
+        "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": down_after as u64 },
+        "lock": { "algorithm": "lua-release", "ttl_ms": TTL_MS as u64 },
+        "clients": { "count": 3, "work_ms": [1000, 1500] },
+        "faults": faults
+    })
+}
+
+/// Sweeps every envelope with `seeds` seeds per point on `jobs` threads; `progress` is
+/// told of each point done.
+pub fn run_envelopes(seeds: u64, jobs: usize, progress: &dyn Fn()) -> Result<Vec<Envelope>, ScenarioError> {
+    plans()
+        .into_iter()
+        .map(|plan| {
+            let mut series = Vec::new();
+            let mut bound_safe = Vec::new();
+            for sp in &plan.series {
+                let mut rates = Vec::new();
+                let mut safe = Vec::new();
+                for &y in &plan.ys {
+                    let mut row = Vec::new();
+                    let mut safe_row = Vec::new();
+                    for &x in &plan.xs {
+                        let text = (sp.scenario)(x, y).to_string();
+                        let file = Path::new("envelope").join(format!("{}-{x}-{y}.json", plan.name));
+                        let scenario = Arc::new(load_str(&file, &text)?);
+                        let report = ScenarioReport::sweep(&file, &scenario, 0, seeds, jobs);
+                        row.push(report.rate(check::mutual_exclusion::NAME));
+                        safe_row.push((sp.bound_safe)(x, y));
+                        progress();
+                    }
+                    rates.push(row);
+                    safe.push(safe_row);
+                }
+                series.push(Series {
+                    label: sp.label.to_string(),
+                    rates,
+                });
+                bound_safe.push(safe);
+            }
+            Ok(Envelope {
+                name: plan.name.to_string(),
+                title: plan.title.to_string(),
+                x_label: plan.x_label.to_string(),
+                y_label: plan.y_label.to_string(),
+                xs: plan.xs,
+                ys: plan.ys,
+                series,
+                bound: plan.bound,
+                bound_safe,
+                seeds,
+            })
+        })
+        .collect()
+}
+
+/// How many points the envelopes have, for a progress bar.
+pub fn points() -> u64 {
+    plans()
+        .iter()
+        .map(|plan| (plan.series.len() * plan.xs.len() * plan.ys.len()) as u64)
+        .sum()
+}
+
+impl Envelope {
+    /// Where the bound and the measurement disagree, in one or two sentences: points the
+    /// bound calls safe that broke, and points it calls unsafe that never did.
+    pub fn caption(&self) -> String {
+        let mut broke_inside = Vec::new();
+        let mut held_outside = 0;
+        let mut outside = 0;
+        for (series, safe) in self.series.iter().zip(&self.bound_safe) {
+            for (y, row) in series.rates.iter().enumerate() {
+                for (x, rate) in row.iter().enumerate() {
+                    match (safe[y][x], rate.violating > 0) {
+                        (true, true) => broke_inside.push(format!(
+                            "{} at {} = {}, {} = {} ({})",
+                            series.label,
+                            self.x_label,
+                            self.xs[x],
+                            self.y_label,
+                            self.ys[y],
+                            rate.sentence()
+                        )),
+                        (false, false) => {
+                            held_outside += 1;
+                            outside += 1;
+                        }
+                        (false, true) => outside += 1,
+                        (true, false) => {}
+                    }
+                }
+            }
+        }
+        let mut caption = match broke_inside.len() {
+            0 => "Every point the bound calls safe held in every seed.".to_string(),
+            n => format!(
+                "{n} point(s) the bound calls safe broke: {}.",
+                broke_inside
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        if outside > 0 {
+            caption.push_str(&format!(
+                " {held_outside} of the {outside} points beyond the bound never broke in {} seeds: the bound is \
+                 what the algorithm promises, and the workload (short critical sections, no contender ready at \
+                 the instant the key expired) does not always use the whole window.",
+                self.seeds
+            ));
+        }
+        caption
+    }
+
+    /// The JSON form: axes, rates per series and point, the bound, the caption.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "xs": self.xs,
+            "ys": self.ys,
+            "seeds": self.seeds,
+            "bound": self.bound,
+            "series": self.series.iter().zip(&self.bound_safe).map(|(series, safe)| json!({
+                "label": series.label,
+                "points": series.rates.iter().enumerate().flat_map(|(y, row)| {
+                    row.iter().enumerate().map(move |(x, rate)| {
+                        let mut point = rate.to_json();
+                        point["x"] = json!(self.xs[x]);
+                        point["y"] = json!(self.ys[y]);
+                        point["bound_safe"] = json!(safe[y][x]);
+                        point
+                    })
+                }).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "caption": self.caption(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_point_of_every_envelope_is_a_valid_scenario() {
+        for plan in plans() {
+            for series in &plan.series {
+                for &y in &plan.ys {
+                    for &x in &plan.xs {
+                        let text = (series.scenario)(x, y).to_string();
+                        load_str(Path::new(plan.name), &text)
+                            .unwrap_or_else(|e| panic!("{}: {e}", plan.name));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_pause_bound_moves_with_the_delay() {
+        let plan = &plans()[0];
+        let single = &plan.series[0];
+        assert!((single.bound_safe)(0.5, 1.0));
+        assert!(!(single.bound_safe)(1.0, 1.0));
+        assert!(!(single.bound_safe)(0.9, 400.0), "a long delay eats the margin");
+    }
+}
