@@ -161,6 +161,10 @@ pub struct History {
     /// The scheduled faults that struck, in the order they did. A fault whose trigger never
     /// fired is missing: whatever the run shows, it does not show that fault.
     pub strikes: Vec<Strike>,
+    /// Every fault the nemesis drew, in the order it struck, as a scenario file writes a
+    /// fault (JSON, with `at_ms` the true time it struck): the run's random faults as an
+    /// explicit list.
+    pub drawn: Vec<String>,
 }
 
 impl History {
@@ -204,6 +208,7 @@ mod tests {
             }],
             end_us: 2000,
             strikes: Vec::new(),
+            drawn: Vec::new(),
         }
     }
 

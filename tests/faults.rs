@@ -286,3 +286,76 @@ fn a_slow_link_delays_only_the_messages_that_cross_it() {
         "the others' do not: {others:?}"
     );
 }
+
+/// Every kind the nemesis can draw, on the replicated topology (so a stall has a replica).
+const EVERY_KIND: &str = r#"["pause", "crash", "restart", "clock_jump", "clock_drift", "partition", "heal",
+    "latency", "loss", "reset", "replication_stall"]"#;
+
+fn replicated_nemesis(swarm: bool) -> Arc<Scenario> {
+    let text = scenario_text(swarm);
+    Arc::new(locksim::scenario::load_str(std::path::Path::new("(nemesis)"), &text).expect("valid"))
+}
+
+fn scenario_text(swarm: bool) -> String {
+    format!(
+        r#"{{
+          "name": "nemesis", "duration_ms": 20000, "seeds": 1,
+          "topology": {{ "kind": "replicated", "replicas": 1 }},
+          "lock": {{ "algorithm": "lua-release", "ttl_ms": 2000 }},
+          "clients": {{ "count": 3, "work_ms": [100, 500] }},
+          "faults": [{{ "kind": "random", "rate_per_s": 2.0, "kinds": {EVERY_KIND}, "duration_ms": [100, 1500],
+                       "jump_ms": [500, 3000], "drift_ppm": [-50000, 50000], "latency_ms": [20, 300],
+                       "loss_rate": [0.2, 0.6], "swarm": {swarm} }}]
+        }}"#
+    )
+}
+
+/// The kinds the nemesis drew in one run, from its record of them.
+fn drawn_kinds(history: &History) -> std::collections::BTreeSet<String> {
+    history
+        .drawn
+        .iter()
+        .map(|fault| {
+            let fault: serde_json::Value = serde_json::from_str(fault).unwrap();
+            fault["kind"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_nemesis_draws_every_kind_and_records_each_fault_as_a_file_writes_it() {
+    let s = replicated_nemesis(false);
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in 0..4 {
+        let history = run_seed(&s, seed).unwrap();
+        assert!(!history.drawn.is_empty());
+        // Every recorded fault, put back into a scenario file, loads as a fault.
+        let explicit = format!("[{}]", history.drawn.join(","));
+        let mut file: serde_json::Value = serde_json::from_str(&scenario_text(false)).unwrap();
+        file["faults"] = serde_json::from_str(&explicit).unwrap();
+        locksim::scenario::load_str(std::path::Path::new("(materialised)"), &file.to_string())
+            .unwrap_or_else(|e| panic!("seed {seed}: the drawn faults do not load: {e}"));
+        kinds.extend(drawn_kinds(&history));
+    }
+    let every: std::collections::BTreeSet<String> = serde_json::from_str::<Vec<String>>(EVERY_KIND)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(kinds, every, "four seeds at two faults a second draw every kind");
+}
+
+#[test]
+fn a_swarm_nemesis_differs_from_seed_to_seed() {
+    let s = replicated_nemesis(true);
+    let sets: Vec<_> = (0..6)
+        .map(|seed| drawn_kinds(&run_seed(&s, seed).unwrap()))
+        .collect();
+    assert!(
+        sets.iter().any(|kinds| kinds.len() < 8),
+        "some seed runs with only some kinds on: {sets:?}"
+    );
+    assert!(
+        sets.windows(2).any(|pair| pair[0] != pair[1]),
+        "seeds draw different nemeses: {sets:?}"
+    );
+}

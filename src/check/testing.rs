@@ -107,5 +107,6 @@ pub fn history(end_ms: u64, events: Vec<Event>) -> History {
         events,
         end_us: end_ms * 1000,
         strikes: Vec::new(),
+        drawn: Vec::new(),
     }
 }

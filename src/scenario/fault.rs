@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde_json::{Value, json};
 
 pub use crate::client::Step;
 
@@ -111,13 +112,100 @@ pub enum FaultAction {
     /// A replica stops receiving its master's stream (a slow or stuck link), for
     /// `duration_ms` or for good; the master goes on acknowledging writes.
     ReplicationStall { duration_ms: Option<u64> },
-    /// The nemesis: faults of the given kinds at random times (a Poisson process of
-    /// `rate_per_s`), on random nodes, each lasting a random `duration_ms`.
-    Random {
-        rate_per_s: f64,
-        kinds: Vec<RandomKind>,
-        duration_ms: [u64; 2],
-    },
+    /// The nemesis: faults of the given kinds at random times (a Poisson process), on
+    /// random nodes, each with its fields drawn from the ranges given.
+    Random(Nemesis),
+}
+
+/// What the nemesis may draw: the kinds, how often, and a range for every field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nemesis {
+    /// Mean faults per second.
+    pub rate_per_s: f64,
+    pub kinds: Vec<RandomKind>,
+    /// How long a pause, a partition, a crash before its restart, a drift, a latency, a
+    /// loss or a stall lasts.
+    pub duration_ms: [u64; 2],
+    /// How far a clock jump steps the clock, either way.
+    pub jump_ms: [u64; 2],
+    /// How fast (or, negative, slow) a drifting clock runs.
+    pub drift_ppm: [i64; 2],
+    /// The extra one-way latency of a slowed node.
+    pub latency_ms: [u64; 2],
+    /// The fraction of packets a lossy node drops.
+    pub loss_rate: [f64; 2],
+    /// Swarm testing (TigerBeetle's VOPR): each seed first draws its own nemesis — which
+    /// of `kinds` are on, how often, which nodes it may hit — so some seeds see many
+    /// partitions and no crashes, others the reverse.
+    pub swarm: bool,
+}
+
+/// The nemesis' ranges where a scenario gives none.
+impl Nemesis {
+    pub const DEFAULT_DRIFT_PPM: [i64; 2] = [-100_000, 100_000];
+    pub const DEFAULT_LATENCY_MS: [u64; 2] = [50, 500];
+    pub const DEFAULT_LOSS_RATE: [f64; 2] = [0.1, 0.5];
+}
+
+impl Fault {
+    /// The fault as a scenario file writes it, for a fault with a time trigger (what the
+    /// nemesis draws): a drawn fault can be put back into a file as it struck.
+    pub fn to_json(&self) -> Value {
+        let mut fault = json!({ "kind": self.action.kind() });
+        if let Some(target) = &self.target {
+            fault["target"] = match target {
+                Target::Nodes(names) if names.len() == 1 => json!(names[0]),
+                Target::Nodes(names) => json!(names),
+                other => json!(other.to_string()),
+            };
+        }
+        match &self.trigger {
+            Trigger::At { at_ms } => fault["at_ms"] = json!(at_ms),
+            Trigger::On { .. } | Trigger::AtStep { .. } => {
+                unreachable!("only faults with a time trigger are written back")
+            }
+        }
+        let fields = match &self.action {
+            FaultAction::Pause { duration_ms } => json!({ "duration_ms": duration_ms }),
+            FaultAction::Crash { restart_after_ms } => json!({ "restart_after_ms": restart_after_ms }),
+            FaultAction::Restart | FaultAction::Heal | FaultAction::Reset => json!({}),
+            FaultAction::ClockJump { by_ms } => json!({ "by_ms": by_ms }),
+            FaultAction::ClockDrift {
+                rate_ppm,
+                duration_ms,
+            } => {
+                json!({ "rate_ppm": rate_ppm, "duration_ms": duration_ms })
+            }
+            FaultAction::Partition {
+                groups,
+                one_way,
+                duration_ms,
+            } => json!({ "groups": groups, "one_way": one_way, "duration_ms": duration_ms }),
+            FaultAction::Latency {
+                latency_ms,
+                groups,
+                one_way,
+                duration_ms,
+            } => {
+                json!({ "latency_ms": latency_ms, "groups": groups, "one_way": one_way, "duration_ms": duration_ms })
+            }
+            FaultAction::Loss {
+                rate,
+                groups,
+                one_way,
+                duration_ms,
+            } => json!({ "rate": rate, "groups": groups, "one_way": one_way, "duration_ms": duration_ms }),
+            FaultAction::ReplicationStall { duration_ms } => json!({ "duration_ms": duration_ms }),
+            FaultAction::Random(_) => unreachable!("the nemesis draws only concrete faults"),
+        };
+        for (field, value) in fields.as_object().into_iter().flatten() {
+            // A field left at its default is left out, as a person would write the file.
+            if !value.is_null() && *value != json!(false) {
+                fault[field] = value.clone();
+            }
+        }
+        fault
+    }
 }
 
 impl FaultAction {
@@ -135,7 +223,7 @@ impl FaultAction {
             FaultAction::Loss { .. } => FaultKind::Loss,
             FaultAction::Reset => FaultKind::Reset,
             FaultAction::ReplicationStall { .. } => FaultKind::ReplicationStall,
-            FaultAction::Random { .. } => FaultKind::Random,
+            FaultAction::Random(_) => FaultKind::Random,
         };
         kind.name()
     }
@@ -149,8 +237,13 @@ pub enum RandomKind {
     Crash,
     Restart,
     ClockJump,
+    ClockDrift,
     Partition,
+    Heal,
+    Latency,
+    Loss,
     Reset,
+    ReplicationStall,
 }
 
 /// Whom a fault hits.
@@ -288,6 +381,10 @@ struct FaultFields {
     rate: Option<f64>,
     rate_per_s: Option<f64>,
     kinds: Option<Vec<RandomKind>>,
+    jump_ms: Option<[u64; 2]>,
+    drift_ppm: Option<[i64; 2]>,
+    loss_rate: Option<[f64; 2]>,
+    swarm: Option<bool>,
 }
 
 /// `duration_ms` is one number for most kinds and a `[min, max]` range for `random`.
@@ -312,6 +409,10 @@ impl FaultFields {
             ("rate", self.rate.is_some()),
             ("rate_per_s", self.rate_per_s.is_some()),
             ("kinds", self.kinds.is_some()),
+            ("jump_ms", self.jump_ms.is_some()),
+            ("drift_ppm", self.drift_ppm.is_some()),
+            ("loss_rate", self.loss_rate.is_some()),
+            ("swarm", self.swarm.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -343,7 +444,19 @@ impl TryFrom<FaultFields> for Fault {
             K::Heal => (&[], false),
             K::Latency => (&["latency_ms", "groups", "one_way", "duration_ms"], false),
             K::Loss => (&["rate", "groups", "one_way", "duration_ms"], false),
-            K::Random => (&["rate_per_s", "kinds", "duration_ms"], false),
+            K::Random => (
+                &[
+                    "rate_per_s",
+                    "kinds",
+                    "duration_ms",
+                    "jump_ms",
+                    "drift_ppm",
+                    "latency_ms",
+                    "loss_rate",
+                    "swarm",
+                ],
+                false,
+            ),
         };
         if let Some(unused) = f.set_fields().into_iter().find(|field| !fields.contains(field)) {
             return Err(field_error(unused, format!("not used by kind `{name}`")));
@@ -423,15 +536,23 @@ impl TryFrom<FaultFields> for Fault {
                 one_way: f.one_way.unwrap_or(false),
                 duration_ms: fixed_duration(true)?,
             },
-            K::Random => FaultAction::Random {
-                rate_per_s: f.rate_per_s.ok_or_else(|| required("rate_per_s"))?,
-                kinds: f.kinds.clone().ok_or_else(|| required("kinds"))?,
-                duration_ms: match f.duration_ms {
+            K::Random => {
+                let duration_ms = match f.duration_ms {
                     Some(DurationField::Range(range)) => range,
                     Some(DurationField::Fixed(ms)) => [ms, ms],
                     None => return Err(required("duration_ms")),
-                },
-            },
+                };
+                FaultAction::Random(Nemesis {
+                    rate_per_s: f.rate_per_s.ok_or_else(|| required("rate_per_s"))?,
+                    kinds: f.kinds.clone().ok_or_else(|| required("kinds"))?,
+                    duration_ms,
+                    jump_ms: f.jump_ms.unwrap_or(duration_ms),
+                    drift_ppm: f.drift_ppm.unwrap_or(Nemesis::DEFAULT_DRIFT_PPM),
+                    latency_ms: f.latency_ms.unwrap_or(Nemesis::DEFAULT_LATENCY_MS),
+                    loss_rate: f.loss_rate.unwrap_or(Nemesis::DEFAULT_LOSS_RATE),
+                    swarm: f.swarm.unwrap_or(false),
+                })
+            }
         };
         Ok(Fault {
             trigger,

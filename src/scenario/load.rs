@@ -225,7 +225,7 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
 /// The checks of one fault; the field is relative to the fault.
 fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: String| Err((field.to_string(), reason));
-    let nodes: Vec<String> = s.redis_names().into_iter().chain(s.client_names()).collect();
+    let nodes = s.node_names();
     let known = |name: &String| nodes.contains(name);
     let unknown = |name: &String| format!("no node named `{name}` (nodes: {})", nodes.join(", "));
     match &fault.target {
@@ -351,19 +351,26 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
                 return fail("rate", format!("{rate} is not a fraction in [0, 1)"));
             }
         }
-        FaultAction::Random {
-            rate_per_s,
-            kinds,
-            duration_ms,
-        } => {
-            if !(rate_per_s.is_finite() && *rate_per_s > 0.0) {
+        FaultAction::Random(nemesis) => {
+            let rate_per_s = nemesis.rate_per_s;
+            if !(rate_per_s.is_finite() && rate_per_s > 0.0) {
                 return fail("rate_per_s", format!("{rate_per_s} is not a positive rate"));
             }
-            if kinds.is_empty() {
+            if nemesis.kinds.is_empty() {
                 return fail("kinds", "needs at least one kind".into());
             }
-            check_range("duration_ms", *duration_ms)?;
-            positive("duration_ms", Some(duration_ms[0]))?;
+            check_range("duration_ms", nemesis.duration_ms)?;
+            positive("duration_ms", Some(nemesis.duration_ms[0]))?;
+            check_range("jump_ms", nemesis.jump_ms)?;
+            check_range("latency_ms", nemesis.latency_ms)?;
+            check_range("drift_ppm", nemesis.drift_ppm)?;
+            let [low, high] = nemesis.loss_rate;
+            if !(0.0 <= low && low <= high && high < 1.0) {
+                return fail(
+                    "loss_rate",
+                    format!("[{low}, {high}] is not a range of fractions in [0, 1)"),
+                );
+            }
         }
         FaultAction::ReplicationStall { duration_ms } => {
             positive("duration_ms", *duration_ms)?;

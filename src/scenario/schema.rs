@@ -517,4 +517,27 @@ impl Scenario {
     pub fn client_names(&self) -> Vec<String> {
         (1..=self.clients.count).map(|i| format!("client-{i}")).collect()
     }
+
+    /// Every node a fault may name: the Redis nodes, the clients, the failover controller
+    /// where a group has replicas, and the fencing counter where there is one.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .redis_names()
+            .into_iter()
+            .chain(self.client_names())
+            .collect();
+        if self.redis_groups().iter().any(|group| group.len() > 1) {
+            names.push(SENTINEL.to_string());
+        }
+        if self.lock.options().fencing == Fencing::Counter {
+            names.push(FENCE_COUNTER.to_string());
+        }
+        names
+    }
 }
+
+/// The failover controller's node name, for groups with replicas.
+pub const SENTINEL: &str = "sentinel";
+
+/// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
+pub const FENCE_COUNTER: &str = "fence-counter";

@@ -20,7 +20,7 @@ use crate::redis::Frame;
 use crate::redis::cmd::{Replicaof, Role};
 
 /// The controller's node name in traces.
-pub const SENTINEL: &str = "sentinel";
+pub use crate::scenario::SENTINEL;
 
 /// How often every node is probed.
 pub const PROBE_INTERVAL_MS: u64 = 100;

@@ -35,8 +35,7 @@ use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::{ClocksSpec, Scenario};
 
-/// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
-pub const FENCE_COUNTER: &str = "fence-counter";
+pub use crate::scenario::FENCE_COUNTER;
 const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
 
 /// The failover controller's address.

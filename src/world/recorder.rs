@@ -13,6 +13,7 @@ pub struct Recorder {
     events: Arc<Mutex<Vec<Event>>>,
     recorded: Arc<Notify>,
     strikes: Arc<Mutex<Vec<Strike>>>,
+    drawn: Arc<Mutex<Vec<String>>>,
 }
 
 impl Recorder {
@@ -37,6 +38,11 @@ impl Recorder {
                 true_us: true_now_ns() / 1000,
             });
         }
+    }
+
+    /// Keeps a fault the nemesis drew, as a scenario file writes it.
+    pub fn drawn(&self, fault: String) {
+        self.drawn.lock().expect("recorder lock poisoned").push(fault);
     }
 
     /// How many events have been recorded so far.
@@ -103,6 +109,7 @@ impl Recorder {
             events,
             end_us: true_now_ns() / 1000,
             strikes: std::mem::take(&mut *self.strikes.lock().expect("recorder lock poisoned")),
+            drawn: std::mem::take(&mut *self.drawn.lock().expect("recorder lock poisoned")),
         }
     }
 }

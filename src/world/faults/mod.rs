@@ -112,13 +112,8 @@ impl Reach {
 /// Waits for the trigger of the scenario's fault number `index`, then injects it.
 pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
     let fired = wait_for(&fault, &reach).await;
-    if let FaultAction::Random {
-        rate_per_s,
-        kinds,
-        duration_ms,
-    } = fault.action
-    {
-        return nemesis::run(index, rate_per_s, kinds, duration_ms, reach, rng).await;
+    if let FaultAction::Random(nemesis) = fault.action {
+        return nemesis::run(index, nemesis, reach, rng).await;
     }
     reach.recorder.struck(index);
     let targets = match (&fault.target, fired.held.is_some()) {
@@ -187,7 +182,7 @@ async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
         }
         FaultAction::Reset => network::reset(&targets, reach),
         FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,
-        FaultAction::Random { .. } => unreachable!("the nemesis draws only concrete faults"),
+        FaultAction::Random(_) => unreachable!("the nemesis draws only concrete faults"),
     }
 }
 

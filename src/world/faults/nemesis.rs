@@ -1,8 +1,17 @@
 //! The nemesis: faults at random times on random nodes, all drawn from the seed.
 //!
 //! Faults arrive as a Poisson process (exponential gaps of mean `1 / rate_per_s`); each
-//! draws its kind from the allowed list, a node from all nodes, and a duration from the
-//! range. A drawn partition isolates one node from all the others.
+//! draws its kind from the allowed list, a node, and every field of its kind from the
+//! scenario's ranges. A drawn partition isolates one node from all the others; a drawn
+//! latency or loss slows that node's writes; a drawn stall stops a replica's stream.
+//!
+//! In swarm mode (TigerBeetle's VOPR) the seed first draws the nemesis itself: which of the
+//! kinds are on, how much each weighs, how busy the nemesis is, which nodes it may hit.
+//! Rare combinations — many partitions and no crashes, only clock faults — then get runs
+//! of their own instead of being averaged away.
+//!
+//! Every fault struck is recorded as it would be written in a scenario file, with the
+//! true time it struck, so a random run can be turned into an explicit fault list.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,52 +19,179 @@ use std::time::Duration;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use super::super::clock::true_now_ns;
 use super::{Reach, apply};
-use crate::scenario::{FaultAction, RandomKind};
+use crate::scenario::{Fault, FaultAction, Nemesis, RandomKind, Target, Trigger};
+
+/// The nemesis one seed runs: in swarm mode a subset, otherwise all the scenario allows.
+struct Plan {
+    /// The kinds on, each with its weight.
+    kinds: Vec<(RandomKind, f64)>,
+    rate_per_s: f64,
+    /// The nodes it may hit.
+    nodes: Vec<String>,
+}
+
+/// How much a swarm seed may slow or speed the nemesis: its rate is multiplied by a
+/// factor drawn from this range.
+const SWARM_RATE_FACTOR: [f64; 2] = [0.25, 2.0];
+
+impl Plan {
+    fn draw(nemesis: &Nemesis, nodes: Vec<String>, rng: &mut ChaCha8Rng) -> Plan {
+        if !nemesis.swarm {
+            return Plan {
+                kinds: nemesis.kinds.iter().map(|&kind| (kind, 1.0)).collect(),
+                rate_per_s: nemesis.rate_per_s,
+                nodes,
+            };
+        }
+        let mut kinds: Vec<(RandomKind, f64)> = Vec::new();
+        for &kind in &nemesis.kinds {
+            if rng.random_bool(0.5) {
+                kinds.push((kind, rng.random_range(0.1..1.0)));
+            }
+        }
+        if kinds.is_empty() {
+            kinds.push((nemesis.kinds[rng.random_range(0..nemesis.kinds.len())], 1.0));
+        }
+        let mut hit: Vec<String> = nodes.iter().filter(|_| rng.random_bool(0.5)).cloned().collect();
+        if hit.is_empty() {
+            hit.push(nodes[rng.random_range(0..nodes.len())].clone());
+        }
+        Plan {
+            kinds,
+            rate_per_s: nemesis.rate_per_s * rng.random_range(SWARM_RATE_FACTOR[0]..SWARM_RATE_FACTOR[1]),
+            nodes: hit,
+        }
+    }
+
+    /// A kind, by weight.
+    fn kind(&self, rng: &mut ChaCha8Rng) -> RandomKind {
+        let total: f64 = self.kinds.iter().map(|(_, weight)| weight).sum();
+        let mut pick = rng.random_range(0.0..total);
+        for &(kind, weight) in &self.kinds {
+            if pick < weight {
+                return kind;
+            }
+            pick -= weight;
+        }
+        self.kinds[self.kinds.len() - 1].0
+    }
+}
 
 /// Injects random faults until the run ends; the first is the strike of the scenario's
 /// fault number `index`.
-pub async fn run(
-    index: usize,
-    rate_per_s: f64,
-    kinds: Vec<RandomKind>,
-    duration_ms: [u64; 2],
-    reach: Arc<Reach>,
-    mut rng: ChaCha8Rng,
-) {
-    let nodes: Vec<String> = reach.nodes.keys().cloned().collect();
+pub async fn run(index: usize, nemesis: Nemesis, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
+    let all: Vec<String> = reach.nodes.keys().cloned().collect();
+    let plan = Plan::draw(&nemesis, all.clone(), &mut rng);
     loop {
         let uniform: f64 = rng.random_range(f64::EPSILON..1.0);
-        let gap_s = -uniform.ln() / rate_per_s;
+        let gap_s = -uniform.ln() / plan.rate_per_s;
         madsim::time::sleep(Duration::from_secs_f64(gap_s)).await;
-        let kind = kinds[rng.random_range(0..kinds.len())];
-        let node = nodes[rng.random_range(0..nodes.len())].clone();
-        let ms = rng.random_range(duration_ms[0]..=duration_ms[1]);
-        let action = match kind {
-            RandomKind::Pause => FaultAction::Pause { duration_ms: ms },
-            RandomKind::Crash => FaultAction::Crash {
-                restart_after_ms: Some(ms),
+        let kind = plan.kind(&mut rng);
+        let Some(node) = pick_node(kind, &plan.nodes, &reach, &mut rng) else {
+            continue; // nothing this kind can hit (a stall without replicas)
+        };
+        let action = draw_action(kind, &nemesis, &node, &all, &mut rng);
+        let target = match action {
+            FaultAction::Partition { .. } | FaultAction::Heal => None,
+            _ => Some(Target::Nodes(vec![node.clone()])),
+        };
+        let fault = Fault {
+            trigger: Trigger::At {
+                at_ms: true_now_ns() / 1_000_000,
             },
-            RandomKind::Restart => FaultAction::Restart,
-            RandomKind::ClockJump => FaultAction::ClockJump {
-                by_ms: if rng.random_bool(0.5) {
-                    ms as i64
-                } else {
-                    -(ms as i64)
-                },
-            },
-            RandomKind::Partition => FaultAction::Partition {
-                groups: vec![
-                    vec![node.clone()],
-                    nodes.iter().filter(|n| **n != node).cloned().collect(),
-                ],
-                one_way: false,
-                duration_ms: Some(ms),
-            },
-            RandomKind::Reset => FaultAction::Reset,
+            target,
+            action: action.clone(),
         };
         reach.recorder.struck(index);
+        reach.recorder.drawn(fault.to_json().to_string());
         let reach = reach.clone();
         madsim::task::spawn(async move { apply(action, vec![node], &reach).await });
+    }
+}
+
+/// The node a fault of `kind` hits: any the plan allows; for a stall a replica; for a
+/// latency or a loss a node with a network interface of ours (Redis nodes and clients).
+fn pick_node(kind: RandomKind, nodes: &[String], reach: &Reach, rng: &mut ChaCha8Rng) -> Option<String> {
+    let candidates: Vec<&String> = match kind {
+        RandomKind::ReplicationStall => nodes
+            .iter()
+            .filter(|node| {
+                reach
+                    .groups
+                    .iter()
+                    .any(|g| g.names.iter().skip(1).any(|r| r == *node))
+            })
+            .collect(),
+        RandomKind::Latency | RandomKind::Loss => nodes
+            .iter()
+            .filter(|node| reach.nics.contains_key(*node))
+            .collect(),
+        _ => nodes.iter().collect(),
+    };
+    (!candidates.is_empty()).then(|| candidates[rng.random_range(0..candidates.len())].clone())
+}
+
+/// A concrete fault of `kind` on `node`, every field drawn from the nemesis' ranges.
+fn draw_action(
+    kind: RandomKind,
+    nemesis: &Nemesis,
+    node: &str,
+    all: &[String],
+    rng: &mut ChaCha8Rng,
+) -> FaultAction {
+    let ms = rng.random_range(nemesis.duration_ms[0]..=nemesis.duration_ms[1]);
+    match kind {
+        RandomKind::Pause => FaultAction::Pause { duration_ms: ms },
+        RandomKind::Crash => FaultAction::Crash {
+            restart_after_ms: Some(ms),
+        },
+        RandomKind::Restart => FaultAction::Restart,
+        RandomKind::ClockJump => {
+            let by = rng.random_range(nemesis.jump_ms[0]..=nemesis.jump_ms[1]) as i64;
+            FaultAction::ClockJump {
+                by_ms: if rng.random_bool(0.5) { by } else { -by },
+            }
+        }
+        RandomKind::ClockDrift => FaultAction::ClockDrift {
+            rate_ppm: rng.random_range(nemesis.drift_ppm[0]..=nemesis.drift_ppm[1]),
+            duration_ms: Some(ms),
+        },
+        RandomKind::Partition => FaultAction::Partition {
+            groups: vec![
+                vec![node.to_string()],
+                all.iter().filter(|n| *n != node).cloned().collect(),
+            ],
+            one_way: false,
+            duration_ms: Some(ms),
+        },
+        RandomKind::Heal => FaultAction::Heal,
+        RandomKind::Latency => {
+            let latency = rng.random_range(nemesis.latency_ms[0]..=nemesis.latency_ms[1]);
+            FaultAction::Latency {
+                latency_ms: [latency, latency],
+                groups: None,
+                one_way: false,
+                duration_ms: Some(ms),
+            }
+        }
+        RandomKind::Loss => {
+            let [low, high] = nemesis.loss_rate;
+            FaultAction::Loss {
+                rate: if high > low {
+                    rng.random_range(low..high)
+                } else {
+                    low
+                },
+                groups: None,
+                one_way: false,
+                duration_ms: Some(ms),
+            }
+        }
+        RandomKind::Reset => FaultAction::Reset,
+        RandomKind::ReplicationStall => FaultAction::ReplicationStall {
+            duration_ms: Some(ms),
+        },
     }
 }
