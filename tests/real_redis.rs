@@ -165,7 +165,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
     let master = RedisServer::start(&[]);
     let port = master.addr.port().to_string();
     let _replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
-    let client = |seed: u64, replicas: u32, retries: u32| {
+    let client = |seed: u64, replicas: u32, retries: u32, timeout_ms: u64| {
         let options = options(5000)
             .retry(Retry {
                 count: retries,
@@ -174,16 +174,18 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
             })
             .wait_replicas(WaitReplicas {
                 replicas: WaitFor::Exactly(replicas),
-                timeout_ms: 200,
+                timeout_ms,
             });
         client(master.addr, seed, options)
     };
     runtime().block_on(async {
         // Retries cover the replica's initial sync.
-        let mut one = client(1, 1, 100);
+        let mut one = client(1, 1, 100, 200);
         let lease = one.acquire(b"real:wait").await.expect("one replica acknowledges");
         assert!(one.release(&lease).await.unwrap());
-        let mut two = client(2, 2, 0);
+        // WAIT 2 runs out its timeout with the one replica's acknowledgement: a long one, so
+        // that a loaded machine's replica has answered by then.
+        let mut two = client(2, 2, 0, 2000);
         match two.acquire(b"real:wait").await {
             Err(LockError::NotReplicated {
                 acknowledged: 1,
@@ -191,7 +193,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
             }) => {}
             other => panic!("expected too few replicas, got {other:?}"),
         }
-        let mut after = client(3, 1, 0);
+        let mut after = client(3, 1, 0, 200);
         let lease = after.try_acquire(b"real:wait").await.unwrap();
         assert!(
             lease.is_some(),
