@@ -10,7 +10,7 @@ use locksim::client::{Algorithm, Conn, Lock, LockOptions, Retry};
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand_chacha::ChaCha8Rng;
-use support::{RedisServer, real_lock, runtime};
+use support::{RedisServer, real_lock, runtime, until_key_exists};
 
 fn locksim_lock(server: &RedisServer, key: &str, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_locksim"))
@@ -41,22 +41,62 @@ async fn until_exit(child: Child, mut probe: impl AsyncFnMut()) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Waits, polling for up to 10 s, until `locksim lock` (process `pid`) catches SIGTERM: it
+/// installs the handler that passes signals on once it holds the lock and has started
+/// the command. A SIGTERM before that ends locksim itself.
+async fn until_it_forwards_sigterm(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (libc::SIGTERM - 1)) != 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "locksim lock never caught SIGTERM: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[test]
 fn the_command_runs_under_the_renewed_lock_and_its_status_is_returned() {
     let server = RedisServer::start(&[]);
-    // The TTL is half the command's run: only renewal keeps the lock.
+    // The TTL is half the command's run: only renewal keeps the lock. The command leaves
+    // `done` behind as it ends; locksim releases after that.
+    let done = std::env::temp_dir().join(format!("locksim-cli-done-{}", std::process::id()));
+    let _ = std::fs::remove_file(&done);
+    let script = "sleep 1.8; : > \"$1\"; exit 3";
     let child = locksim_lock(
         &server,
         "cli",
-        &["--ttl", "900ms", "--", "sh", "-c", "sleep 1.8; exit 3"],
+        &[
+            "--ttl",
+            "900ms",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            done.to_str().unwrap(),
+        ],
     );
     let (output, grants) = runtime().block_on(async {
         let mut other = other_client(&server, 10_000);
-        tokio::time::sleep(Duration::from_millis(400)).await; // locksim has acquired by now
+        until_key_exists(server.addr, b"cli").await; // locksim has acquired
         let mut grants = 0;
         let output = until_exit(child, async || {
             if let Some(lease) = other.try_acquire(b"cli").await.unwrap() {
-                grants += 1;
+                // Ours while the command still ran: two holders. (Once it has ended,
+                // locksim releases before it exits, and a grant then is no overlap.)
+                if !done.exists() {
+                    grants += 1;
+                }
                 other.release(&lease).await.unwrap();
             }
         })
@@ -65,6 +105,9 @@ fn the_command_runs_under_the_renewed_lock_and_its_status_is_returned() {
         assert!(free, "released when the command ended");
         (output, grants)
     });
+    let ended = done.exists();
+    let _ = std::fs::remove_file(&done);
+    assert!(ended, "the command ran to its end");
     assert_eq!(
         output.status.code(),
         Some(3),
@@ -100,7 +143,7 @@ fn a_lost_lock_signals_the_command_and_exits_70_with_a_message() {
     let child = locksim_lock(&server, "lost", &["--ttl", "600ms", "--", "sleep", "30"]);
     let started = Instant::now();
     let output = runtime().block_on(async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_key_exists(server.addr, b"lost").await; // locksim has acquired
         let mut admin = Conn::new(TcpConnector(server.addr), HostClock::new(), 1000);
         let del = Del {
             keys: vec![b"lost".to_vec()],
@@ -170,7 +213,7 @@ fn sigterm_to_locksim_stops_the_command_and_releases_the_lock() {
     let started = Instant::now();
     runtime().block_on(async {
         let mut other = other_client(&server, 10_000);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_it_forwards_sigterm(child.id()).await;
         assert!(
             other.try_acquire(b"term").await.unwrap().is_none(),
             "locksim holds it"

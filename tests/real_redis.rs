@@ -11,7 +11,7 @@ use locksim::client::{
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use rand_chacha::ChaCha8Rng;
-use support::{RedisServer, real_lock, runtime};
+use support::{RedisServer, real_lock, runtime, until_key_exists, wait_for_link, wait_for_stream};
 
 /// Tier 5 on one node, one attempt.
 fn options(ttl_ms: u64) -> LockOptions {
@@ -83,7 +83,8 @@ fn a_real_key_expires_and_the_late_release_reports_it() {
 fn a_watchdog_keeps_a_one_second_lock_for_three_seconds_and_without_it_the_lock_is_taken() {
     let server = RedisServer::start(&[]);
     let held = Duration::from_secs(3);
-    let client = |seed: u64, options: LockOptions| client(server.addr, seed, options);
+    let addr = server.addr;
+    let client = |seed: u64, options: LockOptions| client(addr, seed, options);
     let (with_watchdog, without) = runtime().block_on(async {
         // The same contest twice, side by side on two keys: only the watchdog differs.
         let contest = |key: &'static [u8], holder_options: LockOptions, seed: u64| {
@@ -95,7 +96,7 @@ fn a_watchdog_keeps_a_one_second_lock_for_three_seconds_and_without_it_the_lock_
                     guard.is_lost()
                 });
                 let contending = async {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    until_key_exists(addr, key).await; // the holder has it first
                     let started = Instant::now();
                     let mut grants = 0;
                     while started.elapsed() < held - Duration::from_millis(100) {
@@ -142,7 +143,7 @@ fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
             }
         });
         let deleting = async {
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            until_key_exists(server.addr, b"real:lost").await;
             let del = Del {
                 keys: vec![b"real:lost".to_vec()],
             };
@@ -164,8 +165,13 @@ fn a_failed_renewal_signals_the_work_and_reports_the_lost_lock() {
 fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw() {
     let master = RedisServer::start(&[]);
     let port = master.addr.port().to_string();
-    let _replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
-    let client = |seed: u64, replicas: u32, retries: u32, timeout_ms: u64| {
+    let replica = RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    // Linked and streaming first: a write made before the replica attaches is not
+    // propagated (it reaches the replica in the snapshot), and a WAIT after it counts
+    // any replica that comes online, even one that does not get the stream yet.
+    wait_for_link(replica.addr);
+    wait_for_stream(master.addr, replica.addr);
+    let client = |seed: u64, replicas: u32, retries: u32| {
         let options = options(5000)
             .retry(Retry {
                 count: retries,
@@ -174,18 +180,15 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
             })
             .wait_replicas(WaitReplicas {
                 replicas: WaitFor::Exactly(replicas),
-                timeout_ms,
+                timeout_ms: 200,
             });
         client(master.addr, seed, options)
     };
     runtime().block_on(async {
-        // Retries cover the replica's initial sync.
-        let mut one = client(1, 1, 100, 200);
+        let mut one = client(1, 1, 0);
         let lease = one.acquire(b"real:wait").await.expect("one replica acknowledges");
         assert!(one.release(&lease).await.unwrap());
-        // WAIT 2 runs out its timeout with the one replica's acknowledgement: a long one, so
-        // that a loaded machine's replica has answered by then.
-        let mut two = client(2, 2, 0, 2000);
+        let mut two = client(2, 2, 0);
         match two.acquire(b"real:wait").await {
             Err(LockError::NotReplicated {
                 acknowledged: 1,
@@ -193,7 +196,7 @@ fn wait_replicas_accepts_a_replicated_grant_and_refuses_one_too_few_replicas_saw
             }) => {}
             other => panic!("expected too few replicas, got {other:?}"),
         }
-        let mut after = client(3, 1, 0, 200);
+        let mut after = client(3, 1, 0);
         let lease = after.try_acquire(b"real:wait").await.unwrap();
         assert!(
             lease.is_some(),
@@ -269,7 +272,7 @@ fn a_redisson_style_holder_is_not_told_its_renewal_failed() {
             guard.is_lost()
         });
         let deleting = async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            until_key_exists(server.addr, b"real:unaware").await;
             let del = Del {
                 keys: vec![b"real:unaware".to_vec()],
             };

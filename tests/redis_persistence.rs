@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::redis::persistence::{Disk, Fsync, Persistence};
+use locksim::redis::persistence::{Disk, FSYNC_EVERY_MS, Fsync, Persistence};
 use support::FakeServer;
 use support::resp::{RespClient, Value};
 
@@ -22,8 +22,19 @@ fn aof(disk: &Disk, fsync: Fsync) -> Persistence {
     }
 }
 
-/// Runs `requests` on a node over `persistence`, waits until `until` holds, then crashes it.
-fn run_and_crash(persistence: Persistence, requests: &[&str], until: impl Fn() -> bool) {
+/// When a node is crashed after its requests.
+enum Crash<'a> {
+    AtOnce,
+    /// Once it has fsynced more to this disk than it held before the requests.
+    AfterFsync(&'a Disk),
+}
+
+/// Runs `requests` on a node over `persistence`, then crashes it.
+fn run_and_crash(persistence: Persistence, requests: &[&str], crash: Crash) {
+    let saved_before = match crash {
+        Crash::AtOnce => 0,
+        Crash::AfterFsync(disk) => disk.contents().len(),
+    };
     let node = FakeServer::start_with(None, persistence);
     let mut client = RespClient::connect(node.addr);
     for request in requests {
@@ -32,16 +43,17 @@ fn run_and_crash(persistence: Persistence, requests: &[&str], until: impl Fn() -
             "{request}"
         );
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !until() {
-        assert!(Instant::now() < deadline, "the node never got there");
-        std::thread::sleep(Duration::from_millis(10));
+    if let Crash::AfterFsync(disk) = crash {
+        // The node fsyncs every FSYNC_EVERY_MS on the host clock, in a thread of its own.
+        let deadline = Instant::now() + Duration::from_millis(FSYNC_EVERY_MS * 10);
+        while disk.contents().len() <= saved_before {
+            assert!(
+                Instant::now() < deadline,
+                "no fsync within {FSYNC_EVERY_MS} ms × 10"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
-}
-
-/// Crash at once.
-fn now() -> bool {
-    true
 }
 
 fn get(persistence: Persistence, key: &str) -> Value {
@@ -55,7 +67,7 @@ fn appendfsync_always_keeps_every_acknowledged_write() {
     run_and_crash(
         aof(&disk, Fsync::Always),
         &["SET lock a PX 600000", "INCR n", "SET gone x", "DEL gone"],
-        now,
+        Crash::AtOnce,
     );
     assert_eq!(get(aof(&disk, Fsync::Always), "lock"), Value::Bulk("a".into()));
     assert_eq!(get(aof(&disk, Fsync::Always), "n"), Value::Bulk("1".into()));
@@ -66,16 +78,19 @@ fn appendfsync_always_keeps_every_acknowledged_write() {
 fn appendfsync_everysec_loses_the_writes_of_the_last_second() {
     let disk = Disk::new();
     // Crashed at once: the first fsync is a second away, so the write is lost.
-    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock a"], now);
+    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock a"], Crash::AtOnce);
     assert_eq!(get(aof(&disk, Fsync::EverySec), "lock"), Value::NullBulk);
-    // Crashed after an fsync (the once-a-second one put it on the disk): the write survives.
-    let synced = || String::from_utf8_lossy(&disk.contents()).contains("lock\r\n$1\r\nb");
-    run_and_crash(aof(&disk, Fsync::EverySec), &["SET lock b"], synced);
+    // Crashed after an fsync: the write survives.
+    run_and_crash(
+        aof(&disk, Fsync::EverySec),
+        &["SET lock b"],
+        Crash::AfterFsync(&disk),
+    );
     assert_eq!(get(aof(&disk, Fsync::EverySec), "lock"), Value::Bulk("b".into()));
 }
 
 #[test]
 fn without_persistence_a_restarted_node_is_empty() {
-    run_and_crash(Persistence::None, &["SET lock a"], now);
+    run_and_crash(Persistence::None, &["SET lock a"], Crash::AtOnce);
     assert_eq!(get(Persistence::None, "lock"), Value::NullBulk);
 }

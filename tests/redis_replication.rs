@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use locksim::redis::persistence::Persistence;
 use support::proxy::Proxy;
 use support::resp::{RespClient, Value};
-use support::{FakeServer, RedisServer};
+use support::{FakeServer, RedisServer, wait_for_link, wait_for_stream};
 
 const PTTL_TOLERANCE_MS: i64 = 1000;
 
@@ -143,23 +143,6 @@ fn agree(real: &Value, fake: &Value, check: Check) -> bool {
     }
 }
 
-/// Waits until the replica reports its link up.
-fn wait_for_link(replica: SocketAddr) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let mut client = RespClient::connect(replica);
-    loop {
-        let info = client.request(&words("INFO replication"));
-        if info_fields(&info).contains(&("master_link_status".into(), "up".into())) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the replica at {replica} never linked up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// A real master/replica pair and a fake one, both linked up.
 struct Pairs {
     real_master: RedisServer,
@@ -284,7 +267,7 @@ fn a_partitioned_replica_falls_behind_and_catches_up() {
     assert_eq!(m.request(&words("WAIT 1 2000")), Value::Int(1));
     assert_eq!(r.request(&words("GET a")), Value::Bulk("1".into()));
 
-    proxy.partition(true);
+    proxy.cut();
     assert_eq!(
         m.request(&words("SET lock mine NX PX 30000")),
         Value::Simple("OK".into())
@@ -300,7 +283,7 @@ fn a_partitioned_replica_falls_behind_and_catches_up() {
         "the replica fell behind"
     );
 
-    proxy.partition(false);
+    proxy.heal();
     assert_eq!(m.request(&words("WAIT 1 5000")), Value::Int(1));
     assert_eq!(
         r.request(&words("GET lock")),
@@ -309,45 +292,83 @@ fn a_partitioned_replica_falls_behind_and_catches_up() {
     );
 }
 
-/// WAIT's answer and how long it took, for `WAIT 1 100` after a write on `master`.
-fn write_then_wait(master: &mut RespClient, key: &str) -> (Value, Duration) {
-    assert_eq!(
-        master.request(&words(&format!("SET {key} v"))),
-        Value::Simple("OK".into())
-    );
+/// The steps of [`wait_counts_only_replicas_that_have_the_write`] on one master whose
+/// replica links through `proxy`: each request with its reply, and how long the WAIT
+/// across the cut took.
+fn wait_across_a_cut(
+    master: SocketAddr,
+    replica: SocketAddr,
+    proxy: &Proxy,
+) -> (Vec<(String, Value)>, Duration) {
+    wait_for_link(replica);
+    wait_for_stream(master, replica);
+    let (mut m, mut r) = (RespClient::connect(master), RespClient::connect(replica));
+    let mut replies = Vec::new();
+    let mut step = |client: &mut RespClient, node: &str, request: &str| {
+        let reply = client.request(&words(request));
+        replies.push((format!("{node}: {request}"), reply));
+    };
+    step(&mut m, "master", "SET k v");
+    step(&mut m, "master", "WAIT 1 100");
+    proxy.cut();
+    step(&mut m, "master", "SET k2 v");
     let started = Instant::now();
-    let acknowledged = master.request(&words("WAIT 1 100"));
-    (acknowledged, started.elapsed())
+    step(&mut m, "master", "WAIT 1 100");
+    let waited = started.elapsed();
+    step(&mut r, "replica", "GET k");
+    step(&mut r, "replica", "GET k2");
+    proxy.heal();
+    step(&mut m, "master", "WAIT 1 5000");
+    step(&mut r, "replica", "GET k2");
+    (replies, waited)
 }
 
+/// WAIT counts a replica only once it has acknowledged the write: across a cut link (both
+/// connections open, nothing crossing, as in a partition) the replica is still connected
+/// but has not got the write, and WAIT times out with 0, on redis-server as on the fake.
 #[test]
 fn wait_counts_only_replicas_that_have_the_write() {
-    // Each replica follows its master through a proxy the test can cut.
     let real_master = RedisServer::start(&[]);
     let real_proxy = Proxy::start(real_master.addr);
-    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &real_proxy.addr.port().to_string()]);
+    let proxy_port = real_proxy.addr.port().to_string();
+    let real_replica = RedisServer::start(&["--replicaof", "127.0.0.1", &proxy_port]);
     let fake_master = FakeServer::start();
     let fake_proxy = Proxy::start(fake_master.addr);
     let fake_replica = FakeServer::start_with(Some(fake_proxy.addr), Persistence::None);
-    wait_for_link(real_replica.addr);
-    wait_for_link(fake_replica.addr);
-    for (name, master, proxy) in [
-        ("redis-server", real_master.addr, &real_proxy),
-        ("fake node", fake_master.addr, &fake_proxy),
-    ] {
-        let mut master = RespClient::connect(master);
-        let (linked, _) = write_then_wait(&mut master, "before");
-        assert_eq!(linked, Value::Int(1), "{name}: the linked replica acknowledges");
-        proxy.partition(true);
-        let (cut, waited) = write_then_wait(&mut master, "after");
-        assert_eq!(
-            cut,
-            Value::Int(0),
-            "{name}: a write no replica has is not acknowledged"
-        );
+
+    let (real, real_waited) = wait_across_a_cut(real_master.addr, real_replica.addr, &real_proxy);
+    let (fake, fake_waited) = wait_across_a_cut(fake_master.addr, fake_replica.addr, &fake_proxy);
+    let transcript: Vec<String> = real
+        .iter()
+        .zip(&fake)
+        .map(|((step, real), (_, fake))| format!("{step}\n  redis-server: {real:?}\n  fake node: {fake:?}"))
+        .collect();
+    let transcript = transcript.join("\n");
+    assert_eq!(real, fake, "replies differ:\n{transcript}");
+    let replies: Vec<&Value> = fake.iter().map(|(_, reply)| reply).collect();
+    let ok = Value::Simple("OK".into());
+    let v = Value::Bulk("v".into());
+    assert_eq!(
+        replies,
+        [
+            &ok,
+            &Value::Int(1),
+            &ok,
+            &Value::Int(0),
+            &v,
+            &Value::NullBulk,
+            &Value::Int(1),
+            &v
+        ],
+        "the connected replica has the first write, not the one across the cut:\n{transcript}"
+    );
+    eprintln!("WAIT 1 100 across the cut: redis-server {real_waited:?}, fake node {fake_waited:?}");
+    // Redis times WAIT out in whole milliseconds of its clock, so it may answer a fraction
+    // of a millisecond before 100 ms of ours have passed.
+    for (server, waited) in [("redis-server", real_waited), ("fake node", fake_waited)] {
         assert!(
-            waited >= Duration::from_millis(100),
-            "{name}: WAIT waited its timeout ({waited:?})"
+            waited >= Duration::from_millis(99),
+            "{server} answered WAIT 1 100 across the cut after {waited:?}, before its timeout"
         );
     }
 }

@@ -4,7 +4,7 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 use support::resp::{RespClient, Value};
 
@@ -12,29 +12,36 @@ use support::resp::{RespClient, Value};
 struct Served {
     addr: SocketAddr,
     child: Child,
+    /// Kept open: what the server prints later must not meet a closed pipe.
+    _stdout: BufReader<ChildStdout>,
 }
 
 impl Served {
-    /// Starts `locksim serve --port 0`: the node binds a free port itself and prints it, so
-    /// no other process can take the port between a probe and the bind.
+    /// Starts `locksim serve --port 0`: the server binds a port the kernel picks and
+    /// prints the address, which is where it already listens.
     fn start() -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_locksim"))
             .args(["serve", "--port", "0"])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .and_then(|addr| addr.parse::<SocketAddr>().ok())
-            .unwrap_or_else(|| panic!("locksim serve printed no address: {line:?}"));
-        assert_ne!(addr.port(), 0, "the printed port is the bound one");
-        Served { addr, child }
+        let _ = stdout.read_line(&mut line); // "" when the server exited first
+        let addr: Option<SocketAddr> = line
+            .trim_end()
+            .split_once(" node listening on ")
+            .and_then(|(_, addr)| addr.parse().ok());
+        let Some(addr) = addr.filter(|addr| addr.port() != 0) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("locksim serve printed {line:?}, not the address it listens on");
+        };
+        Served {
+            addr,
+            child,
+            _stdout: stdout,
+        }
     }
 }
 

@@ -10,7 +10,8 @@ use locksim::redis::server::{self, ServeOptions};
 use super::{EXIT_UNMET, emit, invalid};
 
 /// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
-/// design, so it runs on a current-thread runtime.
+/// design, so it runs on a current-thread runtime. Port 0 asks the kernel for a free port;
+/// the first line printed names the address bound, and comes once it listens there.
 pub fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

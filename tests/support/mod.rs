@@ -1,7 +1,7 @@
 //! Real redis-server processes and fake nodes for tests: each on a free loopback port
 //! (real ones in their own scratch directory), stopped when dropped ([`sim`] has the
-//! simulated counterpart). `make test` installs redis-server when it is
-//! missing; a test that cannot find it fails and says so.
+//! simulated counterpart; [`proxy`] a link that can be cut). `make test` installs
+//! redis-server when it is missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod proxy;
@@ -31,6 +31,75 @@ pub fn real_lock(
     )
 }
 
+/// Waits, polling for up to 10 s, until `key` exists on the server at `addr`: until a lock
+/// holder there (another process, or a task of this test) has had its grant.
+pub async fn until_key_exists(addr: SocketAddr, key: &[u8]) {
+    use locksim::client::Conn;
+    use locksim::redis::Frame;
+    use locksim::redis::cmd::Get;
+    let mut conn = Conn::new(
+        locksim::real::TcpConnector(addr),
+        locksim::real::HostClock::new(),
+        1000,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let get = Get { key: key.to_vec() }.into_frame();
+        if let Ok(reply) = conn.request(&get).await
+            && reply != Frame::Null
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared on {addr}",
+            String::from_utf8_lossy(key)
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits, polling for up to 15 s, until the replica at `replica` reports its link to its
+/// master up.
+pub fn wait_for_link(replica: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut client = resp::RespClient::connect(replica);
+    loop {
+        let info = client.request(&[b"INFO".to_vec(), b"replication".to_vec()]);
+        if let resp::Value::Bulk(text) | resp::Value::Verbatim(_, text) = &info
+            && text.lines().any(|line| line == "master_link_status:up")
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replica at {replica} never linked up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits, polling for up to 15 s, until writes on `master` reach `replica`: a key written on
+/// the master shows on the replica. A replica whose link is up may not be getting the
+/// stream yet: after a diskless sync redis-server starts it on the replica's first
+/// acknowledgement that finds the replica online at the master, and when the first one
+/// comes before the master has noticed the snapshot's end (on a loaded host), on the
+/// next one, a second later.
+pub fn wait_for_stream(master: SocketAddr, replica: SocketAddr) {
+    let words = |text: &str| text.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let set = resp::RespClient::connect(master).request(&words("SET stream-check 1"));
+    assert_eq!(set, resp::Value::Simple("OK".into()));
+    let mut client = resp::RespClient::connect(replica);
+    while client.request(&words("GET stream-check")) != resp::Value::Bulk("1".into()) {
+        assert!(
+            Instant::now() < deadline,
+            "writes on {master} never reached the replica at {replica}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A single-threaded tokio runtime for tests that talk to real servers.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -50,9 +119,10 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a server with no persistence; extra `args` are passed as they are.
     ///
-    /// Another process (a parallel test, another checkout's tests) may take the free port
-    /// between our probe and the server's bind; the server then exits, and we retry on a
-    /// new port.
+    /// redis-server cannot listen on port 0 and say which port it got, so we pick a port
+    /// nobody listens on and hand it over. Another process (a parallel test, another
+    /// checkout's tests) may take it between our probe and the server's bind; the server
+    /// then exits, or another process answers in its place, and we retry on a new port.
     pub fn start(args: &[&str]) -> RedisServer {
         const ATTEMPTS: usize = 5;
         for _ in 0..ATTEMPTS {
@@ -64,7 +134,7 @@ impl RedisServer {
     }
 
     fn try_start(args: &[&str]) -> Option<RedisServer> {
-        Self::try_start_on(free_port(), args)
+        Self::try_start_on(candidate_port(), args)
     }
 
     /// Kills the server and starts a fresh, empty one on the same port (a restart
@@ -122,17 +192,16 @@ impl RedisServer {
             dir,
             args,
         };
+        // Ours is ready when what answers on the port says it is our process.
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if server.child.try_wait().unwrap().is_some() {
                 return None; // it could not bind: someone took the port
             }
-            // What answers may be another process on the same port: ours only if it says
-            // its process id is our child's.
-            match served_by(addr) {
-                Some(pid) if pid == server.child.id() => return Some(server),
-                Some(_) => return None, // someone else's server; ours will fail to bind
-                None => {}
+            match process_id(addr) {
+                Some(pid) if pid == server.pid() => return Some(server),
+                Some(_) => return None, // another redis-server has the port; ours is killed
+                None => {}              // not listening yet, or not a redis-server (then ours exits)
             }
             assert!(
                 Instant::now() < deadline,
@@ -174,22 +243,24 @@ impl Drop for RedisServer {
     }
 }
 
-/// The process id of the Redis server answering on `addr` (`INFO server`), if one does.
-fn served_by(addr: SocketAddr) -> Option<u32> {
-    let info = resp::RespClient::try_connect(addr)
-        .ok()?
-        .request(&[b"INFO".to_vec(), b"server".to_vec()]);
-    let resp::Value::Bulk(text) = info else {
+/// The `process_id` that `INFO server` reports on `addr`: none when nothing listens, nothing
+/// answers within a second, or what answers is not a redis-server.
+fn process_id(addr: SocketAddr) -> Option<u32> {
+    let mut client = resp::RespClient::try_connect(addr, Duration::from_secs(1)).ok()?;
+    let words = [b"INFO".to_vec(), b"server".to_vec()];
+    let (resp::Value::Bulk(info) | resp::Value::Verbatim(_, info)) = client.request(&words) else {
         return None;
     };
-    text.lines()
+    info.lines()
         .find_map(|line| line.strip_prefix("process_id:"))
         .and_then(|pid| pid.trim().parse().ok())
 }
 
-/// A loopback port nobody listens on right now. Another process can take it before the
-/// server we start binds it: [`RedisServer::start`] checks who answers, and retries.
-pub fn free_port() -> u16 {
+/// A loopback port nobody listens on right now: only a candidate for redis-server, which
+/// cannot bind port 0 and report it; anyone may take the port before it binds. Servers
+/// of our own ([`FakeServer`], [`proxy::Proxy`], `locksim serve --port 0`) bind port 0
+/// themselves instead.
+fn candidate_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

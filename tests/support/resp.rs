@@ -51,14 +51,14 @@ pub fn encode(words: &[Vec<u8>]) -> Vec<u8> {
 
 impl RespClient {
     pub fn connect(addr: SocketAddr) -> RespClient {
-        RespClient::try_connect(addr).unwrap()
+        RespClient::try_connect(addr, REPLY_TIMEOUT).unwrap()
     }
 
-    /// Connects, or says why not (nobody listens there yet).
-    pub fn try_connect(addr: SocketAddr) -> std::io::Result<RespClient> {
+    /// Connects, waiting at most `reply_timeout` for each reply; fails if nothing listens.
+    pub fn try_connect(addr: SocketAddr, reply_timeout: Duration) -> std::io::Result<RespClient> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
+        stream.set_read_timeout(Some(reply_timeout))?;
         Ok(RespClient {
             reader: BufReader::new(stream.try_clone()?),
             writer: stream,
