@@ -4,7 +4,8 @@
 //!
 //! The data path, one module each:
 //! [`scenario`] → [`world`] (clocks, network, faults) → [`redis`] / [`client`] →
-//! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario.
+//! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario;
+//! [`search`] shrinks a violating run to its minimal story.
 
 #[cfg(not(madsim))]
 compile_error!(
@@ -21,5 +22,6 @@ pub mod real;
 pub mod redis;
 pub mod report;
 pub mod scenario;
+pub mod search;
 pub mod sweep;
 pub mod world;

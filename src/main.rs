@@ -19,6 +19,7 @@ use cli::lock::{lock_and_run, parse_duration_ms};
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
 use cli::serve::serve;
+use cli::shrink::shrink_file;
 use cli::simulate::{replay, run};
 
 #[derive(Parser)]
@@ -79,6 +80,28 @@ enum Command {
         /// The seed to run.
         #[arg(long)]
         seed: u64,
+        /// Print each violation as a numbered story of the events that matter, instead of
+        /// the whole trace.
+        #[arg(long)]
+        story: bool,
+    },
+    /// Shrink a violating seed to the smallest scenario that still violates the same
+    /// checker; writes it (with `expect` set) and prints what each pass removed.
+    Shrink {
+        /// The scenario file.
+        file: PathBuf,
+        /// The violating seed.
+        #[arg(long)]
+        seed: u64,
+        /// The checker to keep violating (default: the first one the seed violates).
+        #[arg(long)]
+        checker: Option<String>,
+        /// Where to write the minimal scenario (default: beside FILE).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The most simulated runs to spend.
+        #[arg(long, default_value_t = 400)]
+        max_runs: u64,
     },
     /// Run a command while holding a lock on real Redis (Redlock with several addresses),
     /// renewing it until the command ends; exits with the command's status.
@@ -137,7 +160,7 @@ fn main() -> ExitCode {
             json,
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
-        Command::Replay { file, seed } => replay(&file, seed),
+        Command::Replay { file, seed, story } => replay(&file, seed, story),
         Command::Report {
             paths,
             out,
@@ -160,6 +183,13 @@ fn main() -> ExitCode {
             command,
         } => lock_and_run(&redis, &key, ttl, wait, node_timeout, &command),
         Command::Serve { port, replicaof } => serve(port, replicaof),
+        Command::Shrink {
+            file,
+            seed,
+            checker,
+            out,
+            max_runs,
+        } => shrink_file(&file, seed, checker.as_deref(), out, max_runs),
         Command::Bench { paths, seeds, jobs } => bench(&paths, seeds, jobs),
     }
 }

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod lock;
 pub mod report;
 pub mod serve;
+pub mod shrink;
 pub mod simulate;
 
 use std::io::Write;

@@ -10,6 +10,7 @@ use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
 use locksim::report::ScenarioReport;
 use locksim::scenario::{self, Scenario};
+use locksim::search::story;
 use locksim::sweep::run_seed;
 
 use super::{EXIT_UNMET, emit, invalid};
@@ -62,7 +63,9 @@ pub fn run(
     }
 }
 
-pub fn replay(file: &Path, seed: u64) -> ExitCode {
+/// Runs one seed and prints its trace (or, with `story`, each violation's story), the
+/// evidence, the verdicts and the digest.
+pub fn replay(file: &Path, seed: u64, story: bool) -> ExitCode {
     let scenario: Arc<Scenario> = match scenario::load(file) {
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
@@ -79,21 +82,32 @@ pub fn replay(file: &Path, seed: u64) -> ExitCode {
         scenario.name,
         file.display()
     ));
-    emit(format_args!(
-        "{:>12}  {:<17} {:>12}  event",
-        "true ms", "node", "local ms"
-    ));
-    for event in &history.events {
-        emit(format_args!(
-            "{:>12}  {:<17} {:>12}  {}",
-            fmt_ms(event.true_us as i64),
-            event.node,
-            fmt_ms(event.local_us),
-            event.kind
-        ));
-    }
-    emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
     let settings = scenario.check_settings();
+    let verdicts = check_all(&history, &settings);
+    if story {
+        for verdict in &verdicts {
+            if let Some(why) = &verdict.violation {
+                for line in story::render(&story::story(&history, why), verdict.checker, why) {
+                    emit(line);
+                }
+            }
+        }
+    } else {
+        emit(format_args!(
+            "{:>12}  {:<17} {:>12}  event",
+            "true ms", "node", "local ms"
+        ));
+        for event in &history.events {
+            emit(format_args!(
+                "{:>12}  {:<17} {:>12}  {}",
+                fmt_ms(event.true_us as i64),
+                event.node,
+                fmt_ms(event.local_us),
+                event.kind
+            ));
+        }
+        emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
+    }
     let evidence = evidence(&history, settings.faults);
     for line in evidence.lines() {
         emit(format_args!("evidence: {line}"));
@@ -102,7 +116,7 @@ pub fn replay(file: &Path, seed: u64) -> ExitCode {
     if let Err(why) = exercised {
         emit(format_args!("evidence: NOT EXERCISED: {why}"));
     }
-    for verdict in check_all(&history, &settings) {
+    for verdict in verdicts {
         match (verdict.violation, exercised) {
             (Some(why), _) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
             (None, Ok(())) => emit(format_args!("{}: holds", verdict.checker)),

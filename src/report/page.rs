@@ -190,8 +190,7 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
         );
         let _ = writeln!(
             page,
-            "<details><summary>the events ({} lines)</summary><pre>{}</pre></details>\n</article>",
-            example.story.len(),
+            "<details open><summary>the story</summary><pre>{}</pre></details>\n</article>",
             escape(&example.story.join("\n"))
         );
     }

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use super::ScenarioReport;
 use super::envelope::Envelope;
 use crate::check;
-use crate::history::{EventKind, History, fmt_ms};
+use crate::history::History;
+use crate::search::story;
 
 /// The checkers a report shows, with their short names (as in the table).
 pub const CHECKERS: [(&str, &str); 7] = [
@@ -48,7 +49,7 @@ pub struct Counterexample {
     pub seed: u64,
     /// What each violated checker said of this run.
     pub violations: Vec<(String, String)>,
-    /// The events that matter, one line each (true ms, node, node's clock, event).
+    /// The first violation told as numbered steps (the events that matter).
     pub story: Vec<String>,
     /// The trace digest of the run, for checking a replay.
     pub digest: String,
@@ -72,13 +73,20 @@ impl Counterexample {
             .iter()
             .filter_map(|v| v.violation.clone().map(|why| (v.checker.to_string(), why)))
             .collect();
+        let story = match verdicts
+            .iter()
+            .find_map(|v| v.violation.as_ref().map(|why| (v.checker, why)))
+        {
+            Some((checker, why)) => story::render(&story::story(history, why), checker, why),
+            None => Vec::new(),
+        };
         Counterexample {
             id: format!("{}-seed-{seed}", report.name),
             scenario: report.name.clone(),
             file: report.file.clone(),
             seed,
             violations,
-            story: key_events(history),
+            story,
             digest: history.digest(),
         }
     }
@@ -87,33 +95,6 @@ impl Counterexample {
     pub fn replay_command(&self) -> String {
         format!("locksim replay {} --seed {}", self.file.display(), self.seed)
     }
-}
-
-/// The events a reader needs to follow what broke: grants, releases, crashes, faults,
-/// failovers, the key's life on each node, writes and refusals; not the retries.
-pub fn key_events(history: &History) -> Vec<String> {
-    history
-        .events
-        .iter()
-        .filter(|event| {
-            !matches!(
-                event.kind,
-                EventKind::AcquireStarted
-                    | EventKind::AcquireFailed { .. }
-                    | EventKind::ResourceRead { .. }
-                    | EventKind::Released { .. }
-            )
-        })
-        .map(|event| {
-            format!(
-                "{:>10} ms  {:<17} (clock {:>10})  {}",
-                fmt_ms(event.true_us as i64),
-                event.node,
-                fmt_ms(event.local_us),
-                event.kind
-            )
-        })
-        .collect()
 }
 
 impl MatrixSummary {

@@ -1,0 +1,84 @@
+//! `shrink`: from a violating seed, the smallest scenario that still breaks the same
+//! checker, written as a file ready for scenarios/regressions/, with its replay command.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use locksim::search::shrink::{ShrinkError, shrink};
+use locksim::search::story;
+
+use super::{EXIT_UNMET, emit, invalid};
+
+/// Shrinks `file`'s run on `seed`; writes the result to `out` (default: beside the input,
+/// `<stem>-shrunk-seed-<seed>.json`).
+pub fn shrink_file(
+    file: &Path,
+    seed: u64,
+    checker: Option<&str>,
+    out: Option<PathBuf>,
+    max_runs: u64,
+) -> ExitCode {
+    // Load through the validator first, so a bad file gets the usual one-line error.
+    if let Err(e) = locksim::scenario::load(file) {
+        return invalid(e);
+    }
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => return invalid(format!("{}: {e}", file.display())),
+    };
+    let scenario: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => return invalid(format!("{}: {e}", file.display())),
+    };
+    let shrunk = match shrink(&scenario, seed, checker, max_runs) {
+        Ok(shrunk) => shrunk,
+        Err(e @ ShrinkError::Invalid(_)) => return invalid(e),
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    let out = out.unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+        file.with_file_name(format!("{stem}-shrunk-seed-{seed}.json"))
+    });
+    let json = serde_json::to_string_pretty(&shrunk.scenario).expect("a JSON value serialises");
+    if let Err(e) = std::fs::write(&out, json + "\n") {
+        return invalid(format!("{}: {e}", out.display()));
+    }
+    emit(format_args!(
+        "shrinking {} seed {seed}: {}",
+        file.display(),
+        shrunk.checker
+    ));
+    for step in &shrunk.steps {
+        emit(format_args!("  {step}"));
+    }
+    let faults = shrunk.scenario["faults"].as_array().map_or(0, Vec::len);
+    emit(format_args!(
+        "minimal: {faults} fault(s), {} runs spent; violates {} in {} of seeds 0–{}",
+        shrunk.runs,
+        shrunk.checker,
+        shrunk.neighbours.0,
+        shrunk.neighbours.1 - 1
+    ));
+    if let Ok(minimal) = locksim::scenario::load_str(&out, &shrunk.scenario.to_string())
+        && let Ok(history) = locksim::sweep::run_seed(&std::sync::Arc::new(minimal), seed)
+    {
+        for line in story::render(
+            &story::story(&history, &shrunk.violation),
+            &shrunk.checker,
+            &shrunk.violation,
+        ) {
+            emit(line);
+        }
+    }
+    emit(format_args!("written: {}", out.display()));
+    emit(format_args!(
+        "replay: locksim replay {} --seed {seed}",
+        out.display()
+    ));
+    ExitCode::SUCCESS
+}

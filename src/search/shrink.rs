@@ -1,0 +1,417 @@
+//! Shrinking a violating run to a minimal scenario that still breaks the same checker.
+//!
+//! The passes, cheapest and most telling first (research/report-and-shrink.md):
+//! 1. materialise the nemesis: its drawn faults become an explicit list;
+//! 2. delta debugging (ddmin) over the fault list: the smallest set that still violates;
+//! 3. simplify each fault: halve every duration, jump, rate and delay while it violates;
+//! 4. fewer clients, fewer Redis masters and replicas;
+//! 5. no clock offsets or drift, constant network latency;
+//! 6. a shorter run: cut after the violation;
+//! 7. other seeds: in how many of the 20 its file runs the minimal schedule violates too.
+//!
+//! Every candidate is a scenario file (JSON), validated like a user's and run on the same
+//! seed; a candidate counts only if the *same checker* fires. The search is bounded in
+//! runs; it returns the best scenario found so far when the budget runs out, never nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::check::check_all;
+use crate::scenario::{Scenario, load_str};
+use crate::sweep::run_seed;
+
+/// What shrinking found.
+#[derive(Debug, Clone)]
+pub struct Shrunk {
+    /// The minimal scenario, as a file writes it, with `expect` set to the checker.
+    pub scenario: Value,
+    pub seed: u64,
+    pub checker: String,
+    /// What the checker said of the minimal run.
+    pub violation: String,
+    /// One line per pass that changed something.
+    pub steps: Vec<String>,
+    /// Simulated runs spent.
+    pub runs: u64,
+    /// Of the seeds the written file runs (0 to 19), how many the minimal scenario
+    /// violates: the schedule's reach beyond the one seed it was found on.
+    pub neighbours: (u64, u64),
+}
+
+/// Why shrinking could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ShrinkError {
+    #[error("seed {seed} does not violate {checker}: nothing to shrink")]
+    NoViolation { seed: u64, checker: String },
+    #[error("seed {seed} violates no checker: nothing to shrink")]
+    NothingViolated { seed: u64 },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The search's state: the best scenario so far and the budget left.
+struct Search {
+    seed: u64,
+    checker: String,
+    best: Value,
+    violation: String,
+    runs: u64,
+    max_runs: u64,
+    steps: Vec<String>,
+}
+
+/// Runs `scenario` on `seed`: the violation message of `checker`, if it fired.
+fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<String> {
+    let parsed = load_str(Path::new("(shrinking)"), &scenario.to_string()).ok()?;
+    let parsed = Arc::new(parsed);
+    let history = run_seed(&parsed, seed).ok()?;
+    check_all(&history, &parsed.check_settings())
+        .into_iter()
+        .find(|verdict| verdict.checker == checker)?
+        .violation
+}
+
+impl Search {
+    /// Whether `candidate` still violates the checker (spending one run); if it does, it
+    /// becomes the best so far.
+    fn try_candidate(&mut self, candidate: Value) -> bool {
+        if self.runs >= self.max_runs || candidate == self.best {
+            return false;
+        }
+        self.runs += 1;
+        match violates(&candidate, self.seed, &self.checker) {
+            Some(violation) => {
+                self.best = candidate;
+                self.violation = violation;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn faults(&self) -> Vec<Value> {
+        self.best["faults"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn with_faults(&self, faults: Vec<Value>) -> Value {
+        let mut candidate = self.best.clone();
+        candidate["faults"] = Value::Array(faults);
+        candidate
+    }
+
+    /// Pass 2: ddmin over the faults (Zeller): try halves, then complements of smaller and
+    /// smaller chunks, keeping any subset that still violates.
+    fn ddmin_faults(&mut self) {
+        let before = self.faults().len();
+        let mut chunks = 2;
+        loop {
+            let faults = self.faults();
+            if faults.len() < 2 || self.runs >= self.max_runs {
+                break;
+            }
+            let size = faults.len().div_ceil(chunks);
+            let mut reduced = false;
+            for start in (0..faults.len()).step_by(size) {
+                let chunk: Vec<Value> = faults[start..(start + size).min(faults.len())].to_vec();
+                if self.try_candidate(self.with_faults(chunk)) {
+                    chunks = 2;
+                    reduced = true;
+                    break;
+                }
+            }
+            if !reduced {
+                for start in (0..faults.len()).step_by(size) {
+                    let complement: Vec<Value> = faults
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i < start || *i >= start + size)
+                        .map(|(_, f)| f.clone())
+                        .collect();
+                    if self.try_candidate(self.with_faults(complement)) {
+                        chunks = (chunks - 1).max(2);
+                        reduced = true;
+                        break;
+                    }
+                }
+            }
+            if !reduced {
+                if chunks >= faults.len() {
+                    break;
+                }
+                chunks = (chunks * 2).min(faults.len());
+            }
+        }
+        let after = self.faults().len();
+        if after < before {
+            self.steps
+                .push(format!("delta debugging: {before} faults → {after}"));
+        }
+    }
+
+    /// Pass 3: halve each numeric field of each fault while the violation stays.
+    fn simplify_faults(&mut self) {
+        const FIELDS: [&str; 7] = [
+            "duration_ms",
+            "by_ms",
+            "restart_after_ms",
+            "rate_ppm",
+            "delay_ms",
+            "rate",
+            "latency_ms",
+        ];
+        for index in 0..self.faults().len() {
+            for field in FIELDS {
+                let mut halvings = 0;
+                while let Some(halved) = self.best["faults"][index].get(field).and_then(halve) {
+                    let mut candidate = self.best.clone();
+                    candidate["faults"][index][field] = halved;
+                    if !self.try_candidate(candidate) {
+                        break;
+                    }
+                    halvings += 1;
+                }
+                if halvings > 0 {
+                    self.steps.push(format!(
+                        "fault {} ({}): {field} halved {halvings} time(s), to {}",
+                        index + 1,
+                        self.best["faults"][index]["kind"].as_str().unwrap_or("?"),
+                        self.best["faults"][index][field]
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Pass 4: fewer clients, masters and replicas.
+    fn smaller_world(&mut self) {
+        for (path, floor, what) in [
+            (&["clients", "count"][..], 2, "clients"),
+            (&["topology", "masters"][..], 3, "Redis masters"),
+            (&["topology", "replicas"][..], 1, "replicas"),
+        ] {
+            let Some(start) = get_path(&self.best, path).and_then(Value::as_u64) else {
+                continue;
+            };
+            let mut count = start;
+            while count > floor {
+                let mut candidate = self.best.clone();
+                set_path(&mut candidate, path, json!(count - 1));
+                if !self.try_candidate(candidate) {
+                    break;
+                }
+                count -= 1;
+            }
+            if count < start {
+                self.steps.push(format!("{what}: {start} → {count}"));
+            }
+        }
+    }
+
+    /// Pass 5: honest clocks and a constant latency, where the violation does not need them.
+    fn plainer_environment(&mut self) {
+        if self.best.get("clocks").is_some() {
+            let mut candidate = self.best.clone();
+            candidate
+                .as_object_mut()
+                .expect("a scenario is an object")
+                .remove("clocks");
+            if self.try_candidate(candidate) {
+                self.steps.push("clock offsets and drift removed".into());
+            }
+        }
+        if let Some(latency) = self.best["network"]["latency_ms"].as_array().cloned()
+            && latency.len() == 2
+            && latency[0] != latency[1]
+        {
+            let mut candidate = self.best.clone();
+            candidate["network"]["latency_ms"] = json!([latency[0], latency[0]]);
+            if self.try_candidate(candidate) {
+                self.steps
+                    .push(format!("network latency constant at {} ms", latency[0]));
+            }
+        }
+    }
+
+    /// Pass 6: the shortest run that still violates (bisection on `duration_ms`).
+    fn shorter_run(&mut self) {
+        let Some(start) = self.best["duration_ms"].as_u64() else {
+            return;
+        };
+        let (mut low, mut high) = (0, start);
+        while high - low > SHORTEN_PRECISION_MS && self.runs < self.max_runs {
+            let middle = (low + high) / 2;
+            let mut candidate = self.best.clone();
+            candidate["duration_ms"] = json!(middle);
+            if self.try_candidate(candidate) {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        if high < start {
+            self.steps.push(format!("run cut to {high} ms (from {start})"));
+        }
+    }
+}
+
+/// How close to the shortest violating duration the cut lands.
+const SHORTEN_PRECISION_MS: u64 = 100;
+
+/// How many seeds the minimal scenario is tried on (and its file runs).
+const NEIGHBOURS: u64 = 20;
+
+/// Half of a number (or of a `[min, max]` pair), when halving still means something.
+fn halve(value: &Value) -> Option<Value> {
+    match value {
+        Value::Number(n) if n.is_u64() => {
+            let n = n.as_u64()?;
+            (n > 1).then(|| json!(n / 2))
+        }
+        Value::Number(n) if n.is_i64() => {
+            let n = n.as_i64()?;
+            (n.abs() > 1).then(|| json!(n / 2))
+        }
+        Value::Number(n) => {
+            let n = n.as_f64()?;
+            (n > 0.01).then(|| json!(n / 2.0))
+        }
+        Value::Array(pair) if pair.len() == 2 => Some(Value::Array(vec![halve(&pair[0])?, halve(&pair[1])?])),
+        _ => None,
+    }
+}
+
+fn get_path<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, key| v.get(*key))
+}
+
+fn set_path(value: &mut Value, path: &[&str], new: Value) {
+    let mut target = value;
+    for key in path {
+        target = &mut target[*key];
+    }
+    *target = new;
+}
+
+/// Replaces every `random` fault by the faults its nemesis drew in this seed's run, with
+/// the times they struck: the schedule made explicit, so it can be cut down.
+fn materialise(scenario: &Value, parsed: &Arc<Scenario>, seed: u64) -> Option<Value> {
+    let faults = scenario["faults"].as_array()?;
+    if !faults.iter().any(|f| f["kind"] == "random") {
+        return None;
+    }
+    let history = run_seed(parsed, seed).ok()?;
+    let drawn: Vec<Value> = history
+        .drawn
+        .iter()
+        .filter_map(|fault| serde_json::from_str(fault).ok())
+        .collect();
+    let mut explicit: Vec<Value> = faults.iter().filter(|f| f["kind"] != "random").cloned().collect();
+    explicit.extend(drawn);
+    let mut candidate = scenario.clone();
+    candidate["faults"] = Value::Array(explicit);
+    Some(candidate)
+}
+
+/// Shrinks the run of `scenario` (its file's JSON) on `seed` to a minimal scenario that
+/// still violates `checker` (by default the first checker the run violates), within
+/// `max_runs` simulated runs.
+pub fn shrink(
+    scenario: &Value,
+    seed: u64,
+    checker: Option<&str>,
+    max_runs: u64,
+) -> Result<Shrunk, ShrinkError> {
+    let parsed = Arc::new(
+        load_str(Path::new("(shrinking)"), &scenario.to_string())
+            .map_err(|e| ShrinkError::Invalid(e.to_string()))?,
+    );
+    let history = run_seed(&parsed, seed)
+        .map_err(|e| ShrinkError::Invalid(format!("seed {seed}: the run failed: {e}")))?;
+    let verdicts = check_all(&history, &parsed.check_settings());
+    let fired = match checker {
+        Some(name) => verdicts
+            .iter()
+            .find(|v| v.checker == name && v.violation.is_some()),
+        None => verdicts.iter().find(|v| v.violation.is_some()),
+    };
+    let Some(fired) = fired else {
+        return Err(match checker {
+            Some(name) => ShrinkError::NoViolation {
+                seed,
+                checker: name.to_string(),
+            },
+            None => ShrinkError::NothingViolated { seed },
+        });
+    };
+    let mut search = Search {
+        seed,
+        checker: fired.checker.to_string(),
+        best: scenario.clone(),
+        violation: fired.violation.clone().unwrap_or_default(),
+        runs: 1,
+        max_runs,
+        steps: Vec::new(),
+    };
+    search
+        .best
+        .as_object_mut()
+        .expect("a scenario is an object")
+        .remove("expect");
+    if let Some(explicit) = materialise(&search.best, &parsed, seed) {
+        let drawn = explicit["faults"].as_array().map_or(0, Vec::len);
+        if search.try_candidate(explicit) {
+            search
+                .steps
+                .push(format!("nemesis materialised: {drawn} explicit faults"));
+        } else {
+            search.steps.push(
+                "the nemesis' faults, made explicit, do not violate on this seed: kept the nemesis".into(),
+            );
+        }
+    }
+    search.ddmin_faults();
+    search.simplify_faults();
+    search.smaller_world();
+    search.plainer_environment();
+    search.shorter_run();
+    let checker = search.checker.clone();
+    // The seeds the written file runs (0..NEIGHBOURS): its expectation holds if any does.
+    let violating_neighbours = (0..NEIGHBOURS)
+        .filter(|&s| violates(&search.best, s, &checker).is_some())
+        .count() as u64;
+    let mut minimal = search.best.clone();
+    if let Some(name) = minimal["name"].as_str() {
+        minimal["name"] = json!(format!("{name}-shrunk"));
+    }
+    minimal["seeds"] = json!(NEIGHBOURS);
+    minimal["description"] = json!(format!(
+        "Shrunk by locksim from seed {seed}: the smallest schedule found that still violates {checker}. {}",
+        search.steps.join("; ")
+    ));
+    minimal["expect"] = json!({ checker.clone(): "violated" });
+    Ok(Shrunk {
+        scenario: minimal,
+        seed,
+        checker,
+        violation: search.violation,
+        steps: search.steps,
+        runs: search.runs + NEIGHBOURS,
+        neighbours: (violating_neighbours, NEIGHBOURS),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halving_keeps_the_shape_of_a_field() {
+        assert_eq!(halve(&json!(4000)), Some(json!(2000)));
+        assert_eq!(halve(&json!(-3000)), Some(json!(-1500)));
+        assert_eq!(halve(&json!([100, 500])), Some(json!([50, 250])));
+        assert_eq!(halve(&json!(1)), None);
+        assert_eq!(halve(&json!("holder")), None);
+    }
+}
