@@ -1,5 +1,7 @@
 //! Search and explain: from a violating run, the smallest schedule that still breaks the
-//! lock ([`shrink`]), told as numbered steps in plain words ([`story`]).
+//! lock ([`shrink`]), told as numbered steps in plain words ([`story`]); proptest
+//! strategies for whole scenarios ([`strategy`]) for property-based checks.
 
 pub mod shrink;
 pub mod story;
+pub mod strategy;
