@@ -1,0 +1,955 @@
+//! The safety matrix: lock setups (rows) crossed with fault classes (columns), the
+//! comparison locksim exists for.
+//!
+//! Both lists are data (`scenarios/matrix/grid.json`), so a user can add a row with their
+//! own profile and TTL and run it again. Every cell is a scenario *generated* from its row
+//! and column, never picked from the catalogue: the grid's `defaults`, then the fault
+//! class's `scenario` fields and `faults`, then the setup's own fields (a setup's explicit
+//! setting always wins: it is the configuration under test), merged as JSON and loaded
+//! with [`scenario::load_str`](crate::scenario::load_str), so each cell is checked as a
+//! user's file is. Two shorthands are expanded first:
+//!
+//! - a string `"ttl"` or `"K*ttl"` (`"2*ttl"`, `"0.25*ttl"`, `"-1*ttl"`) anywhere a number
+//!   goes becomes K × the setup's `lock.ttl_ms`, rounded to a whole ms: faults that must
+//!   outlast the TTL keep doing so for a row with another TTL;
+//! - a list element `"@redis"` (every Redis node) or `"@masters"` (the masters) becomes
+//!   those node names, so one partition fault fits a single node and five masters alike.
+//!
+//! Generated scenarios carry no `expect`: a cell's verdict is whatever its seeds show. A
+//! fault class names the topologies it applies to (and whether it needs replicas); other
+//! cells are marked as not applicable and have no scenario.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::ScenarioReport;
+use super::summary::{self, Labelled, MatrixSummary};
+use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
+
+/// The grid shipped with locksim, relative to the repository root.
+pub const GRID_FILE: &str = "scenarios/matrix/grid.json";
+
+/// A grid file as written: shared defaults, the rows and the columns.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridFile {
+    defaults: Defaults,
+    setups: Vec<SetupSpec>,
+    faults: Vec<FaultSpec>,
+}
+
+/// `defaults`: the fields every cell starts from, in the scenario-file format.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Defaults {
+    duration_ms: u64,
+    seeds: u64,
+    clients: Map<String, Value>,
+    #[serde(default)]
+    network: Option<Map<String, Value>>,
+}
+
+/// One row: a lock setup, its fields in the scenario-file format.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupSpec {
+    name: String,
+    label: String,
+    #[serde(default)]
+    description: String,
+    topology: Map<String, Value>,
+    lock: Map<String, Value>,
+    #[serde(default)]
+    clients: Option<Map<String, Value>>,
+    #[serde(default)]
+    network: Option<Map<String, Value>>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+    #[serde(default)]
+    seeds: Option<u64>,
+}
+
+/// One column: a class of faults, and the scenario fields it needs besides.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultSpec {
+    name: String,
+    label: String,
+    #[serde(default)]
+    description: String,
+    applies_to: Vec<TopologyKind>,
+    #[serde(default)]
+    needs_replicas: bool,
+    faults: Vec<Value>,
+    #[serde(default)]
+    scenario: Map<String, Value>,
+}
+
+/// The scenario fields a fault class may set besides its faults; the rest belong to the
+/// grid (name, seeds), the setup, or nobody (`expect`).
+const FAULT_CLASS_FIELDS: [&str; 7] = [
+    "duration_ms",
+    "topology",
+    "lock",
+    "clients",
+    "network",
+    "clocks",
+    "checks",
+];
+
+/// A row of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupRow {
+    /// Short name, used in scenario and file names.
+    pub name: String,
+    /// What a table shows for the row.
+    pub label: String,
+    /// Anything the label leaves out (may be empty).
+    pub description: String,
+    /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
+    pub fenced: bool,
+}
+
+/// A column of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultColumn {
+    /// Short name, used in scenario and file names.
+    pub name: String,
+    /// What a table shows for the column.
+    pub label: String,
+    /// What the faults do, and which published scenario they reproduce.
+    pub description: String,
+}
+
+/// One cell before it runs.
+#[derive(Debug, Clone)]
+pub enum Cell {
+    /// The fault class does not apply to this setup (why, in a sentence).
+    NotApplicable { reason: String },
+    /// The generated scenario, validated, and its JSON text.
+    Generated { scenario: Arc<Scenario>, json: String },
+}
+
+/// A loaded grid: rows, columns and every cell's generated scenario.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// The rows, in the grid's order.
+    pub setups: Vec<SetupRow>,
+    /// The columns, in the grid's order.
+    pub faults: Vec<FaultColumn>,
+    /// `cells[setup][fault]`.
+    pub cells: Vec<Vec<Cell>>,
+}
+
+/// One cell after its seeds ran.
+#[derive(Debug, Clone)]
+pub enum CellRun {
+    /// The fault class does not apply to this setup (why, in a sentence); nothing ran.
+    NotApplicable { reason: String },
+    /// What the seeds showed, and the scenario they ran (JSON, as a file would hold it).
+    Ran {
+        report: Box<ScenarioReport>,
+        json: String,
+    },
+}
+
+/// What a run of the whole grid found: the plain value a page or a JSON summary is built
+/// from.
+#[derive(Debug, Clone)]
+pub struct MatrixRun {
+    /// The rows, in the grid's order.
+    pub setups: Vec<SetupRow>,
+    /// The columns, in the grid's order.
+    pub faults: Vec<FaultColumn>,
+    /// `cells[setup][fault]`.
+    pub cells: Vec<Vec<CellRun>>,
+    /// Host time the whole grid took.
+    pub wall_ms: u128,
+}
+
+/// The file a cell's scenario is written to (and replayed from): `<dir>/<setup>--<fault>.json`.
+pub fn cell_file(dir: &Path, setup: &str, fault: &str) -> PathBuf {
+    dir.join(format!("{}.json", cell_name(setup, fault)))
+}
+
+/// A cell's scenario name.
+fn cell_name(setup: &str, fault: &str) -> String {
+    format!("{setup}--{fault}")
+}
+
+impl Matrix {
+    /// Reads a grid file, checks it, and generates every cell.
+    pub fn load(file: &Path) -> Result<Matrix, ScenarioError> {
+        let text = std::fs::read_to_string(file).map_err(|e| ScenarioError {
+            file: file.to_path_buf(),
+            field: String::new(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        Matrix::parse(file, &text)
+    }
+
+    /// Checks grid text and generates every cell; `file` names it in errors.
+    pub fn parse(file: &Path, text: &str) -> Result<Matrix, ScenarioError> {
+        let error = |(field, reason): (String, String)| ScenarioError {
+            file: file.to_path_buf(),
+            field,
+            reason,
+        };
+        let grid = parse_grid(text).map_err(error)?;
+        check_grid(&grid).map_err(error)?;
+        let mut setups = Vec::new();
+        let mut cells = Vec::new();
+        for (i, spec) in grid.setups.iter().enumerate() {
+            let row = Row::new(file, &grid.defaults, spec)
+                .map_err(|(field, reason)| error((format!("setups[{i}].{field}"), reason)))?;
+            setups.push(SetupRow {
+                name: spec.name.clone(),
+                label: spec.label.clone(),
+                description: spec.description.clone(),
+                fenced: row.base.lock.options().fencing != Fencing::None,
+            });
+            let cells_of_row = grid
+                .faults
+                .iter()
+                .enumerate()
+                .map(|(f, fault)| row.generate(file, &grid.defaults, f, fault))
+                .collect::<Result<Vec<Cell>, ScenarioError>>()?;
+            cells.push(cells_of_row);
+        }
+        let faults = grid
+            .faults
+            .iter()
+            .map(|fault| FaultColumn {
+                name: fault.name.clone(),
+                label: fault.label.clone(),
+                description: fault.description.clone(),
+            })
+            .collect();
+        Ok(Matrix {
+            setups,
+            faults,
+            cells,
+        })
+    }
+
+    /// How many cells have a scenario (for a progress bar).
+    pub fn applicable_cells(&self) -> u64 {
+        self.cells
+            .iter()
+            .flatten()
+            .filter(|cell| matches!(cell, Cell::Generated { .. }))
+            .count() as u64
+    }
+
+    /// Sweeps every applicable cell over `seeds` seeds (or each scenario's own `seeds`) on
+    /// `jobs` threads; `progress` is told of each cell done. Reports name each cell's file
+    /// in `scenario_dir` (see [`Matrix::write_scenarios`]), so their replay hints work once
+    /// the scenarios are written there.
+    pub fn run(
+        &self,
+        scenario_dir: &Path,
+        seeds: Option<u64>,
+        jobs: usize,
+        progress: &dyn Fn(),
+    ) -> MatrixRun {
+        let started = Instant::now();
+        let cells = self
+            .cells
+            .iter()
+            .zip(&self.setups)
+            .map(|(row, setup)| {
+                row.iter()
+                    .zip(&self.faults)
+                    .map(|(cell, fault)| match cell {
+                        Cell::NotApplicable { reason } => CellRun::NotApplicable {
+                            reason: reason.clone(),
+                        },
+                        Cell::Generated { scenario, json } => {
+                            let file = cell_file(scenario_dir, &setup.name, &fault.name);
+                            let count = seeds.unwrap_or(scenario.seeds);
+                            let report = Box::new(ScenarioReport::sweep(&file, scenario, 0, count, jobs));
+                            progress();
+                            CellRun::Ran {
+                                report,
+                                json: json.clone(),
+                            }
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        MatrixRun {
+            setups: self.setups.clone(),
+            faults: self.faults.clone(),
+            cells,
+            wall_ms: started.elapsed().as_millis(),
+        }
+    }
+
+    /// Writes each generated scenario to `<dir>/<setup>--<fault>.json`, where
+    /// `locksim run` and `locksim replay` take it; returns the files written.
+    pub fn write_scenarios(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let mut written = Vec::new();
+        for (row, setup) in self.cells.iter().zip(&self.setups) {
+            for (cell, fault) in row.iter().zip(&self.faults) {
+                if let Cell::Generated { json, .. } = cell {
+                    let file = cell_file(dir, &setup.name, &fault.name);
+                    std::fs::write(&file, format!("{json}\n"))?;
+                    written.push(file);
+                }
+            }
+        }
+        Ok(written)
+    }
+}
+
+impl CellRun {
+    /// The sweep's report, when the cell applies.
+    pub fn report(&self) -> Option<&ScenarioReport> {
+        match self {
+            CellRun::NotApplicable { .. } => None,
+            CellRun::Ran { report, .. } => Some(report),
+        }
+    }
+}
+
+impl MatrixRun {
+    /// The cell of `setup` × `fault` (indices into `setups` and `faults`).
+    pub fn cell(&self, setup: usize, fault: usize) -> &CellRun {
+        &self.cells[setup][fault]
+    }
+
+    /// Whether fencing absorbed the overlap in this cell: the setup is fenced, two clients
+    /// believed they held the lock at once, yet no update was lost and no stale token was
+    /// accepted.
+    pub fn overlap_absorbed(&self, setup: usize, fault: usize) -> bool {
+        self.setups[setup].fenced
+            && self
+                .cell(setup, fault)
+                .report()
+                .is_some_and(summary::overlap_absorbed)
+    }
+
+    /// The form the page and `summary.json` read.
+    pub fn summary(&self) -> MatrixSummary {
+        let labelled = |name: &str, label: &str| Labelled {
+            name: name.to_string(),
+            label: label.to_string(),
+        };
+        MatrixSummary {
+            setups: self.setups.iter().map(|s| labelled(&s.name, &s.label)).collect(),
+            faults: self.faults.iter().map(|f| labelled(&f.name, &f.label)).collect(),
+            cells: self
+                .cells
+                .iter()
+                .map(|row| row.iter().map(|cell| cell.report().cloned()).collect())
+                .collect(),
+        }
+    }
+}
+
+/// Parses grid JSON, returning the failing field's path and the reason.
+fn parse_grid(text: &str) -> Result<GridFile, (String, String)> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let path = e.path().to_string();
+        let reason = e.into_inner().to_string();
+        // serde reports a missing field at its parent; name the field itself.
+        match reason
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split_once('`'))
+        {
+            Some((name, location)) if path == "." => (name.to_string(), format!("missing{location}")),
+            Some((name, location)) => (format!("{path}.{name}"), format!("missing{location}")),
+            None => (path, reason),
+        }
+    })
+}
+
+/// The checks of the grid serde cannot express: names, labels, what a fault class sets.
+fn check_grid(grid: &GridFile) -> Result<(), (String, String)> {
+    let fail = |field: String, reason: &str| Err((field, reason.to_string()));
+    if grid.defaults.seeds == 0 {
+        return fail("defaults.seeds".into(), "must be at least 1");
+    }
+    if grid.setups.is_empty() {
+        return fail("setups".into(), "needs at least one setup");
+    }
+    if grid.faults.is_empty() {
+        return fail("faults".into(), "needs at least one fault class");
+    }
+    let setups = grid.setups.iter().map(|s| (s.name.as_str(), s.label.as_str()));
+    let faults = grid.faults.iter().map(|f| (f.name.as_str(), f.label.as_str()));
+    for (list, entries) in [
+        ("setups", setups.collect::<Vec<_>>()),
+        ("faults", faults.collect()),
+    ] {
+        for (i, (name, label)) in entries.iter().enumerate() {
+            check_name(name).map_err(|reason| (format!("{list}[{i}].name"), reason))?;
+            if label.trim().is_empty() {
+                return fail(format!("{list}[{i}].label"), "must not be empty");
+            }
+            if entries[..i].iter().any(|(earlier, _)| earlier == name) {
+                return fail(format!("{list}[{i}].name"), &format!("`{name}` is used twice"));
+            }
+        }
+    }
+    for (i, fault) in grid.faults.iter().enumerate() {
+        if fault.applies_to.is_empty() {
+            return fail(format!("faults[{i}].applies_to"), "names no topology");
+        }
+        for key in fault.scenario.keys() {
+            let reason = match key.as_str() {
+                "expect" => {
+                    "a cell's verdict is whatever its seeds show: generated scenarios expect nothing".into()
+                }
+                "faults" => "goes in the fault class's own `faults`".into(),
+                key if FAULT_CLASS_FIELDS.contains(&key) => continue,
+                _ => format!(
+                    "not a field a fault class sets (it may set {})",
+                    FAULT_CLASS_FIELDS.join(", ")
+                ),
+            };
+            return fail(format!("faults[{i}].scenario.{key}"), &reason);
+        }
+    }
+    Ok(())
+}
+
+/// A row or column name goes into file names: letters, digits, `-` and `_`, no `--`
+/// (which separates setup from fault).
+fn check_name(name: &str) -> Result<(), String> {
+    let usable = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if name.is_empty() || !name.chars().all(usable) || name.contains("--") {
+        return Err(format!(
+            "`{name}`: use letters, digits, `-` and `_` (no `--`): it names files"
+        ));
+    }
+    Ok(())
+}
+
+/// A setup being turned into its row of cells.
+struct Row<'a> {
+    spec: &'a SetupSpec,
+    /// The setup on its own (defaults and its fields, no faults), validated: its node
+    /// names and lock settings decide what its cells expand to and which faults apply.
+    base: Scenario,
+    /// Its `lock.ttl_ms`, which TTL-relative values are multiples of.
+    ttl_ms: u64,
+}
+
+impl<'a> Row<'a> {
+    /// Checks the setup with the grid's defaults; the error's field is relative to it.
+    fn new(file: &Path, defaults: &Defaults, spec: &'a SetupSpec) -> Result<Row<'a>, (String, String)> {
+        let ttl_ms = spec.lock.get("ttl_ms").and_then(Value::as_u64).ok_or_else(|| {
+            (
+                "lock.ttl_ms".to_string(),
+                "missing, or not a whole number of ms".to_string(),
+            )
+        })?;
+        let mut value = json!({ "name": spec.name });
+        merge(&mut value, &defaults_value(defaults));
+        merge(&mut value, &setup_value(spec));
+        let text = expand(value, ttl_ms, &Nodes::default())?.to_string();
+        let base = load_str(file, &text).map_err(|e| {
+            let reason = without_position(&e.reason);
+            (e.field, format!("{reason} (the setup with the grid's defaults)"))
+        })?;
+        Ok(Row { spec, base, ttl_ms })
+    }
+
+    /// The cell of this setup × `fault` (number `index` of the grid's fault classes): not
+    /// applicable, or its scenario generated and validated.
+    fn generate(
+        &self,
+        file: &Path,
+        defaults: &Defaults,
+        index: usize,
+        fault: &FaultSpec,
+    ) -> Result<Cell, ScenarioError> {
+        let (setup, base) = (self.spec, &self.base);
+        let kind = base.topology.kind;
+        if !fault.applies_to.contains(&kind) {
+            let kinds: Vec<&str> = fault.applies_to.iter().map(|&k| topology_name(k)).collect();
+            return Ok(Cell::NotApplicable {
+                reason: format!(
+                    "`{}` applies to {} topologies; `{}` is {}",
+                    fault.name,
+                    kinds.join(", "),
+                    setup.name,
+                    topology_name(kind)
+                ),
+            });
+        }
+        if fault.needs_replicas && base.redis_groups().iter().all(|group| group.len() < 2) {
+            return Ok(Cell::NotApplicable {
+                reason: format!("`{}` needs replicas; `{}` has none", fault.name, setup.name),
+            });
+        }
+        let mut value = json!({
+            "name": cell_name(&setup.name, &fault.name),
+            "description": format!("{} under {}. {}", setup.label, fault.label, fault.description).trim_end(),
+        });
+        merge(&mut value, &defaults_value(defaults));
+        merge(&mut value, &Value::Object(fault.scenario.clone()));
+        value["faults"] = Value::Array(fault.faults.clone());
+        merge(&mut value, &setup_value(setup));
+        let nodes = Nodes {
+            redis: base.redis_names(),
+            masters: base.master_names(),
+        };
+        // A fault's field is named where the grid holds it; any other field may come from
+        // the defaults, the fault class or the setup, so it is named in the cell.
+        let cell_error = |field: String, reason: &str| ScenarioError {
+            file: file.to_path_buf(),
+            field: match field.strip_prefix("faults[") {
+                Some(rest) => format!("faults[{index}].faults[{rest}"),
+                None => field,
+            },
+            reason: format!(
+                "in the scenario generated for setup `{}` × fault class `{}`: {}",
+                setup.name,
+                fault.name,
+                without_position(reason)
+            ),
+        };
+        let value =
+            expand(value, self.ttl_ms, &nodes).map_err(|(field, reason)| cell_error(field, &reason))?;
+        let json = serde_json::to_string_pretty(&value).expect("a JSON value always serializes");
+        let scenario = load_str(file, &json).map_err(|e| cell_error(e.field, &e.reason))?;
+        Ok(Cell::Generated {
+            scenario: Arc::new(scenario),
+            json,
+        })
+    }
+}
+
+/// A reason without serde's " at line L column C": that position is in generated text,
+/// not in the grid file.
+fn without_position(reason: &str) -> &str {
+    match reason.rsplit_once(" at line ") {
+        Some((before, position))
+            if position
+                .split(" column ")
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            before
+        }
+        _ => reason,
+    }
+}
+
+/// The defaults as scenario fields.
+fn defaults_value(defaults: &Defaults) -> Value {
+    let mut value = json!({
+        "duration_ms": defaults.duration_ms,
+        "seeds": defaults.seeds,
+        "clients": defaults.clients,
+    });
+    if let Some(network) = &defaults.network {
+        value["network"] = Value::Object(network.clone());
+    }
+    value
+}
+
+/// The setup's scenario fields (its name and label are the grid's business).
+fn setup_value(setup: &SetupSpec) -> Value {
+    let mut value = json!({ "topology": setup.topology, "lock": setup.lock });
+    let optional = [
+        ("clients", setup.clients.clone().map(Value::Object)),
+        ("network", setup.network.clone().map(Value::Object)),
+        ("duration_ms", setup.duration_ms.map(Value::from)),
+        ("seeds", setup.seeds.map(Value::from)),
+    ];
+    for (field, given) in optional {
+        if let Some(given) = given {
+            value[field] = given;
+        }
+    }
+    value
+}
+
+/// Merges `over` into `base`: objects field by field, anything else replaced.
+fn merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over.clone(),
+    }
+}
+
+/// The node names a cell's `@` shorthands stand for.
+#[derive(Debug, Default)]
+struct Nodes {
+    redis: Vec<String>,
+    masters: Vec<String>,
+}
+
+impl Nodes {
+    /// The names a list element stands for, if it is a shorthand.
+    fn shorthand(&self, element: &Value) -> Option<&[String]> {
+        match element.as_str()? {
+            "@redis" => Some(&self.redis),
+            "@masters" => Some(&self.masters),
+            _ => None,
+        }
+    }
+}
+
+/// Expands the shorthands of a cell: TTL-relative values and node lists. The error names
+/// the field (a dotted path) and why.
+fn expand(value: Value, ttl_ms: u64, nodes: &Nodes) -> Result<Value, (String, String)> {
+    fn walk(value: Value, path: &str, ttl_ms: u64, nodes: &Nodes) -> Result<Value, (String, String)> {
+        let child = |name: &str| match path {
+            "" => name.to_string(),
+            _ => format!("{path}.{name}"),
+        };
+        match value {
+            Value::Object(fields) => fields
+                .into_iter()
+                .map(|(key, value)| match key.as_str() {
+                    // Free text is never a value.
+                    "name" | "description" => Ok((key, value)),
+                    _ => Ok((key.clone(), walk(value, &child(&key), ttl_ms, nodes)?)),
+                })
+                .collect::<Result<Map<String, Value>, _>>()
+                .map(Value::Object),
+            Value::Array(elements) => {
+                let mut expanded = Vec::with_capacity(elements.len());
+                for (i, element) in elements.into_iter().enumerate() {
+                    match nodes.shorthand(&element) {
+                        Some(names) if !names.is_empty() => {
+                            expanded.extend(names.iter().cloned().map(Value::String));
+                        }
+                        _ => expanded.push(walk(element, &format!("{path}[{i}]"), ttl_ms, nodes)?),
+                    }
+                }
+                Ok(Value::Array(expanded))
+            }
+            Value::String(text) if text.contains("ttl") => {
+                ttl_multiple(&text, ttl_ms).map(Value::from).ok_or_else(|| {
+                    (
+                        path.to_string(),
+                        format!(
+                            "`{text}` is not a TTL-relative duration: write \"ttl\" or \"K*ttl\" (\"2*ttl\")"
+                        ),
+                    )
+                })
+            }
+            other => Ok(other),
+        }
+    }
+    walk(value, "", ttl_ms, nodes)
+}
+
+/// `"ttl"` or `"K*ttl"` (K a decimal, possibly negative) as whole ms; `None` for anything
+/// else.
+fn ttl_multiple(text: &str, ttl_ms: u64) -> Option<i64> {
+    let factor = match text.trim() {
+        "ttl" => 1.0,
+        other => {
+            let (factor, unit) = other.split_once('*')?;
+            if unit.trim() != "ttl" {
+                return None;
+            }
+            factor.trim().parse::<f64>().ok().filter(|f| f.is_finite())?
+        }
+    };
+    Some((factor * ttl_ms as f64).round() as i64)
+}
+
+/// A topology kind as grid and scenario files spell it.
+fn topology_name(kind: TopologyKind) -> &'static str {
+    match kind {
+        TopologyKind::Single => "single",
+        TopologyKind::Replicated => "replicated",
+        TopologyKind::Redlock => "redlock",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{FaultAction, Target};
+
+    fn shipped() -> Matrix {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(GRID_FILE);
+        Matrix::load(&file).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A one-setup, one-fault grid; `setup` and `fault` are JSON objects.
+    fn grid(setup: &str, fault: &str) -> String {
+        format!(
+            r#"{{
+              "defaults": {{ "duration_ms": 20000, "seeds": 4, "clients": {{ "count": 3, "work_ms": [100, 500] }} }},
+              "setups": [ {setup} ],
+              "faults": [ {fault} ]
+            }}"#
+        )
+    }
+
+    const SINGLE: &str = r#"{ "name": "single", "label": "one node",
+        "topology": { "kind": "single" }, "lock": { "algorithm": "lua-release", "ttl_ms": 1500 } }"#;
+
+    const PAUSE: &str = r#"{ "name": "pause", "label": "pause", "applies_to": ["single", "redlock"],
+        "faults": [ { "kind": "pause", "target": "holder", "at_ms": 5000, "duration_ms": "2*ttl" } ] }"#;
+
+    fn error_of(text: &str) -> ScenarioError {
+        Matrix::parse(Path::new("grid.json"), text).expect_err("the grid should be rejected")
+    }
+
+    fn scenario_of(matrix: &Matrix, setup: usize, fault: usize) -> &Scenario {
+        match &matrix.cells[setup][fault] {
+            Cell::Generated { scenario, .. } => scenario,
+            Cell::NotApplicable { reason } => panic!("not applicable: {reason}"),
+        }
+    }
+
+    #[test]
+    fn every_applicable_cell_of_the_shipped_grid_is_a_valid_scenario() {
+        let matrix = shipped();
+        assert_eq!(matrix.cells.len(), matrix.setups.len());
+        for (s, row) in matrix.cells.iter().enumerate() {
+            assert_eq!(row.len(), matrix.faults.len());
+            for (f, cell) in row.iter().enumerate() {
+                if let Cell::Generated { scenario, json } = cell {
+                    let name = cell_name(&matrix.setups[s].name, &matrix.faults[f].name);
+                    assert_eq!(scenario.name, name);
+                    assert!(scenario.expect.entries().is_empty(), "{name} expects something");
+                    assert!(!json.contains("ttl\""), "{name} kept a TTL shorthand");
+                    assert!(!json.contains("\"@"), "{name} kept a node shorthand");
+                    load_str(Path::new(&name), json).unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+        }
+        assert!(matrix.applicable_cells() > 100, "{}", matrix.applicable_cells());
+    }
+
+    #[test]
+    fn failover_before_replication_applies_only_where_there_are_replicas() {
+        let matrix = shipped();
+        let failover = matrix.faults.iter().position(|f| f.name == "failover").unwrap();
+        for (setup, row) in matrix.setups.iter().zip(&matrix.cells) {
+            let replicated = setup.name.starts_with("replicated") || setup.name == "redisson";
+            match &row[failover] {
+                Cell::Generated { .. } => assert!(replicated, "{} has no replicas", setup.name),
+                Cell::NotApplicable { reason } => {
+                    assert!(!replicated, "{}: {reason}", setup.name);
+                    assert!(reason.contains(&setup.name), "{reason}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_shipped_fencing_rows_are_marked_fenced() {
+        let matrix = shipped();
+        for setup in &matrix.setups {
+            assert_eq!(setup.fenced, setup.name.contains("fencing"), "{}", setup.name);
+        }
+    }
+
+    #[test]
+    fn ttl_relative_values_and_node_lists_are_expanded() {
+        let partition = r#"{ "name": "cut", "label": "cut", "applies_to": ["redlock"],
+            "faults": [ { "kind": "partition", "groups": [["@masters"], ["client-1"]], "at_ms": 5000, "duration_ms": "ttl" },
+                        { "kind": "clock_jump", "target": ["@redis"], "at_ms": 5000, "by_ms": "-0.5*ttl" } ],
+            "scenario": { "clients": { "write_delay_ms": ["1.25 * ttl", "1.5*ttl"] } } }"#;
+        let redlock = r#"{ "name": "rl", "label": "Redlock", "topology": { "kind": "redlock", "masters": 3, "replicas": 1 },
+            "lock": { "algorithm": "redlock", "ttl_ms": 1000 } }"#;
+        let text = grid(&format!("{SINGLE}, {redlock}"), &format!("{PAUSE}, {partition}"));
+        let matrix = Matrix::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
+        let paused = scenario_of(&matrix, 0, 0);
+        assert_eq!(paused.faults[0].action, FaultAction::Pause { duration_ms: 3000 });
+        assert_eq!(paused.seeds, 4, "the defaults' seeds");
+        let cut = scenario_of(&matrix, 1, 1);
+        let FaultAction::Partition {
+            groups, duration_ms, ..
+        } = &cut.faults[0].action
+        else {
+            panic!("{:?}", cut.faults[0]);
+        };
+        assert_eq!(groups[0], ["redis-1", "redis-2", "redis-3"]);
+        assert_eq!(*duration_ms, Some(1000));
+        assert_eq!(cut.faults[1].action, FaultAction::ClockJump { by_ms: -500 });
+        let Some(Target::Nodes(every)) = &cut.faults[1].target else {
+            panic!("{:?}", cut.faults[1].target);
+        };
+        assert_eq!(every.len(), 6, "three masters and their replicas: {every:?}");
+        assert_eq!(cut.clients.write_delay_ms, Some([1250, 1500]));
+        assert!(
+            matches!(&matrix.cells[0][1], Cell::NotApplicable { reason } if reason.contains("redlock")),
+            "the partition class applies to Redlock only"
+        );
+    }
+
+    #[test]
+    fn the_setup_wins_over_the_fault_class_and_the_defaults() {
+        let long_work = r#"{ "name": "long", "label": "long work", "topology": { "kind": "single" },
+            "lock": { "algorithm": "lua-release", "ttl_ms": 2000, "node_timeout_ms": 300 },
+            "clients": { "work_ms": ["ttl", "2*ttl"] }, "seeds": 7 }"#;
+        let slow = r#"{ "name": "slow", "label": "slow", "applies_to": ["single"], "faults": [],
+            "scenario": { "lock": { "node_timeout_ms": 9000 }, "clients": { "work_ms": [1, 2], "think_ms": [5, 5] } } }"#;
+        let matrix =
+            Matrix::parse(Path::new("grid.json"), &grid(long_work, slow)).unwrap_or_else(|e| panic!("{e}"));
+        let cell = scenario_of(&matrix, 0, 0);
+        assert_eq!(cell.clients.work_ms, [2000, 4000]);
+        assert_eq!(
+            cell.clients.think_ms,
+            [5, 5],
+            "what the setup leaves open, the fault class sets"
+        );
+        assert_eq!(cell.clients.count, 3, "the defaults");
+        assert_eq!(cell.lock.options().request_timeout_ms, 300);
+        assert_eq!(cell.seeds, 7);
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_with_the_file() {
+        let text =
+            grid(SINGLE, PAUSE).replace(r#""label": "one node","#, r#""label": "one node", "lable": "x","#);
+        let e = error_of(&text);
+        assert_eq!(e.field, "setups[0].lable");
+        assert!(e.reason.contains("unknown field"), "{e}");
+        assert!(
+            e.to_string().starts_with("grid.json: field `setups[0].lable`"),
+            "{e}"
+        );
+        let e = error_of(&grid(SINGLE, PAUSE).replace(r#""defaults""#, r#""extra": 1, "defaults""#));
+        assert_eq!(e.field, "extra");
+        let e = error_of(&grid(
+            SINGLE,
+            &PAUSE.replace(r#""applies_to""#, r#""applies": 1, "applies_to""#),
+        ));
+        assert_eq!(e.field, "faults[0].applies");
+    }
+
+    #[test]
+    fn an_unknown_setup_algorithm_is_named() {
+        let e = error_of(&grid(&SINGLE.replace("lua-release", "lua-relase"), PAUSE));
+        assert_eq!(e.field, "setups[0].lock.algorithm");
+        assert!(e.reason.contains("lua-relase"), "{e}");
+        let e = error_of(&grid(
+            &SINGLE.replace(r#""ttl_ms": 1500"#, r#""ttl_ms": "2s""#),
+            PAUSE,
+        ));
+        assert_eq!(e.field, "setups[0].lock.ttl_ms");
+    }
+
+    #[test]
+    fn bad_grids_are_errors_naming_the_field() {
+        let cases = [
+            (
+                grid(SINGLE, &PAUSE.replace(r#""single", "redlock""#, r#""ring""#)),
+                "faults[0].applies_to[0]",
+            ),
+            (
+                grid(
+                    SINGLE,
+                    &PAUSE.replace(r#""applies_to": ["single", "redlock"]"#, r#""applies_to": []"#),
+                ),
+                "faults[0].applies_to",
+            ),
+            (
+                grid(
+                    SINGLE,
+                    &PAUSE.replace(r#""faults": ["#, r#""scenario": { "expect": {} }, "faults": ["#),
+                ),
+                "faults[0].scenario.expect",
+            ),
+            (
+                grid(
+                    SINGLE,
+                    &PAUSE.replace(r#""faults": ["#, r#""scenario": { "seeds": 3 }, "faults": ["#),
+                ),
+                "faults[0].scenario.seeds",
+            ),
+            (grid(&format!("{SINGLE}, {SINGLE}"), PAUSE), "setups[1].name"),
+            (
+                grid(
+                    &SINGLE.replace(r#""single", "label""#, r#""one node", "label""#),
+                    PAUSE,
+                ),
+                "setups[0].name",
+            ),
+            (
+                grid(SINGLE, &PAUSE.replace(r#""label": "pause""#, r#""label": " ""#)),
+                "faults[0].label",
+            ),
+            (
+                grid(&SINGLE.replace(r#", "ttl_ms": 1500"#, ""), PAUSE),
+                "setups[0].lock.ttl_ms",
+            ),
+            (
+                grid(SINGLE, PAUSE).replace(r#""seeds": 4"#, r#""seeds": 0"#),
+                "defaults.seeds",
+            ),
+            (
+                grid(SINGLE, PAUSE).replace(r#""seeds": 4,"#, ""),
+                "defaults.seeds",
+            ),
+        ];
+        for (text, field) in cases {
+            assert_eq!(error_of(&text).field, field, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_cell_that_does_not_validate_names_its_setup_and_fault() {
+        let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""0*ttl""#)));
+        assert_eq!(e.field, "faults[0].faults[0].duration_ms");
+        assert!(e.reason.contains("setup `single` × fault class `pause`"), "{e}");
+        assert!(e.reason.contains("positive"), "{e}");
+        let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""2x ttl""#)));
+        assert_eq!(e.field, "faults[0].faults[0].duration_ms");
+        let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""twice the ttl""#)));
+        assert!(e.reason.contains("K*ttl"), "{e}");
+        let backwards = r#""scenario": { "clients": { "write_delay_ms": [500, 100] } }, "faults""#;
+        let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""faults""#, backwards)));
+        assert_eq!(e.field, "clients.write_delay_ms", "a field of the merged cell");
+        assert!(e.reason.contains("fault class `pause`"), "{e}");
+    }
+
+    #[test]
+    fn positions_in_generated_text_are_left_out() {
+        let e = error_of(&grid(&SINGLE.replace("lua-release", "lua-relase"), PAUSE));
+        assert!(!e.reason.contains("at line"), "{e}");
+        assert_eq!(without_position("missing at line 1 column 91"), "missing");
+        assert_eq!(without_position("stays at line 4"), "stays");
+        assert_eq!(without_position("at line one"), "at line one");
+    }
+
+    #[test]
+    fn ttl_multiples_round_to_whole_ms() {
+        assert_eq!(ttl_multiple("ttl", 2000), Some(2000));
+        assert_eq!(ttl_multiple("0.333*ttl", 1000), Some(333));
+        assert_eq!(ttl_multiple(" -1 * ttl ", 750), Some(-750));
+        assert_eq!(ttl_multiple("2*ttls", 2000), None);
+        assert_eq!(ttl_multiple("ttl*2", 2000), None);
+        assert_eq!(ttl_multiple("inf*ttl", 2000), None);
+    }
+
+    #[test]
+    fn written_scenarios_load_back_as_generated() {
+        let dir = std::env::temp_dir().join(format!("locksim-matrix-{}", std::process::id()));
+        let matrix = Matrix::parse(Path::new("grid.json"), &grid(SINGLE, PAUSE)).unwrap();
+        let written = matrix.write_scenarios(&dir).unwrap();
+        assert_eq!(written, [dir.join("single--pause.json")]);
+        let loaded = crate::scenario::load(&written[0]).unwrap();
+        assert_eq!(loaded.faults, scenario_of(&matrix, 0, 0).faults);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

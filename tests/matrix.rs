@@ -1,0 +1,120 @@
+//! The safety matrix on a few cells of the shipped grid, with few seeds: it can find a
+//! break, it can find a hold, fencing's absorbed overlap shows, and a written cell
+//! replays its counterexample with `locksim replay`.
+
+use std::path::Path;
+use std::process::Command;
+
+use locksim::check;
+use locksim::report::Finding;
+use locksim::report::matrix::{GRID_FILE, Matrix, MatrixRun, cell_file};
+use serde_json::Value;
+
+/// Seeds per cell: enough for each claim below, quick in CI.
+const SEEDS: u64 = 6;
+
+/// The shipped grid cut down to these setups and fault classes.
+fn shipped_subset(setups: &[&str], faults: &[&str]) -> Matrix {
+    let mut grid: Value = serde_json::from_str(&std::fs::read_to_string(GRID_FILE).unwrap()).unwrap();
+    let keep = |list: &mut Value, names: &[&str]| {
+        let entries = list.as_array_mut().unwrap();
+        entries.retain(|entry| names.contains(&entry["name"].as_str().unwrap()));
+        assert_eq!(
+            entries.len(),
+            names.len(),
+            "the shipped grid lacks one of {names:?}"
+        );
+    };
+    keep(&mut grid["setups"], setups);
+    keep(&mut grid["faults"], faults);
+    Matrix::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn index(run: &MatrixRun, setup: &str, fault: &str) -> (usize, usize) {
+    let s = run.setups.iter().position(|row| row.name == setup).unwrap();
+    let f = run.faults.iter().position(|column| column.name == fault).unwrap();
+    (s, f)
+}
+
+#[test]
+fn the_matrix_finds_breaks_holds_and_absorbed_overlaps() {
+    let matrix = shipped_subset(
+        &["lua-release", "lua-release-fencing", "redlock-5"],
+        &["none", "holder-pause"],
+    );
+    let dir = std::env::temp_dir().join(format!("locksim-matrix-run-{}", std::process::id()));
+    let cells = std::sync::atomic::AtomicU64::new(0);
+    let run = matrix.run(&dir, Some(SEEDS), 2, &|| {
+        cells.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(cells.into_inner(), 6, "told of every cell");
+    let mutex = check::mutual_exclusion::NAME;
+
+    let (s, f) = index(&run, "lua-release", "holder-pause");
+    let paused = run.cell(s, f).report().unwrap();
+    assert_eq!(paused.finding(mutex), Finding::Violated);
+    assert_eq!(paused.file, cell_file(&dir, "lua-release", "holder-pause"));
+    assert!(!run.overlap_absorbed(s, f), "not fenced: the update is lost");
+
+    let (s, f) = index(&run, "lua-release-fencing", "holder-pause");
+    let fenced = run.cell(s, f).report().unwrap();
+    assert_eq!(
+        fenced.finding(mutex),
+        Finding::Violated,
+        "the leases still overlap"
+    );
+    assert_ne!(fenced.finding(check::resource_safety::NAME), Finding::Violated);
+    assert!(run.overlap_absorbed(s, f));
+
+    let (s, f) = index(&run, "redlock-5", "none");
+    let baseline = run.cell(s, f).report().unwrap();
+    assert_eq!(baseline.finding(mutex), Finding::Holds);
+    assert_eq!(baseline.exercised_seeds(), SEEDS);
+    assert!(!run.overlap_absorbed(s, f));
+
+    let summary = run.summary();
+    assert_eq!(summary.setups.len(), 3);
+    assert_eq!(summary.faults.len(), 2);
+    assert!(summary.cell(s, f).is_some());
+}
+
+#[test]
+fn a_written_cell_replays_its_counterexample() {
+    let matrix = shipped_subset(&["set-nx-px"], &["holder-pause"]);
+    let dir = std::env::temp_dir().join(format!("locksim-matrix-replay-{}", std::process::id()));
+    let written = matrix.write_scenarios(&dir).unwrap();
+    assert_eq!(written, [cell_file(&dir, "set-nx-px", "holder-pause")]);
+    let run = matrix.run(&dir, Some(SEEDS), 2, &|| {});
+    let report = run.cell(0, 0).report().unwrap();
+    let seed = *report
+        .violating_seeds()
+        .first()
+        .expect("tier 3 breaks under a pause");
+    let replay = Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args([
+            "replay",
+            written[0].to_str().unwrap(),
+            "--seed",
+            &seed.to_string(),
+        ])
+        .output()
+        .unwrap();
+    let output = String::from_utf8_lossy(&replay.stdout);
+    assert!(output.contains("mutual_exclusion: VIOLATED"), "{output}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn failover_applies_to_a_users_redlock_row_with_replicas() {
+    let mut grid: Value = serde_json::from_str(&std::fs::read_to_string(GRID_FILE).unwrap()).unwrap();
+    let row = r#"{ "name": "my-redlock", "label": "Redlock over 3 replicated groups",
+        "topology": { "kind": "redlock", "masters": 3, "replicas": 1 },
+        "lock": { "algorithm": "redlock", "ttl_ms": 5000 } }"#;
+    grid["setups"] = Value::Array(vec![serde_json::from_str(row).unwrap()]);
+    let matrix = Matrix::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        matrix.applicable_cells(),
+        matrix.faults.len() as u64,
+        "every class applies"
+    );
+}
