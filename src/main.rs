@@ -72,6 +72,12 @@ enum Command {
         /// Seeds per point of the safety envelopes (0: leave them out).
         #[arg(long, default_value_t = 20)]
         envelope_seeds: u64,
+        /// The safety matrix's grid (default: scenarios/matrix/grid.json, when it exists).
+        #[arg(long)]
+        matrix: Option<PathBuf>,
+        /// Seeds per matrix cell (default: the grid's own; 0: leave the matrix out).
+        #[arg(long)]
+        matrix_seeds: Option<u64>,
     },
     /// Run one seed and print its event trace, the verdicts and the trace digest.
     Replay {
@@ -167,12 +173,16 @@ fn main() -> ExitCode {
             seeds,
             jobs,
             envelope_seeds,
+            matrix,
+            matrix_seeds,
         } => report(ReportArgs {
             paths,
             out,
             seeds,
             jobs,
             envelope_seeds,
+            matrix,
+            matrix_seeds,
         }),
         Command::Lock {
             redis,

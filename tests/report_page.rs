@@ -27,8 +27,8 @@ const SCENARIOS: [&str; 3] = [
     "scenarios/replicated-crash-before-replication-wait.json",
 ];
 
-/// Writes a report of [`SCENARIOS`] at 6 seeds into `dir`, the envelopes at
-/// `envelope_seeds` seeds per point (0: none).
+/// Writes a report of [`SCENARIOS`] at 6 seeds into `dir`, the envelopes and the matrix at
+/// `envelope_seeds` seeds per point and cell (0: none).
 fn write_report(dir: &Path, envelope_seeds: &str) -> Output {
     let out = dir.to_str().unwrap();
     let mut args = vec![
@@ -40,6 +40,8 @@ fn write_report(dir: &Path, envelope_seeds: &str) -> Output {
         "--jobs",
         "2",
         "--envelope-seeds",
+        envelope_seeds,
+        "--matrix-seeds",
         envelope_seeds,
     ];
     args.extend(SCENARIOS);
@@ -130,6 +132,7 @@ fn the_page_opens_in_chromium_with_every_section() {
     let dom = String::from_utf8_lossy(&dom.stdout);
     for section in [
         "id=\"verdict\"",
+        "id=\"matrix\"",
         "id=\"timelines\"",
         "id=\"envelopes\"",
         "id=\"catalogue\"",

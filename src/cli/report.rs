@@ -11,8 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
 use locksim::report::envelope::{self, Envelope};
+use locksim::report::matrix::{self, Matrix};
 use locksim::report::page::{self, Figures};
-use locksim::report::summary::{Counterexample, Summary};
+use locksim::report::summary::{Counterexample, MatrixSummary, Summary};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::run_seed;
 
@@ -26,6 +27,10 @@ pub struct ReportArgs {
     pub jobs: Option<usize>,
     /// Seeds per point of the safety envelopes; 0 leaves them out.
     pub envelope_seeds: u64,
+    /// The safety matrix's grid (default: scenarios/matrix/grid.json when it exists).
+    pub matrix: Option<PathBuf>,
+    /// Seeds per matrix cell (default: the grid's own); 0 leaves the matrix out.
+    pub matrix_seeds: Option<u64>,
 }
 
 /// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
@@ -75,13 +80,17 @@ pub fn report(args: ReportArgs) -> ExitCode {
         bar.finish_and_clear();
     }
     emit(ScenarioReport::table_legend());
+    let matrix = match sweep_matrix(&args, jobs) {
+        Ok(matrix) => matrix,
+        Err(e) => return invalid(e),
+    };
     let envelopes = match sweep_envelopes(args.envelope_seeds, jobs) {
         Ok(envelopes) => envelopes,
         Err(e) => return invalid(e),
     };
     let summary = Summary {
         catalogue,
-        matrix: None,
+        matrix,
         counterexamples,
         envelopes,
     };
@@ -113,6 +122,40 @@ fn progress_bar(total: u64, things: &str) -> Option<ProgressBar> {
     let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
+}
+
+/// The safety matrix: the grid's cells written to `out/matrix/` (so each replays) and swept.
+fn sweep_matrix(args: &ReportArgs, jobs: usize) -> Result<Option<MatrixSummary>, String> {
+    if args.matrix_seeds == Some(0) {
+        return Ok(None);
+    }
+    let grid = match &args.matrix {
+        Some(file) => file.clone(),
+        None if Path::new(matrix::GRID_FILE).exists() => PathBuf::from(matrix::GRID_FILE),
+        None => return Ok(None),
+    };
+    let grid = Matrix::load(&grid).map_err(|e| e.to_string())?;
+    let dir = args.out.join("matrix");
+    grid.write_scenarios(&dir)
+        .map_err(|e| format!("writing the matrix's scenarios to {}: {e}", dir.display()))?;
+    let progress = progress_bar(grid.applicable_cells(), "matrix cells");
+    let done = || {
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    };
+    let run = grid.run(&dir, args.matrix_seeds, jobs, &done);
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    emit(format_args!(
+        "matrix: {} setups x {} fault classes, {} cells run in {:.1} s",
+        run.setups.len(),
+        run.faults.len(),
+        grid.applicable_cells(),
+        run.wall_ms as f64 / 1000.0
+    ));
+    Ok(Some(run.summary()))
 }
 
 /// The safety envelopes at `seeds` seeds per point (none at 0), with their own progress.

@@ -30,7 +30,7 @@ td.cell { text-align: center; min-width: 6.5em; }
 td.na { color: #888; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
 td.nx { color: #444; background: #e0e0e0; font-style: italic; }
 .small { font-size: .8em; color: #555; }
-.dark { color: #fff; } .dark a { color: #fff; }
+.dark { color: #fff; } .dark a, .dark .small { color: #f0f0f0; }
 code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: .85em; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; }
 .met { color: #1a7f37; } .unmet { color: #b3261e; font-weight: bold; }

@@ -85,14 +85,16 @@ impl Group {
         }
     }
 
-    /// A lone node at a fixed address (the fencing counter).
+    /// A lone node at a fixed address (the fencing counter). It fsyncs every write, so a
+    /// crash never rolls its counter back: a linearizable token source must not repeat a
+    /// token, whatever the nemesis does to it.
     pub fn standalone(name: &str, addr: SocketAddr) -> Self {
         Group {
             names: vec![name.to_string()],
             addrs: vec![addr],
             master: Arc::new(Mutex::new(0)),
             address: Address::new(addr),
-            persistence: vec![Persistence::None],
+            persistence: vec![persistence(PersistenceMode::AofAlways)],
             nics: vec![Nic::default()],
             ttl_replication: vec![TtlReplication::default()],
         }

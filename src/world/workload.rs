@@ -176,7 +176,7 @@ impl ClientProcess {
 
     /// Read, work for `work_ms`, write back the value plus one (the write landing
     /// `write_delay_ms` later), presenting the fencing token on both accesses. Records the
-    /// watchdog's renewals; stops early when it lost the lock.
+    /// watchdog's renewals, the write's flight included; stops early when it lost the lock.
     async fn critical_section(&self, mut guard: LockGuard, work_ms: u64, write_delay_ms: u64) {
         let fence = guard.fence();
         let value = match self.resource.read(fence) {
@@ -212,8 +212,20 @@ impl ClientProcess {
                 }
             }
         }
-        // The write is sent now, after any validity check, and lands when it lands.
-        self.clock.sleep_ms(write_delay_ms).await;
+        // The write is sent now, after any validity check, and lands when it lands; the
+        // watchdog goes on renewing meanwhile, and its renewals are recorded as before.
+        let lands_at = self.clock.monotonic_ms().saturating_add(write_delay_ms);
+        loop {
+            tokio::select! {
+                biased;
+                held = guard.changed() => if let Held::Valid(lease) = held {
+                    self.record(EventKind::Renewed {
+                        validity_ms: lease.remaining_on(&self.clock),
+                    });
+                },
+                () = self.clock.sleep_until_monotonic(lands_at) => break,
+            }
+        }
         match self.resource.write(value + 1, fence) {
             Ok(()) => self.record(EventKind::ResourceWrite {
                 value: value + 1,
