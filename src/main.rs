@@ -56,29 +56,7 @@ enum Command {
     /// Sweep the scenarios and write the safety report: one self-contained page
     /// (DIR/index.html), every number as JSON (DIR/summary.json) and the catalogue as JSON
     /// lines (DIR/summary.jsonl); prints the verdict table.
-    Report {
-        /// Scenario files, or directories of them.
-        #[arg(default_value = "scenarios")]
-        paths: Vec<PathBuf>,
-        /// Where to write the report.
-        #[arg(long, default_value = "reports")]
-        out: PathBuf,
-        /// Seeds per scenario (default: the scenario's own `seeds`).
-        #[arg(long)]
-        seeds: Option<u64>,
-        /// Seeds run in parallel (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Seeds per point of the safety envelopes (0: leave them out).
-        #[arg(long, default_value_t = 20)]
-        envelope_seeds: u64,
-        /// The safety matrix's grid (default: scenarios/matrix/grid.json, when it exists).
-        #[arg(long)]
-        matrix: Option<PathBuf>,
-        /// Seeds per matrix cell (default: the grid's own; 0: leave the matrix out).
-        #[arg(long)]
-        matrix_seeds: Option<u64>,
-    },
+    Report(ReportArgs),
     /// Run one seed and print its event trace, the verdicts and the trace digest.
     Replay {
         /// The scenario file.
@@ -167,23 +145,7 @@ fn main() -> ExitCode {
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
         Command::Replay { file, seed, story } => replay(&file, seed, story),
-        Command::Report {
-            paths,
-            out,
-            seeds,
-            jobs,
-            envelope_seeds,
-            matrix,
-            matrix_seeds,
-        } => report(ReportArgs {
-            paths,
-            out,
-            seeds,
-            jobs,
-            envelope_seeds,
-            matrix,
-            matrix_seeds,
-        }),
+        Command::Report(args) => report(args),
         Command::Lock {
             redis,
             key,

@@ -179,44 +179,35 @@ fn cases_to_first_violation(strategy: impl Strategy<Value = (Value, u64)>, budge
     }
 }
 
+/// The fault space of one unsafe class: only `kinds`, on clients or on Redis nodes.
+fn only(kinds: Vec<&'static str>, max_duration_ms: u64, max_jump_ms: u64, clients: bool) -> FaultSpace {
+    FaultSpace {
+        kinds,
+        max_duration_ms,
+        max_jump_ms,
+        max_drift_ppm: 1,
+        clients,
+        redis: !clients,
+    }
+}
+
 #[test]
 fn p3_a_pause_longer_than_the_ttl_is_found() {
-    let space = FaultSpace {
-        kinds: vec!["pause"],
-        max_duration_ms: 8000,
-        max_jump_ms: 1,
-        max_drift_ppm: 1,
-        clients: true,
-        redis: false,
-    };
+    let space = only(vec!["pause"], 8000, 1, true);
     let found = cases_to_first_violation((scenario(Setup::single(2000), space, 3), 0..1000u64), 64);
     eprintln!("P3 pause > TTL: first violation at case {found}");
 }
 
 #[test]
 fn p3_restarts_without_persistence_are_found() {
-    let space = FaultSpace {
-        kinds: vec!["restart", "crash"],
-        max_duration_ms: 500,
-        max_jump_ms: 1,
-        max_drift_ppm: 1,
-        clients: false,
-        redis: true,
-    };
+    let space = only(vec!["restart", "crash"], 500, 1, false);
     let found = cases_to_first_violation((scenario(Setup::single(3000), space, 6), 0..1000u64), 64);
     eprintln!("P3 restart without persistence: first violation at case {found}");
 }
 
 #[test]
 fn p3_clock_jumps_on_redlock_nodes_are_found() {
-    let space = FaultSpace {
-        kinds: vec!["clock_jump"],
-        max_duration_ms: 1,
-        max_jump_ms: 6000,
-        max_drift_ppm: 1,
-        clients: false,
-        redis: true,
-    };
+    let space = only(vec!["clock_jump"], 1, 6000, false);
     let found = cases_to_first_violation((scenario(Setup::redlock(3, 2000), space, 6), 0..1000u64), 64);
     eprintln!("P3 clock jump on Redlock nodes: first violation at case {found}");
 }

@@ -19,17 +19,31 @@ use locksim::sweep::run_seed;
 
 use super::{EXIT_UNMET, emit, invalid};
 
-/// What `locksim report` was asked.
+/// What `locksim report` is asked: sweep the scenarios and write the safety report, one
+/// self-contained page (DIR/index.html), every number as JSON (DIR/summary.json) and the
+/// catalogue as JSON lines (DIR/summary.jsonl); prints the verdict table.
+#[derive(clap::Args)]
 pub struct ReportArgs {
+    /// Scenario files, or directories of them.
+    #[arg(default_value = "scenarios")]
     pub paths: Vec<PathBuf>,
+    /// Where to write the report.
+    #[arg(long, default_value = "reports")]
     pub out: PathBuf,
+    /// Seeds per scenario (default: the scenario's own `seeds`).
+    #[arg(long)]
     pub seeds: Option<u64>,
+    /// Seeds run in parallel (default: the number of cores).
+    #[arg(long)]
     pub jobs: Option<usize>,
-    /// Seeds per point of the safety envelopes; 0 leaves them out.
+    /// Seeds per point of the safety envelopes (0: leave them out).
+    #[arg(long, default_value_t = 20)]
     pub envelope_seeds: u64,
-    /// The safety matrix's grid (default: scenarios/matrix/grid.json when it exists).
+    /// The safety matrix's grid (default: scenarios/matrix/grid.json, when it exists).
+    #[arg(long)]
     pub matrix: Option<PathBuf>,
-    /// Seeds per matrix cell (default: the grid's own); 0 leaves the matrix out.
+    /// Seeds per matrix cell (default: the grid's own; 0: leave the matrix out).
+    #[arg(long)]
     pub matrix_seeds: Option<u64>,
 }
 

@@ -36,33 +36,23 @@ impl Rate {
     /// "0 of 100 (< 3% at 95%)", "37 of 100 (28–47% at 95%)".
     pub fn sentence(self) -> String {
         let Rate { violating, seeds } = self;
-        if violating == 0 {
-            format!("0 of {seeds} (< {} at 95%)", percent(self.upper_bound_if_none()))
-        } else {
-            let (low, high) = self.wilson95();
-            let low = percent(low);
-            format!(
-                "{violating} of {seeds} ({}–{} at 95%)",
-                low.trim_end_matches('%'),
-                percent(high)
-            )
-        }
+        format!("{violating} of {seeds} ({} at 95%)", self.interval("< ", "–"))
     }
 
     /// The table cell: "0/100 <3%", "37/100 28-47%".
     pub fn cell(self) -> String {
         let Rate { violating, seeds } = self;
-        if violating == 0 {
-            format!("{violating}/{seeds} <{}", percent(self.upper_bound_if_none()))
-        } else {
-            let (low, high) = self.wilson95();
-            let low = percent(low);
-            format!(
-                "{violating}/{seeds} {}-{}",
-                low.trim_end_matches('%'),
-                percent(high)
-            )
+        format!("{violating}/{seeds} {}", self.interval("<", "-"))
+    }
+
+    /// The interval in percent: the rule-of-three bound after `below` when nothing
+    /// violated, else the Wilson interval's ends joined by `dash`.
+    fn interval(self, below: &str, dash: &str) -> String {
+        if self.violating == 0 {
+            return format!("{below}{}", percent(self.upper_bound_if_none()));
         }
+        let (low, high) = self.wilson95();
+        format!("{}{dash}{}", percent(low).trim_end_matches('%'), percent(high))
     }
 
     /// The JSON form: counts, the rate and its interval.
