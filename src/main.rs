@@ -68,6 +68,9 @@ enum Command {
         /// the whole trace.
         #[arg(long)]
         story: bool,
+        /// Also draw the run's lease timeline to this file (`.svg` or `.png`).
+        #[arg(long, value_name = "OUT")]
+        plot: Option<PathBuf>,
     },
     /// Shrink a violating seed to the smallest scenario that still violates the same
     /// checker; writes it (with `expect` set) and prints what each pass removed.
@@ -144,7 +147,12 @@ fn main() -> ExitCode {
             json,
             jobs,
         } => run(&paths, seeds, seed_start, json, jobs),
-        Command::Replay { file, seed, story } => replay(&file, seed, story),
+        Command::Replay {
+            file,
+            seed,
+            story,
+            plot,
+        } => replay(&file, seed, story, plot.as_deref()),
         Command::Report(args) => report(args),
         Command::Lock {
             redis,

@@ -120,7 +120,15 @@ fn the_page_opens_in_chromium_with_every_section() {
     assert!(write_report(&dir, "1").status.success());
     let page = dir.join("index.html");
     let html = std::fs::read_to_string(&page).unwrap();
-    for external in ["http://", "https://", "<script", "<link"] {
+    // (An SVG's `xmlns="http://www.w3.org/2000/svg"` names a namespace; nothing is fetched.)
+    for external in [
+        "src=\"http",
+        "href=\"http",
+        "url(http",
+        "@import",
+        "<script",
+        "<link",
+    ] {
         assert!(
             !html.contains(external),
             "the page must be self-contained, found {external}"
@@ -143,6 +151,16 @@ fn the_page_opens_in_chromium_with_every_section() {
         dom.contains("single-node-gc-pause-seed-0"),
         "the counterexample is linked"
     );
+    assert!(dom.contains("<svg"), "its timeline is inlined");
+    for figure in [
+        "single-node-gc-pause-seed-0.svg",
+        "single-node-gc-pause-seed-0.png",
+    ] {
+        assert!(
+            dir.join("figures").join(figure).exists(),
+            "figures/{figure} is written"
+        );
+    }
     let shot = dir.join("shot.png");
     let screenshot = chromium(
         &dir,

@@ -11,10 +11,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
 use locksim::report::envelope::{self, Envelope};
+use locksim::report::figures::{
+    self,
+    timeline::{self, Timeline},
+};
 use locksim::report::matrix::{self, Matrix};
 use locksim::report::page::{self, Figures};
 use locksim::report::summary::{Counterexample, MatrixSummary, Summary};
 use locksim::scenario::{self, Scenario};
+use locksim::search::story;
 use locksim::sweep::run_seed;
 
 use super::{EXIT_UNMET, emit, invalid};
@@ -72,6 +77,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
     say(ScenarioReport::table_header());
     let mut catalogue = Vec::new();
     let mut counterexamples = Vec::new();
+    let mut timelines = Vec::new();
     for (file, scenario) in scenarios {
         if let Some(bar) = &progress {
             bar.set_message(scenario.name.clone());
@@ -82,7 +88,8 @@ pub fn report(args: ReportArgs) -> ExitCode {
         for line in report.table_lines() {
             say(line);
         }
-        if let Some(example) = counterexample(&report, &scenario) {
+        if let Some((example, timeline)) = counterexample(&report, &scenario) {
+            timelines.push((example.id.clone(), timeline));
             counterexamples.push(example);
         }
         catalogue.push(report);
@@ -108,7 +115,13 @@ pub fn report(args: ReportArgs) -> ExitCode {
         counterexamples,
         envelopes,
     };
-    let figures = Figures::new();
+    let figures = match draw_timelines(&args.out, &timelines) {
+        Ok(figures) => figures,
+        Err(e) => {
+            eprintln!("error: drawing the timelines into {}: {e}", args.out.display());
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
     if let Err(e) = write_report(&args.out, &summary, &figures) {
         eprintln!("error: writing the report to {}: {e}", args.out.display());
         return ExitCode::from(EXIT_UNMET);
@@ -190,13 +203,38 @@ fn sweep_envelopes(seeds: u64, jobs: usize) -> Result<Vec<Envelope>, locksim::sc
     envelopes
 }
 
-/// The first violating seed of a scenario, replayed in full; `None` when nothing broke or
-/// the replay itself failed (the sweep already reported that seed).
-fn counterexample(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<Counterexample> {
+/// The first violating seed of a scenario, replayed in full, and its lease timeline;
+/// `None` when nothing broke or the replay itself failed (the sweep already reported it).
+fn counterexample(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<(Counterexample, Timeline)> {
     let seed = *report.violating_seeds().first()?;
     let history = run_seed(scenario, seed).ok()?;
     let verdicts = check_all(&history, &scenario.check_settings());
-    Some(Counterexample::new(report, seed, &history, &verdicts))
+    let example = Counterexample::new(report, seed, &history, &verdicts);
+    let until = verdicts
+        .iter()
+        .filter_map(|v| v.violation.as_deref())
+        .filter_map(story::last_time_named)
+        .max();
+    let title = format!("{} — seed {seed}", report.name);
+    let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
+    Some((example, timeline))
+}
+
+/// Each counterexample's timeline as `out/figures/<id>.svg` and `.png`; the SVGs, by id,
+/// for the page to inline.
+fn draw_timelines(out: &Path, timelines: &[(String, Timeline)]) -> std::io::Result<Figures> {
+    let dir = out.join("figures");
+    std::fs::create_dir_all(&dir)?;
+    let mut figures = Figures::new();
+    for (id, t) in timelines {
+        let svg = figures::svg(t.size(), |root| timeline::draw(root, t));
+        std::fs::write(dir.join(format!("{id}.svg")), &svg)?;
+        figures::png(&dir.join(format!("{id}.png")), t.size(), |root| {
+            timeline::draw(root, t)
+        })?;
+        figures.insert(id.clone(), svg);
+    }
+    Ok(figures)
 }
 
 /// Writes the page, the JSON summary, the catalogue as JSON lines, and the figures.

@@ -9,6 +9,10 @@ use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
 use locksim::report::ScenarioReport;
+use locksim::report::figures::{
+    self,
+    timeline::{self, Timeline},
+};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::run_seed;
@@ -64,8 +68,17 @@ pub fn run(
 }
 
 /// Runs one seed and prints its trace (or, with `story`, each violation's story), the
-/// evidence, the verdicts and the digest.
-pub fn replay(file: &Path, seed: u64, story: bool) -> ExitCode {
+/// evidence, the verdicts and the digest; with `plot`, also draws its lease timeline.
+pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitCode {
+    let format = plot.map(|out| out.extension().and_then(|e| e.to_str()).unwrap_or_default());
+    if let Some(format) = format
+        && format != "svg"
+        && format != "png"
+    {
+        return invalid(format!(
+            "--plot: `{format}` is not a picture format: name an .svg or a .png file"
+        ));
+    }
     let scenario: Arc<Scenario> = match scenario::load(file) {
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
@@ -116,13 +129,33 @@ pub fn replay(file: &Path, seed: u64, story: bool) -> ExitCode {
     if let Err(why) = exercised {
         emit(format_args!("evidence: NOT EXERCISED: {why}"));
     }
-    for verdict in verdicts {
-        match (verdict.violation, exercised) {
+    for verdict in &verdicts {
+        match (&verdict.violation, exercised) {
             (Some(why), _) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
             (None, Ok(())) => emit(format_args!("{}: holds", verdict.checker)),
             (None, Err(_)) => emit(format_args!("{}: not exercised", verdict.checker)),
         }
     }
     emit(format_args!("digest: {}", history.digest()));
+    if let Some(out) = plot {
+        let until = verdicts
+            .iter()
+            .filter_map(|v| v.violation.as_deref())
+            .filter_map(story::last_time_named)
+            .max();
+        let title = format!("{} — seed {seed}", scenario.name);
+        let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
+        let written = match format {
+            Some("png") => figures::png(out, timeline.size(), |root| timeline::draw(root, &timeline)),
+            _ => std::fs::write(
+                out,
+                figures::svg(timeline.size(), |root| timeline::draw(root, &timeline)),
+            ),
+        };
+        if let Err(e) = written {
+            return invalid(format!("--plot {}: {e}", out.display()));
+        }
+        emit(format_args!("plot: {}", out.display()));
+    }
     ExitCode::SUCCESS
 }

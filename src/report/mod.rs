@@ -6,6 +6,7 @@
 //! exercised*, never as *holds*.
 
 pub mod envelope;
+pub mod figures;
 pub mod matrix;
 pub mod page;
 pub mod rate;

@@ -146,7 +146,7 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
 
 /// The latest time a checker's message names, in µs: its times are written as
 /// milliseconds with three decimals (`7654.000`).
-fn last_time_named(violation: &str) -> Option<u64> {
+pub fn last_time_named(violation: &str) -> Option<u64> {
     violation
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .filter(|word| word.len() > 4 && word.as_bytes()[word.len() - 4] == b'.')

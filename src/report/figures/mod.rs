@@ -1,0 +1,64 @@
+//! Figures: each a pure function from a summary value or one history to pictures, drawn
+//! once to SVG (inlined into the page) and once to PNG (for a README or a chat). Text uses
+//! DejaVu Sans embedded in the binary (no system fonts, byte-identical output run to run)
+//! and colours come from the Okabe–Ito palette, which colour-blind readers can tell apart.
+
+pub mod timeline;
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+/// One colour per client, in order (Okabe–Ito, without black and without red-ish vermilion,
+/// which is kept for overlaps).
+pub const CLIENT_COLOURS: [RGBColor; 6] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(240, 228, 66),  // yellow
+];
+
+/// What marks a violation: two believed holders at once.
+pub const OVERLAP: RGBColor = RGBColor(213, 94, 0);
+
+/// Registers the embedded font under "sans-serif" (plotters draws no text without it).
+pub fn register_font() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        if plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular()).is_err() {
+            unreachable!("the embedded DejaVu Sans is a valid font");
+        }
+    });
+}
+
+/// A drawing, as SVG text.
+pub type Svg = String;
+
+/// Draws with `draw` onto an SVG of `size` and returns its text.
+pub fn svg(size: (u32, u32), draw: impl Fn(&DrawingArea<SVGBackend, plotters::coord::Shift>)) -> Svg {
+    register_font();
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        draw(&root);
+        let _ = root.present();
+    }
+    text
+}
+
+/// Draws with `draw` onto a PNG of `size` written to `path`.
+pub fn png(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl Fn(&DrawingArea<BitMapBackend, plotters::coord::Shift>),
+) -> std::io::Result<()> {
+    register_font();
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    draw(&root);
+    root.present()
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
+}
