@@ -57,6 +57,29 @@ pub enum EventKind {
     },
     /// The lock key holding `token` left a Redis node (deleted, expired or flushed).
     KeyGone { token: String },
+    /// Redis node `redis` answered the client's `request` (`acquire`, `extend`, `release`)
+    /// as the reply arrived; `redis_local_us` is that node's clock then.
+    NodeAnswered {
+        request: &'static str,
+        redis: String,
+        answer: Answer,
+        redis_local_us: i64,
+    },
+    /// Acquire attempt number `attempt` got no lock; more attempts may follow.
+    AttemptFailed { attempt: u32, reason: String },
+    /// A watchdog renewal did not renew (the watchdog may ride it out).
+    RenewalFailed { reason: String },
+}
+
+/// One node's answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Granted, extended or released.
+    Yes,
+    /// Refused: the key held another value (or none).
+    No,
+    /// No usable answer: timeout, connection error, unexpected reply.
+    Failed(String),
 }
 
 impl fmt::Display for EventKind {
@@ -113,6 +136,34 @@ impl fmt::Display for EventKind {
                     "failover: {promoted} promoted to master in place of {replaced}"
                 )
             }
+            EventKind::NodeAnswered {
+                request,
+                redis,
+                answer,
+                redis_local_us,
+            } => {
+                let answer = match (answer, *request) {
+                    (Answer::Yes, "acquire") => "granted",
+                    (Answer::Yes, "extend") => "extended",
+                    (Answer::Yes, _) => "released",
+                    (Answer::No, "acquire") => "refused",
+                    (Answer::No, _) => "not ours",
+                    (Answer::Failed(reason), _) => {
+                        return write!(
+                            f,
+                            "{request} {redis}: no answer ({reason}) at {redis}-clock={}",
+                            fmt_ms(*redis_local_us)
+                        );
+                    }
+                };
+                write!(
+                    f,
+                    "{request} {redis}: {answer} at {redis}-clock={}",
+                    fmt_ms(*redis_local_us)
+                )
+            }
+            EventKind::AttemptFailed { attempt, reason } => write!(f, "attempt-{attempt}-failed: {reason}"),
+            EventKind::RenewalFailed { reason } => write!(f, "renewal-failed: {reason}"),
         }
     }
 }

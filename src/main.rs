@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use cli::bench::bench;
+use cli::check::{CheckArgs, check};
 use cli::lock::{lock_and_run, parse_duration_ms};
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
@@ -89,6 +90,28 @@ enum Command {
         /// The most simulated runs to spend.
         #[arg(long, default_value_t = 400)]
         max_runs: u64,
+    },
+    /// Search a scenario template property-style: draw N cases (every `{"any": [lo, hi]}`
+    /// and `{"one_of": [...]}` in the file drawn anew per case), run each once, and check
+    /// the file's `expect` in every case. A counterexample is written, shrunk and told.
+    Check {
+        /// The scenario template (a scenario file whose values may be ranges).
+        file: PathBuf,
+        /// Cases to draw and run.
+        #[arg(long, default_value_t = 100)]
+        cases: u64,
+        /// The first case's number (its draw and run seed); cases are numbered on from it.
+        #[arg(long, default_value_t = 0)]
+        first_case: u64,
+        /// Cases run in parallel (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Where to write a counterexample (default: beside FILE).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Simulated runs to spend shrinking a counterexample (0: do not shrink).
+        #[arg(long, default_value_t = 400)]
+        shrink_runs: u64,
     },
     /// Run a command while holding a lock on real Redis (Redlock with several addresses),
     /// renewing it until the command ends; exits with the command's status.
@@ -171,5 +194,20 @@ fn main() -> ExitCode {
             max_runs,
         } => shrink_file(&file, seed, checker.as_deref(), out, max_runs),
         Command::Bench { paths, seeds, jobs } => bench(&paths, seeds, jobs),
+        Command::Check {
+            file,
+            cases,
+            first_case,
+            jobs,
+            out,
+            shrink_runs,
+        } => check(CheckArgs {
+            file,
+            cases,
+            first_case,
+            jobs: cli::jobs_or_all_cores(jobs),
+            out,
+            shrink_runs,
+        }),
     }
 }

@@ -39,7 +39,7 @@ pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> 
 
 /// Runs one seed and its checkers on a fresh thread: a panic in either is that seed's
 /// failure, reported with its message, and the sweep goes on.
-fn run_and_check(
+pub fn run_and_check(
     scenario: &Arc<Scenario>,
     seed: u64,
     settings: &CheckSettings,
@@ -95,27 +95,36 @@ fn on_fresh_thread<T: Send + 'static>(
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
 pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
     let settings = scenario.check_settings();
-    let next = AtomicU64::new(seeds.start);
-    let runs = Mutex::new(Vec::new());
+    in_parallel(seeds, jobs, |seed| SeedRun {
+        seed,
+        outcome: run_and_check(scenario, seed, &settings),
+    })
+}
+
+/// `work` for every number in `numbers`, up to `jobs` at a time; results in order.
+pub fn in_parallel<T: Send>(numbers: Range<u64>, jobs: usize, work: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    let next = AtomicU64::new(numbers.start);
+    let results = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| {
                 loop {
-                    let seed = next.fetch_add(1, Ordering::Relaxed);
-                    if seed >= seeds.end {
+                    let number = next.fetch_add(1, Ordering::Relaxed);
+                    if number >= numbers.end {
                         return;
                     }
-                    let outcome = run_and_check(scenario, seed, &settings);
-                    runs.lock()
+                    let result = work(number);
+                    results
+                        .lock()
                         .expect("results lock poisoned")
-                        .push(SeedRun { seed, outcome });
+                        .push((number, result));
                 }
             });
         }
     });
-    let mut runs = runs.into_inner().expect("results lock poisoned");
-    runs.sort_by_key(|run| run.seed);
-    runs
+    let mut results = results.into_inner().expect("results lock poisoned");
+    results.sort_by_key(|(number, _)| *number);
+    results.into_iter().map(|(_, result)| result).collect()
 }
 
 #[cfg(test)]

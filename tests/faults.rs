@@ -121,7 +121,9 @@ fn an_event_trigger_fires_after_the_event_and_its_delay() {
         .iter()
         .find(|e| e.true_us >= 3_000_000 && matches!(e.kind, EventKind::Acquired { .. }))
         .unwrap();
-    assert_eq!(start.true_us, trigger.true_us + 50_000);
+    // The injector wakes on the event's record, a scheduling step (well under 5 µs) later.
+    let after_us = start.true_us - trigger.true_us;
+    assert!((50_000..50_005).contains(&after_us), "{after_us} µs");
     assert!(
         start.kind.to_string().contains(&trigger.node),
         "holder means the client of the event"

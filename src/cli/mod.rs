@@ -1,6 +1,7 @@
 //! The subcommands of the `locksim` binary, and what they share: exit codes and output.
 
 pub mod bench;
+pub mod check;
 pub mod lock;
 pub mod report;
 pub mod serve;
@@ -27,6 +28,11 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
         Ok(Some(addr)) => Ok(addr),
         Ok(None) | Err(_) => Err(format!("cannot resolve `{text}` (expected HOST:PORT)")),
     }
+}
+
+/// `--jobs`, or every core.
+pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Reports invalid input on stderr, in one line; exit code 2.

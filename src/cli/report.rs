@@ -66,9 +66,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return invalid(format!("--out {}: {e}", args.out.display()));
     }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = super::jobs_or_all_cores(args.jobs);
     let progress = progress_bar(scenarios.len() as u64, "scenarios");
     let say = |line: String| match &progress {
         Some(bar) => bar.println(line),

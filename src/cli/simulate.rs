@@ -39,7 +39,7 @@ pub fn run(
         Ok(file) => file,
         Err(e) => return invalid(format!("{}: {e}", json.unwrap_or_default().display())),
     };
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = super::jobs_or_all_cores(jobs);
     emit(ScenarioReport::table_header());
     let mut all_met = true;
     for (file, scenario) in scenarios {

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::conn::{Conn, RequestError};
 use super::ladder;
+use super::observe::{Observe, Request, Unobserved};
 use super::options::{AttemptCleanup, Fencing, LockOptions, RenewalOnError, RetryToken, ValidityClock};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
@@ -157,6 +158,7 @@ pub struct Lock<C: Connect, K: Clock, R: Rng> {
     rng: R,
     options: LockOptions,
     steps: Arc<dyn Steps>,
+    observer: Arc<dyn Observe>,
 }
 
 /// Random bytes in a token: as the Redis distlock page suggests (20 bytes from urandom).
@@ -184,12 +186,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             rng,
             options,
             steps: Arc::new(NoSteps),
+            observer: Arc::new(Unobserved),
         }
     }
 
     /// Calls `steps` at every [`Step`] (crash and pause points).
     pub fn with_steps(mut self, steps: Arc<dyn Steps>) -> Self {
         self.steps = steps;
+        self
+    }
+
+    /// Tells `observer` every node's answer, and why attempts and renewals failed.
+    pub fn with_observer(mut self, observer: Arc<dyn Observe>) -> Self {
+        self.observer = observer;
         self
     }
 
@@ -222,12 +231,12 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.steps.reached(Step::BeforeAcquire).await;
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
-        let (options, steps) = (&self.options, &*self.steps);
-        let replies = join_all(
-            self.nodes
-                .iter_mut()
-                .map(|node| ladder::acquire_on(node, options, key, &token, steps)),
-        )
+        let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
+        let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
+            let reply = ladder::acquire_on(node, options, key, token_ref, steps).await;
+            observer.answered(Request::Acquire, i, &reply);
+            reply
+        }))
         .await;
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
@@ -274,8 +283,15 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             let token = shared_token.clone().unwrap_or_else(|| self.new_token());
             match self.attempt(key, token).await {
                 Ok(Some(lease)) => return Ok(lease),
-                Ok(None) => last_error = None,
-                Err(e) => last_error = Some(e),
+                Ok(None) => {
+                    self.observer
+                        .attempt_failed(attempt, "the lock is held by another client");
+                    last_error = None;
+                }
+                Err(e) => {
+                    self.observer.attempt_failed(attempt, &e.to_string());
+                    last_error = Some(e);
+                }
             }
             if attempt < attempts {
                 let retry = &self.options.retry;
@@ -305,12 +321,12 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// [`LockError::ExtendUnconfirmed`] when nodes did not answer, so the key may be ours.
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
-        let (ttl_ms, options) = (self.options.ttl_ms, &self.options);
-        let replies = join_all(
-            self.nodes
-                .iter_mut()
-                .map(|node| ladder::extend_on(node, options, &lease.key, &lease.token)),
-        )
+        let (ttl_ms, options, observer) = (self.options.ttl_ms, &self.options, &*self.observer);
+        let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
+            let reply = ladder::extend_on(node, options, &lease.key, &lease.token).await;
+            observer.answered(Request::Extend, i, &reply);
+            reply
+        }))
         .await;
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
@@ -427,7 +443,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         loop {
             self.clock.sleep_ms(interval_ms).await;
             self.steps.reached(Step::BeforeRenew).await;
-            match self.extend(&lease).await {
+            let extended = self.extend(&lease).await;
+            if let Err(e) = &extended {
+                self.observer.renewal_failed(&e.to_string());
+            }
+            match extended {
                 Ok(renewed) => {
                     state.send_replace(Held::Valid(renewed.clone()));
                     lease = renewed;
@@ -504,16 +524,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         token: &str,
         chosen: &[bool],
     ) -> Vec<Result<bool, LockError>> {
-        let (algorithm, steps) = (self.options.algorithm, &*self.steps);
+        let (algorithm, steps, observer) = (self.options.algorithm, &*self.steps, &*self.observer);
         join_all(
             self.nodes
                 .iter_mut()
                 .zip(chosen)
-                .map(|(node, &chosen)| async move {
-                    match chosen {
-                        true => ladder::release_on(node, algorithm, key, token, steps).await,
-                        false => Ok(false),
+                .enumerate()
+                .map(|(i, (node, &chosen))| async move {
+                    if !chosen {
+                        return Ok(false);
                     }
+                    let reply = ladder::release_on(node, algorithm, key, token, steps).await;
+                    observer.answered(Request::Release, i, &reply);
+                    reply
                 }),
         )
         .await

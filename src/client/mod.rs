@@ -3,7 +3,8 @@
 //!
 //! [`Lock`] runs every algorithm of the ladder and Redlock ([`Algorithm`]), with retry,
 //! watchdog renewal ([`Lock::hold`], [`Lock::with_lock`]), fencing tokens and the client
-//! profiles ([`Profile`]); [`Steps`] lets a simulation crash or pause it between commands.
+//! profiles ([`Profile`]); [`Steps`] lets a simulation crash or pause it between commands,
+//! and [`Observe`] hears every node's answer.
 //!
 //! [`Connect`]: crate::platform::Connect
 //! [`Clock`]: crate::platform::Clock
@@ -11,12 +12,14 @@
 pub mod conn;
 mod ladder;
 pub mod lock;
+pub mod observe;
 pub mod options;
 pub mod scripts;
 pub mod steps;
 
 pub use conn::{Conn, RequestError};
 pub use lock::{Held, Lease, Lock, LockError, LockGuard};
+pub use observe::{Observe, Request, Unobserved};
 pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults,
     RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,

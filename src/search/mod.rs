@@ -1,7 +1,11 @@
 //! Search and explain: from a violating run, the smallest schedule that still breaks the
 //! lock ([`shrink`]), told as numbered steps in plain words ([`story`]); proptest
-//! strategies for whole scenarios ([`strategy`]) for property-based checks.
+//! strategies for whole scenarios ([`strategy`]) for property-based checks, and the same
+//! search for users without Rust: scenario templates ([`template`]) searched case by case
+//! ([`check`]).
 
+pub mod check;
 pub mod shrink;
 pub mod story;
 pub mod strategy;
+pub mod template;

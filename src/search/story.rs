@@ -7,9 +7,9 @@
 //! failover, from the grant before the first fault on. The steps are data first
 //! ([`Step`]); [`render`] turns them into text.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{EventKind, History, fmt_ms};
+use crate::history::{Answer, EventKind, History, fmt_ms};
 
 /// One step of the story.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,22 +76,30 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
             _ => None,
         })
         .collect();
+    let grants = grants_behind_each_acquire(history);
     let stores_a_granted_key = |kind: &EventKind| matches!(kind, EventKind::KeySet { token, .. } if granted_in_window.contains(token.as_str()));
     history
         .events
         .iter()
-        .filter(|e| (e.true_us >= start_us || stores_a_granted_key(&e.kind)) && e.true_us <= end_us)
-        .filter_map(|e| {
+        .enumerate()
+        .filter(|(_, e)| (e.true_us >= start_us || stores_a_granted_key(&e.kind)) && e.true_us <= end_us)
+        .filter_map(|(index, e)| {
             let text = match &e.kind {
                 EventKind::Acquired {
                     validity_ms, fence, ..
                 } if involved(&e.node) => {
                     let fence = fence.map_or(String::new(), |f| format!(", fencing token {f}"));
+                    let from = grants
+                        .get(&index)
+                        .map_or(String::new(), |answers| answers.to_string());
                     format!(
-                        "{} gets the lock (it believes it for {}{fence})",
+                        "{} gets the lock{from} (it believes it for {}{fence})",
                         e.node,
                         validity(*validity_ms)
                     )
+                }
+                EventKind::RenewalFailed { reason } if involved(&e.node) => {
+                    format!("{}'s renewal fails: {reason}", e.node)
                 }
                 EventKind::Renewed { validity_ms } if involved(&e.node) => {
                     format!("{} renews it (for {} more)", e.node, validity(*validity_ms))
@@ -113,17 +121,26 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
                     if !involved(client) {
                         return None;
                     }
-                    let expiry = expires_at_us.map_or("never to expire".to_string(), |at| {
-                        format!("to expire when its clock reads {} ms", fmt_ms(at))
-                    });
-                    format!("{} stores {client}'s key, {expiry}", e.node)
+                    let note = KeyNote {
+                        client: client.to_string(),
+                        nodes: vec![e.node.clone()],
+                        expiries_us: expires_at_us.iter().copied().collect(),
+                        stored: true,
+                    };
+                    return Some((step(e, note.to_string()), Some(note)));
                 }
                 EventKind::KeyGone { token } => {
                     let client = owner(token)?;
                     if !involved(client) {
                         return None;
                     }
-                    format!("{client}'s key leaves {}", e.node)
+                    let note = KeyNote {
+                        client: client.to_string(),
+                        nodes: vec![e.node.clone()],
+                        expiries_us: Vec::new(),
+                        stored: false,
+                    };
+                    return Some((step(e, note.to_string()), Some(note)));
                 }
                 EventKind::FaultStarted { fault } => format!("fault: {fault}"),
                 EventKind::FaultEnded { fault } => format!("fault over: {fault}"),
@@ -134,14 +151,168 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
                 }
                 _ => return None,
             };
-            Some(Step {
-                true_us: e.true_us,
-                node: e.node.clone(),
-                local_us: e.local_us,
-                text,
-            })
+            Some((step(e, text), None))
         })
+        .fold(Vec::new(), merge_key_notes)
+        .into_iter()
+        .map(|(step, _)| step)
         .collect()
+}
+
+fn step(event: &crate::history::Event, text: String) -> Step {
+    Step {
+        true_us: event.true_us,
+        node: event.node.clone(),
+        local_us: event.local_us,
+        text,
+    }
+}
+
+/// A client's key stored on, or gone from, some nodes: consecutive ones become one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyNote {
+    client: String,
+    nodes: Vec<String>,
+    /// Each node's expiry, on its own clock (µs); empty for a key without TTL.
+    expiries_us: Vec<i64>,
+    stored: bool,
+}
+
+impl std::fmt::Display for KeyNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (client, nodes) = (&self.client, list(&self.nodes));
+        if !self.stored {
+            return write!(f, "{client}'s key leaves {nodes}");
+        }
+        let (verb, whose) = match self.nodes.len() {
+            1 => ("stores", "its clock reads"),
+            _ => ("store", "their clocks read"),
+        };
+        let first = self.expiries_us.iter().min();
+        let last = self.expiries_us.iter().max();
+        match (first, last) {
+            (Some(first), Some(last)) if first == last => write!(
+                f,
+                "{nodes} {verb} {client}'s key, to expire when {whose} {} ms",
+                fmt_ms(*first)
+            ),
+            (Some(first), Some(last)) => write!(
+                f,
+                "{nodes} {verb} {client}'s key, to expire when {whose} {}–{} ms",
+                fmt_ms(*first),
+                fmt_ms(*last)
+            ),
+            _ => write!(f, "{nodes} {verb} {client}'s key, never to expire"),
+        }
+    }
+}
+
+/// Node names in order, as a person writes them: `redis-1`, `redis-1 and redis-3`,
+/// `redis-1, redis-2 and redis-4`, a run of three or more as `redis-1..5`.
+fn list(names: &[String]) -> String {
+    let mut sorted = names.to_vec();
+    sorted.sort_by_key(|name| {
+        let (prefix, number) = numbered(name).unwrap_or((name, 0));
+        (prefix.to_string(), number, name.clone())
+    });
+    sorted.dedup();
+    let numbers: Option<Vec<(&str, u32)>> = sorted.iter().map(|name| numbered(name)).collect();
+    if let Some(numbers) = numbers
+        && numbers.len() >= 3
+        && numbers.iter().all(|(prefix, _)| *prefix == numbers[0].0)
+        && numbers.windows(2).all(|pair| pair[1].1 == pair[0].1 + 1)
+    {
+        let (prefix, first) = numbers[0];
+        return format!("{prefix}-{first}..{}", numbers[numbers.len() - 1].1);
+    }
+    match sorted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// `redis-12` as (`redis`, 12).
+fn numbered(name: &str) -> Option<(&str, u32)> {
+    let (prefix, number) = name.rsplit_once('-')?;
+    Some((prefix, number.parse().ok()?))
+}
+
+/// Appends `next`, folding a key note into the step before it when that one is a note of
+/// the same client's key going the same way.
+fn merge_key_notes(
+    mut steps: Vec<(Step, Option<KeyNote>)>,
+    next: (Step, Option<KeyNote>),
+) -> Vec<(Step, Option<KeyNote>)> {
+    if let (Some((step, Some(note))), Some(new)) = (steps.last_mut(), &next.1)
+        && note.client == new.client
+        && note.stored == new.stored
+    {
+        note.nodes.extend(new.nodes.iter().cloned());
+        note.expiries_us.extend(&new.expiries_us);
+        step.text = note.to_string();
+        return steps;
+    }
+    steps.push(next);
+    steps
+}
+
+/// The nodes' answers to the attempt that won one grant.
+#[derive(Debug, Default)]
+struct Answers {
+    granted: Vec<String>,
+    silent: Vec<String>,
+    asked: usize,
+}
+
+impl std::fmt::Display for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, " from {}", list(&self.granted))?;
+        if self.asked > 1 {
+            write!(f, " ({} of {} nodes", self.granted.len(), self.asked)?;
+            if !self.silent.is_empty() {
+                write!(f, "; no answer from {}", list(&self.silent))?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+/// For each `Acquired` event (by index), which nodes granted the attempt it ends and which
+/// did not answer: the answers a client heard since its attempt began.
+fn grants_behind_each_acquire(history: &History) -> BTreeMap<usize, Answers> {
+    let mut open: BTreeMap<&str, Answers> = BTreeMap::new();
+    let mut grants = BTreeMap::new();
+    for (index, event) in history.events.iter().enumerate() {
+        let client = event.node.as_str();
+        match &event.kind {
+            EventKind::AcquireStarted | EventKind::AttemptFailed { .. } => {
+                open.remove(client);
+            }
+            EventKind::NodeAnswered {
+                request: "acquire",
+                redis,
+                answer,
+                ..
+            } => {
+                let answers = open.entry(client).or_default();
+                answers.asked += 1;
+                match answer {
+                    Answer::Yes => answers.granted.push(redis.clone()),
+                    Answer::No => {}
+                    Answer::Failed(_) => answers.silent.push(redis.clone()),
+                }
+            }
+            EventKind::Acquired { .. } => {
+                if let Some(answers) = open.remove(client).filter(|a| !a.granted.is_empty()) {
+                    grants.insert(index, answers);
+                }
+            }
+            _ => {}
+        }
+    }
+    grants
 }
 
 /// The latest time a checker's message names, in µs: its times are written as
@@ -277,6 +448,68 @@ mod tests {
             Some(9_299_000)
         );
         assert_eq!(last_time_named("nothing timed"), None);
+    }
+
+    #[test]
+    fn node_lists_read_as_a_person_writes_them() {
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(list(&names(&["redis-3", "redis-1", "redis-2"])), "redis-1..3");
+        assert_eq!(list(&names(&["redis-4", "redis-1"])), "redis-1 and redis-4");
+        assert_eq!(
+            list(&names(&["redis-10", "redis-2", "redis-1"])),
+            "redis-1, redis-2 and redis-10"
+        );
+        assert_eq!(list(&names(&["redis-1a", "sentinel"])), "redis-1a and sentinel");
+    }
+
+    #[test]
+    fn a_grant_names_the_nodes_that_gave_it_and_key_events_merge() {
+        let answered = |redis: &str, answer: Answer| EventKind::NodeAnswered {
+            request: "acquire",
+            redis: redis.into(),
+            answer,
+            redis_local_us: 0,
+        };
+        let key_set = |at: i64| EventKind::KeySet {
+            token: "a".into(),
+            expires_at_us: Some(at),
+        };
+        let history = History {
+            events: vec![
+                at(0, "client-1", EventKind::AcquireStarted),
+                at(1, "redis-1", key_set(2_001_000)),
+                at(1, "redis-2", key_set(2_001_000)),
+                at(2, "client-1", answered("redis-1", Answer::Yes)),
+                at(2, "client-1", answered("redis-2", Answer::Yes)),
+                at(
+                    50,
+                    "client-1",
+                    answered("redis-3", Answer::Failed("no reply within 50 ms".into())),
+                ),
+                at(
+                    50,
+                    "client-1",
+                    EventKind::Acquired {
+                        token: "a".into(),
+                        fence: None,
+                        validity_ms: 1900,
+                    },
+                ),
+            ],
+            end_us: 3_000_000,
+            ..History::default()
+        };
+        let texts: Vec<String> = story(&history, "client-1 held it")
+            .into_iter()
+            .map(|s| s.text)
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "redis-1 and redis-2 store client-1's key, to expire when their clocks read 2001.000 ms",
+                "client-1 gets the lock from redis-1 and redis-2 (2 of 3 nodes; no answer from redis-3) (it believes it for 1900 ms)",
+            ]
+        );
     }
 
     #[test]

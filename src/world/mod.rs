@@ -92,6 +92,13 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         }
     }
     let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
+    let redis_nodes = Arc::new(
+        groups
+            .iter()
+            .flat_map(|group| group.names.iter().zip(&group.addrs))
+            .map(|(name, addr)| (*addr, (name.clone(), clocks[name].clone())))
+            .collect(),
+    );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
         // A single node that never fails over: INCR there never hands out a number twice.
         let clock = new_clock(&mut rng, &scenario.clocks);
@@ -118,6 +125,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             resource: resource.clone(),
             scenario: scenario.clone(),
             redis: redis.clone(),
+            redis_nodes: Arc::clone(&redis_nodes),
             fence_counter,
             steps: steps.hook(&name),
             nic: nics.entry(name.clone()).or_default().clone(),

@@ -4,6 +4,8 @@
 //! is a read-modify-write of a shared register that takes a random time, so a second
 //! holder shows up as a lost update, not only as an overlap on paper.
 
+use std::collections::BTreeMap;
+use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -13,9 +15,9 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
-use crate::client::{Held, Lock, LockError, LockGuard, RenewalStops, Steps};
-use crate::history::EventKind;
-use crate::platform::Clock;
+use crate::client::{Held, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps};
+use crate::history::{Answer, EventKind};
+use crate::platform::{Clock, Connect};
 use crate::scenario::Scenario;
 
 /// The key every client contends for.
@@ -79,6 +81,9 @@ pub struct ClientProcess {
     /// The Redis masters the lock lives on (one, or N for Redlock), wherever failovers
     /// have moved them.
     pub redis: Vec<Address>,
+    /// Every Redis node's name and clock, by address: to say which node answered a
+    /// request, and what its clock read then.
+    pub redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock)>>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
@@ -95,22 +100,34 @@ impl ClientProcess {
         self.recorder.record(&self.name, self.clock.local_us(), kind);
     }
 
-    /// A lock client of this process's Redis nodes, on connections of its own.
-    fn new_lock(&self, seed: u64) -> Lock<SimConnector, SimClock, ChaCha8Rng> {
-        let connectors = self
+    /// A lock client of this process's Redis nodes, on connections of its own, whose every
+    /// node answer goes into the history.
+    fn new_lock(&self, seed: u64) -> Lock<PeerConnector, SimClock, ChaCha8Rng> {
+        let connectors: Vec<PeerConnector> = self
             .redis
             .iter()
-            .map(|address| SimConnector(address.clone(), self.nic.clone()))
+            .map(|address| PeerConnector::new(SimConnector(address.clone(), self.nic.clone())))
             .collect();
+        let observer = Arc::new(TraceObserver {
+            client: self.name.clone(),
+            clock: self.clock.clone(),
+            recorder: self.recorder.clone(),
+            redis_nodes: self.redis_nodes.clone(),
+            peers: connectors.iter().map(|c| c.peer.clone()).collect(),
+        });
         let lock = Lock::new(
             connectors,
             self.clock.clone(),
             ChaCha8Rng::seed_from_u64(seed),
             self.scenario.lock.options(),
         )
-        .with_steps(self.steps.clone());
+        .with_steps(self.steps.clone())
+        .with_observer(observer);
         match self.fence_counter {
-            Some(counter) => lock.with_fence_counter(SimConnector(Address::new(counter), self.nic.clone())),
+            Some(counter) => lock.with_fence_counter(PeerConnector::new(SimConnector(
+                Address::new(counter),
+                self.nic.clone(),
+            ))),
             None => lock,
         }
     }
@@ -237,6 +254,80 @@ impl ClientProcess {
 
     fn rejected(&self, Stale { fence, highest }: Stale) {
         self.record(EventKind::ResourceRejected { fence, highest });
+    }
+}
+
+/// A [`SimConnector`] that remembers where its last connection went: after a failover an
+/// open connection still talks to the old master, so the address clients look up now need
+/// not be the node that answered.
+#[derive(Debug, Clone)]
+pub struct PeerConnector {
+    inner: SimConnector,
+    peer: Arc<Mutex<SocketAddr>>,
+}
+
+impl PeerConnector {
+    fn new(inner: SimConnector) -> Self {
+        let peer = Arc::new(Mutex::new(inner.0.get()));
+        PeerConnector { inner, peer }
+    }
+}
+
+impl Connect for PeerConnector {
+    type Stream = <SimConnector as Connect>::Stream;
+
+    fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
+        *self.peer.lock().expect("peer lock poisoned") = self.inner.0.get();
+        self.inner.connect()
+    }
+}
+
+/// Records what a client's lock hears: each node's answer with that node's clock, each
+/// failed attempt and renewal.
+struct TraceObserver {
+    client: String,
+    clock: SimClock,
+    recorder: Recorder,
+    redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock)>>,
+    /// Where each of the lock's connections goes, by node index.
+    peers: Vec<Arc<Mutex<SocketAddr>>>,
+}
+
+impl TraceObserver {
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(&self.client, self.clock.local_us(), kind);
+    }
+}
+
+impl Observe for TraceObserver {
+    fn answered(&self, request: Request, node: usize, answer: &Result<bool, LockError>) {
+        let peer = *self.peers[node].lock().expect("peer lock poisoned");
+        let Some((redis, redis_clock)) = self.redis_nodes.get(&peer) else {
+            return;
+        };
+        self.record(EventKind::NodeAnswered {
+            request: request.name(),
+            redis: redis.clone(),
+            answer: match answer {
+                Ok(true) => Answer::Yes,
+                Ok(false) => Answer::No,
+                Err(e) => Answer::Failed(e.to_string()),
+            },
+            redis_local_us: redis_clock.local_us(),
+        });
+    }
+
+    fn attempt_failed(&self, attempt: u32, reason: &str) {
+        self.record(EventKind::AttemptFailed {
+            attempt,
+            reason: reason.to_string(),
+        });
+    }
+
+    fn renewal_failed(&self, reason: &str) {
+        self.record(EventKind::RenewalFailed {
+            reason: reason.to_string(),
+        });
     }
 }
 

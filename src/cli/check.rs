@@ -1,0 +1,184 @@
+//! `check`: a property-based search from a scenario template; prints each property's
+//! outcome and, for a counterexample, writes the case, shrinks it and tells its story.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use locksim::report::rate::Rate;
+use locksim::scenario::Expectation;
+use locksim::search::check::{Case, CheckReport, Property, check_template};
+use locksim::search::shrink::shrink;
+use locksim::search::story;
+use locksim::search::template::has_ranges;
+use serde_json::{Value, json};
+
+use super::{EXIT_UNMET, emit, invalid};
+
+/// How `check` runs.
+pub struct CheckArgs {
+    pub file: PathBuf,
+    pub cases: u64,
+    pub first_case: u64,
+    pub jobs: usize,
+    /// Where counterexamples are written (default: beside the template).
+    pub out: Option<PathBuf>,
+    /// Simulated runs to spend shrinking a counterexample; 0 skips shrinking.
+    pub shrink_runs: u64,
+}
+
+/// Runs the search and reports it; exit 0 when every property is met.
+pub fn check(args: CheckArgs) -> ExitCode {
+    let template: Value = match std::fs::read_to_string(&args.file)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(template) => template,
+        Err(e) => return invalid(format!("{}: {e}", args.file.display())),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let cases = args.first_case..args.first_case.saturating_add(args.cases);
+    let report = check_template(&template, &args.file, cases, args.jobs, |so_far| {
+        if tty {
+            eprint!("\r{} case(s) run", so_far.cases.len());
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if tty {
+        eprintln!();
+    }
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => return invalid(e),
+    };
+    let ranges = if has_ranges(&template) {
+        "a template"
+    } else {
+        "a plain scenario: only the seed varies"
+    };
+    emit(format_args!(
+        "checked {} ({ranges}): {} case(s) run, {} exercised the lock after every fault",
+        args.file.display(),
+        report.cases.len(),
+        report.exercised()
+    ));
+    for property in &report.properties {
+        emit(property_line(property, &report));
+    }
+    for (case, error) in report.errors() {
+        emit(format_args!("case {case}: the run failed: {error}"));
+    }
+    if report.properties.is_empty() {
+        emit("no property: the template's `expect` names no checker");
+    }
+    if let Some((property, case)) = report.counterexample()
+        && let Err(e) = explain(&args, property, case)
+    {
+        return invalid(e);
+    }
+    match report.passed() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(EXIT_UNMET),
+    }
+}
+
+/// One line per property: met or not, with the cases behind it.
+fn property_line(property: &Property, report: &CheckReport) -> String {
+    let run = report.cases.len() as u64;
+    let violating = property.violating.len() as u64;
+    let rate = Rate {
+        violating,
+        seeds: run,
+    }
+    .sentence();
+    match (property.expectation, property.violating.first()) {
+        (Expectation::Holds, None) if report.exercised() == 0 => format!(
+            "{}: expected to hold; not exercised: no case contended for the lock after its faults",
+            property.checker
+        ),
+        (Expectation::Holds, None) => format!(
+            "{}: holds in every case; violating cases: {rate}",
+            property.checker
+        ),
+        (Expectation::Holds, Some(first)) => format!(
+            "{}: expected to hold, VIOLATED in case {first}; violating cases: {rate}",
+            property.checker
+        ),
+        (Expectation::Violated, Some(first)) => format!(
+            "{}: violated, as expected: first in case {first}, after {} case(s); violating cases: {rate}",
+            property.checker,
+            first - report.cases[0].number + 1
+        ),
+        (Expectation::Violated, None) => format!(
+            "{}: expected to be violated, but no case of {run} violated it",
+            property.checker
+        ),
+    }
+}
+
+/// Writes the counterexample case, shrinks it, and prints its story and replay commands.
+fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), String> {
+    let stem = args
+        .file
+        .file_stem()
+        .map_or("template".into(), |s| s.to_string_lossy().into_owned());
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.file.parent().map_or(PathBuf::new(), Path::to_path_buf));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut scenario = case.scenario.clone();
+    if let Some(name) = scenario["name"].as_str() {
+        scenario["name"] = json!(format!("{name}-case-{}", case.number));
+    }
+    let case_file = dir.join(format!("{stem}-case-{}.json", case.number));
+    write_json(&case_file, &scenario)?;
+    emit(format_args!(
+        "counterexample: case {} written to {}",
+        case.number,
+        case_file.display()
+    ));
+    emit(format_args!(
+        "replay: locksim replay {} --seed {} --story",
+        case_file.display(),
+        case.number
+    ));
+    let violation = case.violation(property.checker).unwrap_or_default();
+    if args.shrink_runs == 0 {
+        emit(format_args!("{}: {violation}", property.checker));
+        return Ok(());
+    }
+    let shrunk = shrink(&scenario, case.number, Some(property.checker), args.shrink_runs)
+        .map_err(|e| format!("{}: {e}", case_file.display()))?;
+    let shrunk_file = dir.join(format!("{stem}-case-{}-shrunk.json", case.number));
+    write_json(&shrunk_file, &shrunk.scenario)?;
+    for step in &shrunk.steps {
+        emit(format_args!("  shrinking: {step}"));
+    }
+    if let Ok(minimal) = locksim::scenario::load_str(&shrunk_file, &shrunk.scenario.to_string())
+        && let Ok(history) = locksim::sweep::run_seed(&std::sync::Arc::new(minimal), case.number)
+    {
+        for line in story::render(
+            &story::story(&history, &shrunk.violation),
+            &shrunk.checker,
+            &shrunk.violation,
+        ) {
+            emit(line);
+        }
+    }
+    emit(format_args!(
+        "minimal: {} (violates {} in {} of seeds 0–{}); replay: locksim replay {} --seed {} --story",
+        shrunk_file.display(),
+        shrunk.checker,
+        shrunk.neighbours.0,
+        shrunk.neighbours.1 - 1,
+        shrunk_file.display(),
+        case.number
+    ));
+    Ok(())
+}
+
+fn write_json(file: &Path, value: &Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).expect("a JSON value serialises") + "\n";
+    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
+}

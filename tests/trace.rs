@@ -1,0 +1,123 @@
+//! The trace is complete: every node's answer to every acquire, extend and release (with
+//! that node's clock), every failed attempt and every failed renewal are in the history.
+
+use std::sync::Arc;
+
+use locksim::history::{Answer, EventKind, History};
+use locksim::scenario::load;
+use locksim::sweep::run_seed;
+
+fn run(file: &str, seed: u64) -> History {
+    let scenario = Arc::new(load(file.as_ref()).expect("a catalogue scenario loads"));
+    run_seed(&scenario, seed).expect("the run succeeds")
+}
+
+/// The answers `client` heard to `request` since its last attempt began.
+fn answers_since_attempt<'a>(
+    history: &'a History,
+    client: &str,
+    before: usize,
+) -> Vec<(&'a str, &'a Answer)> {
+    let mut answers = Vec::new();
+    for event in history.events[..before].iter().filter(|e| e.node == client) {
+        match &event.kind {
+            EventKind::AcquireStarted | EventKind::AttemptFailed { .. } => answers.clear(),
+            EventKind::NodeAnswered {
+                request: "acquire",
+                redis,
+                answer,
+                ..
+            } => answers.push((redis.as_str(), answer)),
+            _ => {}
+        }
+    }
+    answers
+}
+
+#[test]
+fn every_redlock_grant_is_backed_by_a_quorum_of_recorded_answers() {
+    let history = run("scenarios/redlock-slow-node.json", 0);
+    let mut grants = 0;
+    for (index, event) in history.events.iter().enumerate() {
+        if let EventKind::Acquired { .. } = event.kind {
+            grants += 1;
+            let answers = answers_since_attempt(&history, &event.node, index);
+            let yes = answers.iter().filter(|(_, a)| **a == Answer::Yes).count();
+            assert_eq!(
+                answers.len(),
+                5,
+                "one answer per master before grant {index}: {answers:?}"
+            );
+            assert!(yes >= 3, "a quorum granted grant {index}: {answers:?}");
+        }
+    }
+    assert!(grants > 10);
+    // redis-3 is slowed past the node timeout from 5 s on: its silence is in the trace.
+    let silent = history.events.iter().any(|e| {
+        e.true_us > 5_000_000
+            && matches!(&e.kind, EventKind::NodeAnswered { redis, answer: Answer::Failed(why), .. }
+                if redis == "redis-3" && why.contains("no reply within 50 ms"))
+    });
+    assert!(silent, "redis-3's timeouts are recorded");
+}
+
+#[test]
+fn a_nodes_answer_carries_that_nodes_clock() {
+    // redis-1's clock runs 10% fast in this scenario; its answers carry its own reading.
+    let history = run("scenarios/single-node-redis-clock-fast.json", 0);
+    let skewed = history.events.iter().any(|e| {
+        matches!(&e.kind, EventKind::NodeAnswered { redis_local_us, .. }
+            if (*redis_local_us - e.true_us as i64).abs() > 1_000)
+    });
+    assert!(
+        skewed,
+        "some answer shows the Redis node's own clock, not the client's"
+    );
+}
+
+#[test]
+fn every_renewal_and_its_failure_is_recorded() {
+    let history = run("scenarios/watchdog-renewal-lost-signalled.json", 0);
+    let renewals = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Renewed { .. }))
+        .count();
+    let extends_granted = history
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                EventKind::NodeAnswered {
+                    request: "extend",
+                    answer: Answer::Yes,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(renewals > 0);
+    assert!(
+        extends_granted >= renewals,
+        "{extends_granted} extends for {renewals} renewals"
+    );
+    // The watchdog's loss is explained by the renewal that failed before it.
+    let lost = history
+        .events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::LockLost { .. }))
+        .expect("the partitioned holder loses its lock");
+    let failed_renewal = history.events[..lost]
+        .iter()
+        .rev()
+        .find(|e| e.node == history.events[lost].node)
+        .expect("an event before the loss");
+    assert!(
+        matches!(failed_renewal.kind, EventKind::RenewalFailed { .. }),
+        "{failed_renewal:?}"
+    );
+    // Every failed attempt says why.
+    assert!(history.events.iter().any(|e| matches!(&e.kind,
+        EventKind::AttemptFailed { reason, .. } if reason.contains("held by another client"))));
+}
