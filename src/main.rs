@@ -90,6 +90,10 @@ enum Command {
         /// The most simulated runs to spend.
         #[arg(long, default_value_t = 400)]
         max_runs: u64,
+        /// The most host time to spend, in seconds (the result then depends on the
+        /// machine's speed; the run budget alone is deterministic).
+        #[arg(long)]
+        max_seconds: Option<u64>,
     },
     /// Search a scenario template property-style: draw N cases (every `{"any": [lo, hi]}`
     /// and `{"one_of": [...]}` in the file drawn anew per case), run each once, and check
@@ -192,7 +196,8 @@ fn main() -> ExitCode {
             checker,
             out,
             max_runs,
-        } => shrink_file(&file, seed, checker.as_deref(), out, max_runs),
+            max_seconds,
+        } => shrink_file(&file, seed, checker.as_deref(), out, max_runs, max_seconds),
         Command::Bench { paths, seeds, jobs } => bench(&paths, seeds, jobs),
         Command::Check {
             file,

@@ -1,10 +1,12 @@
 //! `shrink`: from a violating seed, the smallest scenario that still breaks the same
 //! checker, written as a file ready for scenarios/regressions/, with its replay command.
 
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use locksim::search::shrink::{ShrinkError, shrink};
+use locksim::search::shrink::{Budget, Progress, ShrinkError, shrink_within};
 use locksim::search::story;
 
 use super::{EXIT_UNMET, emit, invalid};
@@ -17,6 +19,7 @@ pub fn shrink_file(
     checker: Option<&str>,
     out: Option<PathBuf>,
     max_runs: u64,
+    max_seconds: Option<u64>,
 ) -> ExitCode {
     // Load through the validator first, so a bad file gets the usual one-line error.
     if let Err(e) = locksim::scenario::load(file) {
@@ -30,7 +33,25 @@ pub fn shrink_file(
         Ok(value) => value,
         Err(e) => return invalid(format!("{}: {e}", file.display())),
     };
-    let shrunk = match shrink(&scenario, seed, checker, max_runs) {
+    let budget = Budget {
+        max_runs,
+        max_wall: max_seconds.map(Duration::from_secs),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut show = |progress: &Progress| {
+        if tty {
+            eprint!(
+                "\r\x1b[Kshrinking: {} — {}/{} runs, {} fault(s)",
+                progress.pass, progress.runs, progress.max_runs, progress.faults
+            );
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let shrunk = shrink_within(&scenario, seed, checker, budget, &mut show);
+    if tty {
+        eprintln!();
+    }
+    let shrunk = match shrunk {
         Ok(shrunk) => shrunk,
         Err(e @ ShrinkError::Invalid(_)) => return invalid(e),
         Err(e) => {

@@ -11,10 +11,13 @@
 //!
 //! Every candidate is a scenario file (JSON), validated like a user's and run on the same
 //! seed; a candidate counts only if the *same checker* fires. The search is bounded in
-//! runs; it returns the best scenario found so far when the budget runs out, never nothing.
+//! runs (deterministic) and, if asked, in host time (not deterministic: a slower machine
+//! gets less far); it returns the best scenario found so far when the budget runs out,
+//! never nothing, and reports its progress as it goes.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -51,15 +54,38 @@ pub enum ShrinkError {
     Invalid(String),
 }
 
+/// How much a shrink may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Simulated runs.
+    pub max_runs: u64,
+    /// Host time, if bounded.
+    pub max_wall: Option<Duration>,
+}
+
+/// Where a shrink is, as it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// The pass running now (`delta debugging`).
+    pub pass: &'a str,
+    pub runs: u64,
+    pub max_runs: u64,
+    /// Faults in the best scenario so far.
+    pub faults: usize,
+}
+
 /// The search's state: the best scenario so far and the budget left.
-struct Search {
+struct Search<'p> {
     seed: u64,
     checker: String,
     best: Value,
     violation: String,
     runs: u64,
     max_runs: u64,
+    deadline: Option<Instant>,
     steps: Vec<String>,
+    pass: &'static str,
+    progress: &'p mut dyn FnMut(&Progress),
 }
 
 /// Runs `scenario` on `seed`: the violation message of `checker`, if it fired.
@@ -73,14 +99,36 @@ fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<String> {
         .violation
 }
 
-impl Search {
+impl Search<'_> {
+    /// Whether the budget is spent.
+    fn exhausted(&self) -> bool {
+        self.runs >= self.max_runs || self.deadline.is_some_and(|at| Instant::now() >= at)
+    }
+
+    /// Starts pass `pass`, and says so.
+    fn enter(&mut self, pass: &'static str) {
+        self.pass = pass;
+        self.report();
+    }
+
+    fn report(&mut self) {
+        let faults = self.faults().len();
+        (self.progress)(&Progress {
+            pass: self.pass,
+            runs: self.runs,
+            max_runs: self.max_runs,
+            faults,
+        });
+    }
+
     /// Whether `candidate` still violates the checker (spending one run); if it does, it
     /// becomes the best so far.
     fn try_candidate(&mut self, candidate: Value) -> bool {
-        if self.runs >= self.max_runs || candidate == self.best {
+        if self.exhausted() || candidate == self.best {
             return false;
         }
         self.runs += 1;
+        self.report();
         match violates(&candidate, self.seed, &self.checker) {
             Some(violation) => {
                 self.best = candidate;
@@ -108,7 +156,7 @@ impl Search {
         let mut chunks = 2;
         loop {
             let faults = self.faults();
-            if faults.len() < 2 || self.runs >= self.max_runs {
+            if faults.len() < 2 || self.exhausted() {
                 break;
             }
             let size = faults.len().div_ceil(chunks);
@@ -240,7 +288,7 @@ impl Search {
             return;
         };
         let (mut low, mut high) = (0, start);
-        while high - low > SHORTEN_PRECISION_MS && self.runs < self.max_runs {
+        while high - low > SHORTEN_PRECISION_MS && !self.exhausted() {
             let middle = (low + high) / 2;
             let mut candidate = self.best.clone();
             candidate["duration_ms"] = json!(middle);
@@ -323,6 +371,21 @@ pub fn shrink(
     checker: Option<&str>,
     max_runs: u64,
 ) -> Result<Shrunk, ShrinkError> {
+    let budget = Budget {
+        max_runs,
+        max_wall: None,
+    };
+    shrink_within(scenario, seed, checker, budget, &mut |_| {})
+}
+
+/// As [`shrink`], within `budget`, telling `progress` where it is at each run and pass.
+pub fn shrink_within(
+    scenario: &Value,
+    seed: u64,
+    checker: Option<&str>,
+    budget: Budget,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, ShrinkError> {
     let parsed = Arc::new(
         load_str(Path::new("(shrinking)"), &scenario.to_string())
             .map_err(|e| ShrinkError::Invalid(e.to_string()))?,
@@ -351,14 +414,18 @@ pub fn shrink(
         best: scenario.clone(),
         violation: fired.violation.clone().unwrap_or_default(),
         runs: 1,
-        max_runs,
+        max_runs: budget.max_runs,
+        deadline: budget.max_wall.map(|wall| Instant::now() + wall),
         steps: Vec::new(),
+        pass: "materialising the nemesis",
+        progress,
     };
     search
         .best
         .as_object_mut()
         .expect("a scenario is an object")
         .remove("expect");
+    search.enter("materialising the nemesis");
     if let Some(explicit) = materialise(&search.best, &parsed, seed) {
         let drawn = explicit["faults"].as_array().map_or(0, Vec::len);
         if search.try_candidate(explicit) {
@@ -371,11 +438,17 @@ pub fn shrink(
             );
         }
     }
+    search.enter("delta debugging the faults");
     search.ddmin_faults();
+    search.enter("simplifying each fault");
     search.simplify_faults();
+    search.enter("fewer clients and nodes");
     search.smaller_world();
+    search.enter("plainer clocks and network");
     search.plainer_environment();
+    search.enter("a shorter run");
     search.shorter_run();
+    search.enter("trying other seeds");
     let checker = search.checker.clone();
     // The seeds the written file runs (0..NEIGHBOURS): its expectation holds if any does.
     let violating_neighbours = (0..NEIGHBOURS)
