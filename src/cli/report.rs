@@ -12,7 +12,7 @@ use locksim::check::check_all;
 use locksim::report::ScenarioReport;
 use locksim::report::envelope::{self, Envelope};
 use locksim::report::figures::{
-    self,
+    self, heatmap,
     timeline::{self, Timeline},
 };
 use locksim::report::matrix::{self, Matrix};
@@ -113,7 +113,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
         counterexamples,
         envelopes,
     };
-    let figures = match draw_timelines(&args.out, &timelines) {
+    let figures = match draw_figures(&args.out, &timelines, &summary) {
         Ok(figures) => figures,
         Err(e) => {
             eprintln!("error: drawing the timelines into {}: {e}", args.out.display());
@@ -218,19 +218,40 @@ fn counterexample(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<(
     Some((example, timeline))
 }
 
-/// Each counterexample's timeline as `out/figures/<id>.svg` and `.png`; the SVGs, by id,
-/// for the page to inline.
-fn draw_timelines(out: &Path, timelines: &[(String, Timeline)]) -> std::io::Result<Figures> {
+/// Every figure as `out/figures/<id>.svg` and `.png`: each counterexample's timeline (by
+/// its id), the matrix (`matrix`) and each envelope (`envelope-<name>`). Returns the SVGs,
+/// by id, for the page to inline.
+fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary) -> std::io::Result<Figures> {
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir)?;
     let mut figures = Figures::new();
+    let mut write = |id: &str, svg: String, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
+        std::fs::write(dir.join(format!("{id}.svg")), &svg)?;
+        draw_png(&dir.join(format!("{id}.png")))?;
+        figures.insert(id.to_string(), svg);
+        std::io::Result::Ok(())
+    };
     for (id, t) in timelines {
         let svg = figures::svg(t.size(), |root| timeline::draw(root, t));
-        std::fs::write(dir.join(format!("{id}.svg")), &svg)?;
-        figures::png(&dir.join(format!("{id}.png")), t.size(), |root| {
-            timeline::draw(root, t)
+        write(id, svg, &|png| {
+            figures::png(png, t.size(), |root| timeline::draw(root, t))
         })?;
-        figures.insert(id.clone(), svg);
+    }
+    let heatmaps = summary
+        .matrix
+        .iter()
+        .map(|matrix| ("matrix".to_string(), matrix.heatmap()))
+        .chain(
+            summary
+                .envelopes
+                .iter()
+                .map(|envelope| (format!("envelope-{}", envelope.name), envelope.heatmap())),
+        );
+    for (id, map) in heatmaps {
+        let svg = figures::svg(map.size(), |root| heatmap::draw(root, &map));
+        write(&id, svg, &|png| {
+            figures::png(png, map.size(), |root| heatmap::draw(root, &map))
+        })?;
     }
     Ok(figures)
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
+use super::figures::heatmap::{Cell, Heatmap, Panel};
 use super::rate::Rate;
 use crate::check;
 use crate::scenario::{ScenarioError, load_str};
@@ -247,6 +248,44 @@ pub fn points() -> u64 {
 }
 
 impl Envelope {
+    /// The envelope as a figure: one panel per setup, the bound around its safe points.
+    pub fn heatmap(&self) -> Heatmap {
+        let panels = self
+            .series
+            .iter()
+            .zip(&self.bound_safe)
+            .map(|(series, safe)| Panel {
+                title: series.label.clone(),
+                columns: self.xs.iter().map(|x| x.to_string()).collect(),
+                rows: self.ys.iter().map(|y| y.to_string()).collect(),
+                cells: series
+                    .rates
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|rate| Cell {
+                                fraction: Some(rate.violating as f64 / rate.seeds.max(1) as f64),
+                                text: format!("{}/{}", rate.violating, rate.seeds),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                inside_bound: Some(safe.clone()),
+            })
+            .collect();
+        Heatmap {
+            title: format!(
+                "{} — mutual exclusion violated, {} seeds per point",
+                self.title, self.seeds
+            ),
+            x_label: self.x_label.clone(),
+            y_label: self.y_label.clone(),
+            panels,
+            row_label_width: 70,
+            note: "Black line: the analytic bound, around the points it calls safe.".into(),
+        }
+    }
+
     /// Where the bound and the measurement disagree, in one or two sentences: points the
     /// bound calls safe that broke, and points it calls unsafe that never did.
     pub fn caption(&self) -> String {

@@ -6,18 +6,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::figures::{SCALE, heatmap, hex};
 use super::rate::Rate;
 use super::summary::{CHECKERS, MatrixSummary, Summary, overlap_absorbed};
 use super::{Finding, ScenarioReport};
 use crate::check;
 use crate::scenario::Expectation;
 
-/// Figures by counterexample id: the inline SVG of its timeline.
+/// Figures by id, as inline SVG: each counterexample's timeline (by the counterexample's
+/// id), each envelope's heatmap (`envelope-<name>`), the matrix (`matrix`).
 pub type Figures = BTreeMap<String, String>;
-
-/// A sequential, colour-blind-safe scale from "never" to "always" (light yellow to dark
-/// purple, as matplotlib's magma reversed): the fraction of seeds that violated.
-const SCALE: [&str; 6] = ["#fcfdbf", "#feb078", "#f1605d", "#b73779", "#721f81", "#2c115f"];
 
 /// The CSS of the page; fixed, so the page is byte-identical run to run.
 const STYLE: &str = "
@@ -50,7 +48,7 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
         matrix_section(&mut page, matrix, summary);
     }
     counterexamples(&mut page, summary, figures);
-    envelopes(&mut page, summary);
+    envelopes(&mut page, summary, figures);
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
@@ -67,14 +65,11 @@ fn verdict(page: &mut String, summary: &Summary) {
                    <em>holds</em>.</p>\n</section>\n");
 }
 
-/// The colour of a violation fraction on [`SCALE`], and whether text on it must be white.
-fn shade(rate: Rate) -> (&'static str, bool) {
-    let fraction = rate.violating as f64 / rate.seeds.max(1) as f64;
-    if rate.violating == 0 {
-        return ("#ffffff", false);
-    }
-    let index = (1 + (fraction * (SCALE.len() - 1) as f64).floor() as usize).min(SCALE.len() - 1);
-    (SCALE[index], index >= 3)
+/// The colour of a violation rate on the figures' scale, and whether text on it must be
+/// white.
+fn shade(rate: Rate) -> (String, bool) {
+    let (colour, dark) = heatmap::colour_of(rate.violating as f64 / rate.seeds.max(1) as f64);
+    (hex(colour), dark)
 }
 
 /// The short names of the checkers that fired in `report`.
@@ -93,7 +88,7 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
                    clients believed they held the lock at once (mutual exclusion), its 95% interval, and every \
                    checker that fired. Darker is worse.</p>\n");
     page.push_str("<p class=\"legend small\">");
-    for (i, colour) in SCALE.iter().enumerate() {
+    for (i, colour) in SCALE.iter().map(|c| hex(*c)).enumerate() {
         let dark = if i >= 3 { " class=\"dark\"" } else { "" };
         let _ = write!(
             page,
@@ -197,14 +192,17 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
     page.push_str("</section>\n");
 }
 
-fn envelopes(page: &mut String, summary: &Summary) {
+fn envelopes(page: &mut String, summary: &Summary, figures: &Figures) {
     if summary.envelopes.is_empty() {
         return;
     }
     page.push_str("<section id=\"envelopes\">\n<h2>Safety envelopes</h2>\n");
-    page.push_str("<p>Where a configuration stops being safe: two parameters swept, the fraction of seeds that \
-                   broke mutual exclusion at each point (darker is worse), and the analytic bound: points the \
-                   bound calls unsafe are outlined.</p>\n");
+    page.push_str(
+        "<p>Where a configuration stops being safe: two parameters swept, the fraction of seeds that \
+                   broke mutual exclusion at each point (darker is worse), and the analytic bound drawn as a \
+                   black line around the points it calls safe (in the tables, the points it calls unsafe are \
+                   outlined).</p>\n",
+    );
     for envelope in &summary.envelopes {
         let _ = writeln!(
             page,
@@ -212,6 +210,11 @@ fn envelopes(page: &mut String, summary: &Summary) {
             escape(&envelope.name),
             escape(&envelope.title)
         );
+        if let Some(svg) = figures.get(&format!("envelope-{}", envelope.name)) {
+            let _ = writeln!(page, "<figure>{}</figure>", strip_xml_declaration(svg));
+        }
+        let _ = writeln!(page, "<p class=\"small\">{}</p>", escape(&envelope.caption()));
+        page.push_str("<details><summary>the numbers, with their 95% intervals</summary>\n");
         for (series, safe) in envelope.series.iter().zip(&envelope.bound_safe) {
             let _ = write!(
                 page,
@@ -244,7 +247,7 @@ fn envelopes(page: &mut String, summary: &Summary) {
             }
             page.push_str("</table>\n");
         }
-        let _ = writeln!(page, "<p class=\"small\">{}</p>", escape(&envelope.caption()));
+        page.push_str("</details>\n");
     }
     page.push_str("</section>\n");
 }
@@ -355,10 +358,8 @@ mod tests {
             seeds: 100,
         };
         assert_eq!(shade(rate(0)).0, "#ffffff");
-        assert_eq!(shade(rate(100)), (SCALE[5], true));
-        assert!(
-            SCALE.iter().position(|c| *c == shade(rate(10)).0)
-                < SCALE.iter().position(|c| *c == shade(rate(90)).0)
-        );
+        assert_eq!(shade(rate(100)), (hex(SCALE[5]), true));
+        let step = |r| SCALE.iter().position(|c| hex(*c) == shade(rate(r)).0);
+        assert!(step(10) < step(90));
     }
 }

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::ScenarioReport;
 use super::envelope::Envelope;
+use super::figures::heatmap::{Cell, Heatmap, Panel};
+use super::{Finding, ScenarioReport};
 use crate::check;
 use crate::history::History;
 use crate::search::story;
@@ -37,6 +38,54 @@ pub struct MatrixSummary {
     pub faults: Vec<Labelled>,
     /// `cells[setup][fault]`.
     pub cells: Vec<Vec<Option<ScenarioReport>>>,
+}
+
+impl MatrixSummary {
+    /// The matrix as a figure: mutual exclusion's rate per cell, grey where the fault does
+    /// not apply or the lock was not exercised.
+    pub fn heatmap(&self) -> Heatmap {
+        let mutex = check::mutual_exclusion::NAME;
+        let cells = self
+            .cells
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|cell| match cell {
+                        None => Cell {
+                            fraction: None,
+                            text: "n/a".into(),
+                        },
+                        Some(report) if report.finding(mutex) == Finding::NotExercised => Cell {
+                            fraction: None,
+                            text: "not exercised".into(),
+                        },
+                        Some(report) => {
+                            let rate = report.rate(mutex);
+                            Cell {
+                                fraction: Some(rate.violating as f64 / rate.seeds.max(1) as f64),
+                                text: format!("{}/{}", rate.violating, rate.seeds),
+                            }
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Heatmap {
+            title: "Safety matrix — seeds in which two clients held the lock at once".into(),
+            x_label: "fault class".into(),
+            y_label: "setup".into(),
+            panels: vec![Panel {
+                title: String::new(),
+                columns: self.faults.iter().map(|f| f.label.clone()).collect(),
+                rows: self.setups.iter().map(|s| s.label.clone()).collect(),
+                cells,
+                inside_bound: None,
+            }],
+            row_label_width: 310,
+            note: "Grey: the fault does not apply to the setup (n/a), or nobody got the lock after it (not exercised)."
+                .into(),
+        }
+    }
 }
 
 /// One violating run shown in full: its timeline and the events that matter.

@@ -3,6 +3,7 @@
 //! DejaVu Sans embedded in the binary (no system fonts, byte-identical output run to run)
 //! and colours come from the Okabe–Ito palette, which colour-blind readers can tell apart.
 
+pub mod heatmap;
 pub mod timeline;
 
 use std::path::Path;
@@ -21,6 +22,23 @@ pub const CLIENT_COLOURS: [RGBColor; 6] = [
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(240, 228, 66),  // yellow
 ];
+
+/// A sequential, colour-blind-safe scale from "rarely" to "always" (light yellow to dark
+/// purple, matplotlib's magma reversed) for the fraction of seeds that violated; the first
+/// step is the lightest colour a violation gets.
+pub const SCALE: [RGBColor; 6] = [
+    RGBColor(252, 253, 191),
+    RGBColor(254, 176, 120),
+    RGBColor(241, 96, 93),
+    RGBColor(183, 55, 121),
+    RGBColor(114, 31, 129),
+    RGBColor(44, 17, 95),
+];
+
+/// A colour as CSS writes it (`#2c115f`).
+pub fn hex(RGBColor(r, g, b): RGBColor) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
 
 /// What marks a violation: two believed holders at once.
 pub const OVERLAP: RGBColor = RGBColor(213, 94, 0);
