@@ -114,6 +114,55 @@ fn chromium(dir: &Path, args: &[&str]) -> Output {
         .expect("chromium must be installed (make test installs it: apt-get install chromium)")
 }
 
+/// The rendered width and height of every inline SVG and image of `dir/index.html`.
+fn figure_sizes(dir: &Path) -> Vec<(u32, u32)> {
+    let measure = dir.join("measure.html");
+    std::fs::write(
+        &measure,
+        "<!DOCTYPE html><html><body><iframe id=\"f\" src=\"index.html\" style=\"width:1400px;height:1000px\"></iframe>
+<script>
+const measure = () => {
+  const page = document.getElementById('f').contentDocument;
+  if (!page || page.readyState !== 'complete' || !page.getElementById('catalogue')) {
+    return setTimeout(measure, 50);
+  }
+  const sizes = [...page.querySelectorAll('svg, img')].map(e => {
+    const r = e.getBoundingClientRect();
+    return Math.round(r.width) + 'x' + Math.round(r.height);
+  });
+  const out = document.createElement('pre');
+  out.textContent = 'MEASURED ' + sizes.join(' ');
+  document.body.appendChild(out);
+};
+measure();
+</script></body></html>",
+    )
+    .unwrap();
+    let url = format!("file://{}", measure.display());
+    let dom = chromium(
+        dir,
+        &[
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            &url,
+        ],
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let measured = dom
+        .split_once("<pre>MEASURED ")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .unwrap_or_else(|| panic!("the measuring page reports sizes: {dom}"))
+        .0;
+    measured
+        .split_whitespace()
+        .filter_map(|size| {
+            let (w, h) = size.split_once('x')?;
+            Some((w.parse().ok()?, h.parse().ok()?))
+        })
+        .collect()
+}
+
 #[test]
 fn the_page_opens_in_chromium_with_every_section() {
     let dir = scratch("browser");
@@ -152,15 +201,36 @@ fn the_page_opens_in_chromium_with_every_section() {
         "the counterexample is linked"
     );
     assert!(dom.contains("<svg"), "its timeline is inlined");
-    for figure in [
-        "single-node-gc-pause-seed-0.svg",
-        "single-node-gc-pause-seed-0.png",
-    ] {
-        assert!(
-            dir.join("figures").join(figure).exists(),
-            "figures/{figure} is written"
-        );
+    for section in ["id=\"clients\"", "id=\"matrix-counterexamples\""] {
+        assert!(dom.contains(section), "the rendered page lacks {section}");
     }
+    for figure in [
+        "single-node-gc-pause-seed-0",
+        "matrix",
+        "envelope-pause-delay",
+        "envelope-drift-factor",
+        "envelope-lag-failover",
+    ] {
+        for ext in ["svg", "png"] {
+            let file = dir.join("figures").join(format!("{figure}.{ext}"));
+            let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+            assert!(
+                size > 1000,
+                "figures/{figure}.{ext} is written and not empty ({size} bytes)"
+            );
+        }
+    }
+    // Every inline figure is laid out with a non-zero size (measured by the browser, from
+    // a page beside the report that frames it; the report itself runs no script).
+    let sizes = figure_sizes(&dir);
+    assert!(
+        sizes.len() >= 4,
+        "the timeline and three envelopes are inlined: {sizes:?}"
+    );
+    assert!(
+        sizes.iter().all(|(w, h)| *w > 100 && *h > 100),
+        "every inline figure has a size: {sizes:?}"
+    );
     let shot = dir.join("shot.png");
     let screenshot = chromium(
         &dir,

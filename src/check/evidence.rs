@@ -16,6 +16,11 @@ use crate::history::{EventKind, History, fmt_ms};
 pub struct Evidence {
     /// Grants over the whole run.
     pub grants: u64,
+    /// How long the run lasted (true time, µs): grants over it are the lock's throughput.
+    pub run_us: u64,
+    /// The longest any client waited for the lock (through failed acquires, until a grant,
+    /// a crash or the end of the run), in µs.
+    pub longest_wait_us: u64,
     /// One entry per scheduled fault, in the scenario's order.
     pub faults: Vec<FaultEvidence>,
 }
@@ -89,8 +94,15 @@ pub fn evidence(history: &History, faults: usize) -> Evidence {
             }
         })
         .collect();
+    let longest_wait_us = super::liveness::waits(history)
+        .iter()
+        .map(|wait| wait.to_us - wait.from_us)
+        .max()
+        .unwrap_or(0);
     Evidence {
         grants: grants.len() as u64,
+        run_us: history.end_us,
+        longest_wait_us,
         faults,
     }
 }

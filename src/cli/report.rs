@@ -103,6 +103,16 @@ pub fn report(args: ReportArgs) -> ExitCode {
         Ok(matrix) => matrix,
         Err(e) => return invalid(e),
     };
+    let mut matrix_counterexamples = Vec::new();
+    for report in matrix.iter().flat_map(|m| m.cells.iter().flatten().flatten()) {
+        let Ok(scenario) = scenario::load(&report.file) else {
+            continue;
+        };
+        if let Some((example, timeline)) = counterexample(report, &Arc::new(scenario)) {
+            timelines.push((example.id.clone(), timeline));
+            matrix_counterexamples.push(example);
+        }
+    }
     let envelopes = match sweep_envelopes(args.envelope_seeds, jobs) {
         Ok(envelopes) => envelopes,
         Err(e) => return invalid(e),
@@ -111,6 +121,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
         catalogue,
         matrix,
         counterexamples,
+        matrix_counterexamples,
         envelopes,
     };
     let figures = match draw_figures(&args.out, &timelines, &summary) {

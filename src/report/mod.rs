@@ -62,6 +62,34 @@ pub struct FaultSummary {
     pub grants_after: Option<[u64; 3]>,
 }
 
+/// How much the lock was used over a sweep: the liveness side of a setup.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Grants over all seeds.
+    pub grants: u64,
+    /// Simulated time over all seeds, in µs.
+    pub run_us: u64,
+    /// The longest any client waited for the lock in any seed, in µs.
+    pub longest_wait_us: u64,
+}
+
+impl Activity {
+    /// Grants per simulated second, over all seeds.
+    pub fn acquisitions_per_s(self) -> f64 {
+        self.grants as f64 / (self.run_us.max(1) as f64 / 1e6)
+    }
+
+    /// The JSON form.
+    pub fn to_json(self) -> Value {
+        json!({
+            "grants": self.grants,
+            "simulated_s": self.run_us as f64 / 1e6,
+            "acquisitions_per_s": (self.acquisitions_per_s() * 100.0).round() / 100.0,
+            "longest_wait_ms": self.longest_wait_us / 1000,
+        })
+    }
+}
+
 /// The outcome of running one scenario over a range of seeds.
 #[derive(Debug, Clone)]
 pub struct ScenarioReport {
@@ -81,6 +109,8 @@ pub struct ScenarioReport {
     pub faults: Vec<FaultSummary>,
     /// Checker name → (expected, met).
     pub expectations: Vec<(&'static str, Expectation, bool)>,
+    /// How busy the lock was over the seeds that ran to the end.
+    pub activity: Activity,
     /// Host time the sweep took (not part of any digest).
     pub wall_ms: u128,
 }
@@ -93,9 +123,13 @@ impl ScenarioReport {
         let mut errors = Vec::new();
         let mut not_exercised = Vec::new();
         let mut grants_after: Vec<Vec<u64>> = vec![Vec::new(); scenario.faults.len()];
+        let mut activity = Activity::default();
         for run in runs {
             match &run.outcome {
                 Ok(summary) => {
+                    activity.grants += summary.evidence.grants;
+                    activity.run_us += summary.evidence.run_us;
+                    activity.longest_wait_us = activity.longest_wait_us.max(summary.evidence.longest_wait_us);
                     for verdict in &summary.verdicts {
                         let seeds = violations.entry(verdict.checker).or_default();
                         if verdict.violation.is_some() {
@@ -139,6 +173,7 @@ impl ScenarioReport {
             not_exercised,
             faults,
             expectations: Vec::new(),
+            activity,
             wall_ms,
         };
         report.expectations = scenario
@@ -337,6 +372,7 @@ impl ScenarioReport {
             "expect_met": self.expect_met(),
             "checkers": checkers,
             "errors": self.errors.iter().map(|(seed, message)| json!({"seed": seed, "message": message})).collect::<Vec<_>>(),
+            "activity": self.activity.to_json(),
             "wall_ms": self.wall_ms as u64,
         })
     }

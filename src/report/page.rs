@@ -46,8 +46,10 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     verdict(&mut page, summary);
     if let Some(matrix) = &summary.matrix {
         matrix_section(&mut page, matrix, summary);
+        clients_compared(&mut page, matrix);
     }
     counterexamples(&mut page, summary, figures);
+    matrix_counterexamples(&mut page, summary);
     envelopes(&mut page, summary, figures);
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
@@ -124,10 +126,10 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
             let class = if dark { "cell dark" } else { "cell" };
             let mut text = rate.cell();
             let link = summary
-                .counterexamples
+                .matrix_counterexamples
                 .iter()
                 .find(|c| c.scenario == report.name)
-                .map(|c| c.id.clone());
+                .map(|c| escape(&c.id));
             if let Some(id) = link {
                 text = format!("<a href=\"#{id}\">{}</a>", escape(&text));
             } else {
@@ -187,6 +189,115 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
             page,
             "<details open><summary>the story</summary><pre>{}</pre></details>\n</article>",
             escape(&example.story.join("\n"))
+        );
+    }
+    page.push_str("</section>\n");
+}
+
+/// The client profiles side by side: the matrix rows of setups labelled as a profile, on
+/// the same faults and seeds, with what each costs in liveness.
+fn clients_compared(page: &mut String, matrix: &MatrixSummary) {
+    let profiles: Vec<usize> = (0..matrix.setups.len())
+        .filter(|&s| matrix.setups[s].label.contains("profile"))
+        .collect();
+    if profiles.is_empty() {
+        return;
+    }
+    let mutex = check::mutual_exclusion::NAME;
+    let no_fault = matrix.faults.iter().position(|f| f.name == "none");
+    page.push_str("<section id=\"clients\">\n<h2>Clients compared</h2>\n");
+    page.push_str("<p>The client profiles of the matrix, on the same faults and seeds: seeds violating mutual \
+                   exclusion (and the checkers that fired), and how much the lock gets done: acquisitions per \
+                   simulated second and the longest any client waited for it, without faults and at worst \
+                   under any fault.</p>\n");
+    page.push_str("<table>\n<tr><th>profile</th><th>acquisitions/s<br>(no fault)</th><th>longest wait<br>(no fault)</th>\
+                   <th>longest wait<br>(any fault)</th>");
+    for fault in &matrix.faults {
+        let _ = write!(page, "<th>{}</th>", escape(&fault.label));
+    }
+    page.push_str("</tr>\n");
+    for s in profiles {
+        let _ = write!(page, "<tr><th>{}</th>", escape(&matrix.setups[s].label));
+        match no_fault.and_then(|f| matrix.cell(s, f)) {
+            Some(report) => {
+                let _ = write!(
+                    page,
+                    "<td class=\"cell\">{:.1}</td><td class=\"cell\">{} ms</td>",
+                    report.activity.acquisitions_per_s(),
+                    report.activity.longest_wait_us / 1000
+                );
+            }
+            None => page.push_str("<td class=\"cell na\">—</td><td class=\"cell na\">—</td>"),
+        }
+        let worst_wait = (0..matrix.faults.len())
+            .filter(|&f| Some(f) != no_fault)
+            .filter_map(|f| matrix.cell(s, f))
+            .map(|report| report.activity.longest_wait_us)
+            .max()
+            .unwrap_or(0);
+        let _ = write!(page, "<td class=\"cell\">{} ms</td>", worst_wait / 1000);
+        for f in 0..matrix.faults.len() {
+            match matrix.cell(s, f) {
+                None => page.push_str("<td class=\"cell na\">does not apply</td>"),
+                Some(report) => {
+                    let rate = report.rate(mutex);
+                    let (colour, dark) = shade(rate);
+                    let class = if dark { "cell dark" } else { "cell" };
+                    let _ = write!(
+                        page,
+                        "<td class=\"{class}\" style=\"background:{colour}\">{}<br><span class=\"small\">{}</span></td>",
+                        escape(&rate.cell()),
+                        escape(&fired(report).join(" "))
+                    );
+                }
+            }
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n</section>\n");
+}
+
+/// One violating seed per broken matrix cell, folded: what broke, the story, the replay
+/// command and its timeline as a file beside the page (inlining them all would make the
+/// page tens of megabytes).
+fn matrix_counterexamples(page: &mut String, summary: &Summary) {
+    if summary.matrix_counterexamples.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"matrix-counterexamples\">\n<h2>Matrix counterexamples</h2>\n");
+    page.push_str(
+        "<p>The first violating seed of every matrix cell that broke; a cell's rate links here.</p>\n",
+    );
+    for example in &summary.matrix_counterexamples {
+        let _ = write!(
+            page,
+            "<details id=\"{id}\"><summary>{} — seed {}: {}</summary>\n<ul>\n",
+            escape(&example.scenario),
+            example.seed,
+            escape(
+                &example
+                    .violations
+                    .iter()
+                    .map(|(checker, _)| checker.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            id = escape(&example.id)
+        );
+        for (checker, why) in &example.violations {
+            let _ = writeln!(
+                page,
+                "<li><strong>{}</strong>: {}</li>",
+                escape(checker),
+                escape(why)
+            );
+        }
+        let _ = writeln!(
+            page,
+            "</ul>\n<p><code>{}</code> <a href=\"figures/{id}.svg\">timeline</a></p>\n<pre>{}</pre>\n</details>",
+            escape(&example.replay_command()),
+            escape(&example.story.join("\n")),
+            id = escape(&example.id)
         );
     }
     page.push_str("</section>\n");

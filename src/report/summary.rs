@@ -111,6 +111,8 @@ pub struct Summary {
     pub catalogue: Vec<ScenarioReport>,
     pub matrix: Option<MatrixSummary>,
     pub counterexamples: Vec<Counterexample>,
+    /// The first violating seed of each matrix cell that broke.
+    pub matrix_counterexamples: Vec<Counterexample>,
     /// The safety envelopes, when they were swept.
     pub envelopes: Vec<Envelope>,
 }
@@ -138,6 +140,20 @@ impl Counterexample {
             story,
             digest: history.digest(),
         }
+    }
+
+    /// The JSON form: what broke, the story, and how to replay it.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "scenario": self.scenario,
+            "file": self.file.display().to_string(),
+            "seed": self.seed,
+            "replay": self.replay_command(),
+            "digest": self.digest,
+            "violations": self.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
+            "story": self.story,
+        })
     }
 
     /// The command that replays this run.
@@ -196,16 +212,8 @@ impl Summary {
         json!({
             "catalogue": self.catalogue.iter().map(ScenarioReport::to_json).collect::<Vec<_>>(),
             "matrix": matrix,
-            "counterexamples": self.counterexamples.iter().map(|c| json!({
-                "id": c.id,
-                "scenario": c.scenario,
-                "file": c.file.display().to_string(),
-                "seed": c.seed,
-                "replay": c.replay_command(),
-                "digest": c.digest,
-                "violations": c.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
-                "story": c.story,
-            })).collect::<Vec<_>>(),
+            "counterexamples": self.counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
+            "matrix_counterexamples": self.matrix_counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
             "envelopes": self.envelopes.iter().map(Envelope::to_json).collect::<Vec<_>>(),
             "verdict": self.verdict_sentences(),
         })
