@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build run test lint clean deps
+.PHONY: all build run test lint clean deps images
 
 all: build
 
@@ -21,6 +21,16 @@ build:
 run: build
 	mkdir -p reports
 	$(LOCKSIM) report scenarios/ --out reports | tee reports/summary.txt
+
+# The README's pictures (docs/images/), drawn by locksim itself, never by hand: the safety
+# matrix and the pause x delay envelope at the report's seed counts, and the lease timeline
+# of one counterexample.
+images: build
+	mkdir -p docs/images target/images
+	$(LOCKSIM) report scenarios/single-node-baseline.json --seeds 1 --out target/images > /dev/null
+	cp target/images/figures/matrix.png docs/images/matrix.png
+	cp target/images/figures/envelope-pause-delay.png docs/images/envelope-pause-delay.png
+	$(LOCKSIM) replay scenarios/redlock-gc-pause.json --seed 0 --plot docs/images/timeline-redlock-gc-pause.png > /dev/null
 
 # Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
 test: deps
