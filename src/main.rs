@@ -17,11 +17,13 @@ use clap::{Parser, Subcommand};
 use cli::bench::bench;
 use cli::check::{CheckArgs, check};
 use cli::lock::{lock_and_run, parse_duration_ms};
+use cli::merge::merge;
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
 use cli::serve::serve;
 use cli::shrink::shrink_file;
-use cli::simulate::{replay, run};
+use cli::simulate::{RunArgs, replay, run};
+use locksim::sweep::Shard;
 
 #[derive(Parser)]
 #[command(
@@ -53,6 +55,23 @@ enum Command {
         /// Seeds run in parallel (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Run only shard K of N of each scenario's seeds (every Nth seed), to split a sweep
+        /// across machines; `locksim merge` combines the shards' seed logs.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+        /// Write one JSON line per seed to this file as each seed finishes.
+        #[arg(long, value_name = "FILE")]
+        seed_log: Option<PathBuf>,
+    },
+    /// Combine seed logs (`run --seed-log`, from shards run anywhere) into one verdict
+    /// table and per-scenario JSON, as one run over all their seeds would give.
+    Merge {
+        /// Seed logs.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Also write one JSON object per scenario (JSON lines) to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Sweep the scenarios and write the safety report: one self-contained page
     /// (DIR/index.html), every number as JSON (DIR/summary.json) and the catalogue as JSON
@@ -173,7 +192,18 @@ fn main() -> ExitCode {
             seed_start,
             json,
             jobs,
-        } => run(&paths, seeds, seed_start, json, jobs),
+            shard,
+            seed_log,
+        } => run(RunArgs {
+            paths,
+            seeds,
+            seed_start,
+            json,
+            jobs,
+            shard,
+            seed_log,
+        }),
+        Command::Merge { logs, json } => merge(&logs, json.as_deref()),
         Command::Replay {
             file,
             seed,

@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use crate::check::evidence::{Evidence, evidence};
-use crate::check::{CheckSettings, Verdict, check_all};
+use serde_json::{Value, json};
+
+use crate::check::evidence::{Evidence, FaultEvidence, evidence};
+use crate::check::{self, CheckSettings, Verdict, check_all};
 use crate::history::History;
 use crate::scenario::Scenario;
 use crate::world;
@@ -29,6 +31,111 @@ pub struct RunSummary {
     pub verdicts: Vec<Verdict>,
     /// The grants after each fault: whether the run is evidence for "holds".
     pub evidence: Evidence,
+}
+
+impl SeedRun {
+    /// One line of a seed log (`run --seed-log`): everything a report needs of this seed,
+    /// so shards run apart can be merged into one report.
+    pub fn to_json(&self, scenario_file: &str) -> Value {
+        let mut line = json!({ "file": scenario_file, "seed": self.seed });
+        match &self.outcome {
+            Ok(summary) => {
+                let verdicts: serde_json::Map<String, Value> = summary
+                    .verdicts
+                    .iter()
+                    .map(|v| (v.checker.to_string(), json!(v.violation)))
+                    .collect();
+                let evidence = &summary.evidence;
+                line["digest"] = json!(summary.digest);
+                line["verdicts"] = Value::Object(verdicts);
+                line["evidence"] = json!({
+                    "grants": evidence.grants,
+                    "run_us": evidence.run_us,
+                    "longest_wait_us": evidence.longest_wait_us,
+                    "faults": evidence.faults.iter().map(|f| json!({"struck_us": f.struck_us, "grants_after": f.grants_after})).collect::<Vec<_>>(),
+                });
+            }
+            Err(message) => line["error"] = json!(message),
+        }
+        line
+    }
+
+    /// Reads a seed-log line back: the scenario file it belongs to and the run; `Err` says
+    /// which field is missing or malformed.
+    pub fn from_json(line: &Value) -> Result<(String, SeedRun), String> {
+        let field = |name: &str| line.get(name).ok_or_else(|| format!("no `{name}`"));
+        let file = field("file")?
+            .as_str()
+            .ok_or("`file` is not a string")?
+            .to_string();
+        let seed = field("seed")?.as_u64().ok_or("`seed` is not a number")?;
+        if let Some(message) = line.get("error") {
+            let message = message.as_str().ok_or("`error` is not a string")?.to_string();
+            return Ok((
+                file,
+                SeedRun {
+                    seed,
+                    outcome: Err(message),
+                },
+            ));
+        }
+        let verdicts = field("verdicts")?
+            .as_object()
+            .ok_or("`verdicts` is not an object")?;
+        let verdicts = check::NAMES
+            .iter()
+            .map(|&checker| match verdicts.get(checker) {
+                Some(Value::Null) => Ok(Verdict {
+                    checker,
+                    violation: None,
+                }),
+                Some(Value::String(why)) => Ok(Verdict {
+                    checker,
+                    violation: Some(why.clone()),
+                }),
+                _ => Err(format!("`verdicts.{checker}` is missing or not a string or null")),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let e = field("evidence")?;
+        let number = |v: &Value, name: &str| {
+            v.get(name)
+                .and_then(Value::as_u64)
+                .ok_or(format!("`evidence.{name}` is not a number"))
+        };
+        let faults = e
+            .get("faults")
+            .and_then(Value::as_array)
+            .ok_or("`evidence.faults` is not a list")?
+            .iter()
+            .map(|f| {
+                Ok(FaultEvidence {
+                    struck_us: f.get("struck_us").and_then(Value::as_u64),
+                    grants_after: number(f, "grants_after")?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let evidence = Evidence {
+            grants: number(e, "grants")?,
+            run_us: number(e, "run_us")?,
+            longest_wait_us: number(e, "longest_wait_us")?,
+            faults,
+        };
+        let digest = field("digest")?
+            .as_str()
+            .ok_or("`digest` is not a string")?
+            .to_string();
+        Ok((
+            file,
+            SeedRun {
+                seed,
+                outcome: Ok(RunSummary {
+                    digest,
+                    verdicts,
+                    evidence,
+                }),
+            },
+        ))
+    }
 }
 
 /// Runs one seed on a fresh thread, catching a panic as an error message.
@@ -94,11 +201,64 @@ fn on_fresh_thread<T: Send + 'static>(
 
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
 pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
+    let seeds: Vec<u64> = seeds.collect();
+    sweep_seeds(scenario, &seeds, jobs, &|_| {})
+}
+
+/// Runs the listed seeds with up to `jobs` at a time, telling `done` of each run as it
+/// finishes (in the order they finish: a seed log streams to disk as it goes); results in
+/// the list's order.
+pub fn sweep_seeds(
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    jobs: usize,
+    done: &(dyn Fn(&SeedRun) + Sync),
+) -> Vec<SeedRun> {
     let settings = scenario.check_settings();
-    in_parallel(seeds, jobs, |seed| SeedRun {
-        seed,
-        outcome: run_and_check(scenario, seed, &settings),
+    in_parallel(0..seeds.len() as u64, jobs, |index| {
+        let seed = seeds[index as usize];
+        let run = SeedRun {
+            seed,
+            outcome: run_and_check(scenario, seed, &settings),
+        };
+        done(&run);
+        run
     })
+}
+
+/// Part `index` (0-based) of `count` parts of a sweep: every `count`-th seed, so each part
+/// gets its share of slow and fast seeds (cargo-nextest's `--partition count:K/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Whether `seed` is this shard's.
+    pub fn owns(self, seed: u64) -> bool {
+        seed % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `K/N`, 1 ≤ K ≤ N.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let parsed = text
+            .split_once('/')
+            .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+        match parsed {
+            Some((k, n)) if (1..=n).contains(&k) => Ok(Shard {
+                index: k - 1,
+                count: n,
+            }),
+            _ => Err(format!(
+                "`{text}` is not a shard: write K/N with 1 <= K <= N (e.g. 2/4)"
+            )),
+        }
+    }
 }
 
 /// `work` for every number in `numbers`, up to `jobs` at a time; results in order.
@@ -130,6 +290,57 @@ pub fn in_parallel<T: Send>(numbers: Range<u64>, jobs: usize, work: impl Fn(u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_split_the_seeds_between_them() {
+        let shards: Vec<Shard> = (1..=3).map(|k| format!("{k}/3").parse().unwrap()).collect();
+        for seed in 0..30 {
+            assert_eq!(shards.iter().filter(|s| s.owns(seed)).count(), 1);
+        }
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_seed_log_line_reads_back_as_the_run() {
+        let run = SeedRun {
+            seed: 7,
+            outcome: Ok(RunSummary {
+                digest: "abc".into(),
+                verdicts: check::NAMES
+                    .iter()
+                    .map(|&checker| Verdict {
+                        checker,
+                        violation: (checker == check::mutual_exclusion::NAME).then(|| "two holders".into()),
+                    })
+                    .collect(),
+                evidence: Evidence {
+                    grants: 3,
+                    run_us: 1_000,
+                    longest_wait_us: 20,
+                    faults: vec![FaultEvidence {
+                        struck_us: Some(5),
+                        grants_after: 2,
+                    }],
+                },
+            }),
+        };
+        let (file, back) = SeedRun::from_json(&run.to_json("s.json")).unwrap();
+        assert_eq!(file, "s.json");
+        assert_eq!(format!("{back:?}"), format!("{run:?}"));
+        let failed = SeedRun {
+            seed: 8,
+            outcome: Err("boom".into()),
+        };
+        let (_, back) = SeedRun::from_json(&failed.to_json("s.json")).unwrap();
+        assert_eq!(back.outcome.unwrap_err(), "boom");
+        assert!(
+            SeedRun::from_json(&json!({"file": "s.json"}))
+                .unwrap_err()
+                .contains("seed")
+        );
+    }
 
     #[test]
     fn a_panicking_run_is_an_error_with_its_message() {

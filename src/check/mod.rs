@@ -49,6 +49,17 @@ pub struct CheckSettings {
 pub const STARVATION_CYCLES: u64 = 5;
 
 /// Runs every checker over one history.
+/// Every checker's name, in the order [`check_all`] judges.
+pub const NAMES: [&str; 7] = [
+    mutual_exclusion::NAME,
+    resource_safety::NAME,
+    stale_write::NAME,
+    deadlock::NAME,
+    validity::NAME,
+    liveness::NAME,
+    starvation::NAME,
+];
+
 pub fn check_all(history: &History, settings: &CheckSettings) -> Vec<Verdict> {
     vec![
         mutual_exclusion::check(history),

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod lock;
+pub mod merge;
 pub mod report;
 pub mod serve;
 pub mod shrink;

@@ -15,19 +15,38 @@ use locksim::report::figures::{
 };
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
-use locksim::sweep::run_seed;
+use locksim::sweep::{SeedRun, Shard, run_seed};
 
 use super::{EXIT_UNMET, emit, invalid};
 
-/// Runs every scenario of `paths` over its seeds, prints the verdict table, writes JSON.
-pub fn run(
-    paths: &[PathBuf],
-    seeds: Option<u64>,
-    seed_start: u64,
-    json: Option<PathBuf>,
-    jobs: Option<usize>,
-) -> ExitCode {
-    let scenarios = match scenario::load_paths(paths) {
+/// What `run` is asked.
+pub struct RunArgs {
+    pub paths: Vec<PathBuf>,
+    pub seeds: Option<u64>,
+    pub seed_start: u64,
+    /// One JSON object per scenario.
+    pub json: Option<PathBuf>,
+    pub jobs: Option<usize>,
+    /// Only this share of each scenario's seeds.
+    pub shard: Option<Shard>,
+    /// One JSON line per seed, written as each finishes (for `locksim merge`).
+    pub seed_log: Option<PathBuf>,
+}
+
+/// Runs every scenario of `paths` over its seeds (or a shard's share of them), prints the
+/// verdict table, writes JSON. A shard's expectations are judged on its share only, so a
+/// sharded run fails only when a run failed; `locksim merge` judges the whole.
+pub fn run(args: RunArgs) -> ExitCode {
+    let RunArgs {
+        paths,
+        seeds,
+        seed_start,
+        json,
+        jobs,
+        shard,
+        seed_log,
+    } = args;
+    let scenarios = match scenario::load_paths(&paths) {
         Ok(s) if s.is_empty() => return invalid("no scenario files found"),
         Ok(s) => s,
         Err(e) => return invalid(e),
@@ -39,15 +58,42 @@ pub fn run(
         Ok(file) => file,
         Err(e) => return invalid(format!("{}: {e}", json.unwrap_or_default().display())),
     };
+    let seed_log = match seed_log.as_ref().map(std::fs::File::create).transpose() {
+        Ok(file) => file.map(std::sync::Mutex::new),
+        Err(e) => {
+            return invalid(format!(
+                "--seed-log {}: {e}",
+                seed_log.unwrap_or_default().display()
+            ));
+        }
+    };
     let jobs = super::jobs_or_all_cores(jobs);
     emit(ScenarioReport::table_header());
     let mut all_met = true;
+    let mut any_error = false;
     for (file, scenario) in scenarios {
         let count = seeds.unwrap_or(scenario.seeds);
         if seed_start.checked_add(count).is_none() {
             return invalid("--seed-start + --seeds overflows");
         }
-        let report = ScenarioReport::sweep(&file, &Arc::new(scenario), seed_start, count, jobs);
+        let owned: Vec<u64> = (seed_start..seed_start + count)
+            .filter(|&seed| shard.is_none_or(|shard| shard.owns(seed)))
+            .collect();
+        let name = file.display().to_string();
+        let log_error = std::sync::Mutex::new(None);
+        let log = |run: &SeedRun| {
+            if let Some(out) = &seed_log {
+                let mut out = out.lock().expect("seed log lock poisoned");
+                if let Err(e) = writeln!(out, "{}", run.to_json(&name)) {
+                    *log_error.lock().expect("lock poisoned") = Some(e);
+                }
+            }
+        };
+        let report = ScenarioReport::sweep_seeds(&file, &Arc::new(scenario), &owned, jobs, &log);
+        if let Some(e) = log_error.into_inner().expect("lock poisoned") {
+            eprintln!("error: writing the seed log: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
         for line in report.table_lines() {
             emit(line);
         }
@@ -58,8 +104,19 @@ pub fn run(
             return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();
+        any_error |= !report.errors.is_empty();
     }
     emit(ScenarioReport::table_legend());
+    if let Some(shard) = shard {
+        emit(format_args!(
+            "shard {}/{}: every {}th seed from {}; expectations judged on this share only (combine the shards' seed logs with locksim merge)",
+            shard.index + 1,
+            shard.count,
+            shard.count,
+            seed_start + shard.index
+        ));
+        all_met = !any_error;
+    }
     if all_met {
         ExitCode::SUCCESS
     } else {

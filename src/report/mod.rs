@@ -23,7 +23,7 @@ use self::rate::Rate;
 use self::summary::CHECKERS;
 use crate::check::evidence::NotExercised;
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::{SeedRun, sweep};
+use crate::sweep::{SeedRun, sweep, sweep_seeds};
 
 /// Width of a checker cell in the table ("100/100 96-100%" and a mark).
 const CELL: usize = 18;
@@ -198,6 +198,20 @@ impl ScenarioReport {
         let started = Instant::now();
         let seed_end = seed_start.saturating_add(count);
         let runs = sweep(scenario, seed_start..seed_end, jobs);
+        ScenarioReport::new(file, scenario, seed_start, &runs, started.elapsed().as_millis())
+    }
+
+    /// Runs the listed seeds (a shard's share, say), telling `done` of each as it finishes.
+    pub fn sweep_seeds(
+        file: &Path,
+        scenario: &Arc<Scenario>,
+        seeds: &[u64],
+        jobs: usize,
+        done: &(dyn Fn(&SeedRun) + Sync),
+    ) -> Self {
+        let started = Instant::now();
+        let runs = sweep_seeds(scenario, seeds, jobs, done);
+        let seed_start = seeds.first().copied().unwrap_or(0);
         ScenarioReport::new(file, scenario, seed_start, &runs, started.elapsed().as_millis())
     }
 
