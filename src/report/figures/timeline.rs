@@ -45,6 +45,9 @@ pub struct Timeline {
     pub overlaps: Vec<(f64, f64)>,
 }
 
+/// The band on the row of a node a fault targets (paused, partitioned, slowed).
+const TARGETED: RGBColor = RGBColor(204, 160, 0);
+
 /// Context kept around the interesting part of a run, in ms.
 const MARGIN_MS: f64 = 1500.0;
 
@@ -216,6 +219,44 @@ impl Timeline {
         let to_ms = until_ms
             .map_or(end_ms, |until| (until + MARGIN_MS).min(end_ms))
             .max(from_ms + 1.0);
+        // A fault that names a node (its target) is also drawn on that node's row.
+        for (since, until, fault) in &faults {
+            let named = |node: &String| {
+                fault
+                    .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .any(|word| word == node)
+            };
+            for row in rows
+                .iter()
+                .enumerate()
+                .filter(|(_, node)| named(node))
+                .map(|(row, _)| row)
+            {
+                bars.push(Bar {
+                    row,
+                    from_ms: *since,
+                    to_ms: *until,
+                    colour: TARGETED,
+                    solid: false,
+                });
+            }
+        }
+        // Each row says how far its node's clock is off true time where the chart ends.
+        let rows = rows
+            .iter()
+            .map(|node| {
+                let offset_us = history
+                    .events
+                    .iter()
+                    .filter(|e| e.node == *node && ms(e.true_us) <= to_ms)
+                    .last()
+                    .map_or(0, |e| e.local_us - e.true_us as i64);
+                match offset_us / 1000 {
+                    0 => node.clone(),
+                    offset_ms => format!("{node} (clock {offset_ms:+} ms)"),
+                }
+            })
+            .collect();
         Timeline {
             title: title.to_string(),
             from_ms,
@@ -245,7 +286,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
         .margin(12)
         .margin_bottom(40)
         .x_label_area_size(40)
-        .y_label_area_size(150)
+        .y_label_area_size(210)
         .build_cartesian_2d(t.from_ms..t.to_ms, rows..0.0)
     else {
         return;
