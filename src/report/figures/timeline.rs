@@ -248,8 +248,7 @@ impl Timeline {
                 let offset_us = history
                     .events
                     .iter()
-                    .filter(|e| e.node == *node && ms(e.true_us) <= to_ms)
-                    .last()
+                    .rfind(|e| e.node == *node && ms(e.true_us) <= to_ms)
                     .map_or(0, |e| e.local_us - e.true_us as i64);
                 match offset_us / 1000 {
                     0 => node.clone(),
