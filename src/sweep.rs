@@ -13,6 +13,7 @@ use crate::check::{CheckSettings, Verdict, check_all};
 use crate::history::History;
 use crate::scenario::Scenario;
 use crate::world;
+use crate::world::events::EventCounts;
 
 /// What one seed produced.
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub struct RunSummary {
     pub verdicts: Vec<Verdict>,
     /// The grants after each fault: whether the run is evidence for "holds".
     pub evidence: Evidence,
+    /// How many messages and timer firings the run processed (for `locksim bench`).
+    pub events: EventCounts,
 }
 
 /// Runs one seed on a fresh thread, catching a panic as an error message.
@@ -47,10 +50,12 @@ fn run_and_check(
     let (scenario, settings) = (scenario.clone(), settings.clone());
     on_fresh_thread(seed, SEED_WALL_LIMIT, move || {
         let history = world::run(&scenario, seed);
+        let events = world::events::take();
         RunSummary {
             digest: history.digest(),
             verdicts: check_all(&history, &settings),
             evidence: evidence(&history, settings.faults),
+            events,
         }
     })
 }

@@ -6,6 +6,7 @@
 //! Nothing here reads the host's clock or iterates an unordered map.
 
 pub mod clock;
+pub mod events;
 pub mod failover;
 pub mod faults;
 pub mod key_watch;
@@ -44,8 +45,10 @@ const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 /// Runs one seed of a scenario on the current thread and returns its history.
 ///
 /// Run each seed on a fresh thread: std's `HashMap` keys are seeded once per thread,
-/// and madsim's runtime state is thread-local.
+/// and madsim's runtime state is thread-local. [`events::take`] afterwards, on the same
+/// thread, says how many events the run processed.
 pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
+    events::take();
     let runtime = Runtime::with_seed_and_config(seed, net::net_config(&scenario.network));
     runtime.block_on(build_and_run(scenario.clone(), seed))
 }

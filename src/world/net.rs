@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::events;
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
@@ -247,6 +248,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
         }
         let written = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, buf));
         this.waited = false;
+        events::message();
         Poll::Ready(written)
     }
 
