@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::events;
+use super::{events, timer};
 use crate::platform::Clock;
 
 /// Wall-clock time (ns since the Unix epoch) at true time 0 of every run: 2024-01-01 UTC.
@@ -147,7 +147,7 @@ impl Clock for SimClock {
                 tokio::select! {
                     biased;
                     _ = changed.changed() => {}
-                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => events::timer(),
+                    () = timer::sleep(Duration::from_nanos(wake - now)) => events::timer(),
                 }
             }
         }

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod key_watch;
 pub mod net;
 pub mod recorder;
+pub mod timer;
 pub mod topology;
 pub mod workload;
 
