@@ -144,6 +144,11 @@ enum Command {
     },
 }
 
+/// mimalloc: a run allocates and frees small objects at every message and timer, and
+/// glibc's malloc took a fifth of a run's instructions (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
