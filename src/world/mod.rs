@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
+use madsim::task::NodeId;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -54,16 +55,50 @@ pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
     runtime.block_on(build_and_run(scenario.clone(), seed))
 }
 
+/// The nodes of a run as they are created: madsim's id, the address and the clock of
+/// each, by name (what the fault injector reaches them by).
+struct Nodes {
+    handle: Handle,
+    ids: BTreeMap<String, NodeId>,
+    ips: BTreeMap<String, IpAddr>,
+    clocks: BTreeMap<String, SimClock>,
+}
+
+impl Nodes {
+    fn new(handle: Handle) -> Self {
+        Nodes {
+            handle,
+            ids: BTreeMap::new(),
+            ips: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+        }
+    }
+
+    /// Creates node `name` at `ip`, reading `clock`, that runs `start()` when it starts
+    /// and again at each restart.
+    fn add<F: Future + 'static>(
+        &mut self,
+        name: &str,
+        ip: IpAddr,
+        clock: SimClock,
+        start: impl Fn() -> F + Send + Sync + 'static,
+    ) {
+        let node = self.handle.create_node().name(name).ip(ip).init(start).build();
+        self.ids.insert(name.to_string(), node.id());
+        self.ips.insert(name.to_string(), ip);
+        self.clocks.insert(name.to_string(), clock);
+    }
+}
+
 async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let handle = Handle::current();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let recorder = Recorder::default();
     let resource = Register::default();
-    let mut nodes = BTreeMap::new();
+    let mut nodes = Nodes::new(handle.clone());
     let mut nics: BTreeMap<String, Nic> = BTreeMap::new();
-    let mut ips = BTreeMap::new();
     let steps = StepTraps::default();
-    let mut clocks = BTreeMap::new();
+    let writes = WriteTraps::default();
 
     let groups: Vec<Group> = scenario
         .redis_groups()
@@ -71,27 +106,18 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .enumerate()
         .map(|(i, names)| Group::new(i, names, &scenario))
         .collect();
-    let writes = WriteTraps::default();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario.clocks);
-            let (node_group, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
+            let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name) = (writes.hook(name), name.clone());
-            let node = handle
-                .create_node()
-                .name(name)
-                .ip(group.addrs[index].ip())
-                .init(move || {
-                    // Each incarnation watches its keys afresh: a restart starts empty.
-                    let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
-                    node_group
-                        .clone()
-                        .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
-                })
-                .build();
-            nodes.insert(name.clone(), node.id());
-            ips.insert(name.clone(), group.addrs[index].ip());
-            clocks.insert(name.clone(), clock);
+            nodes.add(name, group.addrs[index].ip(), clock, move || {
+                // Each incarnation watches its keys afresh: a restart starts empty.
+                let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
+                group_of_node
+                    .clone()
+                    .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
+            });
             nics.insert(name.clone(), group.nics[index].clone());
         }
     }
@@ -101,15 +127,9 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         let clock = new_clock(&mut rng, &scenario.clocks);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
-        let node = handle
-            .create_node()
-            .name(FENCE_COUNTER)
-            .ip(FENCE_COUNTER_IP)
-            .init(move || counter.clone().serve(0, node_clock.clone(), None, None))
-            .build();
-        nodes.insert(FENCE_COUNTER.to_string(), node.id());
-        ips.insert(FENCE_COUNTER.to_string(), FENCE_COUNTER_IP);
-        clocks.insert(FENCE_COUNTER.to_string(), clock);
+        nodes.add(FENCE_COUNTER, FENCE_COUNTER_IP, clock, move || {
+            counter.clone().serve(0, node_clock.clone(), None, None)
+        });
         addr
     });
 
@@ -129,22 +149,14 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
         let incarnation = Arc::new(AtomicU64::new(0));
-        let node = handle
-            .create_node()
-            .name(&name)
-            .ip(client_ip(i))
-            .init(move || {
-                let n = incarnation.fetch_add(1, Ordering::Relaxed);
-                ClientProcess {
-                    seed: process.seed.wrapping_add(n),
-                    ..process.clone()
-                }
-                .run()
-            })
-            .build();
-        nodes.insert(name.clone(), node.id());
-        ips.insert(name.clone(), client_ip(i));
-        clocks.insert(name, clock);
+        nodes.add(&name, client_ip(i), clock, move || {
+            let n = incarnation.fetch_add(1, Ordering::Relaxed);
+            ClientProcess {
+                seed: process.seed.wrapping_add(n),
+                ..process.clone()
+            }
+            .run()
+        });
     }
 
     if groups.iter().any(|group| group.names.len() > 1) {
@@ -155,30 +167,22 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             recorder.clone(),
             clock.clone(),
         );
-        let node = handle
-            .create_node()
-            .name(SENTINEL)
-            .ip(SENTINEL_IP)
-            .init(move || {
-                let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
-                    failover::watch(
-                        group.clone(),
-                        down_after_ms,
-                        node_clock.clone(),
-                        node_recorder.clone(),
-                    )
-                });
-                futures::future::join_all(watches.collect::<Vec<_>>())
-            })
-            .build();
-        nodes.insert(SENTINEL.to_string(), node.id());
-        ips.insert(SENTINEL.to_string(), SENTINEL_IP);
-        clocks.insert(SENTINEL.to_string(), clock);
+        nodes.add(SENTINEL, SENTINEL_IP, clock, move || {
+            let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
+                failover::watch(
+                    group.clone(),
+                    down_after_ms,
+                    node_clock.clone(),
+                    node_recorder.clone(),
+                )
+            });
+            futures::future::join_all(watches.collect::<Vec<_>>())
+        });
     }
 
     let reach = Arc::new(Reach {
-        nodes,
-        clocks,
+        nodes: nodes.ids,
+        clocks: nodes.clocks,
         recorder: recorder.clone(),
         clients: scenario.client_names(),
         masters: scenario.master_names(),
@@ -197,7 +201,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .collect(),
         steps,
         nics,
-        ips,
+        ips: nodes.ips,
         writes,
     });
     for (index, fault) in scenario.faults.iter().cloned().enumerate() {
