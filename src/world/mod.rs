@@ -204,16 +204,20 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         ips: nodes.ips,
         writes,
     });
+    // The fault injector runs on a node of its own, which no fault names, so that it can
+    // be killed with the others at the end.
+    let injector = handle.create_node().name("fault-injector").build();
     for (index, fault) in scenario.faults.iter().cloned().enumerate() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        madsim::task::spawn(faults::inject(index, fault, reach.clone(), fault_rng));
+        injector.spawn(faults::inject(index, fault, reach.clone(), fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
     let history = recorder.finish();
     // madsim does not drop the tasks of nodes still running when `block_on` returns: kill
-    // every node and let the executor drop them, or each seed leaks its nodes' memory.
-    for id in reach.nodes.values() {
+    // every node and let the executor drop them, or each seed leaks its nodes' memory (and,
+    // through the injector's tasks, the whole world's).
+    for id in reach.nodes.values().chain([&injector.id()]) {
         handle.kill(*id);
     }
     madsim::task::yield_now().await;
