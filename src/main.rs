@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cli::bench::bench;
+use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
 use cli::lock::{lock_and_run, parse_duration_ms};
 use cli::merge::merge;
@@ -159,17 +159,24 @@ enum Command {
         command: Vec<String>,
     },
     /// Measure how fast the simulator runs seeds (seeds/s, simulated seconds per wall
-    /// second) and its peak memory.
+    /// second, events per second) and its peak memory.
     Bench {
-        /// Scenario files, or directories of them.
-        #[arg(default_value = "scenarios")]
+        /// Scenario files, or directories of them (default: the reference workloads in
+        /// scenarios/bench/).
         paths: Vec<PathBuf>,
         /// Seeds per scenario (default: the scenario's own `seeds`).
         #[arg(long)]
         seeds: Option<u64>,
-        /// Seeds run in parallel.
+        /// Seeds run in parallel (default 1: the speed of one core).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// Also time, for every scenario of this catalogue that expects a violation, the
+        /// search for its first violating seed (default DIR: scenarios).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "scenarios")]
+        catalogue: Option<PathBuf>,
+        /// Also write the numbers to this file as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
@@ -182,6 +189,11 @@ enum Command {
         replicaof: Option<SocketAddr>,
     },
 }
+
+/// mimalloc: a run allocates and frees small objects at every message and timer, and
+/// glibc's malloc took a fifth of a run's instructions (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -228,7 +240,19 @@ fn main() -> ExitCode {
             max_runs,
             max_seconds,
         } => shrink_file(&file, seed, checker.as_deref(), out, max_runs, max_seconds),
-        Command::Bench { paths, seeds, jobs } => bench(&paths, seeds, jobs),
+        Command::Bench {
+            paths,
+            seeds,
+            jobs,
+            catalogue,
+            json,
+        } => bench(BenchArgs {
+            paths,
+            seeds,
+            jobs,
+            catalogue,
+            json,
+        }),
         Command::Check {
             file,
             cases,

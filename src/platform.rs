@@ -29,6 +29,29 @@ pub trait Clock: Clone + Send + Sync + 'static {
     fn sleep_ms(&self, ms: u64) -> impl Future<Output = ()> + Send {
         self.sleep_until_monotonic(self.monotonic_ms().saturating_add(ms))
     }
+
+    /// Completes at the first tick of the monotonic grid `first_tick_ms + k·period_ms`
+    /// (k ≥ 0) at which the wall clock reads at least `wall_ms`, and returns that tick: a
+    /// cron that only has work from `wall_ms` on. This one checks the wall clock at every
+    /// tick; a clock that can predict its own readings may sleep straight to the tick, as
+    /// long as it returns the same one (and notices when it is stepped meanwhile).
+    fn sleep_until_wall_on_grid(
+        &self,
+        wall_ms: u64,
+        first_tick_ms: u64,
+        period_ms: u64,
+    ) -> impl Future<Output = u64> + Send {
+        async move {
+            let mut tick = first_tick_ms;
+            loop {
+                self.sleep_until_monotonic(tick).await;
+                if self.wall_ms() >= wall_ms {
+                    return tick;
+                }
+                tick += period_ms;
+            }
+        }
+    }
 }
 
 /// Accepts incoming byte streams (a server's listening socket).

@@ -15,6 +15,7 @@ use crate::check::{self, CheckSettings, Verdict, check_all};
 use crate::history::History;
 use crate::scenario::Scenario;
 use crate::world;
+use crate::world::events::EventCounts;
 
 /// What one seed produced.
 #[derive(Debug, Clone)]
@@ -31,6 +32,8 @@ pub struct RunSummary {
     pub verdicts: Vec<Verdict>,
     /// The grants after each fault: whether the run is evidence for "holds".
     pub evidence: Evidence,
+    /// How many messages and timer firings the run processed (for `locksim bench`).
+    pub events: EventCounts,
 }
 
 impl SeedRun {
@@ -48,6 +51,8 @@ impl SeedRun {
                 let evidence = &summary.evidence;
                 line["digest"] = json!(summary.digest);
                 line["verdicts"] = Value::Object(verdicts);
+                line["events"] =
+                    json!({"messages": summary.events.messages, "timers": summary.events.timers});
                 line["evidence"] = json!({
                     "grants": evidence.grants,
                     "run_us": evidence.run_us,
@@ -124,6 +129,16 @@ impl SeedRun {
             .as_str()
             .ok_or("`digest` is not a string")?
             .to_string();
+        let counted = |name: &str| {
+            line.get("events")
+                .and_then(|e| e.get(name))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let events = EventCounts {
+            messages: counted("messages"),
+            timers: counted("timers"),
+        };
         Ok((
             file,
             SeedRun {
@@ -132,6 +147,7 @@ impl SeedRun {
                     digest,
                     verdicts,
                     evidence,
+                    events,
                 }),
             },
         ))
@@ -154,10 +170,12 @@ pub fn run_and_check(
     let (scenario, settings) = (scenario.clone(), settings.clone());
     on_fresh_thread(seed, SEED_WALL_LIMIT, move || {
         let history = world::run(&scenario, seed);
+        let events = world::events::take();
         RunSummary {
             digest: history.digest(),
             verdicts: check_all(&history, &settings),
             evidence: evidence(&history, settings.faults),
+            events,
         }
     })
 }
@@ -323,6 +341,10 @@ mod tests {
                         struck_us: Some(5),
                         grants_after: 2,
                     }],
+                },
+                events: EventCounts {
+                    messages: 40,
+                    timers: 9,
                 },
             }),
         };

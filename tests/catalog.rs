@@ -64,3 +64,15 @@ fn every_scenario_replays_bit_for_bit() {
         assert_eq!(first, second, "{} is not deterministic", file.display());
     }
 }
+
+#[test]
+fn the_bench_workloads_are_not_in_the_catalogue() {
+    let catalogue = load_paths(&[PathBuf::from("scenarios")]).unwrap();
+    assert!(
+        catalogue
+            .iter()
+            .all(|(file, _)| !file.starts_with("scenarios/bench")),
+        "scenarios/bench/ is for `locksim bench`, not the verdict table"
+    );
+    assert_eq!(load_paths(&[PathBuf::from("scenarios/bench")]).unwrap().len(), 2);
+}

@@ -140,3 +140,50 @@ fn usage_errors_exit_2() {
     assert!(text(&missing.stderr).contains("no/such/file.json"));
     assert!(Path::new(GC_PAUSE).exists());
 }
+
+#[test]
+fn bench_reports_events_per_second_and_writes_its_numbers_as_json() {
+    let json = scratch("bench").join("bench.json");
+    let output = locksim(&[
+        "bench",
+        "scenarios/bench/single-node.json",
+        "--seeds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.lines().next().unwrap().contains("events/s"), "{stdout}");
+    assert!(stdout.contains("bench-single-node"), "{stdout}");
+    let numbers: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let workload = &numbers["workloads"][0];
+    assert_eq!(workload["seeds"], 2);
+    assert!(workload["messages"].as_u64().unwrap() > 0, "{workload}");
+    assert!(workload["timer_firings"].as_u64().unwrap() > 0, "{workload}");
+}
+
+#[test]
+fn bench_times_the_first_violation_of_a_violating_catalogue_scenario() {
+    let dir = scratch("bench-catalogue");
+    std::fs::copy(GC_PAUSE, dir.join("gc.json")).unwrap();
+    std::fs::copy("scenarios/single-node-baseline.json", dir.join("baseline.json")).unwrap();
+    let json = dir.join("numbers.json");
+    let output = locksim(&[
+        "bench",
+        "scenarios/bench/single-node.json",
+        "--seeds",
+        "1",
+        "--catalogue",
+        dir.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let numbers: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let found = numbers["first_violations"].as_array().unwrap();
+    // The baseline expects no violation, so only the gc pause is timed.
+    assert_eq!(found.len(), 1, "{numbers}");
+    assert_eq!(found[0]["scenario"], "single-node-gc-pause");
+    assert_eq!(found[0]["seed"], 0);
+}

@@ -18,14 +18,15 @@ pub fn check(history: &History) -> Verdict {
     let mut granted: BTreeMap<u64, (&str, u64)> = BTreeMap::new();
     let mut highest: Option<u64> = None;
     let violation = history.events.iter().find_map(|event| {
-        let at = fmt_ms(event.true_us as i64);
+        let at = || fmt_ms(event.true_us as i64);
         match event.kind {
             EventKind::Acquired { fence: Some(fence), .. } => {
                 match granted.insert(fence, (event.node.as_str(), event.true_us)) {
                     Some((other, when)) if other != event.node => Some(format!(
-                        "token {fence} was granted to {other} at {} ms and again to {} at {at} ms",
+                        "token {fence} was granted to {other} at {} ms and again to {} at {} ms",
                         fmt_ms(when as i64),
-                        event.node
+                        event.node,
+                        at()
                     )),
                     _ => None,
                 }
@@ -37,8 +38,9 @@ pub fn check(history: &History) -> Verdict {
             EventKind::ResourceWrite { fence: Some(fence), .. } => {
                 let stale = highest.filter(|&seen| fence < seen).map(|seen| {
                     format!(
-                        "the resource accepted {}'s write with token {fence} at {at} ms after seeing token {seen}",
-                        event.node
+                        "the resource accepted {}'s write with token {fence} at {} ms after seeing token {seen}",
+                        event.node,
+                        at()
                     )
                 });
                 highest = highest.max(Some(fence));

@@ -1,58 +1,250 @@
 //! `bench`: how fast the simulator runs seeds, and how much memory it takes. Speed and
 //! memory are measured here, not asserted in tests: tests must pass on a loaded machine.
+//!
+//! With no paths it runs the reference workloads of scenarios/bench/ (kept out of the
+//! catalogue: `run` and `report` read only a directory's own files, not its
+//! subdirectories). With `--catalogue` it also times, for every catalogue scenario that
+//! expects a violation, how long the search takes to find its first violating seed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use locksim::scenario;
+use serde_json::{Value, json};
+
+use locksim::scenario::{self, Expectation, Scenario};
 use locksim::sweep::sweep;
+use locksim::world::events::EventCounts;
 
 use super::{EXIT_UNMET, emit, invalid};
 
-/// Runs each scenario's seeds (or `seeds`) with `jobs` threads and prints the throughput.
-pub fn bench(paths: &[PathBuf], seeds: Option<u64>, jobs: usize) -> ExitCode {
-    let scenarios = match scenario::load_paths(paths) {
+/// The reference workloads `bench` runs when given no paths.
+pub const BENCH_DIR: &str = "scenarios/bench";
+
+/// What `bench` is asked to measure.
+pub struct BenchArgs {
+    pub paths: Vec<PathBuf>,
+    pub seeds: Option<u64>,
+    pub jobs: usize,
+    /// Time each violating scenario of this catalogue to its first violation.
+    pub catalogue: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+}
+
+/// Runs each scenario's seeds (or `seeds`) with `jobs` threads and prints the throughput;
+/// then, with `--catalogue`, the time to each violating scenario's first violation.
+pub fn bench(args: BenchArgs) -> ExitCode {
+    let paths = match args.paths.is_empty() {
+        true => vec![PathBuf::from(BENCH_DIR)],
+        false => args.paths.clone(),
+    };
+    let scenarios = match scenario::load_paths(&paths) {
         Ok(s) if s.is_empty() => return invalid("no scenario files found"),
         Ok(s) => s,
         Err(e) => return invalid(e),
     };
+    let catalogue = match &args.catalogue {
+        None => Vec::new(),
+        Some(dir) => match scenario::load_paths(std::slice::from_ref(dir)) {
+            Ok(s) => s,
+            Err(e) => return invalid(e),
+        },
+    };
     emit(format_args!(
-        "{:<44} {:>6} {:>5} {:>9} {:>9} {:>10} {:>14}",
-        "scenario", "seeds", "jobs", "wall s", "seeds/s", "ms/seed", "sim-s/wall-s"
+        "{:<44} {:>6} {:>5} {:>9} {:>9} {:>10} {:>14} {:>12}",
+        "scenario", "seeds", "jobs", "wall s", "seeds/s", "ms/seed", "sim-s/wall-s", "events/s"
     ));
     let mut failed = 0;
+    let mut workloads = Vec::new();
     for (_, scenario) in scenarios {
-        let count = seeds.unwrap_or(scenario.seeds).max(1);
-        let scenario = Arc::new(scenario);
-        let started = Instant::now();
-        let runs = sweep(&scenario, 0..count, jobs);
-        let wall_s = started.elapsed().as_secs_f64();
-        failed += runs.iter().filter(|run| run.outcome.is_err()).count();
-        let simulated_s = count as f64 * scenario.duration_ms as f64 / 1000.0;
+        let count = args.seeds.unwrap_or(scenario.seeds).max(1);
+        let throughput = measure(Arc::new(scenario), count, args.jobs);
+        failed += throughput.failed;
+        emit(throughput.line());
+        workloads.push(throughput.json());
+    }
+    let mut first_violations = Vec::new();
+    if !catalogue.is_empty() {
         emit(format_args!(
-            "{:<44} {:>6} {:>5} {:>9.2} {:>9.1} {:>10.2} {:>14.0}",
-            scenario.name,
-            count,
-            jobs,
-            wall_s,
-            count as f64 / wall_s,
-            wall_s * 1000.0 * jobs as f64 / count as f64,
-            simulated_s / wall_s,
+            "\n{:<52} {:>6} {:>8} {:>12}",
+            "catalogue scenario (expects a violation)", "seed", "seeds", "wall s"
         ));
     }
-    if let Some(peak) = peak_memory_kib() {
+    for (file, scenario) in catalogue {
+        if let Some(found) = first_violation(&file, Arc::new(scenario)) {
+            emit(found.line());
+            first_violations.push(found.json());
+        }
+    }
+    let peak_kib = peak_memory_kib();
+    if let Some(peak) = peak_kib {
         emit(format_args!(
             "peak memory (VmHWM): {:.1} MiB",
             peak as f64 / 1024.0
         ));
+    }
+    if let Some(path) = &args.json {
+        let numbers = json!({
+            "workloads": workloads,
+            "first_violations": first_violations,
+            "peak_memory_kib": peak_kib,
+        });
+        let text = serde_json::to_string_pretty(&numbers).expect("numbers serialise");
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            return invalid(format!("cannot write {}: {e}", path.display()));
+        }
     }
     if failed > 0 {
         eprintln!("error: {failed} runs failed inside the simulator");
         return ExitCode::from(EXIT_UNMET);
     }
     ExitCode::SUCCESS
+}
+
+/// One workload's speed.
+struct Throughput {
+    name: String,
+    seeds: u64,
+    jobs: usize,
+    wall_s: f64,
+    simulated_s: f64,
+    events: EventCounts,
+    failed: usize,
+}
+
+/// Sweeps `seeds` seeds of `scenario` and times the sweep.
+fn measure(scenario: Arc<Scenario>, seeds: u64, jobs: usize) -> Throughput {
+    let started = Instant::now();
+    let runs = sweep(&scenario, 0..seeds, jobs);
+    let wall_s = started.elapsed().as_secs_f64();
+    let mut events = EventCounts::default();
+    for summary in runs.iter().filter_map(|run| run.outcome.as_ref().ok()) {
+        events.messages += summary.events.messages;
+        events.timers += summary.events.timers;
+    }
+    Throughput {
+        name: scenario.name.clone(),
+        seeds,
+        jobs,
+        wall_s,
+        simulated_s: seeds as f64 * scenario.duration_ms as f64 / 1000.0,
+        events,
+        failed: runs.iter().filter(|run| run.outcome.is_err()).count(),
+    }
+}
+
+impl Throughput {
+    fn seeds_per_s(&self) -> f64 {
+        self.seeds as f64 / self.wall_s
+    }
+
+    /// Wall time of one seed on one job.
+    fn ms_per_seed(&self) -> f64 {
+        self.wall_s * 1000.0 * self.jobs as f64 / self.seeds as f64
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{:<44} {:>6} {:>5} {:>9.2} {:>9.1} {:>10.2} {:>14.0} {:>12.0}",
+            self.name,
+            self.seeds,
+            self.jobs,
+            self.wall_s,
+            self.seeds_per_s(),
+            self.ms_per_seed(),
+            self.simulated_s / self.wall_s,
+            self.events.total() as f64 / self.wall_s,
+        )
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "scenario": self.name,
+            "seeds": self.seeds,
+            "jobs": self.jobs,
+            "wall_s": self.wall_s,
+            "seeds_per_s": self.seeds_per_s(),
+            "ms_per_seed": self.ms_per_seed(),
+            "simulated_s_per_wall_s": self.simulated_s / self.wall_s,
+            "messages": self.events.messages,
+            "timer_firings": self.events.timers,
+            "events_per_s": self.events.total() as f64 / self.wall_s,
+            "failed_runs": self.failed,
+        })
+    }
+}
+
+/// How long one violating scenario took to show its first violation.
+struct FirstViolation {
+    name: String,
+    file: PathBuf,
+    /// The first seed violating a checker the scenario expects violated, if any did.
+    seed: Option<u64>,
+    seeds_run: u64,
+    wall_s: f64,
+}
+
+/// Runs `scenario`'s seeds one at a time from 0 until one violates a checker it expects
+/// violated (at most its own seed count); `None` when it expects no violation.
+fn first_violation(file: &Path, scenario: Arc<Scenario>) -> Option<FirstViolation> {
+    let expected: Vec<&str> = scenario
+        .expect
+        .entries()
+        .into_iter()
+        .filter(|(_, expectation)| *expectation == Expectation::Violated)
+        .map(|(checker, _)| checker)
+        .collect();
+    if expected.is_empty() {
+        return None;
+    }
+    let started = Instant::now();
+    let mut found = FirstViolation {
+        name: scenario.name.clone(),
+        file: file.to_path_buf(),
+        seed: None,
+        seeds_run: 0,
+        wall_s: 0.0,
+    };
+    for seed in 0..scenario.seeds {
+        found.seeds_run += 1;
+        let violates = sweep(&scenario, seed..seed + 1, 1).iter().any(|run| {
+            run.outcome.as_ref().is_ok_and(|summary| {
+                summary
+                    .verdicts
+                    .iter()
+                    .any(|v| v.violation.is_some() && expected.contains(&v.checker))
+            })
+        });
+        if violates {
+            found.seed = Some(seed);
+            break;
+        }
+    }
+    found.wall_s = started.elapsed().as_secs_f64();
+    Some(found)
+}
+
+impl FirstViolation {
+    fn line(&self) -> String {
+        let seed = self
+            .seed
+            .map_or_else(|| "none".to_string(), |seed| seed.to_string());
+        format!(
+            "{:<52} {:>6} {:>8} {:>12.4}",
+            self.name, seed, self.seeds_run, self.wall_s
+        )
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "scenario": self.name,
+            "file": self.file.display().to_string(),
+            "seed": self.seed,
+            "seeds_run": self.seeds_run,
+            "wall_s": self.wall_s,
+        })
+    }
 }
 
 /// The process's peak resident memory, from /proc (Linux).

@@ -591,6 +591,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
         let mut bytes = [0u8; TOKEN_BYTES];
         self.rng.fill(&mut bytes);
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let hex = bytes
+            .iter()
+            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
+        hex.map(char::from).collect()
     }
 }

@@ -76,15 +76,19 @@ fn encode_frame(frame: &Frame, protocol: Protocol, out: &mut Vec<u8>) {
             out.extend(text);
             out.extend(b"\r\n");
         }
-        Frame::Error(text) => out.extend(format!("-{text}\r\n").as_bytes()),
-        Frame::Integer(n) => out.extend(format!(":{n}\r\n").as_bytes()),
+        Frame::Error(text) => {
+            out.push(b'-');
+            out.extend(text.as_bytes());
+            out.extend(b"\r\n");
+        }
+        Frame::Integer(n) => push_line(out, b':', *n),
         Frame::BulkString(bytes) => {
-            out.extend(format!("${}\r\n", bytes.len()).as_bytes());
+            push_line(out, b'$', bytes.len() as i64);
             out.extend(bytes);
             out.extend(b"\r\n");
         }
         Frame::Array(items) => {
-            out.extend(format!("*{}\r\n", items.len()).as_bytes());
+            push_line(out, b'*', items.len() as i64);
             for item in items {
                 encode_frame(item, protocol, out);
             }
@@ -92,6 +96,27 @@ fn encode_frame(frame: &Frame, protocol: Protocol, out: &mut Vec<u8>) {
         Frame::Null if protocol == Protocol::Resp3 => out.extend(b"_\r\n"),
         Frame::Null => out.extend(b"$-1\r\n"),
     }
+}
+
+/// Appends `<prefix><n>\r\n` (an integer reply, a length) without a formatted string.
+fn push_line(out: &mut Vec<u8>, prefix: u8, n: i64) {
+    out.push(prefix);
+    let mut digits = [0u8; 20];
+    let mut rest = n.unsigned_abs();
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend(&digits[start..]);
+    out.extend(b"\r\n");
 }
 
 /// Why reading a frame failed.
@@ -185,5 +210,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         encode(&mut bytes, frame, false).map_err(|e| std::io::Error::other(e.details().to_string()))?;
         self.stream.write_all(&bytes).await?;
         self.stream.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_and_lengths_encode_as_resp_writes_them() {
+        let encode = |frame: Frame| Reply::Frame(frame).encode(Protocol::Resp2);
+        assert_eq!(encode(Frame::Integer(0)), b":0\r\n");
+        assert_eq!(encode(Frame::Integer(-42)), b":-42\r\n");
+        assert_eq!(encode(Frame::Integer(i64::MIN)), b":-9223372036854775808\r\n");
+        assert_eq!(encode(Frame::BulkString(b"token".to_vec())), b"$5\r\ntoken\r\n");
+        assert_eq!(
+            encode(Frame::Array(vec![
+                Frame::Integer(7),
+                Frame::Error("ERR no".into())
+            ])),
+            b"*2\r\n:7\r\n-ERR no\r\n"
+        );
     }
 }

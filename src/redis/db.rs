@@ -138,6 +138,15 @@ impl Db {
         due.len()
     }
 
+    /// The earliest expiry time of any key (node wall clock, ms): when [`Db::expire_due`]
+    /// next has work. `None` on a replica, which expires nothing itself.
+    pub fn earliest_expiry_ms(&self) -> Option<u64> {
+        if self.replica {
+            return None;
+        }
+        self.entries.values().filter_map(|e| e.expires_at_ms).min()
+    }
+
     /// Number of keys stored, expired or not.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -11,7 +11,7 @@
 //! library and the read-only globals; this file converts values both ways and words the
 //! errors as Redis does.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -101,9 +101,13 @@ pub struct Scripts {
     lua: Lua,
     /// Private table shared with `prelude.lua`: `redis`, `run`, `sandbox`.
     bridge: Table,
-    /// Lua's `string.format`, which turns number arguments of `redis.call` into strings
-    /// exactly as Redis's C code does (`%.17g`).
-    string_format: Function,
+    /// What `redis.call` and `redis.pcall` reach while a script runs.
+    running: Rc<RunningScript>,
+    /// `redis.call`, `redis.pcall` and the error handler that finds the script's line:
+    /// made once with the interpreter, put back into the `redis` table at each run.
+    call: Function,
+    pcall: Function,
+    on_error: Function,
     /// Compiled scripts by lower-case hex SHA1 of their body.
     cache: BTreeMap<String, Function>,
     /// Lua instructions the running script has executed, in hook periods.
@@ -156,7 +160,27 @@ impl Scripts {
         )?;
         bridge.set("version", super::cmd::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::cmd::REDIS_VERSION))?;
-        let string_format = lua.globals().get::<Table>("string")?.get("format")?;
+        let running = Rc::new(RunningScript {
+            string_format: lua.globals().get::<Table>("string")?.get("format")?,
+            db: RefCell::new(None),
+            now_ms: Cell::new(0),
+            read_only: Cell::new(false),
+        });
+        let script = running.clone();
+        let call =
+            lua.create_function(move |lua, words: Variadic<Value>| match script.command(words)? {
+                Frame::Error(message) => Err(mlua::Error::external(RedisCallError(message))),
+                reply => frame_to_lua(lua, reply),
+            })?;
+        let script = running.clone();
+        let pcall = lua
+            .create_function(move |lua, words: Variadic<Value>| frame_to_lua(lua, script.command(words)?))?;
+        let on_error = lua.create_function(|lua, reason: Value| {
+            let info = lua.create_table()?;
+            info.raw_set("reason", reason)?;
+            info.raw_set("line", script_line(lua))?;
+            Ok(info)
+        })?;
         lua.load(include_str!("prelude.lua"))
             .set_name("=prelude")
             .call::<()>(bridge.clone())?;
@@ -178,7 +202,10 @@ impl Scripts {
         Ok(Scripts {
             lua,
             bridge,
-            string_format,
+            running,
+            call,
+            pcall,
+            on_error,
             cache: BTreeMap::new(),
             hook_periods,
         })
@@ -226,42 +253,6 @@ impl Scripts {
         }
     }
 
-    /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
-    /// converting them as Redis does.
-    fn script_command(
-        &self,
-        words: Variadic<Value>,
-        db: &mut Db,
-        now_ms: u64,
-        read_only: bool,
-    ) -> mlua::Result<Frame> {
-        if words.is_empty() {
-            return Ok(error_frame(
-                "ERR Please specify at least one argument for this redis lib call".into(),
-            ));
-        }
-        let mut command = Vec::with_capacity(words.len());
-        for word in words.iter() {
-            command.push(match word {
-                Value::String(text) => text.as_bytes().to_vec(),
-                Value::Integer(_) | Value::Number(_) => self
-                    .string_format
-                    .call::<LuaString>(("%.17g", word.clone()))?
-                    .as_bytes()
-                    .to_vec(),
-                _ => {
-                    return Ok(error_frame(
-                        "ERR Lua redis lib command arguments must be strings or integers".into(),
-                    ));
-                }
-            });
-        }
-        Ok(match Command::from_script_words(command, read_only) {
-            Ok(command) => command.apply_to_db(db, now_ms),
-            Err(error) => error.into(),
-        })
-    }
-
     fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
         let strings = words.iter().map(|w| self.lua.create_string(w));
         self.lua
@@ -285,42 +276,81 @@ impl Scripts {
         globals.raw_set("ARGV", self.string_sequence(args)?)?;
         self.hook_periods.set(0);
         let run: Function = self.bridge.get("run")?;
-        let on_error = self.lua.create_function(|lua, reason: Value| {
-            let info = lua.create_table()?;
-            info.raw_set("reason", reason)?;
-            info.raw_set("line", script_line(lua))?;
-            Ok(info)
-        })?;
-        let db = std::cell::RefCell::new(db);
-        self.lua.scope(|scope| {
-            let call = scope.create_function(|lua, words: Variadic<Value>| {
-                let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
-                match self.script_command(words, &mut db, now_ms, read_only)? {
-                    Frame::Error(message) => Err(mlua::Error::external(RedisCallError(message))),
-                    reply => frame_to_lua(lua, reply),
+        let redis: Table = self.bridge.get("redis")?;
+        redis.raw_set("call", &self.call)?;
+        redis.raw_set("pcall", &self.pcall)?;
+        self.running.now_ms.set(now_ms);
+        self.running.read_only.set(read_only);
+        *self.running.db.borrow_mut() = Some(std::mem::take(db));
+        let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
+        *db = self
+            .running
+            .db
+            .borrow_mut()
+            .take()
+            .expect("the keyspace comes back after the run");
+        let (ok, outcome) = outcome?;
+        if ok {
+            return Ok(Ok(lua_to_frame(outcome, 0)));
+        }
+        let Value::Table(info) = outcome else {
+            return Ok(Err(ScriptFailure {
+                reason: outcome,
+                line: None,
+            }));
+        };
+        Ok(Err(ScriptFailure {
+            reason: info.raw_get("reason")?,
+            line: info.raw_get("line")?,
+        }))
+    }
+}
+
+/// The keyspace and settings of the script that is running, for `redis.call` and
+/// `redis.pcall`. The node's keyspace is moved in for the run and back out after it, so the
+/// two functions are made once per interpreter rather than once per run.
+struct RunningScript {
+    /// Lua's `string.format`, which turns number arguments of `redis.call` into strings
+    /// exactly as Redis's C code does (`%.17g`).
+    string_format: Function,
+    /// The node's keyspace while a script runs; `None` between runs.
+    db: RefCell<Option<Db>>,
+    now_ms: Cell<u64>,
+    read_only: Cell<bool>,
+}
+
+impl RunningScript {
+    /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
+    /// converting them as Redis does.
+    fn command(&self, words: Variadic<Value>) -> mlua::Result<Frame> {
+        if words.is_empty() {
+            return Ok(error_frame(
+                "ERR Please specify at least one argument for this redis lib call".into(),
+            ));
+        }
+        let mut command = Vec::with_capacity(words.len());
+        for word in words.iter() {
+            command.push(match word {
+                Value::String(text) => text.as_bytes().to_vec(),
+                Value::Integer(_) | Value::Number(_) => self
+                    .string_format
+                    .call::<LuaString>(("%.17g", word.clone()))?
+                    .as_bytes()
+                    .to_vec(),
+                _ => {
+                    return Ok(error_frame(
+                        "ERR Lua redis lib command arguments must be strings or integers".into(),
+                    ));
                 }
-            })?;
-            let pcall = scope.create_function(|lua, words: Variadic<Value>| {
-                let mut db = db.try_borrow_mut().map_err(mlua::Error::external)?;
-                frame_to_lua(lua, self.script_command(words, &mut db, now_ms, read_only)?)
-            })?;
-            let redis: Table = self.bridge.get("redis")?;
-            redis.raw_set("call", call)?;
-            redis.raw_set("pcall", pcall)?;
-            let (ok, outcome): (bool, Value) = run.call((function.clone(), on_error))?;
-            if ok {
-                return Ok(Ok(lua_to_frame(outcome, 0)));
-            }
-            let Value::Table(info) = outcome else {
-                return Ok(Err(ScriptFailure {
-                    reason: outcome,
-                    line: None,
-                }));
-            };
-            Ok(Err(ScriptFailure {
-                reason: info.raw_get("reason")?,
-                line: info.raw_get("line")?,
-            }))
+            });
+        }
+        let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
+        let db = db
+            .as_mut()
+            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
+        Ok(match Command::from_script_words(command, self.read_only.get()) {
+            Ok(command) => command.apply_to_db(db, self.now_ms.get()),
+            Err(error) => error.into(),
         })
     }
 }

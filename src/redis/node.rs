@@ -5,8 +5,11 @@
 //! thread does, so a script and the commands it calls see one consistent keyspace.
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::Notify;
 
 use super::db::{Changes, Db};
 use super::lua::Scripts;
@@ -89,6 +92,10 @@ pub struct Node {
     pub key_watch: Option<KeyWatch>,
     /// While a gate from `on_write` is closed, the stream to replicas is held back.
     gate: Option<Gate>,
+    /// The wall time the server's expiry cycle sleeps until (see
+    /// [`Node::next_cycle_work_ms`]), and how a write with earlier work wakes it.
+    pub cycle_planned_ms: Option<u64>,
+    pub cycle_replan: Rc<Notify>,
 }
 
 impl Node {
@@ -103,6 +110,8 @@ impl Node {
             on_write: None,
             key_watch: None,
             gate: None,
+            cycle_planned_ms: None,
+            cycle_replan: Rc::default(),
         })
     }
 }
@@ -136,5 +145,20 @@ impl Node {
         }
         self.replication.hold(self.gate.is_some());
         self.replication.propagate(&streamed);
+        let work = self.next_cycle_work_ms();
+        if work.is_some_and(|work| self.cycle_planned_ms.is_none_or(|planned| work < planned)) {
+            self.cycle_replan.notify_one();
+        }
+    }
+
+    /// The node wall time (ms) from which the expiry cycle has work: the earliest expiry
+    /// of a key on a master, or at once (0) while a held replication stream waits for a
+    /// cycle to let it go; `None` when no cycle would do anything. A cycle before then
+    /// would find nothing due, so the server may sleep through those ticks.
+    pub fn next_cycle_work_ms(&self) -> Option<u64> {
+        match self.gate {
+            Some(_) => Some(0),
+            None => self.db.earliest_expiry_ms(),
+        }
     }
 }

@@ -120,7 +120,16 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
     let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
     let mut next_client_id = 1;
+    let replan = node.borrow().cycle_replan.clone();
     loop {
+        // The expiry cycle ticks every EXPIRY_CYCLE_MS, but only a tick that finds work
+        // does anything: sleep through the others, and plan again when a write brings the
+        // work closer (Node::propagate then notifies `replan`).
+        let cycle_work_ms = node.borrow().next_cycle_work_ms();
+        node.borrow_mut().cycle_planned_ms = cycle_work_ms;
+        while next_cycle_ms <= clock.monotonic_ms() {
+            next_cycle_ms += EXPIRY_CYCLE_MS;
+        }
         tokio::select! {
             biased;
             Some(()) = tasks.next(), if !tasks.is_empty() => {}
@@ -132,11 +141,13 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 next_client_id += 1;
                 tasks.push(Box::pin(serve_connection(stream?, session, context.clone())));
             }
-            () = clock.sleep_until_monotonic(next_cycle_ms) => {
+            () = replan.notified() => {}
+            tick = clock.sleep_until_wall_on_grid(cycle_work_ms.unwrap_or(u64::MAX), next_cycle_ms, EXPIRY_CYCLE_MS),
+                if cycle_work_ms.is_some() => {
                 let mut node = node.borrow_mut();
                 node.db.expire_due(clock.wall_ms());
                 node.propagate(clock.wall_ms());
-                next_cycle_ms += EXPIRY_CYCLE_MS;
+                next_cycle_ms = tick + EXPIRY_CYCLE_MS;
             }
             () = clock.sleep_until_monotonic(next_fsync_ms), if fsyncs_every_second => {
                 node.borrow_mut().aof.fsync();

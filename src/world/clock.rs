@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::{events, timer};
 use crate::platform::Clock;
 
 /// Wall-clock time (ns since the Unix epoch) at true time 0 of every run: 2024-01-01 UTC.
@@ -58,6 +59,24 @@ impl ClockModel {
         let ahead = mono_ns.saturating_sub(self.anchor_mono_ns) as i128;
         let rate = PPM + self.rate_ppm as i128;
         self.anchor_true_ns + ((ahead * PPM + rate - 1) / rate) as u64
+    }
+
+    /// The first tick of `first_tick_ms + k·period_ms` (k ≥ 0) at whose true time (when
+    /// the monotonic clock reaches it) the wall clock reads `wall_ns` or later.
+    pub fn first_tick_at_wall(&self, wall_ns: i128, first_tick_ms: u64, period_ms: u64) -> u64 {
+        const MOST_TICKS: i128 = 1_000_000_000;
+        let ns = |ms: u64| ms as i128 * NS_PER_MS as i128;
+        let reaches =
+            |tick: u64| self.wall_ns(self.true_ns_for_monotonic(tick * NS_PER_MS)) as i128 >= wall_ns;
+        // wall = monotonic + shift, and at a tick's true time the monotonic clock reads
+        // the tick or (rounding up to a whole ns of true time) a hair more.
+        let ahead = (wall_ns - self.shift_ns as i128 - ns(first_tick_ms)).max(0);
+        let steps = ((ahead + ns(period_ms) - 1) / ns(period_ms)).min(MOST_TICKS) as u64;
+        let mut tick = first_tick_ms + steps * period_ms;
+        while tick > first_tick_ms && reaches(tick - period_ms) {
+            tick -= period_ms;
+        }
+        tick
     }
 
     /// Steps the wall clock by `by_ns` (negative steps it back).
@@ -146,7 +165,54 @@ impl Clock for SimClock {
                 tokio::select! {
                     biased;
                     _ = changed.changed() => {}
-                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => {}
+                    () = timer::sleep(Duration::from_nanos(wake - now)) => events::timer(),
+                }
+            }
+        }
+    }
+
+    /// Sleeps straight to the tick the clock model predicts, instead of waking at every
+    /// tick, and plans again whenever the clock is stepped or re-rated.
+    fn sleep_until_wall_on_grid(
+        &self,
+        wall_ms: u64,
+        first_tick_ms: u64,
+        period_ms: u64,
+    ) -> impl Future<Output = u64> + Send {
+        let clock = self.clone();
+        async move {
+            let mut changed = clock.epoch.subscribe();
+            let wall_ns = wall_ms as i128 * NS_PER_MS as i128;
+            let mut tick = first_tick_ms;
+            loop {
+                let model = clock.model();
+                let now = true_now_ns();
+                // A tick already due fires at once, as a late cron does (a paused node).
+                if model.true_ns_for_monotonic(tick * NS_PER_MS) <= now {
+                    if clock.wall_ms() >= wall_ms {
+                        return tick;
+                    }
+                    tick += period_ms;
+                    continue;
+                }
+                let due = model.first_tick_at_wall(wall_ns, tick, period_ms);
+                let wake = model.true_ns_for_monotonic(due * NS_PER_MS);
+                tokio::select! {
+                    biased;
+                    _ = changed.changed() => {
+                        // Ticks before the step found nothing due: plan from the next one.
+                        let (model, now) = (clock.model(), true_now_ns());
+                        while model.true_ns_for_monotonic(tick * NS_PER_MS) < now {
+                            tick += period_ms;
+                        }
+                    }
+                    () = timer::sleep(Duration::from_nanos(wake - now)) => {
+                        events::timer();
+                        if clock.wall_ms() >= wall_ms {
+                            return due;
+                        }
+                        tick = due + period_ms;
+                    }
                 }
             }
         }
@@ -191,6 +257,44 @@ mod tests {
         assert_eq!(m.monotonic_ns(10 * S), 10 * S);
         assert_eq!(m.monotonic_ns(11 * S), 12 * S);
         assert_eq!(m.true_ns_for_monotonic(14 * S), 12 * S);
+    }
+
+    #[test]
+    fn the_first_tick_at_a_wall_time_counts_offset_and_drift() {
+        let m = ClockModel::new(-2_000 * NS_PER_MS as i64, 10_000); // 1% fast, 2 s behind
+        let wall_ns = |ms: i64| (EPOCH_NS + ms * NS_PER_MS as i64) as i128;
+        // The wall clock reads 1 s (epoch-relative) when the monotonic one reads 3 s.
+        assert_eq!(m.first_tick_at_wall(wall_ns(1_000), 100, 100), 3_000);
+        assert_eq!(m.first_tick_at_wall(wall_ns(1_001), 100, 100), 3_100);
+        assert_eq!(m.first_tick_at_wall(wall_ns(1_000), 3_050, 100), 3_050);
+        assert_eq!(m.first_tick_at_wall(wall_ns(-5_000), 100, 100), 100);
+        for (wall, first) in [(1_000, 100), (1_001, 100), (7_777, 33), (123_456, 5)] {
+            let tick = m.first_tick_at_wall(wall_ns(wall), first, 100);
+            let reaches =
+                |tick: u64| m.wall_ns(m.true_ns_for_monotonic(tick * NS_PER_MS)) as i128 >= wall_ns(wall);
+            assert!(
+                reaches(tick) && (tick == first || !reaches(tick - 100)),
+                "{wall} {first}: {tick}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wall_deadline_on_a_grid_is_met_at_the_tick_a_cron_would_meet_it() {
+        let (tick, elapsed) = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 0));
+            let jumper = clock.clone();
+            madsim::task::spawn(async move {
+                madsim::time::sleep(Duration::from_millis(1_050)).await;
+                jumper.jump_ms(5_000); // wall reads 6.05 s at 1.05 s
+            });
+            let deadline_ms = (EPOCH_NS / NS_PER_MS as i64) as u64 + 6_000;
+            let tick = clock.sleep_until_wall_on_grid(deadline_ms, 100, 100).await;
+            (tick, true_now_ns())
+        });
+        // Without the jump the deadline would be met at 6 s; the step makes the next tick do.
+        assert_eq!(tick, 1_100);
+        assert_near(elapsed, 1_100 * NS_PER_MS);
     }
 
     /// madsim charges a few ns of virtual time per poll; a sleep ends within a µs of its target.

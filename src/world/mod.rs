@@ -6,11 +6,13 @@
 //! Nothing here reads the host's clock or iterates an unordered map.
 
 pub mod clock;
+pub mod events;
 pub mod failover;
 pub mod faults;
 pub mod key_watch;
 pub mod net;
 pub mod recorder;
+pub mod timer;
 pub mod topology;
 pub mod workload;
 
@@ -21,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
+use madsim::task::NodeId;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -44,10 +47,47 @@ const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 /// Runs one seed of a scenario on the current thread and returns its history.
 ///
 /// Run each seed on a fresh thread: std's `HashMap` keys are seeded once per thread,
-/// and madsim's runtime state is thread-local.
+/// and madsim's runtime state is thread-local. [`events::take`] afterwards, on the same
+/// thread, says how many events the run processed.
 pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
+    events::take();
     let runtime = Runtime::with_seed_and_config(seed, net::net_config(&scenario.network));
     runtime.block_on(build_and_run(scenario.clone(), seed))
+}
+
+/// The nodes of a run as they are created: madsim's id, the address and the clock of
+/// each, by name (what the fault injector reaches them by).
+struct Nodes {
+    handle: Handle,
+    ids: BTreeMap<String, NodeId>,
+    ips: BTreeMap<String, IpAddr>,
+    clocks: BTreeMap<String, SimClock>,
+}
+
+impl Nodes {
+    fn new(handle: Handle) -> Self {
+        Nodes {
+            handle,
+            ids: BTreeMap::new(),
+            ips: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+        }
+    }
+
+    /// Creates node `name` at `ip`, reading `clock`, that runs `start()` when it starts
+    /// and again at each restart.
+    fn add<F: Future + 'static>(
+        &mut self,
+        name: &str,
+        ip: IpAddr,
+        clock: SimClock,
+        start: impl Fn() -> F + Send + Sync + 'static,
+    ) {
+        let node = self.handle.create_node().name(name).ip(ip).init(start).build();
+        self.ids.insert(name.to_string(), node.id());
+        self.ips.insert(name.to_string(), ip);
+        self.clocks.insert(name.to_string(), clock);
+    }
 }
 
 async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
@@ -55,11 +95,10 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let recorder = Recorder::default();
     let resource = Register::default();
-    let mut nodes = BTreeMap::new();
+    let mut nodes = Nodes::new(handle.clone());
     let mut nics: BTreeMap<String, Nic> = BTreeMap::new();
-    let mut ips = BTreeMap::new();
     let steps = StepTraps::default();
-    let mut clocks = BTreeMap::new();
+    let writes = WriteTraps::default();
 
     let groups: Vec<Group> = scenario
         .redis_groups()
@@ -67,27 +106,18 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .enumerate()
         .map(|(i, names)| Group::new(i, names, &scenario))
         .collect();
-    let writes = WriteTraps::default();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario.clocks);
-            let (node_group, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
+            let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name) = (writes.hook(name), name.clone());
-            let node = handle
-                .create_node()
-                .name(name)
-                .ip(group.addrs[index].ip())
-                .init(move || {
-                    // Each incarnation watches its keys afresh: a restart starts empty.
-                    let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
-                    node_group
-                        .clone()
-                        .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
-                })
-                .build();
-            nodes.insert(name.clone(), node.id());
-            ips.insert(name.clone(), group.addrs[index].ip());
-            clocks.insert(name.clone(), clock);
+            nodes.add(name, group.addrs[index].ip(), clock, move || {
+                // Each incarnation watches its keys afresh: a restart starts empty.
+                let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
+                group_of_node
+                    .clone()
+                    .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
+            });
             nics.insert(name.clone(), group.nics[index].clone());
         }
     }
@@ -96,7 +126,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         groups
             .iter()
             .flat_map(|group| group.names.iter().zip(&group.addrs))
-            .map(|(name, addr)| (*addr, (name.clone(), clocks[name].clone())))
+            .map(|(name, addr)| (*addr, (name.clone(), nodes.clocks[name].clone())))
             .collect(),
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
@@ -104,15 +134,9 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         let clock = new_clock(&mut rng, &scenario.clocks);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
-        let node = handle
-            .create_node()
-            .name(FENCE_COUNTER)
-            .ip(FENCE_COUNTER_IP)
-            .init(move || counter.clone().serve(0, node_clock.clone(), None, None))
-            .build();
-        nodes.insert(FENCE_COUNTER.to_string(), node.id());
-        ips.insert(FENCE_COUNTER.to_string(), FENCE_COUNTER_IP);
-        clocks.insert(FENCE_COUNTER.to_string(), clock);
+        nodes.add(FENCE_COUNTER, FENCE_COUNTER_IP, clock, move || {
+            counter.clone().serve(0, node_clock.clone(), None, None)
+        });
         addr
     });
 
@@ -133,22 +157,14 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
         let incarnation = Arc::new(AtomicU64::new(0));
-        let node = handle
-            .create_node()
-            .name(&name)
-            .ip(client_ip(i))
-            .init(move || {
-                let n = incarnation.fetch_add(1, Ordering::Relaxed);
-                ClientProcess {
-                    seed: process.seed.wrapping_add(n),
-                    ..process.clone()
-                }
-                .run()
-            })
-            .build();
-        nodes.insert(name.clone(), node.id());
-        ips.insert(name.clone(), client_ip(i));
-        clocks.insert(name, clock);
+        nodes.add(&name, client_ip(i), clock, move || {
+            let n = incarnation.fetch_add(1, Ordering::Relaxed);
+            ClientProcess {
+                seed: process.seed.wrapping_add(n),
+                ..process.clone()
+            }
+            .run()
+        });
     }
 
     if groups.iter().any(|group| group.names.len() > 1) {
@@ -159,30 +175,22 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             recorder.clone(),
             clock.clone(),
         );
-        let node = handle
-            .create_node()
-            .name(SENTINEL)
-            .ip(SENTINEL_IP)
-            .init(move || {
-                let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
-                    failover::watch(
-                        group.clone(),
-                        down_after_ms,
-                        node_clock.clone(),
-                        node_recorder.clone(),
-                    )
-                });
-                futures::future::join_all(watches.collect::<Vec<_>>())
-            })
-            .build();
-        nodes.insert(SENTINEL.to_string(), node.id());
-        ips.insert(SENTINEL.to_string(), SENTINEL_IP);
-        clocks.insert(SENTINEL.to_string(), clock);
+        nodes.add(SENTINEL, SENTINEL_IP, clock, move || {
+            let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
+                failover::watch(
+                    group.clone(),
+                    down_after_ms,
+                    node_clock.clone(),
+                    node_recorder.clone(),
+                )
+            });
+            futures::future::join_all(watches.collect::<Vec<_>>())
+        });
     }
 
     let reach = Arc::new(Reach {
-        nodes,
-        clocks,
+        nodes: nodes.ids,
+        clocks: nodes.clocks,
         recorder: recorder.clone(),
         clients: scenario.client_names(),
         masters: scenario.master_names(),
@@ -201,19 +209,23 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .collect(),
         steps,
         nics,
-        ips,
+        ips: nodes.ips,
         writes,
     });
+    // The fault injector runs on a node of its own, which no fault names, so that it can
+    // be killed with the others at the end.
+    let injector = handle.create_node().name("fault-injector").build();
     for (index, fault) in scenario.faults.iter().cloned().enumerate() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        madsim::task::spawn(faults::inject(index, fault, reach.clone(), fault_rng));
+        injector.spawn(faults::inject(index, fault, reach.clone(), fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
     let history = recorder.finish();
     // madsim does not drop the tasks of nodes still running when `block_on` returns: kill
-    // every node and let the executor drop them, or each seed leaks its nodes' memory.
-    for id in reach.nodes.values() {
+    // every node and let the executor drop them, or each seed leaks its nodes' memory (and,
+    // through the injector's tasks, the whole world's).
+    for id in reach.nodes.values().chain([&injector.id()]) {
         handle.kill(*id);
     }
     madsim::task::yield_now().await;

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::events;
+use super::timer::{self, Timer};
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
@@ -191,7 +193,7 @@ pub struct Delayed<S> {
     /// The other end's address: a link's latency applies to writes to it.
     peer: IpAddr,
     /// The wait of the write in progress, if any.
-    wait: Option<Pin<Box<madsim::time::Sleep>>>,
+    wait: Option<Timer>,
     /// The wait is over and the write may go.
     waited: bool,
 }
@@ -235,18 +237,19 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
         if !this.waited {
             if this.wait.is_none() {
                 match this.nic.draw(this.peer) {
-                    Some(delay) => this.wait = Some(Box::pin(madsim::time::sleep(delay))),
+                    Some(delay) => this.wait = Some(timer::sleep(delay)),
                     None => this.waited = true,
                 }
             }
             if let Some(wait) = &mut this.wait {
-                std::task::ready!(wait.as_mut().poll(cx));
+                std::task::ready!(Pin::new(wait).poll(cx));
                 this.wait = None;
                 this.waited = true;
             }
         }
         let written = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, buf));
         this.waited = false;
+        events::message();
         Poll::Ready(written)
     }
 
