@@ -3,7 +3,7 @@
 //! would give.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use locksim::report::ScenarioReport;
 use locksim::scenario;
 use locksim::sweep::SeedRun;
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_UNMET, emit, emit_report, invalid};
 
 /// Reads every log, groups its seeds by scenario file, and judges each scenario on all of
 /// them; exit 0 when every expectation is met, 1 when one is not, 2 on a malformed log, a
@@ -67,13 +67,7 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
         let seed_start = runs.keys().next().copied().unwrap_or(0);
         let runs: Vec<SeedRun> = runs.into_values().collect();
         let report = ScenarioReport::new(&path, &scenario, seed_start, &runs, 0);
-        for line in report.table_lines() {
-            emit(line);
-        }
-        if let Some(out) = json_out.as_mut()
-            && let Err(e) = writeln!(out, "{}", report.to_json())
-        {
-            eprintln!("error: writing the JSON report: {e}");
+        if !emit_report(&report, json_out.as_mut()) {
             return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();

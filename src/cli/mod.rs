@@ -31,6 +31,21 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
     }
 }
 
+/// Prints a scenario's table lines and appends its JSON object to `json_out`, if any;
+/// `false` (after saying why) when the JSON could not be written.
+pub fn emit_report(report: &locksim::report::ScenarioReport, json_out: Option<&mut std::fs::File>) -> bool {
+    for line in report.table_lines() {
+        emit(line);
+    }
+    if let Some(out) = json_out
+        && let Err(e) = writeln!(out, "{}", report.to_json())
+    {
+        eprintln!("error: writing the JSON report: {e}");
+        return false;
+    }
+    true
+}
+
 /// `--jobs`, or every core.
 pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -17,7 +17,7 @@ use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_UNMET, emit, emit_report, invalid};
 
 /// What `run` is asked.
 pub struct RunArgs {
@@ -94,13 +94,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             eprintln!("error: writing the seed log: {e}");
             return ExitCode::from(EXIT_UNMET);
         }
-        for line in report.table_lines() {
-            emit(line);
-        }
-        if let Some(out) = json_out.as_mut()
-            && let Err(e) = writeln!(out, "{}", report.to_json())
-        {
-            eprintln!("error: writing the JSON report: {e}");
+        if !emit_report(&report, json_out.as_mut()) {
             return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();

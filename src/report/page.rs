@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::figures::{SCALE, heatmap, hex};
 use super::rate::Rate;
-use super::summary::{CHECKERS, MatrixSummary, Summary, overlap_absorbed};
+use super::summary::{CHECKERS, Counterexample, MatrixSummary, Summary, overlap_absorbed};
 use super::{Finding, ScenarioReport};
 use crate::check;
 use crate::scenario::Expectation;
@@ -167,14 +167,7 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
             example.seed
         );
         page.push_str("<ul>\n");
-        for (checker, why) in &example.violations {
-            let _ = writeln!(
-                page,
-                "<li><strong>{}</strong>: {}</li>",
-                escape(checker),
-                escape(why)
-            );
-        }
+        violation_items(page, example);
         page.push_str("</ul>\n");
         if let Some(svg) = figures.get(&example.id) {
             let _ = writeln!(page, "<figure>{}</figure>", strip_xml_declaration(svg));
@@ -257,6 +250,18 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary) {
     page.push_str("</table>\n</section>\n");
 }
 
+/// What each violated checker said of a counterexample, as list items.
+fn violation_items(page: &mut String, example: &Counterexample) {
+    for (checker, why) in &example.violations {
+        let _ = writeln!(
+            page,
+            "<li><strong>{}</strong>: {}</li>",
+            escape(checker),
+            escape(why)
+        );
+    }
+}
+
 /// One violating seed per broken matrix cell, folded: what broke, the story, the replay
 /// command and its timeline as a file beside the page (inlining them all would make the
 /// page tens of megabytes).
@@ -284,14 +289,7 @@ fn matrix_counterexamples(page: &mut String, summary: &Summary) {
             ),
             id = escape(&example.id)
         );
-        for (checker, why) in &example.violations {
-            let _ = writeln!(
-                page,
-                "<li><strong>{}</strong>: {}</li>",
-                escape(checker),
-                escape(why)
-            );
-        }
+        violation_items(page, example);
         let _ = writeln!(
             page,
             "</ul>\n<p><code>{}</code> <a href=\"figures/{id}.svg\">timeline</a></p>\n<pre>{}</pre>\n</details>",
