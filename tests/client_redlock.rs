@@ -17,6 +17,8 @@ const TTL_MS: u64 = 1000;
 const ACQUIRE_AT_MS: u64 = 1000;
 /// How long the client is frozen while its requests are in flight: longer than the TTL.
 const FREEZE_MS: u64 = 1500;
+/// How long after the freeze the rival starts trying.
+const RIVAL_AFTER_MS: u64 = 20;
 
 fn single_attempt(options: LockOptions) -> LockOptions {
     options.request_timeout_ms(10 * TTL_MS).retry(Retry {
@@ -61,6 +63,9 @@ fn frozen_during_acquire(nodes: u8, options: LockOptions, jump_ms: i64) -> Froze
         Handle::current().pause(frozen_id);
         jumper.jump_ms(jump_ms);
         let rival = client_node(2).spawn(async move {
+            // Only once client 1's keys are set (madsim's latency is at most 10 ms): a rival
+            // whose SET overtook client 1's would win the key, and client 1 would be refused.
+            madsim::time::sleep(Duration::from_millis(RIVAL_AFTER_MS)).await;
             let patient = LockOptions::new(Algorithm::Redlock, 10 * TTL_MS).retry(Retry {
                 count: 1000,
                 delay_ms: 50,
