@@ -3,7 +3,8 @@
 //! The passes, cheapest and most telling first (research/report-and-shrink.md):
 //! 1. materialise the nemesis: its drawn faults become an explicit list;
 //! 2. delta debugging (ddmin) over the fault list: the smallest set that still violates;
-//! 3. simplify each fault: halve every duration, jump, rate and delay while it violates;
+//! 3. simplify each fault: halve every duration, jump, rate and delay while it violates,
+//!    then delta debugging again (a fault halved to nothing may go now);
 //! 4. fewer clients, fewer Redis masters and replicas;
 //! 5. no clock offsets or drift, constant network latency;
 //! 6. a shorter run: cut after the violation;
@@ -442,6 +443,9 @@ pub fn shrink_within(
     search.ddmin_faults();
     search.enter("simplifying each fault");
     search.simplify_faults();
+    // A fault halved to nothing may now go: its removal no longer shifts what follows.
+    search.enter("delta debugging the simplified faults");
+    search.ddmin_faults();
     search.enter("fewer clients and nodes");
     search.smaller_world();
     search.enter("plainer clocks and network");
