@@ -6,7 +6,8 @@
 //! - P2 fencing: with tokens from a linearizable counter, the resource stays safe and no
 //!   stale token is accepted under any schedule, even where mutual exclusion breaks.
 //! - P3 detection: for unsafe classes (a pause longer than the TTL, a Redis restart without
-//!   persistence or delay on one node, clock jumps on Redlock nodes) the search finds a violation
+//!   persistence or delay on one node, clock jumps on Redlock nodes, a failover before the
+//!   grant was replicated, each defective tier of the ladder) the search finds a violation
 //!   within its case budget: proof that these properties can fail.
 //! - P4 determinism: a generated scenario run twice on one seed gives one digest.
 //!
@@ -155,6 +156,15 @@ fn any_fault() -> FaultSpace {
 /// Runs a "mutual exclusion holds" property over `strategy` and returns after how many
 /// cases it first failed: the search must find the violation within `budget` cases.
 fn cases_to_first_violation(strategy: impl Strategy<Value = (Value, u64)>, budget: u32) -> u32 {
+    cases_to_first_failure(strategy, budget, &["mutual_exclusion"])
+}
+
+/// As [`cases_to_first_violation`], for a property that none of `checkers` fires.
+fn cases_to_first_failure(
+    strategy: impl Strategy<Value = (Value, u64)>,
+    budget: u32,
+    checkers: &[&str],
+) -> u32 {
     let config = Config {
         cases: budget,
         failure_persistence: None,
@@ -170,12 +180,21 @@ fn cases_to_first_violation(strategy: impl Strategy<Value = (Value, u64)>, budge
     let outcome = runner.run(&strategy, |(file, seed)| {
         tried.set(tried.get() + 1);
         let broken = violations(&file, seed);
-        prop_assert!(!broken.iter().any(|(c, _)| c == "mutual_exclusion"));
+        prop_assert!(!broken.iter().any(|(c, _)| checkers.contains(&c.as_str())));
         Ok(())
     });
     match outcome {
-        Err(TestError::Fail(_, _)) => tried.get(),
-        other => panic!("no violation found within {budget} cases: {other:?}"),
+        // The failing case must fail by a violation, not by anything else going wrong.
+        Err(TestError::Fail(_, (file, seed))) => {
+            let broken = violations(&file, seed);
+            assert!(
+                broken.iter().any(|(c, _)| checkers.contains(&c.as_str())),
+                "case {} failed without violating {checkers:?}",
+                tried.get()
+            );
+            tried.get()
+        }
+        other => panic!("no violation of {checkers:?} found within {budget} cases: {other:?}"),
     }
 }
 
@@ -210,4 +229,66 @@ fn p3_clock_jumps_on_redlock_nodes_are_found() {
     let space = only(vec!["clock_jump"], 1, 6000, false);
     let found = cases_to_first_violation((scenario(Setup::redlock(3, 2000), space, 6), 0..1000u64), 64);
     eprintln!("P3 clock jump on Redlock nodes: first violation at case {found}");
+}
+
+/// A master that dies while a write waits to be streamed to its replica, then a failover
+/// after any delay: the search must find the promotions that come before the lost key's
+/// TTL has run out.
+#[test]
+fn p3_failover_before_replication_is_found() {
+    let strategy =
+        (0..20u64, 200..6000u64, 1000..10_000u64, 0..1000u64).prop_map(|(delay, down_after, at, seed)| {
+            let file = serde_json::json!({
+                "name": "generated-failover",
+                "duration_ms": 20000,
+                "seeds": 1,
+                "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": down_after },
+                "lock": { "algorithm": "lua-release", "ttl_ms": 3000 },
+                "clients": { "count": 3, "work_ms": [1500, 2500] },
+                "faults": [ { "kind": "crash", "target": "master", "on": "write_before_replication",
+                              "at_ms": at, "delay_ms": delay } ]
+            });
+            (file, seed)
+        });
+    let found = cases_to_first_violation(strategy, 64);
+    eprintln!("P3 failover before replication: first violation at case {found}");
+}
+
+/// Each defective tier of the ladder, with a client crashed or paused at any of its named
+/// steps: the search must find the defect (a lock nobody can take again, or two holders).
+#[test]
+fn p3_each_ladder_defect_is_found() {
+    for algorithm in ["setnx", "setnx-expire", "set-nx-px", "unique-get-del"] {
+        let strategy = (
+            proptest::sample::select(vec!["crash", "pause"]),
+            proptest::sample::select(vec![
+                "after_setnx",
+                "after_acquire",
+                "before_release",
+                "after_get",
+            ]),
+            1000..8000u64,
+            500..5000u64,
+            0..1000u64,
+        )
+            .prop_map(move |(kind, step, at, duration, seed)| {
+                let file = serde_json::json!({
+                    "name": format!("generated-{algorithm}"),
+                    "duration_ms": 20000,
+                    "seeds": 1,
+                    "topology": { "kind": "single" },
+                    "lock": { "algorithm": algorithm, "ttl_ms": 2000 },
+                    "clients": { "count": 3, "work_ms": [100, 500] },
+                    "faults": [ { "kind": kind, "target": "any-client", "on": "crash_point", "step": step,
+                                  "at_ms": at } ]
+                });
+                let mut file = file;
+                if kind == "pause" {
+                    file["faults"][0]["duration_ms"] = duration.into();
+                }
+                (file, seed)
+            });
+        let found = cases_to_first_failure(strategy, 64, &["mutual_exclusion", "deadlock"]);
+        eprintln!("P3 ladder defect of {algorithm}: first violation at case {found}");
+    }
 }
