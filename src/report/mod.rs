@@ -23,7 +23,7 @@ use self::rate::Rate;
 use self::summary::CHECKERS;
 use crate::check::evidence::NotExercised;
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::{SeedRun, sweep, sweep_seeds};
+use crate::sweep::{SeedRun, sweep_seeds};
 
 /// Width of a checker cell in the table ("100/100 96-100%" and a mark).
 const CELL: usize = 18;
@@ -118,87 +118,18 @@ pub struct ScenarioReport {
 impl ScenarioReport {
     /// Summarises the runs of one scenario against its expectations.
     pub fn new(file: &Path, scenario: &Scenario, seed_start: u64, runs: &[SeedRun], wall_ms: u128) -> Self {
-        let settings = scenario.check_settings();
-        let mut violations: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
-        let mut errors = Vec::new();
-        let mut not_exercised = Vec::new();
-        let mut grants_after: Vec<Vec<u64>> = vec![Vec::new(); scenario.faults.len()];
-        let mut activity = Activity::default();
+        let mut tally = Tally::new(scenario);
         for run in runs {
-            match &run.outcome {
-                Ok(summary) => {
-                    activity.grants += summary.evidence.grants;
-                    activity.run_us += summary.evidence.run_us;
-                    activity.longest_wait_us = activity.longest_wait_us.max(summary.evidence.longest_wait_us);
-                    for verdict in &summary.verdicts {
-                        let seeds = violations.entry(verdict.checker).or_default();
-                        if verdict.violation.is_some() {
-                            seeds.push(run.seed);
-                        }
-                    }
-                    if let Err(why) = summary.evidence.exercised(settings.min_grants_after_fault) {
-                        not_exercised.push((run.seed, why));
-                    }
-                    for (grants, fault) in grants_after.iter_mut().zip(&summary.evidence.faults) {
-                        if fault.struck_us.is_some() {
-                            grants.push(fault.grants_after);
-                        }
-                    }
-                }
-                Err(message) => errors.push((run.seed, message.clone())),
-            }
+            tally.add(run);
         }
-        let faults = scenario
-            .faults
-            .iter()
-            .zip(grants_after)
-            .map(|(fault, mut grants)| {
-                grants.sort_unstable();
-                FaultSummary {
-                    kind: fault.action.kind().to_string(),
-                    struck: grants.len() as u64,
-                    grants_after: (!grants.is_empty())
-                        .then(|| [grants[0], grants[grants.len() / 2], grants[grants.len() - 1]]),
-                }
-            })
-            .collect();
-        let mut report = ScenarioReport {
-            file: file.to_path_buf(),
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            seed_start,
-            seeds: runs.len() as u64,
-            violations,
-            errors,
-            not_exercised,
-            faults,
-            expectations: Vec::new(),
-            activity,
-            wall_ms,
-        };
-        report.expectations = scenario
-            .expect
-            .entries()
-            .into_iter()
-            .map(|(checker, expected)| {
-                let met = report.errors.is_empty()
-                    && match (expected, report.finding(checker)) {
-                        (Expectation::Violated, finding) => finding == Finding::Violated,
-                        (Expectation::Holds, finding) => finding == Finding::Holds,
-                    };
-                (checker, expected, met)
-            })
-            .collect();
-        report
+        tally.finish(file, scenario, seed_start, wall_ms)
     }
 
     /// Runs `count` seeds of `scenario` from `seed_start` on `jobs` threads and summarises
     /// them, timing the sweep.
     pub fn sweep(file: &Path, scenario: &Arc<Scenario>, seed_start: u64, count: u64, jobs: usize) -> Self {
-        let started = Instant::now();
-        let seed_end = seed_start.saturating_add(count);
-        let runs = sweep(scenario, seed_start..seed_end, jobs);
-        ScenarioReport::new(file, scenario, seed_start, &runs, started.elapsed().as_millis())
+        let seeds: Vec<u64> = (seed_start..seed_start.saturating_add(count)).collect();
+        ScenarioReport::sweep_seeds(file, scenario, &seeds, jobs, &|_| {})
     }
 
     /// Runs the listed seeds (a shard's share, say), telling `done` of each as it finishes.
@@ -210,9 +141,14 @@ impl ScenarioReport {
         done: &(dyn Fn(&SeedRun) + Sync),
     ) -> Self {
         let started = Instant::now();
-        let runs = sweep_seeds(scenario, seeds, jobs, done);
+        let tally = std::sync::Mutex::new(Tally::new(scenario));
+        sweep_seeds(scenario, seeds, jobs, &|run| {
+            done(run);
+            tally.lock().expect("tally lock poisoned").add(run);
+        });
         let seed_start = seeds.first().copied().unwrap_or(0);
-        ScenarioReport::new(file, scenario, seed_start, &runs, started.elapsed().as_millis())
+        let tally = tally.into_inner().expect("tally lock poisoned");
+        tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
     }
 
     /// Seeds that violated any checker, in order.
@@ -389,6 +325,116 @@ impl ScenarioReport {
             "activity": self.activity.to_json(),
             "wall_ms": self.wall_ms as u64,
         })
+    }
+}
+
+/// What a sweep has found so far, folded in seed by seed as runs finish (in any order), so
+/// a sweep keeps a few numbers per seed and no run.
+struct Tally {
+    min_grants: u64,
+    seeds: u64,
+    violations: BTreeMap<&'static str, Vec<u64>>,
+    errors: Vec<(u64, String)>,
+    not_exercised: Vec<(u64, NotExercised)>,
+    grants_after: Vec<Vec<u64>>,
+    activity: Activity,
+}
+
+impl Tally {
+    fn new(scenario: &Scenario) -> Self {
+        Tally {
+            min_grants: scenario.check_settings().min_grants_after_fault,
+            seeds: 0,
+            violations: BTreeMap::new(),
+            errors: Vec::new(),
+            not_exercised: Vec::new(),
+            grants_after: vec![Vec::new(); scenario.faults.len()],
+            activity: Activity::default(),
+        }
+    }
+
+    fn add(&mut self, run: &SeedRun) {
+        self.seeds += 1;
+        let summary = match &run.outcome {
+            Ok(summary) => summary,
+            Err(message) => return self.errors.push((run.seed, message.clone())),
+        };
+        let activity = &mut self.activity;
+        activity.grants += summary.evidence.grants;
+        activity.run_us += summary.evidence.run_us;
+        activity.longest_wait_us = activity.longest_wait_us.max(summary.evidence.longest_wait_us);
+        for verdict in &summary.verdicts {
+            let seeds = self.violations.entry(verdict.checker).or_default();
+            if verdict.violation.is_some() {
+                seeds.push(run.seed);
+            }
+        }
+        if let Err(why) = summary.evidence.exercised(self.min_grants) {
+            self.not_exercised.push((run.seed, why));
+        }
+        for (grants, fault) in self.grants_after.iter_mut().zip(&summary.evidence.faults) {
+            if fault.struck_us.is_some() {
+                grants.push(fault.grants_after);
+            }
+        }
+    }
+
+    /// The report, with every list in seed order whatever order the runs came in.
+    fn finish(self, file: &Path, scenario: &Scenario, seed_start: u64, wall_ms: u128) -> ScenarioReport {
+        let Tally {
+            seeds,
+            mut violations,
+            mut errors,
+            mut not_exercised,
+            grants_after,
+            activity,
+            ..
+        } = self;
+        violations.values_mut().for_each(|seeds| seeds.sort_unstable());
+        errors.sort_by_key(|(seed, _)| *seed);
+        not_exercised.sort_by_key(|(seed, _)| *seed);
+        let faults = scenario
+            .faults
+            .iter()
+            .zip(grants_after)
+            .map(|(fault, mut grants)| {
+                grants.sort_unstable();
+                FaultSummary {
+                    kind: fault.action.kind().to_string(),
+                    struck: grants.len() as u64,
+                    grants_after: (!grants.is_empty())
+                        .then(|| [grants[0], grants[grants.len() / 2], grants[grants.len() - 1]]),
+                }
+            })
+            .collect();
+        let mut report = ScenarioReport {
+            file: file.to_path_buf(),
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            seed_start,
+            seeds,
+            violations,
+            errors,
+            not_exercised,
+            faults,
+            expectations: Vec::new(),
+            activity,
+            wall_ms,
+        };
+        report.expectations = scenario
+            .expect
+            .entries()
+            .into_iter()
+            .map(|(checker, expected)| {
+                let met = report.errors.is_empty()
+                    && match (expected, report.finding(checker)) {
+                        (Expectation::Violated, finding) => finding == Finding::Violated,
+                        (Expectation::Holds, finding) => finding == Finding::Holds,
+                    };
+                (checker, expected, met)
+            })
+            .collect();
+        report
     }
 }
 
