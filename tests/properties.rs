@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use locksim::check::check_all;
 use locksim::scenario::load_str;
+use locksim::search::story;
 use locksim::search::strategy::{FaultSpace, Setup, scenario};
 use locksim::sweep::run_seed;
 use proptest::prelude::*;
@@ -38,11 +39,18 @@ fn violations(file: &Value, seed: u64) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A failure message a person can act on: what broke, and how to run it again.
+/// A failure message a person can act on: what broke, told as a story, and how to run it
+/// again.
 fn explain(file: &Value, seed: u64, broken: &[(String, String)]) -> String {
+    let told = broken.first().map_or_else(Vec::new, |(checker, why)| {
+        let scenario = Arc::new(load_str(Path::new("(generated)"), &file.to_string()).unwrap());
+        let history = run_seed(&scenario, seed).unwrap();
+        story::render(&story::story(&history, why), checker, why)
+    });
     format!(
-        "{broken:?}\nreplay: save this as case.json and run `locksim replay case.json --seed {seed}` \
+        "{broken:?}\n{}\nreplay: save this as case.json and run `locksim replay case.json --seed {seed} --story` \
          (or `locksim shrink case.json --seed {seed}`):\n{}",
+        told.join("\n"),
         serde_json::to_string_pretty(file).unwrap()
     )
 }
@@ -291,4 +299,21 @@ fn p3_each_ladder_defect_is_found() {
         let found = cases_to_first_failure(strategy, 64, &["mutual_exclusion", "deadlock"]);
         eprintln!("P3 ladder defect of {algorithm}: first violation at case {found}");
     }
+}
+
+#[test]
+fn a_failure_message_tells_the_story_and_the_replay_command() {
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string("scenarios/single-node-gc-pause.json").unwrap())
+            .unwrap();
+    let broken = violations(&file, 0);
+    let message = explain(&file, 0, &broken);
+    assert!(
+        message.contains("However, mutual_exclusion is broken"),
+        "{message}"
+    );
+    assert!(
+        message.contains("locksim replay case.json --seed 0 --story"),
+        "{message}"
+    );
 }
