@@ -23,7 +23,6 @@ use cli::report::{ReportArgs, report};
 use cli::serve::serve;
 use cli::shrink::shrink_file;
 use cli::simulate::{RunArgs, replay, run};
-use locksim::sweep::Shard;
 
 #[derive(Parser)]
 #[command(
@@ -39,30 +38,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run scenarios over many seeds and print the verdict table.
-    Run {
-        /// Scenario files, or directories of them (their *.json files).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Seeds per scenario (default: the scenario's own `seeds`).
-        #[arg(long)]
-        seeds: Option<u64>,
-        /// First seed.
-        #[arg(long, default_value_t = 0)]
-        seed_start: u64,
-        /// Also write one JSON object per scenario (JSON lines) to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Seeds run in parallel (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run only shard K of N of each scenario's seeds (every Nth seed), to split a sweep
-        /// across machines; `locksim merge` combines the shards' seed logs.
-        #[arg(long, value_name = "K/N")]
-        shard: Option<Shard>,
-        /// Write one JSON line per seed to this file as each seed finishes.
-        #[arg(long, value_name = "FILE")]
-        seed_log: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Combine seed logs (`run --seed-log`, from shards run anywhere) into one verdict
     /// table and per-scenario JSON, as one run over all their seeds would give.
     Merge {
@@ -198,23 +174,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run {
-            paths,
-            seeds,
-            seed_start,
-            json,
-            jobs,
-            shard,
-            seed_log,
-        } => run(RunArgs {
-            paths,
-            seeds,
-            seed_start,
-            json,
-            jobs,
-            shard,
-            seed_log,
-        }),
+        Command::Run(args) => run(args),
         Command::Merge { logs, json } => merge(&logs, json.as_deref()),
         Command::Replay {
             file,

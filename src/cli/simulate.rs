@@ -19,17 +19,30 @@ use locksim::sweep::{SeedRun, Shard, run_seed};
 
 use super::{EXIT_UNMET, emit, emit_report, invalid};
 
-/// What `run` is asked.
+/// What `run` is asked: run scenarios over many seeds and print the verdict table.
+#[derive(clap::Args)]
 pub struct RunArgs {
+    /// Scenario files, or directories of them (their *.json files).
+    #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Seeds per scenario (default: the scenario's own `seeds`).
+    #[arg(long)]
     pub seeds: Option<u64>,
+    /// First seed.
+    #[arg(long, default_value_t = 0)]
     pub seed_start: u64,
-    /// One JSON object per scenario.
+    /// Also write one JSON object per scenario (JSON lines) to this file.
+    #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Seeds run in parallel (default: the number of cores).
+    #[arg(long)]
     pub jobs: Option<usize>,
-    /// Only this share of each scenario's seeds.
+    /// Run only shard K of N of each scenario's seeds (every Nth seed), to split a sweep
+    /// across machines; `locksim merge` combines the shards' seed logs.
+    #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
-    /// One JSON line per seed, written as each finishes (for `locksim merge`).
+    /// Write one JSON line per seed to this file as each seed finishes.
+    #[arg(long, value_name = "FILE")]
     pub seed_log: Option<PathBuf>,
 }
 
