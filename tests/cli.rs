@@ -124,7 +124,7 @@ fn replay_shows_the_overlap_and_ends_with_the_digest() {
     assert!(stdout.contains("mutual_exclusion: VIOLATED"), "{stdout}");
     let last = stdout.lines().last().unwrap();
     assert!(
-        last.starts_with("digest: ") && last.len() == "digest: ".len() + 64,
+        last.starts_with("digest: ") && last.len() == "digest: ".len() + 32,
         "{last}"
     );
     assert_eq!(first.stdout, second.stdout);
