@@ -121,3 +121,34 @@ fn every_renewal_and_its_failure_is_recorded() {
     assert!(history.events.iter().any(|e| matches!(&e.kind,
         EventKind::AttemptFailed { reason, .. } if reason.contains("held by another client"))));
 }
+
+#[test]
+fn a_node_never_holds_two_tokens_at_once_in_the_trace() {
+    // A clock jump expires the holder's key unseen; the next client's SET NX replaces it in
+    // one command. The trace still says the old key left before the new one came.
+    for file in [
+        "scenarios/single-node-clock-jump-forward.json",
+        "scenarios/redlock-clock-jump-split-vote.json",
+        "scenarios/replicated-swarm-nemesis.json",
+    ] {
+        let history = run(file, 0);
+        let mut present: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+        for event in &history.events {
+            match &event.kind {
+                EventKind::KeySet { token, .. } => {
+                    if let Some(old) = present.insert(&event.node, token) {
+                        assert_eq!(
+                            old, token,
+                            "{file}: {} replaced a key without its leaving",
+                            event.node
+                        );
+                    }
+                }
+                EventKind::KeyGone { .. } | EventKind::Crashed | EventKind::Restarted => {
+                    present.remove(event.node.as_str());
+                }
+                _ => {}
+            }
+        }
+    }
+}

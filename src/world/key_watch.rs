@@ -2,7 +2,8 @@
 //! acquire, a renewal, a replica applying its master's stream, a restart reading its AOF)
 //! and each time it goes (released, expired, flushed by a resync). The node's own clock
 //! stamps each event, and an expiry is given on that clock too, so a trace shows why a key
-//! outlived or fell short of its TTL. A crash takes the key with it silently: the node's
+//! outlived or fell short of its TTL. A key that expired unseen and was replaced by the
+//! next client's `SET` in one command is told as gone, then set. A crash takes the key with it silently: the node's
 //! `crashed` event says so.
 
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,13 @@ pub fn key_watch(name: &str, clock: SimClock, recorder: Recorder) -> KeyWatch {
         let event = match db.raw(LOCK_KEY) {
             Some(entry) => {
                 let token = String::from_utf8_lossy(&entry.value).into_owned();
-                *present = Some(token.clone());
+                // A key that expired unseen and was set anew by one command (`SET NX` on
+                // a master deletes the expired key first): the old one left, then this.
+                if let Some(old) = present.replace(token.clone())
+                    && old != token
+                {
+                    recorder.record(&name, clock.local_us(), EventKind::KeyGone { token: old });
+                }
                 EventKind::KeySet {
                     token,
                     expires_at_us: entry
