@@ -5,7 +5,7 @@
 //! order, and where the [`Step`]s fall between them.
 
 use super::conn::Conn;
-use super::lock::LockError;
+use super::error::LockError;
 use super::options::{Algorithm, ExtendMode, LockOptions, RetryToken, WaitFor};
 use super::scripts;
 use super::steps::{Step, Steps};

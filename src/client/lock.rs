@@ -13,13 +13,13 @@ use futures::future::join_all;
 use rand::{Rng, RngExt};
 use tokio::sync::watch;
 
-use super::conn::{Conn, RequestError};
+use super::conn::Conn;
+use super::error::LockError;
 use super::ladder;
 use super::observe::{Observe, Request, Unobserved};
 use super::options::{AttemptCleanup, Fencing, LockOptions, RenewalOnError, RetryToken, ValidityClock};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
-use crate::redis::Frame;
 
 /// A granted lock: what the holder needs to release or extend it, and until when it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,43 +56,6 @@ impl Lease {
     pub fn remaining_on(&self, clock: &impl Clock) -> u64 {
         self.remaining_ms(self.validity_clock.read(clock))
     }
-}
-
-/// Why the lock could not be acquired, kept, or released.
-#[derive(Debug, thiserror::Error)]
-pub enum LockError {
-    #[error("lock is held by another client ({attempts} attempts)")]
-    Contended { attempts: u32 },
-    #[error(
-        "no quorum: {granted} of {nodes} nodes granted, {needed} needed, {failed} failed (last error: {last_error})"
-    )]
-    NoQuorum {
-        granted: usize,
-        needed: usize,
-        nodes: usize,
-        failed: usize,
-        last_error: String,
-    },
-    #[error("acquired, but the acquire took {elapsed_ms} ms of a {ttl_ms} ms TTL: no validity left")]
-    NoValidityLeft { elapsed_ms: u64, ttl_ms: u64 },
-    #[error("written, but only {acknowledged} of the {needed} replicas required acknowledged it")]
-    NotReplicated { acknowledged: i64, needed: u32 },
-    #[error(
-        "extend unconfirmed: {extended} nodes extended, {needed} needed, the others failed ({last_error})"
-    )]
-    ExtendUnconfirmed {
-        extended: usize,
-        needed: usize,
-        last_error: String,
-    },
-    #[error("lock lost: {reason}")]
-    LockLost { reason: String },
-    #[error("fencing is `counter` but the client was given no counter node")]
-    NoFenceCounter,
-    #[error("request failed: {0}")]
-    Request(#[from] RequestError),
-    #[error("unexpected reply from Redis: {0:?}")]
-    UnexpectedReply(Frame),
 }
 
 /// What the work running under [`Lock::hold`] gets: the lease as the watchdog keeps it,

@@ -10,6 +10,7 @@
 //! [`Clock`]: crate::platform::Clock
 
 pub mod conn;
+pub mod error;
 mod ladder;
 pub mod lock;
 pub mod observe;
@@ -18,7 +19,8 @@ pub mod scripts;
 pub mod steps;
 
 pub use conn::{Conn, RequestError};
-pub use lock::{Held, Lease, Lock, LockError, LockGuard};
+pub use error::LockError;
+pub use lock::{Held, Lease, Lock, LockGuard};
 pub use observe::{Observe, Request, Unobserved};
 pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults,

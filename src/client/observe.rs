@@ -6,7 +6,7 @@
 //! The simulator records these into the run's history; a client on real Redis watches
 //! nothing ([`Unobserved`]).
 
-use super::lock::LockError;
+use super::error::LockError;
 
 /// The request a node answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
