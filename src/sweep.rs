@@ -220,27 +220,26 @@ fn on_fresh_thread<T: Send + 'static>(
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
 pub fn sweep(scenario: &Arc<Scenario>, seeds: Range<u64>, jobs: usize) -> Vec<SeedRun> {
     let seeds: Vec<u64> = seeds.collect();
-    let runs = Mutex::new(Vec::with_capacity(seeds.len()));
-    sweep_seeds(scenario, &seeds, jobs, &|run| {
-        runs.lock().expect("results lock poisoned").push(run.clone());
-    });
-    let mut runs = runs.into_inner().expect("results lock poisoned");
-    runs.sort_by_key(|run| run.seed);
-    runs
+    sweep_seeds(scenario, &seeds, jobs, |run| run)
 }
 
 /// Runs the listed seeds with up to `jobs` at a time and hands each run to `done` as it
-/// finishes (in the order they finish), keeping none: a sweep of any length holds only
-/// what `done` keeps.
-pub fn sweep_seeds(scenario: &Arc<Scenario>, seeds: &[u64], jobs: usize, done: &(dyn Fn(&SeedRun) + Sync)) {
+/// finishes (in the order they finish); what `done` returns comes back in the list's
+/// order. A sweep keeps only that: `()` keeps nothing, however many seeds run.
+pub fn sweep_seeds<T: Send>(
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    jobs: usize,
+    done: impl Fn(SeedRun) -> T + Sync,
+) -> Vec<T> {
     let settings = scenario.check_settings();
     in_parallel(0..seeds.len() as u64, jobs, |index| {
         let seed = seeds[index as usize];
-        done(&SeedRun {
+        done(SeedRun {
             seed,
             outcome: run_and_check(scenario, seed, &settings),
-        });
-    });
+        })
+    })
 }
 
 /// Part `index` (0-based) of `count` parts of a sweep: every `count`-th seed, so each part

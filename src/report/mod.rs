@@ -142,9 +142,9 @@ impl ScenarioReport {
     ) -> Self {
         let started = Instant::now();
         let tally = std::sync::Mutex::new(Tally::new(scenario));
-        sweep_seeds(scenario, seeds, jobs, &|run| {
-            done(run);
-            tally.lock().expect("tally lock poisoned").add(run);
+        sweep_seeds(scenario, seeds, jobs, |run| {
+            done(&run);
+            tally.lock().expect("tally lock poisoned").add(&run);
         });
         let seed_start = seeds.first().copied().unwrap_or(0);
         let tally = tally.into_inner().expect("tally lock poisoned");
