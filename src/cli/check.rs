@@ -9,11 +9,10 @@ use locksim::report::rate::Rate;
 use locksim::scenario::Expectation;
 use locksim::search::check::{Case, CheckReport, Property, check_template};
 use locksim::search::shrink::shrink;
-use locksim::search::story;
 use locksim::search::template::has_ranges;
 use serde_json::{Value, json};
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_UNMET, emit, invalid, write_json};
 
 /// How `check` runs.
 pub struct CheckArgs {
@@ -155,16 +154,8 @@ fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), Str
     for step in &shrunk.steps {
         emit(format_args!("  shrinking: {step}"));
     }
-    if let Ok(minimal) = locksim::scenario::load_str(&shrunk_file, &shrunk.scenario.to_string())
-        && let Ok(history) = locksim::sweep::run_seed(&std::sync::Arc::new(minimal), case.number)
-    {
-        for line in story::render(
-            &story::story(&history, &shrunk.violation),
-            &shrunk.checker,
-            &shrunk.violation,
-        ) {
-            emit(line);
-        }
+    for line in shrunk.story() {
+        emit(line);
     }
     emit(format_args!(
         "minimal: {} (violates {} in {} of seeds 0–{}); replay: locksim replay {} --seed {} --story",
@@ -176,9 +167,4 @@ fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), Str
         case.number
     ));
     Ok(())
-}
-
-fn write_json(file: &Path, value: &Value) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).expect("a JSON value serialises") + "\n";
-    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -46,6 +46,12 @@ pub fn emit_report(report: &locksim::report::ScenarioReport, json_out: Option<&m
     true
 }
 
+/// Writes `value` to `file` as pretty JSON (a scenario file, as a person would write it).
+pub fn write_json(file: &std::path::Path, value: &serde_json::Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).expect("a JSON value serialises") + "\n";
+    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
+}
+
 /// `--jobs`, or every core.
 pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -7,9 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use locksim::search::shrink::{Budget, Progress, ShrinkError, shrink_within};
-use locksim::search::story;
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_UNMET, emit, invalid, write_json};
 
 /// Shrinks `file`'s run on `seed`; writes the result to `out` (default: beside the input,
 /// `<stem>-shrunk-seed-<seed>.json`).
@@ -65,9 +64,8 @@ pub fn shrink_file(
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
         file.with_file_name(format!("{stem}-shrunk-seed-{seed}.json"))
     });
-    let json = serde_json::to_string_pretty(&shrunk.scenario).expect("a JSON value serialises");
-    if let Err(e) = std::fs::write(&out, json + "\n") {
-        return invalid(format!("{}: {e}", out.display()));
+    if let Err(e) = write_json(&out, &shrunk.scenario) {
+        return invalid(e);
     }
     emit(format_args!(
         "shrinking {} seed {seed}: {}",
@@ -85,16 +83,8 @@ pub fn shrink_file(
         shrunk.neighbours.0,
         shrunk.neighbours.1 - 1
     ));
-    if let Ok(minimal) = locksim::scenario::load_str(&out, &shrunk.scenario.to_string())
-        && let Ok(history) = locksim::sweep::run_seed(&std::sync::Arc::new(minimal), seed)
-    {
-        for line in story::render(
-            &story::story(&history, &shrunk.violation),
-            &shrunk.checker,
-            &shrunk.violation,
-        ) {
-            emit(line);
-        }
+    for line in shrunk.story() {
+        emit(line);
     }
     emit(format_args!("written: {}", out.display()));
     emit(format_args!(

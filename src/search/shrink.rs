@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::story;
 use crate::check::check_all;
 use crate::scenario::{Scenario, load_str};
 use crate::sweep::run_seed;
@@ -42,6 +43,24 @@ pub struct Shrunk {
     /// Of the seeds the written file runs (0 to 19), how many the minimal scenario
     /// violates: the schedule's reach beyond the one seed it was found on.
     pub neighbours: (u64, u64),
+}
+
+impl Shrunk {
+    /// The minimal run told as a story (numbered steps ending in what broke), replayed on
+    /// its seed; empty if the minimal scenario no longer runs.
+    pub fn story(&self) -> Vec<String> {
+        let Ok(minimal) = load_str(Path::new("(shrunk)"), &self.scenario.to_string()) else {
+            return Vec::new();
+        };
+        let Ok(history) = run_seed(&Arc::new(minimal), self.seed) else {
+            return Vec::new();
+        };
+        story::render(
+            &story::story(&history, &self.violation),
+            &self.checker,
+            &self.violation,
+        )
+    }
 }
 
 /// Why shrinking could not start.
