@@ -46,7 +46,7 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     verdict(&mut page, summary);
     if let Some(matrix) = &summary.matrix {
         matrix_section(&mut page, matrix, summary);
-        clients_compared(&mut page, matrix);
+        clients_compared(&mut page, matrix, summary);
     }
     counterexamples(&mut page, summary, figures);
     matrix_counterexamples(&mut page, summary);
@@ -84,7 +84,6 @@ fn fired(report: &ScenarioReport) -> Vec<&'static str> {
 }
 
 fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
-    let mutex = check::mutual_exclusion::NAME;
     page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
     page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds: the fraction in which two \
                    clients believed they held the lock at once (mutual exclusion), its 95% interval, and every \
@@ -107,43 +106,7 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
     for (s, setup) in matrix.setups.iter().enumerate() {
         let _ = write!(page, "<tr><th>{}</th>", escape(&setup.label));
         for f in 0..matrix.faults.len() {
-            let Some(report) = matrix.cell(s, f) else {
-                page.push_str("<td class=\"cell na\">does not apply</td>");
-                continue;
-            };
-            let rate = report.rate(mutex);
-            if report.finding(mutex) == Finding::NotExercised {
-                let _ = write!(
-                    page,
-                    "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">{}/{} seeds</span></td>",
-                    escape(&report.not_exercised_reason()),
-                    report.exercised_seeds(),
-                    report.seeds
-                );
-                continue;
-            }
-            let (colour, dark) = shade(rate);
-            let class = if dark { "cell dark" } else { "cell" };
-            let mut text = rate.cell();
-            let link = summary
-                .matrix_counterexamples
-                .iter()
-                .find(|c| c.scenario == report.name)
-                .map(|c| escape(&c.id));
-            if let Some(id) = link {
-                text = format!("<a href=\"#{id}\">{}</a>", escape(&text));
-            } else {
-                text = escape(&text);
-            }
-            let mut extra = fired(report).join(" ");
-            if overlap_absorbed(report) {
-                extra = format!("overlap absorbed; {extra}");
-            }
-            let _ = write!(
-                page,
-                "<td class=\"{class}\" style=\"background:{colour}\">{text}<br><span class=\"small\">{}</span></td>",
-                escape(&extra)
-            );
+            matrix_cell(page, matrix.cell(s, f), summary);
         }
         page.push_str("</tr>\n");
     }
@@ -187,16 +150,57 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
     page.push_str("</section>\n");
 }
 
+/// One cell of the matrix (also shown in Clients compared): mutual exclusion's rate
+/// coloured, linked to the cell's counterexample, with every checker that fired; or why
+/// there is no rate (the fault does not apply, the lock was not exercised).
+fn matrix_cell(page: &mut String, report: Option<&ScenarioReport>, summary: &Summary) {
+    let mutex = check::mutual_exclusion::NAME;
+    let Some(report) = report else {
+        page.push_str("<td class=\"cell na\">does not apply</td>");
+        return;
+    };
+    let rate = report.rate(mutex);
+    if report.finding(mutex) == Finding::NotExercised {
+        let _ = write!(
+            page,
+            "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">{}/{} seeds</span></td>",
+            escape(&report.not_exercised_reason()),
+            report.exercised_seeds(),
+            report.seeds
+        );
+        return;
+    }
+    let (colour, dark) = shade(rate);
+    let class = if dark { "cell dark" } else { "cell" };
+    let link = summary
+        .matrix_counterexamples
+        .iter()
+        .find(|c| c.scenario == report.name)
+        .map(|c| escape(&c.id));
+    let text = match link {
+        Some(id) => format!("<a href=\"#{id}\">{}</a>", escape(&rate.cell())),
+        None => escape(&rate.cell()),
+    };
+    let mut extra = fired(report).join(" ");
+    if overlap_absorbed(report) {
+        extra = format!("overlap absorbed; {extra}");
+    }
+    let _ = write!(
+        page,
+        "<td class=\"{class}\" style=\"background:{colour}\">{text}<br><span class=\"small\">{}</span></td>",
+        escape(&extra)
+    );
+}
+
 /// The client profiles side by side: the matrix rows of setups labelled as a profile, on
 /// the same faults and seeds, with what each costs in liveness.
-fn clients_compared(page: &mut String, matrix: &MatrixSummary) {
+fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     let profiles: Vec<usize> = (0..matrix.setups.len())
         .filter(|&s| matrix.setups[s].label.contains("profile"))
         .collect();
     if profiles.is_empty() {
         return;
     }
-    let mutex = check::mutual_exclusion::NAME;
     let no_fault = matrix.faults.iter().position(|f| f.name == "none");
     page.push_str("<section id=\"clients\">\n<h2>Clients compared</h2>\n");
     page.push_str("<p>The client profiles of the matrix, on the same faults and seeds: seeds violating mutual \
@@ -230,20 +234,7 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary) {
             .unwrap_or(0);
         let _ = write!(page, "<td class=\"cell\">{} ms</td>", worst_wait / 1000);
         for f in 0..matrix.faults.len() {
-            match matrix.cell(s, f) {
-                None => page.push_str("<td class=\"cell na\">does not apply</td>"),
-                Some(report) => {
-                    let rate = report.rate(mutex);
-                    let (colour, dark) = shade(rate);
-                    let class = if dark { "cell dark" } else { "cell" };
-                    let _ = write!(
-                        page,
-                        "<td class=\"{class}\" style=\"background:{colour}\">{}<br><span class=\"small\">{}</span></td>",
-                        escape(&rate.cell()),
-                        escape(&fired(report).join(" "))
-                    );
-                }
-            }
+            matrix_cell(page, matrix.cell(s, f), summary);
         }
         page.push_str("</tr>\n");
     }
