@@ -247,6 +247,13 @@ impl fmt::Write for HashWriter {
     }
 }
 
+/// Whether `text` (a fault, a checker's message) names `node` as a whole word: `client-1`
+/// is not named in `client-12`, nor `redis-1` in `redis-1-replica-1`.
+pub fn names_node(text: &str, node: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .any(|word| word == node)
+}
+
 /// Formats microseconds as milliseconds with three decimals (`5000.125`).
 pub fn fmt_ms(us: i64) -> String {
     let sign = if us < 0 { "-" } else { "" };
@@ -270,6 +277,15 @@ mod tests {
             strikes: Vec::new(),
             drawn: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_node_is_named_as_a_whole_word() {
+        assert!(names_node("client-1 held", "client-1"));
+        assert!(names_node("client-1's key", "client-1"));
+        assert!(!names_node("client-12 held", "client-1"));
+        assert!(!names_node("pause redis-1-replica-1", "redis-1"));
+        assert!(names_node("partition [redis-1] | [redis-1-replica-1]", "redis-1"));
     }
 
     #[test]

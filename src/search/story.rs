@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::history::{Answer, EventKind, History, fmt_ms};
+use crate::history::{Answer, EventKind, History, fmt_ms, names_node};
 
 /// One step of the story.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
         .events
         .iter()
         .map(|e| e.node.as_str())
-        .filter(|node| node.starts_with("client-") && names(violation, node))
+        .filter(|node| node.starts_with("client-") && names_node(violation, node))
         .collect();
     let involved = |node: &str| clients.is_empty() || clients.contains(node);
     let mut owner_of_token: Vec<(String, String)> = Vec::new();
@@ -326,16 +326,6 @@ pub fn last_time_named(violation: &str) -> Option<u64> {
         .max()
 }
 
-/// Whether `text` names `node` as a whole word (`client-1` is not in `client-12`).
-fn names(text: &str, node: &str) -> bool {
-    text.match_indices(node).any(|(at, _)| {
-        !text[at + node.len()..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_digit())
-    })
-}
-
 fn validity(ms: u64) -> String {
     match ms {
         u64::MAX => "ever (no TTL)".to_string(),
@@ -510,11 +500,5 @@ mod tests {
                 "client-1 gets the lock from redis-1 and redis-2 (2 of 3 nodes; no answer from redis-3) (it believes it for 1900 ms)",
             ]
         );
-    }
-
-    #[test]
-    fn a_client_name_is_matched_as_a_whole_word() {
-        assert!(names("client-1 held", "client-1"));
-        assert!(!names("client-12 held", "client-1"));
     }
 }

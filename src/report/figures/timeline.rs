@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::{CLIENT_COLOURS, OVERLAP};
 use crate::check::mutual_exclusion::holdings;
-use crate::history::{EventKind, History};
+use crate::history::{EventKind, History, names_node};
 
 /// A span on one row.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,15 +221,10 @@ impl Timeline {
             .max(from_ms + 1.0);
         // A fault that names a node (its target) is also drawn on that node's row.
         for (since, until, fault) in &faults {
-            let named = |node: &String| {
-                fault
-                    .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-                    .any(|word| word == node)
-            };
             for row in rows
                 .iter()
                 .enumerate()
-                .filter(|(_, node)| named(node))
+                .filter(|(_, node)| names_node(fault, node))
                 .map(|(row, _)| row)
             {
                 bars.push(Bar {
