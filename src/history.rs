@@ -1,15 +1,16 @@
-//! The event log of one simulated run, its canonical text form and its digest.
+//! The event log of one simulated run, how a trace prints it, and its digest.
 //!
 //! Every event carries the true (global virtual) time, which only the simulator sees, and
 //! the local wall-clock reading of the node it happened on, which is all that node could
 //! know. Checkers judge by true time; the gap between the two is what clock faults do.
 
 use std::fmt;
+use std::hash::Hash;
 
 use xxhash_rust::xxh3::Xxh3;
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum EventKind {
     /// A client started trying to acquire the lock.
     AcquireStarted,
@@ -72,7 +73,7 @@ pub enum EventKind {
 }
 
 /// One node's answer to one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Answer {
     /// Granted, extended or released.
     Yes,
@@ -182,7 +183,7 @@ fn short(token: &str) -> &str {
 }
 
 /// One entry of the log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Event {
     /// True time since the start of the run, in microseconds.
     pub true_us: u64,
@@ -219,31 +220,15 @@ pub struct History {
 }
 
 impl History {
-    /// Writes the canonical trace: one line per event (true µs, node, local µs, the event
-    /// as a trace prints it), then `end` and the end time.
-    pub fn write_canonical(&self, out: &mut impl fmt::Write) -> fmt::Result {
-        for e in &self.events {
-            writeln!(out, "{} {} {} {}", e.true_us, e.node, e.local_us, e.kind)?;
-        }
-        writeln!(out, "end {}", self.end_us)
-    }
-
-    /// The 128-bit XXH3 of the canonical trace, in hex: equal digests mean identical runs.
-    /// (A fast hash, not a cryptographic one: it tells runs apart, it guards nothing.)
+    /// The 128-bit XXH3 of every event, field by field, and the end time, in hex: equal
+    /// digests mean identical runs. The events are hashed as data, not as the canonical
+    /// trace's text: formatting every event was the largest single cost of a seed. (A fast
+    /// hash, not a cryptographic one: it tells runs apart, it guards nothing.)
     pub fn digest(&self) -> String {
-        let mut hasher = HashWriter(Xxh3::new());
-        let _ = self.write_canonical(&mut hasher);
-        format!("{:032x}", hasher.0.digest128())
-    }
-}
-
-/// Feeds formatted text straight into the hash, without building the lines.
-struct HashWriter(Xxh3);
-
-impl fmt::Write for HashWriter {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        self.0.update(text.as_bytes());
-        Ok(())
+        let mut hasher = Xxh3::new();
+        self.events.hash(&mut hasher);
+        self.end_us.hash(&mut hasher);
+        format!("{:032x}", hasher.digest128())
     }
 }
 
