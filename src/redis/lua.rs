@@ -110,6 +110,9 @@ pub struct Scripts {
     on_error: Function,
     /// Compiled scripts by lower-case hex SHA1 of their body.
     cache: BTreeMap<String, Function>,
+    /// The SHA1 of each cached script's body, so that EVAL of a known body (every EVAL a
+    /// lock client sends) compares bytes instead of hashing them again.
+    sha_of_body: BTreeMap<Vec<u8>, String>,
     /// Lua instructions the running script has executed, in hook periods.
     hook_periods: Rc<Cell<u64>>,
 }
@@ -207,12 +210,16 @@ impl Scripts {
             pcall,
             on_error,
             cache: BTreeMap::new(),
+            sha_of_body: BTreeMap::new(),
             hook_periods,
         })
     }
 
     /// Compiles `body` into the cache (SCRIPT LOAD, and EVAL's first run); returns its SHA1.
     pub fn load(&mut self, body: &[u8]) -> Result<String, Frame> {
+        if let Some(sha) = self.sha_of_body.get(body) {
+            return Ok(sha.clone());
+        }
         let sha = sha1_hex(body);
         if !self.cache.contains_key(&sha) {
             let sandbox: Table = self.bridge.get("sandbox").map_err(|e| compile_error(&e))?;
@@ -226,6 +233,7 @@ impl Scripts {
                 .map_err(|e| compile_error(&e))?;
             self.cache.insert(sha.clone(), function);
         }
+        self.sha_of_body.insert(body.to_vec(), sha.clone());
         Ok(sha)
     }
 
@@ -237,6 +245,7 @@ impl Scripts {
     /// Forgets every cached script (SCRIPT FLUSH).
     pub fn flush(&mut self) {
         self.cache.clear();
+        self.sha_of_body.clear();
     }
 
     /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a `read_only`
