@@ -4,7 +4,7 @@
 //! in the RESP version each connection chose with HELLO.
 
 use bytes::{Buf, BytesMut};
-use redis_protocol::resp2::{decode::decode, encode::encode, types::Resp2Frame};
+use redis_protocol::resp2::decode::decode;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Frame;
@@ -39,7 +39,7 @@ impl From<Frame> for Reply {
 impl Reply {
     /// The bytes of this reply in `protocol`.
     pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(64);
         match (self, protocol) {
             (Reply::Frame(frame), _) => encode_frame(frame, protocol, &mut out),
             (Reply::Map(pairs), Protocol::Resp2) => {
@@ -204,10 +204,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         (self.stream, self.buffer.to_vec())
     }
 
-    /// Writes one frame and flushes it.
+    /// Writes one frame (RESP2, as clients send requests) and flushes it.
     pub async fn write_frame(&mut self, frame: &Frame) -> std::io::Result<()> {
-        let mut bytes = vec![0; frame.encode_len(false)];
-        encode(&mut bytes, frame, false).map_err(|e| std::io::Error::other(e.details().to_string()))?;
+        let mut bytes = Vec::with_capacity(64);
+        encode_frame(frame, Protocol::Resp2, &mut bytes);
         self.stream.write_all(&bytes).await?;
         self.stream.flush().await
     }

@@ -177,10 +177,12 @@ enum Rejection {
 
 /// Finds the command a request names and checks its word count.
 fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
-    let name = String::from_utf8_lossy(words.first().ok_or(Rejection::Unknown)?).to_lowercase();
+    // Redis looks commands up ignoring case (its command table's dict compares with
+    // strcasecmp); every name here is ASCII.
+    let name = words.first().ok_or(Rejection::Unknown)?;
     let spec = COMMANDS
         .iter()
-        .find(|s| s.name == name)
+        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
         .ok_or(Rejection::Unknown)?;
     let count = words.len() as i64;
     let arity = i64::from(spec.arity);
@@ -244,9 +246,9 @@ impl Command {
 
     /// Parses the arguments of a command whose name and arity were checked.
     fn parse(name: &str, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
-        let mut args = Args {
-            words: words.into_iter().skip(1).collect::<Vec<_>>().into_iter(),
-        };
+        let mut words = words.into_iter();
+        words.next(); // the command's name
+        let mut args = Args { words };
         Ok(match name {
             "ping" => Command::Ping(Ping::parse(&mut args)?),
             "echo" => Command::Echo(Echo::parse(&mut args)?),
