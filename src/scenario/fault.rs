@@ -117,6 +117,22 @@ pub enum FaultAction {
     Random(Nemesis),
 }
 
+impl FaultAction {
+    /// Whether this fault may step or re-rate a node's clock (a clock fault, or a nemesis
+    /// that may draw one). A run without such a fault has clocks that keep their first
+    /// offset and rate, whose sleepers need not listen for steps.
+    pub fn moves_clocks(&self) -> bool {
+        match self {
+            FaultAction::ClockJump { .. } | FaultAction::ClockDrift { .. } => true,
+            FaultAction::Random(nemesis) => nemesis
+                .kinds
+                .iter()
+                .any(|kind| matches!(kind, RandomKind::ClockJump | RandomKind::ClockDrift)),
+            _ => false,
+        }
+    }
+}
+
 /// What the nemesis may draw: the kinds, how often, and a range for every field.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nemesis {

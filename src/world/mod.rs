@@ -36,7 +36,7 @@ use self::topology::Group;
 use self::workload::{ClientProcess, Register, draw};
 use crate::client::Fencing;
 use crate::history::History;
-use crate::scenario::{ClocksSpec, Scenario};
+use crate::scenario::Scenario;
 
 pub use crate::scenario::FENCE_COUNTER;
 const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
@@ -108,7 +108,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .collect();
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
-            let clock = new_clock(&mut rng, &scenario.clocks);
+            let clock = new_clock(&mut rng, &scenario);
             let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name) = (writes.hook(name), name.clone());
             nodes.add(name, group.addrs[index].ip(), clock, move || {
@@ -131,7 +131,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
         // A single node that never fails over: INCR there never hands out a number twice.
-        let clock = new_clock(&mut rng, &scenario.clocks);
+        let clock = new_clock(&mut rng, &scenario);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
         nodes.add(FENCE_COUNTER, FENCE_COUNTER_IP, clock, move || {
@@ -141,7 +141,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     });
 
     for (i, name) in scenario.client_names().into_iter().enumerate() {
-        let clock = new_clock(&mut rng, &scenario.clocks);
+        let clock = new_clock(&mut rng, &scenario);
         let process = ClientProcess {
             name: name.clone(),
             clock: clock.clone(),
@@ -168,7 +168,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     }
 
     if groups.iter().any(|group| group.names.len() > 1) {
-        let clock = new_clock(&mut rng, &scenario.clocks);
+        let clock = new_clock(&mut rng, &scenario);
         let (watched, down_after_ms, node_recorder, node_clock) = (
             groups.clone(),
             scenario.down_after_ms(),
@@ -237,8 +237,15 @@ fn client_ip(i: usize) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 0, 1, i as u8 + 1))
 }
 
-fn new_clock(rng: &mut ChaCha8Rng, spec: &ClocksSpec) -> SimClock {
-    let offset_ms = draw(rng, spec.offset_ms);
-    let drift_ppm = draw(rng, spec.drift_ppm);
-    SimClock::new(ClockModel::new(offset_ms * 1_000_000, drift_ppm))
+/// A node's clock, with the offset and drift drawn from the scenario's ranges; one that no
+/// fault of the scenario can step is built fixed (see [`SimClock::fixed`]).
+fn new_clock(rng: &mut ChaCha8Rng, scenario: &Scenario) -> SimClock {
+    let offset_ms = draw(rng, scenario.clocks.offset_ms);
+    let drift_ppm = draw(rng, scenario.clocks.drift_ppm);
+    let model = ClockModel::new(offset_ms * 1_000_000, drift_ppm);
+    if scenario.faults.iter().any(|fault| fault.action.moves_clocks()) {
+        SimClock::new(model)
+    } else {
+        SimClock::fixed(model)
+    }
 }
