@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use locksim::real::{HostClock, TcpDialer, TcpListener};
-use locksim::redis::cmd::REDIS_VERSION;
+use locksim::redis::REDIS_VERSION;
 use locksim::redis::server::{self, ServeOptions};
 
 use super::{EXIT_UNMET, emit, invalid};

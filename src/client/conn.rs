@@ -86,7 +86,7 @@ mod tests {
 
     use super::*;
     use crate::real::HostClock;
-    use crate::redis::cmd::request;
+    use crate::redis::request::build as request;
 
     /// Connections over in-memory pipes; the test plays the server on the far ends.
     struct Pipes(mpsc::UnboundedSender<DuplexStream>);

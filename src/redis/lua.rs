@@ -19,7 +19,6 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
-use super::cmd::Command;
 use super::db::Db;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
@@ -86,14 +85,20 @@ fn redis_call_error(error: &mlua::Error) -> Option<&str> {
     }
 }
 
-/// One run of a script: its keys and arguments, the node's clock reading, and whether the
-/// node refuses writes (a replica).
-#[derive(Debug, Clone, Copy)]
+/// How a script's `redis.call` runs a command: parse `words` as a script's command (a
+/// `read_only` node refusing writes), apply it to the keyspace at `now_ms`, reply. The
+/// commands pass it in, so that the interpreter need not know the command types.
+pub type ScriptCommand = fn(words: Vec<Vec<u8>>, read_only: bool, db: &mut Db, now_ms: u64) -> Frame;
+
+/// One run of a script: its keys and arguments, the node's clock reading, whether the
+/// node refuses writes (a replica), and how `redis.call` runs a command.
+#[derive(Clone, Copy)]
 pub struct ScriptCall<'a> {
     pub keys: &'a [Vec<u8>],
     pub args: &'a [Vec<u8>],
     pub now_ms: u64,
     pub read_only: bool,
+    pub command: ScriptCommand,
 }
 
 /// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
@@ -161,13 +166,14 @@ impl Scripts {
                 })
             })?,
         )?;
-        bridge.set("version", super::cmd::REDIS_VERSION)?;
-        bridge.set("version_num", version_number(super::cmd::REDIS_VERSION))?;
+        bridge.set("version", super::REDIS_VERSION)?;
+        bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
             string_format: lua.globals().get::<Table>("string")?.get("format")?,
             db: RefCell::new(None),
             now_ms: Cell::new(0),
             read_only: Cell::new(false),
+            command: Cell::new(None),
         });
         let script = running.clone();
         let call =
@@ -279,6 +285,7 @@ impl Scripts {
             args,
             now_ms,
             read_only,
+            command,
         } = call;
         let globals = self.lua.globals();
         globals.raw_set("KEYS", self.string_sequence(keys)?)?;
@@ -290,6 +297,7 @@ impl Scripts {
         redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
         self.running.read_only.set(read_only);
+        self.running.command.set(Some(command));
         *self.running.db.borrow_mut() = Some(std::mem::take(db));
         let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
         *db = self
@@ -326,6 +334,7 @@ struct RunningScript {
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
     read_only: Cell<bool>,
+    command: Cell<Option<ScriptCommand>>,
 }
 
 impl RunningScript {
@@ -357,10 +366,11 @@ impl RunningScript {
         let db = db
             .as_mut()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        Ok(match Command::from_script_words(command, self.read_only.get()) {
-            Ok(command) => command.apply_to_db(db, self.now_ms.get()),
-            Err(error) => error.into(),
-        })
+        let run = self
+            .command
+            .get()
+            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
+        Ok(run(command, self.read_only.get(), db, self.now_ms.get()))
     }
 }
 

@@ -18,5 +18,9 @@ pub mod replication;
 pub mod request;
 pub mod server;
 
+/// The Redis version the node answers as (HELLO, INFO, `redis.REDIS_VERSION`): the one its
+/// replies were checked against.
+pub const REDIS_VERSION: &str = "7.0.15";
+
 /// A RESP2 frame, as redis-protocol models it.
 pub type Frame = redis_protocol::resp2::types::OwnedFrame;

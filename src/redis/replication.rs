@@ -19,10 +19,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
 
 use super::Frame;
-use super::cmd::request;
 use super::connection::{Protocol, Reply};
 use super::db::{Changes, Db};
-use super::request::{Parsed, parse};
+use super::request::{Parsed, build as request, parse};
 
 /// Opens connections to other nodes (a replica to its master).
 pub trait Dialer: Clone + 'static {

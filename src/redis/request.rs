@@ -7,6 +7,13 @@
 //! without a reply, the two bytes after a bulk string are skipped unchecked, and every
 //! malformed header gets its own protocol error.
 
+use super::Frame;
+
+/// Builds a request frame from words (what a client sends).
+pub fn build(words: impl IntoIterator<Item = Vec<u8>>) -> Frame {
+    Frame::Array(words.into_iter().map(Frame::BulkString).collect())
+}
+
 /// Longest inline request, and longest `*N`/`$N` header line Redis waits for (64 KiB).
 const INLINE_MAX_BYTES: usize = 64 * 1024;
 

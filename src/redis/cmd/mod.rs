@@ -24,10 +24,8 @@ use super::Frame;
 use super::connection::Reply;
 use super::db::Db;
 use super::node::Node;
+pub(crate) use super::request::build as request;
 use super::request::string_to_i64;
-
-/// The Redis version the node answers as (HELLO): the one its replies were checked against.
-pub const REDIS_VERSION: &str = "7.0.15";
 
 /// An error reply (`-ERR …`), as Redis words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,6 +188,16 @@ fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
         return Err(Rejection::WrongArity(spec.name));
     }
     Ok(spec)
+}
+
+/// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]).
+///
+/// [`ScriptCommand`]: super::lua::ScriptCommand
+pub(crate) fn run_for_script(words: Vec<Vec<u8>>, read_only: bool, db: &mut Db, now_ms: u64) -> Frame {
+    match Command::from_script_words(words, read_only) {
+        Ok(command) => command.apply_to_db(db, now_ms),
+        Err(error) => error.into(),
+    }
 }
 
 impl Command {
@@ -397,11 +405,6 @@ impl Args {
 /// Parses a decimal integer as Redis's `string2ll` does: no `+`, no spaces, no leading zeros.
 fn parse_int(bytes: &[u8]) -> Result<i64, ReplyError> {
     string_to_i64(bytes).ok_or_else(ReplyError::not_an_integer)
-}
-
-/// Builds a request frame from words (what a client sends).
-pub(crate) fn request(words: impl IntoIterator<Item = Vec<u8>>) -> Frame {
-    Frame::Array(words.into_iter().map(Frame::BulkString).collect())
 }
 
 /// The `+OK` reply.

@@ -68,6 +68,7 @@ fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u
         args,
         now_ms,
         read_only: node.replication.is_replica(),
+        command: super::run_for_script,
     };
     node.scripts.run(sha, call, &mut node.db)
 }

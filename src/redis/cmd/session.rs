@@ -109,7 +109,7 @@ impl Hello {
         let text = |s: &str| Frame::BulkString(s.as_bytes().to_vec());
         Reply::Map(vec![
             (text("server"), text("redis")),
-            (text("version"), text(super::REDIS_VERSION)),
+            (text("version"), text(crate::redis::REDIS_VERSION)),
             (text("proto"), Frame::Integer(proto)),
             (text("id"), Frame::Integer(session.id as i64)),
             (text("mode"), text("standalone")),
