@@ -16,7 +16,6 @@ use locksim::history::History;
 use locksim::redis::Frame;
 use locksim::redis::cmd::{Command, Session};
 use locksim::redis::connection::{Protocol, Reply};
-use locksim::redis::lua::ScriptCall;
 use locksim::redis::node::Node;
 use locksim::redis::request::{self, Parsed};
 use locksim::scenario::{self, Scenario};
@@ -82,7 +81,8 @@ fn dispatch_set_get_del(bencher: Bencher) {
     });
 }
 
-/// The compare-and-delete release script, cached, run against a key holding its token.
+/// The compare-and-delete release script, cached, run by EVALSHA against a key holding its
+/// token.
 #[divan::bench]
 fn lua_release_script(bencher: Bencher) {
     let mut node = Node::new().expect("node starts");
@@ -90,18 +90,12 @@ fn lua_release_script(bencher: Bencher) {
         .scripts
         .load(scripts::RELEASE.as_bytes())
         .expect("script compiles");
-    let keys = [KEY.to_vec()];
-    let args = [TOKEN.to_vec()];
     bencher.bench_local(|| {
         let set = Command::from_words(words(&[b"SET", KEY, TOKEN]), false).expect("valid command");
         set.apply(&mut node, &mut Session::default(), NOW_MS);
-        let call = ScriptCall {
-            keys: &keys,
-            args: &args,
-            now_ms: NOW_MS,
-            read_only: false,
-        };
-        black_box(node.scripts.run(&sha, call, &mut node.db))
+        let release = Command::from_words(words(&[b"EVALSHA", sha.as_bytes(), b"1", KEY, TOKEN]), false)
+            .expect("valid command");
+        black_box(release.apply(&mut node, &mut Session::default(), NOW_MS))
     });
 }
 
