@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
 use cli::lock::{lock_and_run, parse_duration_ms};
-use cli::merge::merge;
+use cli::merge::{merge, merge_report};
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
 use cli::serve::serve;
@@ -40,14 +40,21 @@ enum Command {
     /// Run scenarios over many seeds and print the verdict table.
     Run(RunArgs),
     /// Combine seed logs (`run --seed-log`, from shards run anywhere) into one verdict
-    /// table and per-scenario JSON, as one run over all their seeds would give.
+    /// table and per-scenario JSON, as one run over all their seeds would give; with
+    /// `--report DIR`, the logs of `report --shard` into the report one `locksim report`
+    /// would write.
     Merge {
         /// Seed logs.
         #[arg(required = true)]
         logs: Vec<PathBuf>,
         /// Also write one JSON object per scenario (JSON lines) to this file.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "report")]
         json: Option<PathBuf>,
+        /// The logs are every shard's of `locksim report --shard K/N --seed-log FILE`:
+        /// write the report (index.html, summary.json, summary.jsonl, figures/, matrix/)
+        /// into DIR.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
     },
     /// Sweep the scenarios and write the safety report: one self-contained page
     /// (DIR/index.html), every number as JSON (DIR/summary.json) and the catalogue as JSON
@@ -175,7 +182,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
-        Command::Merge { logs, json } => merge(&logs, json.as_deref()),
+        Command::Merge {
+            logs,
+            json,
+            report: None,
+        } => merge(&logs, json.as_deref()),
+        Command::Merge {
+            logs,
+            report: Some(dir),
+            ..
+        } => merge_report(&logs, &dir),
         Command::Replay {
             file,
             seed,
