@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
@@ -160,6 +161,10 @@ enum Command {
         /// Also write the numbers to this file as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Run only shard K of N of each workload's seeds (every Nth seed), to measure
+        /// machines running at once; see docs/performance.md to combine their numbers.
+        #[arg(long, value_name = "K/N", conflicts_with = "catalogue")]
+        shard: Option<Shard>,
     },
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
@@ -222,12 +227,14 @@ fn main() -> ExitCode {
             jobs,
             catalogue,
             json,
+            shard,
         } => bench(BenchArgs {
             paths,
             seeds,
             jobs,
             catalogue,
             json,
+            shard,
         }),
         Command::Check {
             file,
