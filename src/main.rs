@@ -13,11 +13,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
 use cli::lock::{lock_and_run, parse_duration_ms};
-use cli::merge::merge;
+use cli::merge::{merge, merge_report};
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
 use cli::serve::serve;
@@ -40,14 +41,21 @@ enum Command {
     /// Run scenarios over many seeds and print the verdict table.
     Run(RunArgs),
     /// Combine seed logs (`run --seed-log`, from shards run anywhere) into one verdict
-    /// table and per-scenario JSON, as one run over all their seeds would give.
+    /// table and per-scenario JSON, as one run over all their seeds would give; with
+    /// `--report DIR`, the logs of `report --shard` into the report one `locksim report`
+    /// would write.
     Merge {
         /// Seed logs.
         #[arg(required = true)]
         logs: Vec<PathBuf>,
         /// Also write one JSON object per scenario (JSON lines) to this file.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "report")]
         json: Option<PathBuf>,
+        /// The logs are every shard's of `locksim report --shard K/N --seed-log FILE`:
+        /// write the report (index.html, summary.json, summary.jsonl, figures/, matrix/)
+        /// into DIR.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
     },
     /// Sweep the scenarios and write the safety report: one self-contained page
     /// (DIR/index.html), every number as JSON (DIR/summary.json) and the catalogue as JSON
@@ -153,6 +161,10 @@ enum Command {
         /// Also write the numbers to this file as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Run only shard K of N of each workload's seeds (every Nth seed), to measure
+        /// machines running at once; see docs/performance.md to combine their numbers.
+        #[arg(long, value_name = "K/N", conflicts_with = "catalogue")]
+        shard: Option<Shard>,
     },
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
@@ -175,7 +187,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
-        Command::Merge { logs, json } => merge(&logs, json.as_deref()),
+        Command::Merge {
+            logs,
+            json,
+            report: None,
+        } => merge(&logs, json.as_deref()),
+        Command::Merge {
+            logs,
+            report: Some(dir),
+            ..
+        } => merge_report(&logs, &dir),
         Command::Replay {
             file,
             seed,
@@ -206,12 +227,14 @@ fn main() -> ExitCode {
             jobs,
             catalogue,
             json,
+            shard,
         } => bench(BenchArgs {
             paths,
             seeds,
             jobs,
             catalogue,
             json,
+            shard,
         }),
         Command::Check {
             file,

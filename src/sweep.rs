@@ -257,6 +257,13 @@ impl Shard {
     }
 }
 
+impl std::fmt::Display for Shard {
+    /// `K/N`, as it is written on the command line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
+}
+
 impl std::str::FromStr for Shard {
     type Err = String;
 
@@ -313,6 +320,7 @@ mod tests {
         for seed in 0..30 {
             assert_eq!(shards.iter().filter(|s| s.owns(seed)).count(), 1);
         }
+        assert_eq!(shards[1].to_string(), "2/3");
         for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }

@@ -1,6 +1,8 @@
 //! Splitting a sweep: `run --shard K/N --seed-log` on each part, then `merge`, gives the
-//! same per-scenario JSON as one run over all seeds; a seed logged twice or a malformed
-//! line is invalid input (exit 2) naming the file and line.
+//! same per-scenario JSON as one run over all seeds, and `report --shard K/N` then
+//! `merge --report` the same report as one `locksim report`; a seed logged twice or
+//! missing, a malformed line, or shards of different reports are invalid input (exit 2)
+//! naming the file and line.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,8 +16,8 @@ fn locksim(args: &[&str]) -> Output {
         .expect("locksim runs")
 }
 
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locksim-shard-{}", std::process::id()));
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locksim-shard-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -40,7 +42,7 @@ const SCENARIOS: [&str; 2] = [
 
 #[test]
 fn merged_shards_equal_one_run_over_all_seeds() {
-    let dir = scratch();
+    let dir = scratch("run");
     let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
     let mut logs = Vec::new();
     for k in 1..=3 {
@@ -101,5 +103,205 @@ fn merged_shards_equal_one_run_over_all_seeds() {
     assert!(said.contains("bad.jsonl:1") && said.contains("seed"), "{said}");
     let output = locksim(&["run", "scenarios/single-node-gc-pause.json", "--shard", "4/3"]);
     assert_eq!(output.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The report's catalogue: one scenario that breaks (a counterexample to replay), one that
+/// holds.
+const REPORT_SCENARIOS: [&str; 2] = [
+    "scenarios/single-node-gc-pause.json",
+    "scenarios/single-node-baseline.json",
+];
+
+/// The shipped grid cut to three setups and three fault classes (one of which applies to
+/// the replicated setup only), written into `dir`.
+fn small_grid(dir: &Path) -> String {
+    let mut grid: Value =
+        serde_json::from_str(&std::fs::read_to_string("scenarios/matrix/grid.json").unwrap()).unwrap();
+    let keep = |list: &mut Value, names: &[&str]| {
+        list.as_array_mut()
+            .unwrap()
+            .retain(|entry| names.contains(&entry["name"].as_str().unwrap()));
+    };
+    keep(
+        &mut grid["setups"],
+        &["set-nx-px", "lua-release-fencing", "replicated"],
+    );
+    keep(&mut grid["faults"], &["none", "holder-pause", "failover"]);
+    let file = dir.join("grid.json");
+    std::fs::write(&file, grid.to_string()).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+/// `locksim report` over [`REPORT_SCENARIOS`] with few seeds everywhere, then `extra`.
+fn report(grid: &str, seeds: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "report",
+        "--seeds",
+        seeds,
+        "--envelope-seeds",
+        "2",
+        "--matrix",
+        grid,
+        "--matrix-seeds",
+        "3",
+        "--jobs",
+        "2",
+    ];
+    args.extend(extra);
+    args.extend(REPORT_SCENARIOS);
+    locksim(&args)
+}
+
+/// A JSON value without its host-time fields (`wall_ms`), the one thing that may differ.
+fn without_wall_time(value: Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .filter(|(key, _)| key != "wall_ms")
+                .map(|(key, value)| (key, without_wall_time(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_wall_time).collect()),
+        other => other,
+    }
+}
+
+fn read_json(file: &Path) -> Value {
+    without_wall_time(serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap())
+}
+
+#[test]
+fn a_report_merged_from_two_shards_is_the_unsharded_report() {
+    let dir = scratch("report");
+    let grid = small_grid(&dir);
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let out = path("report");
+    let whole = report(&grid, "4", &["--out", &out]);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    // The merge writes where the unsharded report did: every path in the report is the same.
+    std::fs::rename(&out, path("whole")).unwrap();
+    let logs = [path("shard-1.jsonl"), path("shard-2.jsonl")];
+    for (k, log) in logs.iter().enumerate() {
+        let shard = format!("{}/2", k + 1);
+        let output = report(&grid, "4", &["--shard", &shard, "--seed-log", log]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains(&format!("shard {shard}: ")), "{stdout}");
+    }
+    assert!(!Path::new(&out).exists(), "a shard writes its seed log only");
+    // Given in any order.
+    let merged = locksim(&["merge", &logs[1], &logs[0], "--report", &out]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stdout).lines().next(),
+        String::from_utf8_lossy(&whole.stdout).lines().next(),
+        "the verdict table"
+    );
+
+    let (whole, merged) = (dir.join("whole"), Path::new(&out));
+    let summary = read_json(&merged.join("summary.json"));
+    assert_eq!(summary, read_json(&whole.join("summary.json")));
+    assert!(
+        summary["matrix_counterexamples"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
+    assert!(
+        summary["counterexamples"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
+    assert_eq!(summary["envelopes"].as_array().map(Vec::len), Some(3));
+    let jsonl = |dir: &Path| json_lines(&dir.join("summary.jsonl"));
+    assert_eq!(jsonl(merged), jsonl(&whole));
+    // The page shows no host time: byte for byte the same, and so is every figure.
+    let read = |file: PathBuf| std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(
+        read(merged.join("index.html")) == read(whole.join("index.html")),
+        "the page differs"
+    );
+    for entry in std::fs::read_dir(whole.join("figures")).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert!(
+            read(merged.join("figures").join(&name)) == read(whole.join("figures").join(&name)),
+            "{name:?} differs"
+        );
+    }
+    for cell in std::fs::read_dir(whole.join("matrix")).unwrap() {
+        let name = cell.unwrap().file_name();
+        assert_eq!(
+            read(merged.join("matrix").join(&name)),
+            read(whole.join("matrix").join(&name))
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_shards_that_do_not_make_one_report_are_named() {
+    let dir = scratch("report-bad");
+    let grid = small_grid(&dir);
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let merge = |logs: &[&str]| {
+        let mut args = vec!["merge", "--report"];
+        let out = path("out");
+        args.push(&out);
+        args.extend(logs);
+        let output = locksim(&args);
+        let said = String::from_utf8_lossy(&output.stderr).to_string();
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(!said.contains("panicked"), "{said}");
+        said
+    };
+    let (first, second) = (path("shard-1.jsonl"), path("shard-2.jsonl"));
+    let other = path("shard-2-of-another.jsonl");
+    assert!(
+        report(&grid, "4", &["--shard", "1/2", "--seed-log", &first])
+            .status
+            .success()
+    );
+    assert!(
+        report(&grid, "4", &["--shard", "2/2", "--seed-log", &second])
+            .status
+            .success()
+    );
+    assert!(
+        report(&grid, "3", &["--shard", "2/2", "--seed-log", &other])
+            .status
+            .success()
+    );
+
+    let said = merge(&[&first, &other]);
+    assert!(
+        said.contains("shard-2-of-another.jsonl:1:") && said.contains("--seeds 3 here, 4 in"),
+        "{said}"
+    );
+    let said = merge(&[&first]);
+    assert!(said.contains("no log of shard 2/2"), "{said}");
+    // A shard cut short: its log ends before its last seeds.
+    let text = std::fs::read_to_string(&first).unwrap();
+    let cut = path("cut.jsonl");
+    std::fs::write(&cut, text.lines().take(20).collect::<Vec<_>>().join("\n") + "\n").unwrap();
+    let said = merge(&[&cut, &second]);
+    assert!(said.contains("cut.jsonl:20: the log ends without seed"), "{said}");
+    let said = merge(&[&first, &first]);
+    assert!(said.contains("shard 1/2 again"), "{said}");
+    let said = merge(&[&path("missing.jsonl")]);
+    assert!(said.contains("missing.jsonl"), "{said}");
+    assert!(!Path::new(&path("out")).exists(), "nothing written from bad logs");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,8 @@
 //! With no paths it runs the reference workloads of scenarios/bench/ (kept out of the
 //! catalogue: `run` and `report` read only a directory's own files, not its
 //! subdirectories). With `--catalogue` it also times, for every catalogue scenario that
-//! expects a violation, how long the search takes to find its first violating seed.
+//! expects a violation, how long the search takes to find its first violating seed. With
+//! `--shard K/N` it runs a share of each workload's seeds, for machines measured at once.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use locksim::scenario::{self, Expectation, Scenario};
-use locksim::sweep::sweep;
+use locksim::sweep::{Shard, sweep, sweep_seeds};
 use locksim::world::events::EventCounts;
 
 use super::{EXIT_UNMET, emit, invalid};
@@ -30,6 +31,8 @@ pub struct BenchArgs {
     /// Time each violating scenario of this catalogue to its first violation.
     pub catalogue: Option<PathBuf>,
     pub json: Option<PathBuf>,
+    /// Run only this shard's share of each workload's seeds.
+    pub shard: Option<Shard>,
 }
 
 /// Runs each scenario's seeds (or `seeds`) with `jobs` threads and prints the throughput;
@@ -51,6 +54,15 @@ pub fn bench(args: BenchArgs) -> ExitCode {
             Err(e) => return invalid(e),
         },
     };
+    if let Some(shard) = args.shard {
+        emit(format_args!(
+            "shard {shard}: seeds {}, {}, {}, ... of each workload; shards run at once give seeds/s = the sum \
+             of their seeds / the longest wall time",
+            shard.index,
+            shard.index + shard.count,
+            shard.index + 2 * shard.count
+        ));
+    }
     emit(format_args!(
         "{:<44} {:>6} {:>5} {:>9} {:>9} {:>10} {:>14} {:>12}",
         "scenario", "seeds", "jobs", "wall s", "seeds/s", "ms/seed", "sim-s/wall-s", "events/s"
@@ -59,7 +71,7 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     let mut workloads = Vec::new();
     for (_, scenario) in scenarios {
         let count = args.seeds.unwrap_or(scenario.seeds).max(1);
-        let throughput = measure(Arc::new(scenario), count, args.jobs);
+        let throughput = measure(Arc::new(scenario), count, args.jobs, args.shard);
         failed += throughput.failed;
         emit(throughput.line());
         workloads.push(throughput.json());
@@ -86,6 +98,7 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     }
     if let Some(path) = &args.json {
         let numbers = json!({
+            "shard": args.shard.map(|shard| shard.to_string()),
             "workloads": workloads,
             "first_violations": first_violations,
             "peak_memory_kib": peak_kib,
@@ -113,10 +126,14 @@ struct Throughput {
     failed: usize,
 }
 
-/// Sweeps `seeds` seeds of `scenario` and times the sweep.
-fn measure(scenario: Arc<Scenario>, seeds: u64, jobs: usize) -> Throughput {
+/// Sweeps `seeds` seeds of `scenario` (or `shard`'s share of them) and times the sweep.
+fn measure(scenario: Arc<Scenario>, seeds: u64, jobs: usize, shard: Option<Shard>) -> Throughput {
+    let owned: Vec<u64> = (0..seeds)
+        .filter(|&seed| shard.is_none_or(|shard| shard.owns(seed)))
+        .collect();
+    let seeds = owned.len() as u64;
     let started = Instant::now();
-    let runs = sweep(&scenario, 0..seeds, jobs);
+    let runs = sweep_seeds(&scenario, &owned, jobs, |run| run);
     let wall_s = started.elapsed().as_secs_f64();
     let mut events = EventCounts::default();
     for summary in runs.iter().filter_map(|run| run.outcome.as_ref().ok()) {

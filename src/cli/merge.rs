@@ -1,17 +1,22 @@
-//! `merge`: seed logs written by shards (`run --shard K/N --seed-log FILE`, on any number of
-//! machines) combined into the verdict table and JSON that one run over all their seeds
-//! would give.
+//! `merge`: seed logs written by shards (on any number of machines) combined into what one
+//! run over all their seeds would give: from `run --shard K/N --seed-log FILE`, the
+//! verdict table and per-scenario JSON; with `--report DIR`, from `report --shard K/N
+//! --seed-log FILE`, the whole report, written as `locksim report` writes it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use locksim::report::ScenarioReport;
+use locksim::report::plan::{LogHeader, Plan, SweepKind, read_log_line};
 use locksim::scenario;
 use locksim::sweep::SeedRun;
 
+use super::report::{finish, matrix_line, prepare, sweep_plan};
 use super::{EXIT_UNMET, emit, emit_report, invalid};
 
 /// Reads every log, groups its seeds by scenario file, and judges each scenario on all of
@@ -20,36 +25,26 @@ use super::{EXIT_UNMET, emit, emit_report, invalid};
 pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
     let mut by_file: BTreeMap<String, BTreeMap<u64, SeedRun>> = BTreeMap::new();
     for log in logs {
-        let file = match std::fs::File::open(log) {
-            Ok(file) => file,
-            Err(e) => return invalid(format!("{}: {e}", log.display())),
-        };
-        for (number, line) in BufReader::new(file).lines().enumerate() {
-            let at = || format!("{}:{}", log.display(), number + 1);
-            let line = match line {
-                Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => line,
-                Err(e) => return invalid(format!("{}: {e}", at())),
-            };
-            let parsed = serde_json::from_str(&line)
-                .map_err(|e| e.to_string())
-                .and_then(|value| SeedRun::from_json(&value));
-            let (scenario_file, run) = match parsed {
-                Ok(parsed) => parsed,
-                Err(e) => return invalid(format!("{}: not a seed-log line: {e}", at())),
-            };
+        let read = read_log(log, |_, value| {
+            if LogHeader::is_header(&value) {
+                return Err("a seed log of `locksim report --shard`: merge those with --report DIR".into());
+            }
+            let (scenario_file, run) =
+                SeedRun::from_json(&value).map_err(|e| format!("not a seed-log line: {e}"))?;
             let seed = run.seed;
-            if by_file
+            match by_file
                 .entry(scenario_file.clone())
                 .or_default()
                 .insert(seed, run)
-                .is_some()
             {
-                return invalid(format!(
-                    "{}: seed {seed} of {scenario_file} is logged twice (were two shards given the same K?)",
-                    at()
-                ));
+                Some(_) => Err(format!(
+                    "seed {seed} of {scenario_file} is logged twice (were two shards given the same K?)"
+                )),
+                None => Ok(()),
             }
+        });
+        if let Err(e) = read {
+            return invalid(e);
         }
     }
     let mut json_out = match json.map(std::fs::File::create).transpose() {
@@ -78,4 +73,212 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
     } else {
         ExitCode::from(EXIT_UNMET)
     }
+}
+
+/// Reads the logs of `report --shard`, checks that they are every shard of one report and
+/// hold each of its seeds once, and writes that report into `out` as `locksim report`
+/// would (counterexamples replayed from their seed). Exit codes as `report`, and 2 when a
+/// log is malformed, mixes reports, or lacks or repeats a seed.
+pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
+    let shards = match read_headers(logs) {
+        Ok(shards) => shards,
+        Err(e) => return invalid(e),
+    };
+    let (first_log, first) = &shards[0];
+    let plan = match Plan::new(first.options.clone(), &out.join("matrix")) {
+        Ok(plan) => plan,
+        Err(e) => return invalid(format!("the report {} was run for: {e}", first_log.display())),
+    };
+    if plan.digest() != first.plan {
+        return invalid(format!(
+            "{}:1: the shards swept other scenarios than the same options give here (a scenario file, the grid \
+             or locksim changed since they ran): run the shards again",
+            first_log.display()
+        ));
+    }
+    let runs = match read_seeds(&plan, &shards) {
+        Ok(runs) => runs,
+        Err(e) => return invalid(e),
+    };
+    if let Err(code) = prepare(&plan, out) {
+        return code;
+    }
+    let swept = sweep_plan(&plan, &|sweep| {
+        let runs = &runs[&(sweep.kind, sweep.id.clone())];
+        ScenarioReport::new(&sweep.file, &sweep.scenario, 0, runs, 0)
+    });
+    if let Some(run) = &swept.matrix {
+        emit(matrix_line(run));
+    }
+    emit(format_args!(
+        "merged: {} shards' logs, {} seeds",
+        shards.len(),
+        plan.total_seeds()
+    ));
+    finish(&plan, out, swept)
+}
+
+/// Each log's header; `Err` when one is not a report log, or they are not distinct shards
+/// of one report.
+fn read_headers(logs: &[PathBuf]) -> Result<Vec<(PathBuf, LogHeader)>, String> {
+    let mut shards: Vec<(PathBuf, LogHeader)> = Vec::new();
+    for log in logs {
+        let (number, value) = log_lines(log)?
+            .next()
+            .ok_or_else(|| format!("{}: empty: not a report shard's log", log.display()))??;
+        let at = format!("{}:{number}", log.display());
+        let header = LogHeader::from_json(&value).map_err(|e| format!("{at}: {e}"))?;
+        if let Some((first_log, first)) = shards.first() {
+            let differences = header.options.differences(&first.options);
+            if !differences.is_empty() {
+                let first_log = first_log.display();
+                let said: Vec<String> = differences
+                    .into_iter()
+                    .map(|(option, here, there)| format!("{option} {here} here, {there} in {first_log}"))
+                    .collect();
+                return Err(format!(
+                    "{at}: a shard of another report than {first_log}'s: {} (merge the shards of one report)",
+                    said.join("; ")
+                ));
+            }
+            if header.shard.count != first.shard.count {
+                return Err(format!(
+                    "{at}: shard {} of a report split {} ways, but {} is shard {} (merge the shards of one split)",
+                    header.shard,
+                    header.shard.count,
+                    first_log.display(),
+                    first.shard
+                ));
+            }
+            if header.plan != first.plan {
+                return Err(format!(
+                    "{at}: the same options as {}, but other scenarios (a scenario file, the grid or locksim \
+                     changed between the shards' runs)",
+                    first_log.display()
+                ));
+            }
+        }
+        if let Some((other, _)) = shards.iter().find(|(_, h)| h.shard == header.shard) {
+            return Err(format!(
+                "{at}: shard {} again: {} is that shard too (were two shards given the same K?)",
+                header.shard,
+                other.display()
+            ));
+        }
+        shards.push((log.clone(), header));
+    }
+    Ok(shards)
+}
+
+/// The seeds of every sweep of `plan`, read from the shards' logs, in seed order; `Err`
+/// names the file and line of a seed that does not belong, is logged twice, or the log
+/// that lacks one.
+fn read_seeds(
+    plan: &Plan,
+    shards: &[(PathBuf, LogHeader)],
+) -> Result<HashMap<(SweepKind, String), Vec<SeedRun>>, String> {
+    let mut runs: HashMap<(SweepKind, String), BTreeMap<u64, SeedRun>> = plan
+        .sweeps()
+        .map(|sweep| ((sweep.kind, sweep.id.clone()), BTreeMap::new()))
+        .collect();
+    let seeds: HashMap<(SweepKind, &str), u64> = plan
+        .sweeps()
+        .map(|sweep| ((sweep.kind, sweep.id.as_str()), sweep.seeds))
+        .collect();
+    let mut last_lines = Vec::new();
+    for (log, header) in shards {
+        let mut last = 0;
+        read_log(log, |number, value| {
+            if last == 0 {
+                last = number;
+                return Ok(()); // the header, read already
+            }
+            last = number;
+            if LogHeader::is_header(&value) {
+                return Err("a second header: give each shard's log as its own file".into());
+            }
+            let (kind, id, run) = read_log_line(&value)?;
+            let seed = run.seed;
+            let count = seeds
+                .get(&(kind, id.as_str()))
+                .ok_or_else(|| format!("no {} sweep `{id}` in this report", kind.word()))?;
+            if seed >= *count {
+                return Err(format!(
+                    "seed {seed} of {id}: the report runs only {count} seeds of it"
+                ));
+            }
+            if !header.shard.owns(seed) {
+                return Err(format!("seed {seed} of {id} is not shard {}'s", header.shard));
+            }
+            let sweep = runs
+                .get_mut(&(kind, id.clone()))
+                .expect("every sweep has its runs");
+            match sweep.insert(seed, run) {
+                Some(_) => Err(format!("seed {seed} of {id} is logged twice")),
+                None => Ok(()),
+            }
+        })?;
+        last_lines.push(last);
+    }
+    for sweep in plan.sweeps() {
+        let logged = &runs[&(sweep.kind, sweep.id.clone())];
+        let Some(missing) = (0..sweep.seeds).find(|seed| !logged.contains_key(seed)) else {
+            continue;
+        };
+        let owner = shards
+            .iter()
+            .zip(&last_lines)
+            .find(|((_, header), _)| header.shard.owns(missing));
+        return Err(match owner {
+            Some(((log, header), last)) => format!(
+                "{}:{last}: the log ends without seed {missing} of {}: shard {} stopped before it finished? \
+                 run it again",
+                log.display(),
+                sweep.id,
+                header.shard
+            ),
+            None => format!(
+                "no log of shard {}/{} among those given (seed {missing} of {} is its): give every shard's log",
+                missing % shards[0].1.shard.count + 1,
+                shards[0].1.shard.count,
+                sweep.id
+            ),
+        });
+    }
+    Ok(runs
+        .into_iter()
+        .map(|(key, runs)| (key, runs.into_values().collect()))
+        .collect())
+}
+
+/// The lines of `log` that are not blank, each with its number (from 1), as JSON; an error
+/// names the file and line.
+fn log_lines(log: &Path) -> Result<impl Iterator<Item = Result<(usize, Value), String>>, String> {
+    let file = std::fs::File::open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let name = log.display().to_string();
+    Ok(BufReader::new(file)
+        .lines()
+        .enumerate()
+        .filter_map(move |(index, text)| {
+            let at = || format!("{name}:{}", index + 1);
+            match text {
+                Err(e) => Some(Err(format!("{}: {e}", at()))),
+                Ok(text) if text.trim().is_empty() => None,
+                Ok(text) => Some(
+                    serde_json::from_str(&text)
+                        .map(|value| (index + 1, value))
+                        .map_err(|e| format!("{}: not JSON: {e}", at())),
+                ),
+            }
+        }))
+}
+
+/// Hands `line` every line of `log` ([`log_lines`]) until it returns an error, which is
+/// then prefixed with `file:line`.
+fn read_log(log: &Path, mut line: impl FnMut(usize, Value) -> Result<(), String>) -> Result<(), String> {
+    for parsed in log_lines(log)? {
+        let (number, value) = parsed?;
+        line(number, value).map_err(|e| format!("{}:{number}: {e}", log.display()))?;
+    }
+    Ok(())
 }

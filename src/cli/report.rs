@@ -1,26 +1,30 @@
-//! `report`: the catalogue (and the safety matrix) swept, and the result written as one
-//! self-contained page, its numbers as JSON and each figure as a file. The verdict table
-//! is printed as `run` prints it; on a terminal a progress bar shows where the sweep is.
+//! `report`: the catalogue, the safety matrix and the envelopes swept, and the result
+//! written as one self-contained page, its numbers as JSON and each figure as a file. The
+//! verdict table is printed as `run` prints it; on a terminal a progress bar shows where
+//! the sweep is. With `--shard K/N` it runs a share of every sweep and writes only a seed
+//! log; `merge --report` ([`super::merge`]) writes the report from the shards' logs with
+//! the same [`sweep_plan`] and [`finish`].
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
-use locksim::report::envelope::{self, Envelope};
 use locksim::report::figures::{
     self, heatmap,
     timeline::{self, Timeline},
 };
-use locksim::report::matrix::{self, Matrix};
+use locksim::report::matrix::{self, CellRun, MatrixRun};
 use locksim::report::page::{self, Figures};
-use locksim::report::summary::{Counterexample, MatrixSummary, Summary};
-use locksim::scenario::{self, Scenario};
+use locksim::report::plan::{Plan, ReportOptions, Sweep, SweepKind, Swept};
+use locksim::report::summary::{Counterexample, Summary};
+use locksim::scenario::Scenario;
 use locksim::search::story;
-use locksim::sweep::run_seed;
+use locksim::sweep::{SeedRun, Shard, run_seed};
 
 use super::{EXIT_UNMET, emit, invalid};
 
@@ -33,7 +37,7 @@ pub struct ReportArgs {
     #[arg(default_value = "scenarios")]
     pub paths: Vec<PathBuf>,
     /// Where to write the report.
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value = "reports", conflicts_with = "shard")]
     pub out: PathBuf,
     /// Seeds per scenario (default: the scenario's own `seeds`).
     #[arg(long)]
@@ -50,95 +54,234 @@ pub struct ReportArgs {
     /// Seeds per matrix cell (default: the grid's own; 0: leave the matrix out).
     #[arg(long)]
     pub matrix_seeds: Option<u64>,
+    /// Run only shard K of N of every seed the report runs (every Nth seed of each
+    /// catalogue scenario, matrix cell and envelope point) and write only its seed log;
+    /// `locksim merge LOGS --report DIR` writes the report from every shard's log.
+    #[arg(long, value_name = "K/N", requires = "seed_log")]
+    pub shard: Option<Shard>,
+    /// With --shard: the seed log, written as seeds finish (a header line with the
+    /// report's options, then one JSON line per seed).
+    #[arg(long, value_name = "FILE", requires = "shard")]
+    pub seed_log: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// The options a report's plan is built from, the grid's default resolved.
+    fn options(&self) -> ReportOptions {
+        let matrix = match (&self.matrix, self.matrix_seeds) {
+            (_, Some(0)) => None,
+            (Some(file), _) => Some(file.clone()),
+            (None, _) => Some(PathBuf::from(matrix::GRID_FILE)).filter(|grid| grid.exists()),
+        };
+        ReportOptions {
+            paths: self.paths.clone(),
+            seeds: self.seeds,
+            envelope_seeds: self.envelope_seeds,
+            matrix,
+            matrix_seeds: self.matrix_seeds,
+        }
+    }
 }
 
 /// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
-/// `out/summary.jsonl`, prints the verdict table and where the report is.
+/// `out/summary.jsonl`, prints the verdict table and where the report is. With `--shard`,
+/// runs the shard's share and writes its seed log only.
 pub fn report(args: ReportArgs) -> ExitCode {
-    let scenarios = match scenario::load_paths(&args.paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
-        Err(e) => return invalid(e),
-    };
     if args.seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        return invalid(format!("--out {}: {e}", args.out.display()));
-    }
+    let plan = match Plan::new(args.options(), &args.out.join("matrix")) {
+        Ok(plan) => plan,
+        Err(e) => return invalid(e),
+    };
     let jobs = super::jobs_or_all_cores(args.jobs);
-    let progress = progress_bar(scenarios.len() as u64, "scenarios");
-    let say = |line: String| match &progress {
-        Some(bar) => bar.println(line),
+    if let (Some(shard), Some(log)) = (args.shard, &args.seed_log) {
+        return run_shard(&plan, shard, log, jobs);
+    }
+    if let Err(code) = prepare(&plan, &args.out) {
+        return code;
+    }
+    let swept = sweep_plan(&plan, &|sweep| sweep.run(jobs));
+    if let Some(run) = &swept.matrix {
+        emit(format_args!(
+            "{} run in {:.1} s",
+            matrix_line(run),
+            run.wall_ms as f64 / 1000.0
+        ));
+    }
+    finish(&plan, &args.out, swept)
+}
+
+/// Runs shard `shard`'s share of every sweep of `plan` on `jobs` threads, writing the
+/// header and each seed to `log` as it finishes; prints the verdict table of its share.
+/// Exit 0 unless a run failed (a share alone cannot judge an expectation).
+fn run_shard(plan: &Plan, shard: Shard, log: &Path, jobs: usize) -> ExitCode {
+    let opened = std::fs::File::create(log)
+        .and_then(|mut file| writeln!(file, "{}", plan.log_header(shard)).map(|()| file));
+    let out = match opened {
+        Ok(file) => Mutex::new(file),
+        Err(e) => return invalid(format!("--seed-log {}: {e}", log.display())),
+    };
+    let log_error = Mutex::new(None);
+    let failed = AtomicU64::new(0);
+    sweep_plan(plan, &|sweep| {
+        let write = |run: &SeedRun| {
+            let mut out = out.lock().expect("seed log lock poisoned");
+            if let Err(e) = writeln!(out, "{}", Plan::log_line(sweep, run)) {
+                *log_error.lock().expect("lock poisoned") = Some(e);
+            }
+        };
+        let report = ScenarioReport::sweep_seeds(
+            &sweep.file,
+            &sweep.scenario,
+            &sweep.seeds_of(Some(shard)),
+            jobs,
+            &write,
+        );
+        failed.fetch_add(report.errors.len() as u64, Ordering::Relaxed);
+        report
+    });
+    if let Some(e) = log_error.into_inner().expect("lock poisoned") {
+        eprintln!("error: writing the seed log {}: {e}", log.display());
+        return ExitCode::from(EXIT_UNMET);
+    }
+    let seeds: usize = plan.sweeps().map(|sweep| sweep.seeds_of(Some(shard)).len()).sum();
+    emit(format_args!(
+        "shard {shard}: {seeds} of the report's {} seeds (seeds {}, {}, {}, ... of each of its {} sweeps) logged to {}; \
+         the table judges this share only: write the report with locksim merge SHARD-LOGS... --report DIR",
+        plan.total_seeds(),
+        shard.index,
+        shard.index + shard.count,
+        shard.index + 2 * shard.count,
+        plan.sweeps().count(),
+        log.display()
+    ));
+    match failed.into_inner() {
+        0 => ExitCode::SUCCESS,
+        n => {
+            eprintln!("error: {n} runs failed inside the simulator");
+            ExitCode::from(EXIT_UNMET)
+        }
+    }
+}
+
+/// Makes the report's directory and writes the matrix's cells into `out/matrix/` (so each
+/// replays); `Err` is the exit code, after saying why.
+pub fn prepare(plan: &Plan, out: &Path) -> Result<(), ExitCode> {
+    if let Err(e) = std::fs::create_dir_all(out) {
+        return Err(invalid(format!("{}: {e}", out.display())));
+    }
+    if let Some((grid, _)) = &plan.matrix {
+        let dir = out.join("matrix");
+        if let Err(e) = grid.write_scenarios(&dir) {
+            return Err(invalid(format!(
+                "writing the matrix's scenarios to {}: {e}",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every sweep of `plan`, its report from `sweep` (run here, a shard's share, or tallied
+/// from the shards' logs), printing the catalogue's verdict table as its reports come; on
+/// a terminal a progress bar shows where the sweeps are.
+pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swept {
+    let progress = progress_bar(plan.sweeps().count() as u64, "sweeps");
+    let say = |line: &dyn std::fmt::Display| match &progress {
+        Some(bar) => bar.println(line.to_string()),
         None => emit(line),
     };
-    say(ScenarioReport::table_header());
-    let mut catalogue = Vec::new();
-    let mut counterexamples = Vec::new();
-    let mut timelines = Vec::new();
-    for (file, scenario) in scenarios {
+    say(&ScenarioReport::table_header());
+    let mut done = 0;
+    let swept = plan.assemble(&mut |each| {
         if let Some(bar) = &progress {
-            bar.set_message(scenario.name.clone());
+            bar.set_message(format!("{}: {}", each.kind.word(), each.scenario.name));
         }
-        let count = args.seeds.unwrap_or(scenario.seeds);
-        let scenario = Arc::new(scenario);
-        let report = ScenarioReport::sweep(&file, &scenario, 0, count, jobs);
-        for line in report.table_lines() {
-            say(line);
+        let report = sweep(each);
+        if each.kind == SweepKind::Catalogue {
+            for line in report.table_lines() {
+                say(&line);
+            }
         }
-        if let Some((example, timeline)) = counterexample(&report, &scenario) {
-            timelines.push((example.id.clone(), timeline));
-            counterexamples.push(example);
+        done += 1;
+        if done == plan.catalogue.len() {
+            say(&ScenarioReport::table_legend());
         }
-        catalogue.push(report);
         if let Some(bar) = &progress {
             bar.inc(1);
         }
-    }
+        report
+    });
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    emit(ScenarioReport::table_legend());
-    let matrix = match sweep_matrix(&args, jobs) {
-        Ok(matrix) => matrix,
-        Err(e) => return invalid(e),
-    };
+    swept
+}
+
+/// What the matrix's sweep covered, in a line.
+pub fn matrix_line(run: &MatrixRun) -> String {
+    let cells = run
+        .cells
+        .iter()
+        .flatten()
+        .filter(|cell| cell.report().is_some())
+        .count();
+    format!(
+        "matrix: {} setups x {} fault classes, {cells} cells",
+        run.setups.len(),
+        run.faults.len()
+    )
+}
+
+/// Replays the first violating seed of every catalogue scenario and matrix cell that
+/// broke, draws the figures and writes the report into `out` (made by [`prepare`]); says
+/// where it is. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
+pub fn finish(plan: &Plan, out: &Path, swept: Swept) -> ExitCode {
+    let Swept {
+        catalogue,
+        matrix,
+        envelopes,
+    } = swept;
+    let mut counterexamples = Vec::new();
+    let mut timelines = Vec::new();
+    for (report, sweep) in catalogue.iter().zip(&plan.catalogue) {
+        if let Some((example, timeline)) = counterexample(report, &sweep.scenario) {
+            timelines.push((example.id.clone(), timeline));
+            counterexamples.push(example);
+        }
+    }
     let mut matrix_counterexamples = Vec::new();
-    for report in matrix.iter().flat_map(|m| m.cells.iter().flatten().flatten()) {
-        let Ok(scenario) = scenario::load(&report.file) else {
-            continue;
-        };
-        if let Some((example, timeline)) = counterexample(report, &Arc::new(scenario)) {
+    let cells = matrix.iter().flat_map(|run| run.cells.iter().flatten());
+    let cell_sweeps = plan.matrix.iter().flat_map(|(_, sweeps)| sweeps);
+    for (report, sweep) in cells.filter_map(CellRun::report).zip(cell_sweeps) {
+        if let Some((example, timeline)) = counterexample(report, &sweep.scenario) {
             timelines.push((example.id.clone(), timeline));
             matrix_counterexamples.push(example);
         }
     }
-    let envelopes = match sweep_envelopes(args.envelope_seeds, jobs) {
-        Ok(envelopes) => envelopes,
-        Err(e) => return invalid(e),
-    };
     let summary = Summary {
         catalogue,
-        matrix,
+        matrix: matrix.map(|run| run.summary()),
         counterexamples,
         matrix_counterexamples,
         envelopes,
     };
-    let figures = match draw_figures(&args.out, &timelines, &summary) {
+    let figures = match draw_figures(out, &timelines, &summary) {
         Ok(figures) => figures,
         Err(e) => {
-            eprintln!("error: drawing the timelines into {}: {e}", args.out.display());
+            eprintln!("error: drawing the timelines into {}: {e}", out.display());
             return ExitCode::from(EXIT_UNMET);
         }
     };
-    if let Err(e) = write_report(&args.out, &summary, &figures) {
-        eprintln!("error: writing the report to {}: {e}", args.out.display());
+    if let Err(e) = write_files(out, &summary, &figures) {
+        eprintln!("error: writing the report to {}: {e}", out.display());
         return ExitCode::from(EXIT_UNMET);
     }
     emit(format_args!(
         "report: {} (numbers: {})",
-        args.out.join("index.html").display(),
-        args.out.join("summary.json").display()
+        out.join("index.html").display(),
+        out.join("summary.json").display()
     ));
     if summary.catalogue.iter().all(ScenarioReport::expect_met) {
         ExitCode::SUCCESS
@@ -158,58 +301,6 @@ fn progress_bar(total: u64, things: &str) -> Option<ProgressBar> {
     let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
-}
-
-/// The safety matrix: the grid's cells written to `out/matrix/` (so each replays) and swept.
-fn sweep_matrix(args: &ReportArgs, jobs: usize) -> Result<Option<MatrixSummary>, String> {
-    if args.matrix_seeds == Some(0) {
-        return Ok(None);
-    }
-    let grid = match &args.matrix {
-        Some(file) => file.clone(),
-        None if Path::new(matrix::GRID_FILE).exists() => PathBuf::from(matrix::GRID_FILE),
-        None => return Ok(None),
-    };
-    let grid = Matrix::load(&grid).map_err(|e| e.to_string())?;
-    let dir = args.out.join("matrix");
-    grid.write_scenarios(&dir)
-        .map_err(|e| format!("writing the matrix's scenarios to {}: {e}", dir.display()))?;
-    let progress = progress_bar(grid.applicable_cells(), "matrix cells");
-    let done = || {
-        if let Some(bar) = &progress {
-            bar.inc(1);
-        }
-    };
-    let run = grid.run(&dir, args.matrix_seeds, jobs, &done);
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    emit(format_args!(
-        "matrix: {} setups x {} fault classes, {} cells run in {:.1} s",
-        run.setups.len(),
-        run.faults.len(),
-        grid.applicable_cells(),
-        run.wall_ms as f64 / 1000.0
-    ));
-    Ok(Some(run.summary()))
-}
-
-/// The safety envelopes at `seeds` seeds per point (none at 0), with their own progress.
-fn sweep_envelopes(seeds: u64, jobs: usize) -> Result<Vec<Envelope>, locksim::scenario::ScenarioError> {
-    if seeds == 0 {
-        return Ok(Vec::new());
-    }
-    let progress = progress_bar(envelope::points(), "envelope points");
-    let done = || {
-        if let Some(bar) = &progress {
-            bar.inc(1);
-        }
-    };
-    let envelopes = envelope::run_envelopes(seeds, jobs, &done);
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    envelopes
 }
 
 /// The first violating seed of a scenario, replayed in full, and its lease timeline;
@@ -267,8 +358,8 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
     Ok(figures)
 }
 
-/// Writes the page, the JSON summary, the catalogue as JSON lines, and the figures.
-fn write_report(out: &Path, summary: &Summary, figures: &Figures) -> std::io::Result<()> {
+/// Writes the page, the JSON summary and the catalogue as JSON lines.
+fn write_files(out: &Path, summary: &Summary, figures: &Figures) -> std::io::Result<()> {
     std::fs::write(out.join("index.html"), page::render(summary, figures))?;
     let json = serde_json::to_string_pretty(&summary.to_json()).map_err(std::io::Error::other)?;
     std::fs::write(out.join("summary.json"), json + "\n")?;

@@ -10,15 +10,17 @@
 //!   streamed when it dies is lost, and a second holder appears if the replica is promoted
 //!   while the first still believes it holds the lock (`down_after < TTL`).
 //!
-//! Every point is a scenario generated from a template and validated like a user's file.
+//! Every point is a scenario generated from a template and validated like a user's file,
+//! and swept as one of the report's sweeps ([`super::plan`]).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
 use super::figures::heatmap::{Cell, Heatmap, Panel};
+use super::plan::{Sweep, SweepKind};
 use super::rate::Rate;
 use crate::check;
 use crate::scenario::{ScenarioError, load_str};
@@ -191,9 +193,36 @@ fn failover_scenario(lag: f64, down_after: f64) -> Value {
     })
 }
 
-/// Sweeps every envelope with `seeds` seeds per point on `jobs` threads; `progress` is
-/// told of each point done.
-pub fn run_envelopes(seeds: u64, jobs: usize, progress: &dyn Fn()) -> Result<Vec<Envelope>, ScenarioError> {
+/// Every point of every envelope as a sweep of `seeds` seeds, in the order [`envelopes`]
+/// reads their reports: envelope by envelope, series by series, row (y) by row, x by x.
+pub fn sweeps(seeds: u64) -> Result<Vec<Sweep>, ScenarioError> {
+    let mut sweeps = Vec::new();
+    for plan in plans() {
+        for (s, sp) in plan.series.iter().enumerate() {
+            for &y in &plan.ys {
+                for &x in &plan.xs {
+                    let text = (sp.scenario)(x, y).to_string();
+                    let id = format!("envelope/{}-{}-{x}-{y}.json", plan.name, s + 1);
+                    let file = PathBuf::from(&id);
+                    let scenario = Arc::new(load_str(&file, &text)?);
+                    sweeps.push(Sweep {
+                        kind: SweepKind::Envelope,
+                        id,
+                        file,
+                        scenario,
+                        seeds,
+                    });
+                }
+            }
+        }
+    }
+    Ok(sweeps)
+}
+
+/// The envelopes at `seeds` seeds per point, from the reports of their points' sweeps (in
+/// [`sweeps`]' order).
+pub fn envelopes(seeds: u64, points: &[ScenarioReport]) -> Vec<Envelope> {
+    let mut points = points.iter();
     plans()
         .into_iter()
         .map(|plan| {
@@ -206,13 +235,9 @@ pub fn run_envelopes(seeds: u64, jobs: usize, progress: &dyn Fn()) -> Result<Vec
                     let mut row = Vec::new();
                     let mut safe_row = Vec::new();
                     for &x in &plan.xs {
-                        let text = (sp.scenario)(x, y).to_string();
-                        let file = Path::new("envelope").join(format!("{}-{x}-{y}.json", plan.name));
-                        let scenario = Arc::new(load_str(&file, &text)?);
-                        let report = ScenarioReport::sweep(&file, &scenario, 0, seeds, jobs);
+                        let report = points.next().expect("a report for every point of the envelopes");
                         row.push(report.rate(check::mutual_exclusion::NAME));
                         safe_row.push((sp.bound_safe)(x, y));
-                        progress();
                     }
                     rates.push(row);
                     safe.push(safe_row);
@@ -223,7 +248,7 @@ pub fn run_envelopes(seeds: u64, jobs: usize, progress: &dyn Fn()) -> Result<Vec
                 });
                 bound_safe.push(safe);
             }
-            Ok(Envelope {
+            Envelope {
                 name: plan.name.to_string(),
                 title: plan.title.to_string(),
                 x_label: plan.x_label.to_string(),
@@ -234,17 +259,9 @@ pub fn run_envelopes(seeds: u64, jobs: usize, progress: &dyn Fn()) -> Result<Vec
                 bound: plan.bound,
                 bound_safe,
                 seeds,
-            })
+            }
         })
         .collect()
-}
-
-/// How many points the envelopes have, for a progress bar.
-pub fn points() -> u64 {
-    plans()
-        .iter()
-        .map(|plan| (plan.series.len() * plan.xs.len() * plan.ys.len()) as u64)
-        .sum()
 }
 
 impl Envelope {
@@ -368,6 +385,8 @@ impl Envelope {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]

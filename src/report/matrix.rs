@@ -27,6 +27,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
+use super::plan::{Sweep, SweepKind};
 use super::summary::{self, Labelled, MatrixSummary};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
@@ -257,27 +258,57 @@ impl Matrix {
         progress: &dyn Fn(),
     ) -> MatrixRun {
         let started = Instant::now();
+        let reports = self
+            .sweeps(scenario_dir, seeds)
+            .iter()
+            .map(|sweep| {
+                let report = sweep.run(jobs);
+                progress();
+                report
+            })
+            .collect();
+        self.results(reports, started.elapsed().as_millis())
+    }
+
+    /// Every applicable cell as a sweep of `seeds` seeds (or its scenario's own), row by
+    /// row, in the order [`Matrix::results`] reads their reports; each names its file in
+    /// `scenario_dir`.
+    pub fn sweeps(&self, scenario_dir: &Path, seeds: Option<u64>) -> Vec<Sweep> {
+        let mut sweeps = Vec::new();
+        for (row, setup) in self.cells.iter().zip(&self.setups) {
+            for (cell, fault) in row.iter().zip(&self.faults) {
+                if let Cell::Generated { scenario, .. } = cell {
+                    let name = cell_name(&setup.name, &fault.name);
+                    sweeps.push(Sweep {
+                        kind: SweepKind::Matrix,
+                        id: format!("matrix/{name}.json"),
+                        file: cell_file(scenario_dir, &setup.name, &fault.name),
+                        scenario: scenario.clone(),
+                        seeds: seeds.unwrap_or(scenario.seeds),
+                    });
+                }
+            }
+        }
+        sweeps
+    }
+
+    /// The grid's cells with the reports of their sweeps (one per applicable cell, in
+    /// [`Matrix::sweeps`]' order), which took `wall_ms` of host time.
+    pub fn results(&self, reports: Vec<ScenarioReport>, wall_ms: u128) -> MatrixRun {
+        let mut reports = reports.into_iter();
         let cells = self
             .cells
             .iter()
-            .zip(&self.setups)
-            .map(|(row, setup)| {
+            .map(|row| {
                 row.iter()
-                    .zip(&self.faults)
-                    .map(|(cell, fault)| match cell {
+                    .map(|cell| match cell {
                         Cell::NotApplicable { reason } => CellRun::NotApplicable {
                             reason: reason.clone(),
                         },
-                        Cell::Generated { scenario, json } => {
-                            let file = cell_file(scenario_dir, &setup.name, &fault.name);
-                            let count = seeds.unwrap_or(scenario.seeds);
-                            let report = Box::new(ScenarioReport::sweep(&file, scenario, 0, count, jobs));
-                            progress();
-                            CellRun::Ran {
-                                report,
-                                json: json.clone(),
-                            }
-                        }
+                        Cell::Generated { json, .. } => CellRun::Ran {
+                            report: Box::new(reports.next().expect("a report for every applicable cell")),
+                            json: json.clone(),
+                        },
                     })
                     .collect()
             })
@@ -286,7 +317,7 @@ impl Matrix {
             setups: self.setups.clone(),
             faults: self.faults.clone(),
             cells,
-            wall_ms: started.elapsed().as_millis(),
+            wall_ms,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod envelope;
 pub mod figures;
 pub mod matrix;
 pub mod page;
+pub mod plan;
 pub mod rate;
 pub mod summary;
 

@@ -1,0 +1,405 @@
+//! The sweeps a report is made of, whichever way they run: every catalogue scenario, every
+//! applicable cell of the safety matrix and every point of the envelopes, each a scenario
+//! swept over seeds 0..N.
+//!
+//! `locksim report` runs them here; `locksim report --shard K/N` runs shard K's share of
+//! every one and logs each seed ([`Plan::log_header`], [`Plan::log_line`]);
+//! `locksim merge --report` reads the shards' logs back and rebuilds the same report. Both
+//! ways build the [`Plan`] from the same [`ReportOptions`] and assemble it with
+//! [`Plan::assemble`] from one report per sweep, so a merged report cannot differ from one
+//! run in one place.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use xxhash_rust::xxh3::Xxh3;
+
+use super::ScenarioReport;
+use super::envelope::{self, Envelope};
+use super::matrix::{Matrix, MatrixRun};
+use crate::scenario::{self, Scenario};
+use crate::sweep::{SeedRun, Shard};
+
+/// Which part of a report a sweep belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SweepKind {
+    /// A scenario of the catalogue (a file the user named).
+    Catalogue,
+    /// A cell of the safety matrix.
+    Matrix,
+    /// A point of a safety envelope.
+    Envelope,
+}
+
+impl SweepKind {
+    /// The word a seed log uses.
+    pub fn word(self) -> &'static str {
+        match self {
+            SweepKind::Catalogue => "catalogue",
+            SweepKind::Matrix => "matrix",
+            SweepKind::Envelope => "envelope",
+        }
+    }
+
+    fn from_word(word: &str) -> Option<SweepKind> {
+        [SweepKind::Catalogue, SweepKind::Matrix, SweepKind::Envelope]
+            .into_iter()
+            .find(|kind| kind.word() == word)
+    }
+}
+
+/// One scenario a report sweeps over seeds `0..seeds`.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub kind: SweepKind,
+    /// What a seed log calls it (with its kind): the scenario file for the catalogue,
+    /// `matrix/<setup>--<fault>.json` (its file in the report's directory) for a cell,
+    /// `envelope/<envelope>-<series>-<x>-<y>.json` for an envelope point.
+    pub id: String,
+    /// The file its report names (and replays from).
+    pub file: PathBuf,
+    pub scenario: Arc<Scenario>,
+    pub seeds: u64,
+}
+
+impl Sweep {
+    /// Runs every seed on `jobs` threads.
+    pub fn run(&self, jobs: usize) -> ScenarioReport {
+        ScenarioReport::sweep(&self.file, &self.scenario, 0, self.seeds, jobs)
+    }
+
+    /// The seeds `shard` owns (all of them without a shard).
+    pub fn seeds_of(&self, shard: Option<Shard>) -> Vec<u64> {
+        (0..self.seeds)
+            .filter(|&seed| shard.is_none_or(|shard| shard.owns(seed)))
+            .collect()
+    }
+}
+
+/// What a report is asked, with the defaults resolved: all a shard's log needs to say for
+/// `merge` to rebuild the same plan (besides the files it names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportOptions {
+    /// Scenario files, or directories of them.
+    pub paths: Vec<PathBuf>,
+    /// Seeds per scenario (`None`: each scenario's own).
+    pub seeds: Option<u64>,
+    /// Seeds per envelope point (0: no envelopes).
+    pub envelope_seeds: u64,
+    /// The matrix's grid file (`None`: no matrix).
+    pub matrix: Option<PathBuf>,
+    /// Seeds per matrix cell (`None`: the grid's own).
+    pub matrix_seeds: Option<u64>,
+}
+
+impl ReportOptions {
+    /// Where these options and `other` differ: each option as the command line names it,
+    /// its value here and in `other`.
+    pub fn differences(&self, other: &ReportOptions) -> Vec<(&'static str, String, String)> {
+        let seeds = |seeds: Option<u64>| seeds.map_or("unset".to_string(), |n| n.to_string());
+        let grid = |grid: &Option<PathBuf>| {
+            grid.as_ref()
+                .map_or("none".to_string(), |file| file.display().to_string())
+        };
+        let paths = |paths: &[PathBuf]| {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            names.join(" ")
+        };
+        let fields = [
+            ("scenario paths", paths(&self.paths), paths(&other.paths)),
+            ("--seeds", seeds(self.seeds), seeds(other.seeds)),
+            (
+                "--envelope-seeds",
+                self.envelope_seeds.to_string(),
+                other.envelope_seeds.to_string(),
+            ),
+            ("--matrix", grid(&self.matrix), grid(&other.matrix)),
+            (
+                "--matrix-seeds",
+                seeds(self.matrix_seeds),
+                seeds(other.matrix_seeds),
+            ),
+        ];
+        fields
+            .into_iter()
+            .filter(|(_, here, there)| here != there)
+            .collect()
+    }
+}
+
+/// Every sweep of one report, in the order the report shows them.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub options: ReportOptions,
+    pub catalogue: Vec<Sweep>,
+    /// The grid and its cells' sweeps, when the report has a matrix.
+    pub matrix: Option<(Matrix, Vec<Sweep>)>,
+    /// Every envelope point's sweep (none at `envelope_seeds` 0).
+    pub envelopes: Vec<Sweep>,
+}
+
+/// What a plan's sweeps found, before counterexamples are replayed.
+#[derive(Debug, Clone)]
+pub struct Swept {
+    pub catalogue: Vec<ScenarioReport>,
+    pub matrix: Option<MatrixRun>,
+    pub envelopes: Vec<Envelope>,
+}
+
+/// The first line of a report shard's seed log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogHeader {
+    pub shard: Shard,
+    pub options: ReportOptions,
+    /// The plan's fingerprint ([`Plan::digest`]).
+    pub plan: String,
+}
+
+/// The key of a report log's header line (and its format's version).
+const HEADER_KEY: &str = "locksim_report_log";
+const LOG_VERSION: u64 = 1;
+
+impl Plan {
+    /// Loads the scenarios and the grid `options` name; matrix cells name their files in
+    /// `matrix_dir` (where [`Matrix::write_scenarios`] puts them).
+    pub fn new(options: ReportOptions, matrix_dir: &Path) -> Result<Plan, String> {
+        let scenarios = scenario::load_paths(&options.paths).map_err(|e| e.to_string())?;
+        if scenarios.is_empty() {
+            return Err("no scenario files found".into());
+        }
+        let catalogue = scenarios
+            .into_iter()
+            .map(|(file, scenario)| Sweep {
+                kind: SweepKind::Catalogue,
+                id: file.display().to_string(),
+                seeds: options.seeds.unwrap_or(scenario.seeds),
+                scenario: Arc::new(scenario),
+                file,
+            })
+            .collect();
+        let matrix = match &options.matrix {
+            None => None,
+            Some(grid) => {
+                let grid = Matrix::load(grid).map_err(|e| e.to_string())?;
+                let sweeps = grid.sweeps(matrix_dir, options.matrix_seeds);
+                Some((grid, sweeps))
+            }
+        };
+        let envelopes = match options.envelope_seeds {
+            0 => Vec::new(),
+            seeds => envelope::sweeps(seeds).map_err(|e| e.to_string())?,
+        };
+        Ok(Plan {
+            options,
+            catalogue,
+            matrix,
+            envelopes,
+        })
+    }
+
+    /// Every sweep: the catalogue's, then the matrix's cells, then the envelopes' points.
+    pub fn sweeps(&self) -> impl Iterator<Item = &Sweep> {
+        let cells = self.matrix.iter().flat_map(|(_, cells)| cells);
+        self.catalogue.iter().chain(cells).chain(&self.envelopes)
+    }
+
+    /// The report of every sweep from `report` (called once per sweep, in [`Plan::sweeps`]'s
+    /// order: run here, or tallied from shards' logs), put together.
+    pub fn assemble(&self, report: &mut dyn FnMut(&Sweep) -> ScenarioReport) -> Swept {
+        let catalogue = self.catalogue.iter().map(&mut *report).collect();
+        let matrix = self.matrix.as_ref().map(|(grid, cells)| {
+            let started = Instant::now();
+            let reports: Vec<ScenarioReport> = cells.iter().map(&mut *report).collect();
+            grid.results(reports, started.elapsed().as_millis())
+        });
+        let points: Vec<ScenarioReport> = self.envelopes.iter().map(report).collect();
+        let envelopes = match self.options.envelope_seeds {
+            0 => Vec::new(),
+            seeds => envelope::envelopes(seeds, &points),
+        };
+        Swept {
+            catalogue,
+            matrix,
+            envelopes,
+        }
+    }
+
+    /// A fingerprint of every sweep (its kind, id, seed count and scenario) and the
+    /// matrix's rows and columns: shards and their merge must agree on it, or the scenario
+    /// files, the grid or locksim itself changed between them.
+    pub fn digest(&self) -> String {
+        let mut hasher = Xxh3::new();
+        for sweep in self.sweeps() {
+            let text = format!(
+                "{}\n{}\n{}\n{:?}\n",
+                sweep.kind.word(),
+                sweep.id,
+                sweep.seeds,
+                sweep.scenario
+            );
+            hasher.update(text.as_bytes());
+        }
+        if let Some((grid, _)) = &self.matrix {
+            hasher.update(format!("{:?}\n{:?}\n", grid.setups, grid.faults).as_bytes());
+        }
+        format!("{:032x}", hasher.digest128())
+    }
+
+    /// How many seeds the whole report runs.
+    pub fn total_seeds(&self) -> u64 {
+        self.sweeps().map(|sweep| sweep.seeds).sum()
+    }
+
+    /// The first line of shard `shard`'s log: the options, the shard and the plan's
+    /// fingerprint, so `merge` rebuilds this plan and checks its logs belong together.
+    pub fn log_header(&self, shard: Shard) -> Value {
+        json!({
+            HEADER_KEY: LOG_VERSION,
+            "locksim": env!("CARGO_PKG_VERSION"),
+            "shard": shard.to_string(),
+            "options": self.options,
+            "plan": self.digest(),
+            "sweeps": self.sweeps().count(),
+            "seeds": self.total_seeds(),
+        })
+    }
+
+    /// One seed of `sweep` as a log line: [`SeedRun::to_json`] with the sweep's id as its
+    /// `file`, and `sweep`: its kind.
+    pub fn log_line(sweep: &Sweep, run: &SeedRun) -> Value {
+        let mut line = run.to_json(&sweep.id);
+        line["sweep"] = json!(sweep.kind.word());
+        line
+    }
+}
+
+impl LogHeader {
+    /// Whether `line` is a report log's header (and not a seed).
+    pub fn is_header(line: &Value) -> bool {
+        line.get(HEADER_KEY).is_some()
+    }
+
+    /// Reads a header line back; `Err` says what is wrong with it.
+    pub fn from_json(line: &Value) -> Result<LogHeader, String> {
+        match line.get(HEADER_KEY).and_then(Value::as_u64) {
+            Some(LOG_VERSION) => {}
+            Some(other) => {
+                return Err(format!(
+                    "a report log of format {other}; this locksim reads {LOG_VERSION}"
+                ));
+            }
+            None => {
+                return Err(
+                    "not a report log's first line (report logs are written by `locksim report --shard K/N \
+                     --seed-log FILE`; logs of `locksim run` merge without --report)"
+                        .into(),
+                );
+            }
+        }
+        let shard = line
+            .get("shard")
+            .and_then(Value::as_str)
+            .ok_or("`shard` is missing or not a string")?
+            .parse::<Shard>()
+            .map_err(|e| format!("`shard`: {e}"))?;
+        let options = line.get("options").ok_or("no `options`")?;
+        let options = serde_json::from_value(options.clone()).map_err(|e| format!("`options`: {e}"))?;
+        let plan = line
+            .get("plan")
+            .and_then(Value::as_str)
+            .ok_or("`plan` is missing or not a string")?
+            .to_string();
+        Ok(LogHeader { shard, options, plan })
+    }
+}
+
+/// Reads a seed line of a report log back: its sweep's kind and id, and the run.
+pub fn read_log_line(line: &Value) -> Result<(SweepKind, String, SeedRun), String> {
+    let kind = line
+        .get("sweep")
+        .and_then(Value::as_str)
+        .ok_or("`sweep` is missing or not a string")?;
+    let kind = SweepKind::from_word(kind)
+        .ok_or_else(|| format!("`sweep` is `{kind}`: expected catalogue, matrix or envelope"))?;
+    let (id, run) = SeedRun::from_json(line)?;
+    Ok((kind, id, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::sweep::RunSummary;
+
+    fn options(seeds: u64) -> ReportOptions {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        ReportOptions {
+            paths: vec![root.join("scenarios/single-node-gc-pause.json")],
+            seeds: Some(seeds),
+            envelope_seeds: 2,
+            matrix: Some(root.join(super::super::matrix::GRID_FILE)),
+            matrix_seeds: Some(3),
+        }
+    }
+
+    fn plan(seeds: u64) -> Plan {
+        Plan::new(options(seeds), Path::new("reports/matrix")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn every_sweep_of_a_report_has_its_own_id() {
+        let plan = plan(5);
+        let (grid, cells) = plan.matrix.as_ref().unwrap();
+        assert_eq!(cells.len() as u64, grid.applicable_cells());
+        let ids: HashSet<(SweepKind, &str)> = plan.sweeps().map(|s| (s.kind, s.id.as_str())).collect();
+        assert_eq!(ids.len(), plan.sweeps().count());
+        assert_eq!(
+            plan.total_seeds(),
+            5 + 3 * cells.len() as u64 + 2 * plan.envelopes.len() as u64
+        );
+        assert!(cells[0].file.starts_with("reports/matrix"), "{:?}", cells[0].file);
+        assert!(cells[0].id.starts_with("matrix/"), "{}", cells[0].id);
+    }
+
+    #[test]
+    fn a_header_and_a_seed_read_back() {
+        let plan = plan(5);
+        let shard: Shard = "2/3".parse().unwrap();
+        let header = LogHeader::from_json(&plan.log_header(shard)).unwrap();
+        assert_eq!(header.shard, shard);
+        assert_eq!(header.options, plan.options);
+        assert_eq!(header.plan, plan.digest());
+        assert_ne!(plan.digest(), self::plan(6).digest(), "another seed count");
+        let sweep = &plan.envelopes[3];
+        let run = SeedRun {
+            seed: 1,
+            outcome: Err::<RunSummary, _>("boom".into()),
+        };
+        let line = Plan::log_line(sweep, &run);
+        assert!(!LogHeader::is_header(&line));
+        let (kind, id, back) = read_log_line(&line).unwrap();
+        assert_eq!(
+            (kind, id.as_str(), back.seed),
+            (SweepKind::Envelope, sweep.id.as_str(), 1)
+        );
+        let error = LogHeader::from_json(&line).unwrap_err();
+        assert!(error.contains("report --shard"), "{error}");
+    }
+
+    #[test]
+    fn differing_options_are_named_as_on_the_command_line() {
+        let mut other = options(5);
+        other.matrix_seeds = None;
+        let differences = options(5).differences(&other);
+        assert_eq!(
+            differences,
+            [("--matrix-seeds", "3".to_string(), "unset".to_string())]
+        );
+        assert!(options(5).differences(&options(5)).is_empty());
+    }
+}
