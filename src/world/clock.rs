@@ -7,10 +7,11 @@
 //! change bumps an epoch so that sleepers re-plan their wake-up in true time.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use super::{events, timer};
 use crate::platform::Clock;
@@ -103,7 +104,7 @@ pub fn true_now_ns() -> u64 {
 pub struct SimClock {
     model: Arc<Mutex<ClockModel>>,
     /// Bumped at every step or re-rate, to wake the sleepers; `None` for a fixed clock.
-    epoch: Option<Arc<watch::Sender<u64>>>,
+    epoch: Option<Arc<Epoch>>,
 }
 
 impl SimClock {
@@ -111,7 +112,7 @@ impl SimClock {
     pub fn new(model: ClockModel) -> Self {
         SimClock {
             model: Arc::new(Mutex::new(model)),
-            epoch: Some(Arc::new(watch::Sender::new(0))),
+            epoch: Some(Arc::default()),
         }
     }
 
@@ -135,12 +136,19 @@ impl SimClock {
             .as_ref()
             .expect("a clock fault reached a clock built fixed (FaultAction::moves_clocks missed it)");
         f(&mut self.model.lock().expect("clock lock poisoned"));
-        epoch.send_modify(|epoch| *epoch += 1);
+        epoch.count.fetch_add(1, Ordering::SeqCst);
+        epoch.steps.notify_waiters();
     }
 
     /// Listens for steps of this clock (never fires for a fixed one).
     fn steps(&self) -> Steps {
-        Steps(self.epoch.as_ref().map(|epoch| epoch.subscribe()))
+        Steps {
+            seen: self
+                .epoch
+                .as_ref()
+                .map_or(0, |epoch| epoch.count.load(Ordering::SeqCst)),
+            epoch: self.epoch.clone(),
+        }
     }
 
     /// The wall reading in µs relative to the run's epoch (what the trace shows).
@@ -240,16 +248,43 @@ impl Clock for SimClock {
     }
 }
 
+/// How many times a clock was stepped or re-rated, and the sleepers to wake when it is.
+///
+/// Not a `tokio::sync::watch`: tokio's watch registers each waiter on one of eight lists
+/// chosen by a thread RNG seeded from a process-wide counter, and wakes the lists in
+/// order, so the order in which a clock step woke a node's sleepers depended on how many
+/// seeds the process had run before (seed 86 of `replicated-swarm-nemesis` gave three
+/// different digests). `Notify` wakes its waiters in the order they came.
+#[derive(Debug, Default)]
+struct Epoch {
+    count: AtomicU64,
+    steps: Notify,
+}
+
 /// A subscription to a clock's steps.
-struct Steps(Option<watch::Receiver<u64>>);
+struct Steps {
+    epoch: Option<Arc<Epoch>>,
+    /// The step count last seen.
+    seen: u64,
+}
 
 impl Steps {
     /// Returns at the clock's next step or re-rate; a fixed clock's never comes.
     async fn next(&mut self) {
-        match &mut self.0 {
-            // The sender lives as long as the clock, which the sleeper holds.
-            Some(changed) => changed.changed().await.unwrap_or_default(),
-            None => std::future::pending().await,
+        let Some(epoch) = &self.epoch else {
+            return std::future::pending().await;
+        };
+        loop {
+            // Listen before looking, so that a step between the two is not missed.
+            let stepped = epoch.steps.notified();
+            tokio::pin!(stepped);
+            stepped.as_mut().enable();
+            let count = epoch.count.load(Ordering::SeqCst);
+            if count != self.seen {
+                self.seen = count;
+                return;
+            }
+            stepped.await;
         }
     }
 }
