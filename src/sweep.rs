@@ -287,7 +287,10 @@ impl std::str::FromStr for Shard {
 /// `work` for every number in `numbers`, up to `jobs` at a time; results in order.
 pub fn in_parallel<T: Send>(numbers: Range<u64>, jobs: usize, work: impl Fn(u64) -> T + Sync) -> Vec<T> {
     let next = AtomicU64::new(numbers.start);
-    let results = Mutex::new(Vec::new());
+    // One slot per number, made up front: results arrive in any order, and a sweep that
+    // keeps `()` per seed keeps one byte a seed, never a growing list.
+    let slots = (numbers.end.saturating_sub(numbers.start)) as usize;
+    let results = Mutex::new((0..slots).map(|_| None).collect::<Vec<Option<T>>>());
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| {
@@ -297,17 +300,18 @@ pub fn in_parallel<T: Send>(numbers: Range<u64>, jobs: usize, work: impl Fn(u64)
                         return;
                     }
                     let result = work(number);
-                    results
-                        .lock()
-                        .expect("results lock poisoned")
-                        .push((number, result));
+                    results.lock().expect("results lock poisoned")[(number - numbers.start) as usize] =
+                        Some(result);
                 }
             });
         }
     });
-    let mut results = results.into_inner().expect("results lock poisoned");
-    results.sort_by_key(|(number, _)| *number);
-    results.into_iter().map(|(_, result)| result).collect()
+    results
+        .into_inner()
+        .expect("results lock poisoned")
+        .into_iter()
+        .map(|result| result.expect("every number ran"))
+        .collect()
 }
 
 #[cfg(test)]

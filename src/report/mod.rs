@@ -334,11 +334,45 @@ impl ScenarioReport {
 struct Tally {
     min_grants: u64,
     seeds: u64,
-    violations: BTreeMap<&'static str, Vec<u64>>,
+    violations: BTreeMap<&'static str, SeedSet>,
     errors: Vec<(u64, String)>,
     not_exercised: Vec<(u64, NotExercised)>,
-    grants_after: Vec<Vec<u64>>,
+    /// Per fault: how many struck seeds saw each number of grants after it.
+    grants_after: Vec<BTreeMap<u64, u64>>,
     activity: Activity,
+}
+
+/// A set of seeds as 64-seed blocks of bits: about 1 bit a seed in a sweep of consecutive
+/// (or every Nth) seeds, where a list would keep 8 bytes a violating seed.
+#[derive(Debug, Default)]
+struct SeedSet(BTreeMap<u64, u64>);
+
+impl SeedSet {
+    fn insert(&mut self, seed: u64) {
+        *self.0.entry(seed / 64).or_default() |= 1 << (seed % 64);
+    }
+
+    /// The seeds, in order.
+    fn to_vec(&self) -> Vec<u64> {
+        let mut seeds = Vec::with_capacity(self.0.values().map(|bits| bits.count_ones() as usize).sum());
+        for (block, bits) in &self.0 {
+            seeds.extend((0..64).filter(|bit| bits & (1 << bit) != 0).map(|bit| block * 64 + bit));
+        }
+        seeds
+    }
+}
+
+/// The fewest, median and most of a histogram of counts (`None` when empty): the median
+/// is the element at index len / 2 of the sorted values, as for a sorted list.
+fn fewest_median_most(histogram: &BTreeMap<u64, u64>) -> Option<[u64; 3]> {
+    let total: u64 = histogram.values().sum();
+    let (fewest, most) = (*histogram.keys().next()?, *histogram.keys().next_back()?);
+    let mut below = 0;
+    let median = histogram.iter().find_map(|(&value, &count)| {
+        below += count;
+        (below > total / 2).then_some(value)
+    })?;
+    Some([fewest, median, most])
 }
 
 impl Tally {
@@ -349,7 +383,7 @@ impl Tally {
             violations: BTreeMap::new(),
             errors: Vec::new(),
             not_exercised: Vec::new(),
-            grants_after: vec![Vec::new(); scenario.faults.len()],
+            grants_after: vec![BTreeMap::new(); scenario.faults.len()],
             activity: Activity::default(),
         }
     }
@@ -367,7 +401,7 @@ impl Tally {
         for verdict in &summary.verdicts {
             let seeds = self.violations.entry(verdict.checker).or_default();
             if verdict.violation.is_some() {
-                seeds.push(run.seed);
+                seeds.insert(run.seed);
             }
         }
         if let Err(why) = summary.evidence.exercised(self.min_grants) {
@@ -375,7 +409,7 @@ impl Tally {
         }
         for (grants, fault) in self.grants_after.iter_mut().zip(&summary.evidence.faults) {
             if fault.struck_us.is_some() {
-                grants.push(fault.grants_after);
+                *grants.entry(fault.grants_after).or_default() += 1;
             }
         }
     }
@@ -384,28 +418,27 @@ impl Tally {
     fn finish(self, file: &Path, scenario: &Scenario, seed_start: u64, wall_ms: u128) -> ScenarioReport {
         let Tally {
             seeds,
-            mut violations,
+            violations,
             mut errors,
             mut not_exercised,
             grants_after,
             activity,
             ..
         } = self;
-        violations.values_mut().for_each(|seeds| seeds.sort_unstable());
+        let violations = violations
+            .into_iter()
+            .map(|(checker, seeds)| (checker, seeds.to_vec()))
+            .collect();
         errors.sort_by_key(|(seed, _)| *seed);
         not_exercised.sort_by_key(|(seed, _)| *seed);
         let faults = scenario
             .faults
             .iter()
             .zip(grants_after)
-            .map(|(fault, mut grants)| {
-                grants.sort_unstable();
-                FaultSummary {
-                    kind: fault.action.kind().to_string(),
-                    struck: grants.len() as u64,
-                    grants_after: (!grants.is_empty())
-                        .then(|| [grants[0], grants[grants.len() / 2], grants[grants.len() - 1]]),
-                }
+            .map(|(fault, grants)| FaultSummary {
+                kind: fault.action.kind().to_string(),
+                struck: grants.values().sum(),
+                grants_after: fewest_median_most(&grants),
             })
             .collect();
         let mut report = ScenarioReport {
@@ -443,5 +476,34 @@ fn expectation_word(e: Expectation) -> &'static str {
     match e {
         Expectation::Violated => "violated",
         Expectation::Holds => "holds",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_set_gives_its_seeds_back_in_order() {
+        let mut set = SeedSet::default();
+        for seed in [130, 3, 64, 63, 0, 1_000_000_007, 3] {
+            set.insert(seed);
+        }
+        assert_eq!(set.to_vec(), [0, 3, 63, 64, 130, 1_000_000_007]);
+    }
+
+    #[test]
+    fn a_histogram_has_the_sorted_list_s_fewest_median_and_most() {
+        for values in [vec![5], vec![2, 9], vec![4, 1, 4, 7, 0, 4, 9], vec![3, 3, 8, 8]] {
+            let mut histogram = BTreeMap::new();
+            for &value in &values {
+                *histogram.entry(value).or_insert(0) += 1;
+            }
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            let expected = [sorted[0], sorted[sorted.len() / 2], sorted[sorted.len() - 1]];
+            assert_eq!(fewest_median_most(&histogram), Some(expected), "{values:?}");
+        }
+        assert_eq!(fewest_median_most(&BTreeMap::new()), None);
     }
 }
