@@ -12,7 +12,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use locksim::report::ScenarioReport;
-use locksim::report::plan::{LogHeader, Plan, SweepKind, read_log_line};
+use locksim::report::plan::{LogHeader, Plan, read_log_line};
+use locksim::report::sweeps::SweepKind;
 use locksim::scenario;
 use locksim::sweep::SeedRun;
 

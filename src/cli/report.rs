@@ -20,8 +20,9 @@ use locksim::report::figures::{
 };
 use locksim::report::matrix::{self, CellRun, MatrixRun};
 use locksim::report::page::{self, Figures};
-use locksim::report::plan::{Plan, ReportOptions, Sweep, SweepKind, Swept};
+use locksim::report::plan::{Plan, ReportOptions, Swept};
 use locksim::report::summary::{Counterexample, Summary};
+use locksim::report::sweeps::{Sweep, SweepKind};
 use locksim::scenario::Scenario;
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};

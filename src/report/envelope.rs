@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use super::ScenarioReport;
 use super::figures::heatmap::{Cell, Heatmap, Panel};
-use super::plan::{Sweep, SweepKind};
 use super::rate::Rate;
+use super::sweeps::{Sweep, SweepKind};
 use crate::check;
 use crate::scenario::{ScenarioError, load_str};
 

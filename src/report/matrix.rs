@@ -27,8 +27,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
-use super::plan::{Sweep, SweepKind};
 use super::summary::{self, Labelled, MatrixSummary};
+use super::sweeps::{Sweep, SweepKind};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
 /// The grid shipped with locksim, relative to the repository root.

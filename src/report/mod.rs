@@ -12,6 +12,7 @@ pub mod page;
 pub mod plan;
 pub mod rate;
 pub mod summary;
+pub mod sweeps;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -356,7 +357,11 @@ impl SeedSet {
     fn to_vec(&self) -> Vec<u64> {
         let mut seeds = Vec::with_capacity(self.0.values().map(|bits| bits.count_ones() as usize).sum());
         for (block, bits) in &self.0 {
-            seeds.extend((0..64).filter(|bit| bits & (1 << bit) != 0).map(|bit| block * 64 + bit));
+            seeds.extend(
+                (0..64)
+                    .filter(|bit| bits & (1 << bit) != 0)
+                    .map(|bit| block * 64 + bit),
+            );
         }
         seeds
     }

@@ -20,64 +20,9 @@ use xxhash_rust::xxh3::Xxh3;
 use super::ScenarioReport;
 use super::envelope::{self, Envelope};
 use super::matrix::{Matrix, MatrixRun};
-use crate::scenario::{self, Scenario};
+use super::sweeps::{Sweep, SweepKind};
+use crate::scenario;
 use crate::sweep::{SeedRun, Shard};
-
-/// Which part of a report a sweep belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SweepKind {
-    /// A scenario of the catalogue (a file the user named).
-    Catalogue,
-    /// A cell of the safety matrix.
-    Matrix,
-    /// A point of a safety envelope.
-    Envelope,
-}
-
-impl SweepKind {
-    /// The word a seed log uses.
-    pub fn word(self) -> &'static str {
-        match self {
-            SweepKind::Catalogue => "catalogue",
-            SweepKind::Matrix => "matrix",
-            SweepKind::Envelope => "envelope",
-        }
-    }
-
-    fn from_word(word: &str) -> Option<SweepKind> {
-        [SweepKind::Catalogue, SweepKind::Matrix, SweepKind::Envelope]
-            .into_iter()
-            .find(|kind| kind.word() == word)
-    }
-}
-
-/// One scenario a report sweeps over seeds `0..seeds`.
-#[derive(Debug, Clone)]
-pub struct Sweep {
-    pub kind: SweepKind,
-    /// What a seed log calls it (with its kind): the scenario file for the catalogue,
-    /// `matrix/<setup>--<fault>.json` (its file in the report's directory) for a cell,
-    /// `envelope/<envelope>-<series>-<x>-<y>.json` for an envelope point.
-    pub id: String,
-    /// The file its report names (and replays from).
-    pub file: PathBuf,
-    pub scenario: Arc<Scenario>,
-    pub seeds: u64,
-}
-
-impl Sweep {
-    /// Runs every seed on `jobs` threads.
-    pub fn run(&self, jobs: usize) -> ScenarioReport {
-        ScenarioReport::sweep(&self.file, &self.scenario, 0, self.seeds, jobs)
-    }
-
-    /// The seeds `shard` owns (all of them without a shard).
-    pub fn seeds_of(&self, shard: Option<Shard>) -> Vec<u64> {
-        (0..self.seeds)
-            .filter(|&seed| shard.is_none_or(|shard| shard.owns(seed)))
-            .collect()
-    }
-}
 
 /// What a report is asked, with the defaults resolved: all a shard's log needs to say for
 /// `merge` to rebuild the same plan (besides the files it names).
