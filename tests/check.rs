@@ -3,18 +3,14 @@
 //! shrunk; a property expected to be violated fails when no case violates it; a bad
 //! template is an error naming the field, exit 2.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use locksim::search::check::check_template;
 use serde_json::{Value, json};
-
-fn locksim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locksim"))
-        .args(args)
-        .output()
-        .expect("locksim runs")
-}
+use support::cli::locksim;
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)

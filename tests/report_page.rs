@@ -2,24 +2,13 @@
 //! it writes opens in a real headless Chromium with every section there and nothing
 //! fetched from the network. `make test` installs Chromium (Debian's package) when missing.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn locksim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locksim"))
-        .args(args)
-        .output()
-        .expect("locksim runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locksim-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::cli::{locksim, scratch};
 
 const SCENARIOS: [&str; 3] = [
     "scenarios/single-node-gc-pause.json",

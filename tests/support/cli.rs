@@ -1,0 +1,24 @@
+//! Running the `locksim` binary from a test, and a scratch directory for what it writes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `locksim` binary this test was built with.
+pub fn locksim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args(args)
+        .output()
+        .expect("locksim runs")
+}
+
+/// An empty scratch directory named after the test binary, this process and `name`.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "locksim-{}-{}-{name}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
