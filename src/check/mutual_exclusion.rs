@@ -50,25 +50,31 @@ pub fn holdings(history: &History) -> Vec<Holding> {
     done
 }
 
-/// Finds the first pair of clients whose holding intervals overlap.
-pub fn check(history: &History) -> Verdict {
+/// The first pair of different clients whose holding intervals overlap, earlier first:
+/// the two grants a violation rests on (the story of a run starts at the first).
+pub fn overlap(history: &History) -> Option<(Holding, Holding)> {
     let holdings = holdings(history);
-    let violation = holdings.iter().enumerate().find_map(|(i, earlier)| {
+    holdings.iter().enumerate().find_map(|(i, earlier)| {
         holdings[i + 1..]
             .iter()
             .take_while(|later| later.from_us < earlier.to_us)
             .find(|later| later.client != earlier.client)
-            .map(|later| {
-                format!(
-                    "{} held the lock [{}, {}] ms while {} held it [{}, {}] ms",
-                    earlier.client,
-                    fmt_ms(earlier.from_us as i64),
-                    fmt_ms(earlier.to_us as i64),
-                    later.client,
-                    fmt_ms(later.from_us as i64),
-                    fmt_ms(later.to_us as i64),
-                )
-            })
+            .map(|later| (earlier.clone(), later.clone()))
+    })
+}
+
+/// Finds the first pair of clients whose holding intervals overlap.
+pub fn check(history: &History) -> Verdict {
+    let violation = overlap(history).map(|(earlier, later)| {
+        format!(
+            "{} held the lock [{}, {}] ms while {} held it [{}, {}] ms",
+            earlier.client,
+            fmt_ms(earlier.from_us as i64),
+            fmt_ms(earlier.to_us as i64),
+            later.client,
+            fmt_ms(later.from_us as i64),
+            fmt_ms(later.to_us as i64),
+        )
     });
     Verdict {
         checker: NAME,

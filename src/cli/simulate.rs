@@ -164,7 +164,11 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitC
     if story {
         for verdict in &verdicts {
             if let Some(why) = &verdict.violation {
-                for line in story::render(&story::story(&history, why), verdict.checker, why) {
+                for line in story::render(
+                    &story::story(&history, verdict.checker, why),
+                    verdict.checker,
+                    why,
+                ) {
                     emit(line);
                 }
             }

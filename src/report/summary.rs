@@ -128,7 +128,7 @@ impl Counterexample {
             .iter()
             .find_map(|v| v.violation.as_ref().map(|why| (v.checker, why)))
         {
-            Some((checker, why)) => story::render(&story::story(history, why), checker, why),
+            Some((checker, why)) => story::render(&story::story(history, checker, why), checker, why),
             None => Vec::new(),
         };
         Counterexample {

@@ -56,7 +56,7 @@ impl Shrunk {
             return Vec::new();
         };
         story::render(
-            &story::story(&history, &self.violation),
+            &story::story(&history, &self.checker, &self.violation),
             &self.checker,
             &self.violation,
         )

@@ -2,13 +2,16 @@
 //! only the events that matter, each with the true time and the clock of the node it
 //! happened on, ending with the "However, …" that breaks the lock.
 //!
-//! What matters: the clients the violation names (their grants, renewals, writes, releases
-//! and losses), their keys' life on every Redis node, and every fault, crash, restart and
-//! failover, from the grant before the first fault on. The steps are data first
-//! ([`Step`]); [`render`] turns them into text.
+//! What matters: the clients the violation involves (their grants, renewals, writes,
+//! releases and losses), their keys' life on every Redis node, and every fault, crash,
+//! restart and failover, from the earliest grant involved in the violation up to the
+//! violation ([`window`]), with the faults already in effect when that grant came. A
+//! violation before the first fault is told from its own grants, not around the fault.
+//! The steps are data first ([`Step`]); [`render`] turns them into text.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::check::mutual_exclusion;
 use crate::history::{Answer, EventKind, History, fmt_ms, names_node};
 
 /// One step of the story.
@@ -24,14 +27,66 @@ pub struct Step {
 /// The most steps a story tells; past that, it says how many it left out.
 pub const MAX_STEPS: usize = 40;
 
-/// The steps that explain `violation` (a checker's message) in `history`.
-pub fn story(history: &History, violation: &str) -> Vec<Step> {
-    let clients: BTreeSet<&str> = history
+/// The stretch of a run a violation rests on: the clients it involves (empty: every
+/// client), from the earliest grant involved to the instant the violation is complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub clients: BTreeSet<String>,
+    pub from_us: u64,
+    pub to_us: u64,
+}
+
+/// The window of `checker`'s `violation` in `history`. Mutual exclusion names its two
+/// overlapping holds: from the first grant to the end of the overlap. Other checkers say
+/// which clients their message names and the last instant it names; the window starts at
+/// the latest grant each named client had before that instant (the grant a late access, a
+/// crash inside the lock or a lost update rests on), the earliest of them.
+pub fn window(history: &History, checker: &str, violation: &str) -> Window {
+    if checker == mutual_exclusion::NAME
+        && let Some((earlier, later)) = mutual_exclusion::overlap(history)
+    {
+        return Window {
+            clients: BTreeSet::from([earlier.client, later.client]),
+            from_us: earlier.from_us,
+            to_us: earlier.to_us.min(later.to_us),
+        };
+    }
+    let clients: BTreeSet<String> = history
         .events
         .iter()
         .map(|e| e.node.as_str())
         .filter(|node| node.starts_with("client-") && names_node(violation, node))
+        .map(str::to_string)
         .collect();
+    let to_us = last_time_named(violation).unwrap_or(history.end_us);
+    let from_us = clients
+        .iter()
+        .filter_map(|client| {
+            history
+                .events
+                .iter()
+                .filter(|e| e.true_us < to_us && e.node == *client)
+                .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
+                .map(|e| e.true_us)
+                .next_back()
+        })
+        .min()
+        .unwrap_or(0);
+    Window {
+        clients,
+        from_us,
+        to_us,
+    }
+}
+
+/// The steps that explain `checker`'s `violation` in `history`: its [`window`], and the
+/// faults already in effect when the window opens (the state its first grant met).
+pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
+    let Window {
+        clients,
+        from_us: start_us,
+        to_us: end_us,
+    } = window(history, checker, violation);
     let involved = |node: &str| clients.is_empty() || clients.contains(node);
     let mut owner_of_token: Vec<(String, String)> = Vec::new();
     for event in &history.events {
@@ -45,27 +100,7 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
             .find(|(t, _)| t == token)
             .map(|(_, client)| client.as_str())
     };
-    let first_fault = history
-        .events
-        .iter()
-        .find(|e| matches!(e.kind, EventKind::FaultStarted { .. } | EventKind::Crashed))
-        .map(|e| e.true_us);
-    // From the involved clients' last grant before the first fault (the state the fault
-    // met), or from the start.
-    let start_us = first_fault
-        .and_then(|at| {
-            history
-                .events
-                .iter()
-                .filter(|e| e.true_us <= at && involved(&e.node))
-                .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
-                .map(|e| e.true_us)
-                .next_back()
-        })
-        .or(first_fault)
-        .unwrap_or(0);
-    // Up to the last instant the violation names (the end of an overlap, a late write).
-    let end_us = last_time_named(violation).unwrap_or(history.end_us);
+    let in_effect = in_effect_at(history, start_us);
     // A grant's key is stored a round trip before the grant returns: keep those too.
     let granted_in_window: BTreeSet<&str> = history
         .events
@@ -82,7 +117,10 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
         .events
         .iter()
         .enumerate()
-        .filter(|(_, e)| (e.true_us >= start_us || stores_a_granted_key(&e.kind)) && e.true_us <= end_us)
+        .filter(|(index, e)| {
+            (e.true_us >= start_us || stores_a_granted_key(&e.kind) || in_effect.contains(index))
+                && e.true_us <= end_us
+        })
         .filter_map(|(index, e)| {
             let text = match &e.kind {
                 EventKind::Acquired {
@@ -156,6 +194,30 @@ pub fn story(history: &History, violation: &str) -> Vec<Step> {
         .fold(Vec::new(), merge_key_notes)
         .into_iter()
         .map(|(step, _)| step)
+        .collect()
+}
+
+/// The indexes of the faults started before `at_us` and not yet over then, and of the
+/// crashes before it whose node had not restarted by then.
+fn in_effect_at(history: &History, at_us: u64) -> BTreeSet<usize> {
+    let before = || {
+        history
+            .events
+            .iter()
+            .enumerate()
+            .take_while(|(_, e)| e.true_us < at_us)
+    };
+    before()
+        .filter(|(index, started)| {
+            let over = |e: &&crate::history::Event| match (&started.kind, &e.kind) {
+                (EventKind::FaultStarted { fault }, EventKind::FaultEnded { fault: ended }) => fault == ended,
+                (EventKind::Crashed, EventKind::Restarted) => e.node == started.node,
+                _ => false,
+            };
+            matches!(started.kind, EventKind::FaultStarted { .. } | EventKind::Crashed)
+                && !before().skip(index + 1).any(|(_, e)| over(&e))
+        })
+        .map(|(index, _)| index)
         .collect()
 }
 
@@ -384,6 +446,7 @@ mod tests {
         let history = History {
             events: vec![
                 at(100, "client-3", acquired("c")),
+                at(200, "client-3", EventKind::ReleaseSent { token: "c".into() }),
                 at(1000, "client-1", acquired("a")),
                 at(
                     1001,
@@ -409,7 +472,7 @@ mod tests {
         };
         let violation =
             "client-1 held the lock [1000.000, 5500.000] ms while client-2 held it [3100.000, 5000.000] ms";
-        let steps = story(&history, violation);
+        let steps = story(&history, "mutual_exclusion", violation);
         let texts: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(
             texts,
@@ -428,6 +491,99 @@ mod tests {
                 .last()
                 .unwrap()
                 .starts_with("However, mutual_exclusion is broken")
+        );
+    }
+
+    fn acquired(token: &str) -> EventKind {
+        EventKind::Acquired {
+            token: token.into(),
+            fence: None,
+            validity_ms: 2000,
+        }
+    }
+
+    fn released(token: &str) -> EventKind {
+        EventKind::ReleaseSent { token: token.into() }
+    }
+
+    fn fault(text: &str) -> EventKind {
+        EventKind::FaultStarted { fault: text.into() }
+    }
+
+    /// Routine cycles, then two overlapping holds: `client-1` from 2000 ms (too slow to
+    /// release in time), `client-2` from 4100 ms; the partition starts at `fault_ms`.
+    fn overlap_and_a_fault_at(fault_ms: u64) -> History {
+        let mut events = vec![
+            at(10, "client-1", acquired("a1")),
+            at(500, "client-1", released("a1")),
+            at(600, "client-2", acquired("b1")),
+            at(1000, "client-2", released("b1")),
+            at(2000, "client-1", acquired("a2")),
+            at(4100, "client-2", acquired("b2")),
+            at(4500, "client-1", released("a2")),
+            at(5000, "client-2", released("b2")),
+            at(fault_ms, "world", fault("partition [redis-1] | [client-3]")),
+        ];
+        events.sort_by_key(|e| e.true_us);
+        History {
+            events,
+            end_us: 9_000_000,
+            ..History::default()
+        }
+    }
+
+    #[test]
+    fn a_violation_before_the_first_fault_is_told_from_its_earliest_grant() {
+        let history = overlap_and_a_fault_at(7000);
+        let violation = mutual_exclusion::check(&history).violation.unwrap();
+        let window = window(&history, mutual_exclusion::NAME, &violation);
+        assert_eq!((window.from_us, window.to_us), (2_000_000, 4_500_000));
+        let steps = story(&history, mutual_exclusion::NAME, &violation);
+        let texts: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "client-1 gets the lock (it believes it for 2000 ms)",
+                "client-2 gets the lock (it believes it for 2000 ms)",
+                "client-1 releases the lock",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_violation_after_the_first_fault_is_told_from_its_earliest_grant_with_the_fault_it_met() {
+        let history = overlap_and_a_fault_at(300);
+        let violation = mutual_exclusion::check(&history).violation.unwrap();
+        let steps = story(&history, mutual_exclusion::NAME, &violation);
+        assert_eq!(steps[0].text, "fault: partition [redis-1] | [client-3]");
+        assert_eq!(steps[1].true_us, 2_000_000, "{steps:?}");
+        assert_eq!(steps.len(), 4);
+    }
+
+    #[test]
+    fn a_fault_over_before_the_earliest_grant_is_not_told() {
+        let mut history = overlap_and_a_fault_at(300);
+        history.events.push(at(
+            400,
+            "world",
+            EventKind::FaultEnded {
+                fault: "partition [redis-1] | [client-3]".into(),
+            },
+        ));
+        history.events.sort_by_key(|e| e.true_us);
+        let violation = mutual_exclusion::check(&history).violation.unwrap();
+        let steps = story(&history, mutual_exclusion::NAME, &violation);
+        assert_eq!(steps[0].true_us, 2_000_000, "{steps:?}");
+    }
+
+    #[test]
+    fn another_checker_is_told_from_the_grant_its_named_client_had_before_the_violation() {
+        let history = overlap_and_a_fault_at(7000);
+        let violation = "client-1 accessed the resource at 4400.000 ms, 400.000 ms past its validity deadline (4000.000 ms)";
+        let window = window(&history, "validity", violation);
+        assert_eq!(
+            (window.clients.len(), window.from_us, window.to_us),
+            (1, 2_000_000, 4_400_000)
         );
     }
 
@@ -489,7 +645,7 @@ mod tests {
             end_us: 3_000_000,
             ..History::default()
         };
-        let texts: Vec<String> = story(&history, "client-1 held it")
+        let texts: Vec<String> = story(&history, "validity", "client-1 held it")
             .into_iter()
             .map(|s| s.text)
             .collect();
