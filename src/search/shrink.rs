@@ -2,13 +2,17 @@
 //!
 //! The passes, cheapest and most telling first (research/report-and-shrink.md):
 //! 1. materialise the nemesis: its drawn faults become an explicit list;
-//! 2. delta debugging (ddmin) over the fault list: the smallest set that still violates;
+//! 2. delta debugging (ddmin) over the fault list: the smallest set that still violates
+//!    (none at all, when the workload alone breaks the lock);
 //! 3. simplify each fault: halve every duration, jump, rate and delay while it violates,
 //!    then delta debugging again (a fault halved to nothing may go now);
 //! 4. fewer clients, fewer Redis masters and replicas;
 //! 5. no clock offsets or drift, constant network latency;
-//! 6. a shorter run: cut after the violation;
-//! 7. other seeds: in how many of the 20 its file runs the minimal schedule violates too.
+//! 6. an earlier schedule: every fault moved earlier by one offset, as far as it still
+//!    violates, so the run's prefix of routine lock cycles before the first grant that
+//!    matters is cut;
+//! 7. a shorter run: cut after the violation;
+//! 8. other seeds: in how many of the 20 its file runs the minimal schedule violates too.
 //!
 //! Every candidate is a scenario file (JSON), validated like a user's and run on the same
 //! seed; a candidate counts only if the *same checker* fires. The search is bounded in
@@ -173,6 +177,12 @@ impl Search<'_> {
     /// smaller chunks, keeping any subset that still violates.
     fn ddmin_faults(&mut self) {
         let before = self.faults().len();
+        if before > 0 && self.try_candidate(self.with_faults(Vec::new())) {
+            self.steps.push(format!(
+                "delta debugging: {before} faults → 0 (the workload alone violates)"
+            ));
+            return;
+        }
         let mut chunks = 2;
         loop {
             let faults = self.faults();
@@ -302,7 +312,52 @@ impl Search<'_> {
         }
     }
 
-    /// Pass 6: the shortest run that still violates (bisection on `duration_ms`).
+    /// Pass 6: every fault's trigger time (`at_ms`; an `on` fault's earliest time) moved
+    /// earlier by one offset, keeping their order and spacing: offsets from "the first
+    /// fault at 0 ms" down by halves, the first that still violates taken, then again
+    /// from the new schedule. A fault aimed at the holder then meets an earlier grant, so
+    /// the lock cycles before it drop out of the run.
+    fn earlier_faults(&mut self) {
+        let before = self.earliest_fault_ms();
+        while let Some(earliest) = self.earliest_fault_ms().filter(|&ms| ms > 0) {
+            let mut offset = earliest;
+            let moved = loop {
+                if offset < SHIFT_PRECISION_MS.min(earliest) {
+                    break false;
+                }
+                let faults = self
+                    .faults()
+                    .into_iter()
+                    .map(|fault| shifted(fault, offset))
+                    .collect();
+                if self.try_candidate(self.with_faults(faults)) {
+                    break true;
+                }
+                offset /= 2;
+            };
+            if !moved {
+                break;
+            }
+        }
+        if let (Some(before), Some(after)) = (before, self.earliest_fault_ms())
+            && after < before
+        {
+            self.steps.push(format!(
+                "faults moved {} ms earlier (the first at {after} ms)",
+                before - after
+            ));
+        }
+    }
+
+    /// The earliest trigger time of the faults, if there are any (`at_ms` absent is 0).
+    fn earliest_fault_ms(&self) -> Option<u64> {
+        self.faults()
+            .iter()
+            .map(|fault| fault["at_ms"].as_u64().unwrap_or(0))
+            .min()
+    }
+
+    /// Pass 7: the shortest run that still violates (bisection on `duration_ms`).
     fn shorter_run(&mut self) {
         let Some(start) = self.best["duration_ms"].as_u64() else {
             return;
@@ -326,6 +381,19 @@ impl Search<'_> {
 
 /// How close to the shortest violating duration the cut lands.
 const SHORTEN_PRECISION_MS: u64 = 100;
+
+/// The smallest offset the faults are moved earlier by, unless the first fault is closer
+/// to 0 ms than that.
+const SHIFT_PRECISION_MS: u64 = 100;
+
+/// `fault` with its trigger time `offset` ms earlier (a fault without `at_ms` is at 0
+/// already, and is never moved, since the offset is at most the earliest trigger time).
+fn shifted(mut fault: Value, offset: u64) -> Value {
+    if let Some(at_ms) = fault["at_ms"].as_u64() {
+        fault["at_ms"] = json!(at_ms - offset);
+    }
+    fault
+}
 
 /// How many seeds the minimal scenario is tried on (and its file runs).
 const NEIGHBOURS: u64 = 20;
@@ -469,6 +537,8 @@ pub fn shrink_within(
     search.smaller_world();
     search.enter("plainer clocks and network");
     search.plainer_environment();
+    search.enter("moving the faults earlier");
+    search.earlier_faults();
     search.enter("a shorter run");
     search.shorter_run();
     search.enter("trying other seeds");
