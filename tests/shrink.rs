@@ -3,10 +3,15 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
+use locksim::check::mutual_exclusion;
+use locksim::history::{EventKind, History};
 use locksim::scenario::load_str;
 use locksim::search::shrink::{ShrinkError, shrink};
-use serde_json::Value;
+use locksim::search::story;
+use locksim::sweep::run_seed;
+use serde_json::{Value, json};
 
 fn file(path: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -32,6 +37,68 @@ fn a_gc_pause_shrinks_to_one_pause_in_a_shorter_run_that_still_overlaps() {
             .any(|v| v.checker == "mutual_exclusion" && v.violation.is_some())
     );
     assert!(shrunk.runs <= 200 + 20);
+}
+
+/// Runs a scenario (its file's JSON) on `seed`.
+fn run(scenario: &Value, seed: u64) -> History {
+    let scenario = load_str(Path::new("(test)"), &scenario.to_string()).expect("a valid scenario");
+    run_seed(&Arc::new(scenario), seed).unwrap()
+}
+
+#[test]
+fn a_shrunk_gc_pause_has_no_lock_cycle_before_the_first_grant_the_violation_involves() {
+    let original = file("scenarios/single-node-gc-pause.json");
+    for seed in 0..3 {
+        let shrunk = shrink(&original, seed, Some("mutual_exclusion"), 200).unwrap();
+        assert!(
+            shrunk.steps.iter().any(|s| s.starts_with("faults moved")),
+            "{:?}",
+            shrunk.steps
+        );
+        let history = run(&shrunk.scenario, seed);
+        let (earlier, _) = mutual_exclusion::overlap(&history).expect("the shrunk run still overlaps");
+        let cycles_before = history
+            .events
+            .iter()
+            .filter(|e| e.true_us < earlier.from_us)
+            .filter(|e| matches!(e.kind, EventKind::ReleaseSent { .. }))
+            .count();
+        assert_eq!(cycles_before, 0, "seed {seed}: {}", shrunk.scenario);
+        // Its story starts at that grant (a round trip after the key is stored), and the
+        // shrunk file replays to the same run.
+        let steps = story::story(&history, &shrunk.checker, &shrunk.violation);
+        assert!(steps.len() <= 8, "{steps:?}");
+        assert!(
+            steps.iter().take(2).any(|s| s.true_us == earlier.from_us),
+            "{steps:?}"
+        );
+        assert_eq!(run(&shrunk.scenario, seed).digest(), history.digest());
+    }
+}
+
+#[test]
+fn a_violation_the_workload_alone_makes_shrinks_to_no_faults_and_is_told_from_its_first_grant() {
+    // Work longer than the TTL breaks the lock in the first cycle; the fault comes later.
+    let scenario = json!({
+        "name": "work-outlives-the-ttl",
+        "duration_ms": 12000,
+        "topology": { "kind": "single" },
+        "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
+        "clients": { "count": 2, "work_ms": [2500, 3000] },
+        "faults": [ { "kind": "pause", "target": "holder", "at_ms": 9000, "duration_ms": 100 } ]
+    });
+    let history = run(&scenario, 0);
+    let verdict = mutual_exclusion::check(&history);
+    let violation = verdict.violation.expect("work past the TTL overlaps");
+    let (earlier, _) = mutual_exclusion::overlap(&history).unwrap();
+    let steps = story::story(&history, mutual_exclusion::NAME, &violation);
+    assert!(
+        steps.iter().take(2).any(|s| s.true_us == earlier.from_us),
+        "the story starts at the first grant, not around the fault: {steps:?}"
+    );
+    assert!(!steps.iter().any(|s| s.text.starts_with("fault")), "{steps:?}");
+    let shrunk = shrink(&scenario, 0, Some("mutual_exclusion"), 100).unwrap();
+    assert_eq!(shrunk.scenario["faults"], json!([]), "{:?}", shrunk.steps);
 }
 
 #[test]
