@@ -77,6 +77,38 @@ fn a_shrunk_gc_pause_has_no_lock_cycle_before_the_first_grant_the_violation_invo
 }
 
 #[test]
+fn a_pause_aimed_at_a_named_client_moves_to_its_first_lock_cycle() {
+    // client-1's third grant, paused 20 ms into it past the TTL. A run is the same run
+    // until its faults strike, so the third grant is read from a run whose one pause
+    // comes at the very end.
+    let mut scenario = file("scenarios/single-node-gc-pause.json");
+    scenario["faults"] =
+        json!([{ "kind": "pause", "target": "client-1", "at_ms": 29000, "duration_ms": 4000 }]);
+    let quiet = run(&scenario, 0);
+    let third_grant_ms = quiet
+        .events
+        .iter()
+        .filter(|e| e.node == "client-1" && matches!(e.kind, EventKind::Acquired { .. }))
+        .nth(2)
+        .expect("client-1 is granted the lock three times")
+        .true_us
+        / 1000;
+    scenario["faults"] =
+        json!([{ "kind": "pause", "target": "client-1", "at_ms": third_grant_ms + 20, "duration_ms": 4000 }]);
+    let shrunk = shrink(&scenario, 0, Some("mutual_exclusion"), 200).unwrap();
+    let history = run(&shrunk.scenario, 0);
+    let (earlier, _) = mutual_exclusion::overlap(&history).expect("the shrunk run still overlaps");
+    assert_eq!(earlier.client, "client-1");
+    let grants_before = history
+        .events
+        .iter()
+        .filter(|e| e.node == "client-1" && e.true_us < earlier.from_us)
+        .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
+        .count();
+    assert_eq!(grants_before, 0, "{:?}: {}", shrunk.steps, shrunk.scenario);
+}
+
+#[test]
 fn a_violation_the_workload_alone_makes_shrinks_to_no_faults_and_is_told_from_its_first_grant() {
     // Work longer than the TTL breaks the lock in the first cycle; the fault comes later.
     let scenario = json!({

@@ -20,6 +20,7 @@
 //! gets less far); it returns the best scenario found so far when the budget runs out,
 //! never nothing, and reports its progress as it goes.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::story;
 use crate::check::check_all;
+use crate::history::EventKind;
 use crate::scenario::{Scenario, load_str};
 use crate::sweep::run_seed;
 
@@ -313,28 +315,22 @@ impl Search<'_> {
     }
 
     /// Pass 6: every fault's trigger time (`at_ms`; an `on` fault's earliest time) moved
-    /// earlier by one offset, keeping their order and spacing: offsets from "the first
-    /// fault at 0 ms" down by halves, the first that still violates taken, then again
-    /// from the new schedule. A fault aimed at the holder then meets an earlier grant, so
-    /// the lock cycles before it drop out of the run.
+    /// earlier by one offset, keeping their order and spacing: the [`offsets`](Self::offsets)
+    /// tried largest first, the first that still violates taken, then again from the new
+    /// schedule. The run before a fault strikes is the same run, so a fault moved to the
+    /// same moment of an earlier lock cycle meets that cycle's grant, and the cycles
+    /// before it drop out of the run.
     fn earlier_faults(&mut self) {
         let before = self.earliest_fault_ms();
         while let Some(earliest) = self.earliest_fault_ms().filter(|&ms| ms > 0) {
-            let mut offset = earliest;
-            let moved = loop {
-                if offset < SHIFT_PRECISION_MS.min(earliest) {
-                    break false;
-                }
+            let moved = self.offsets(earliest).into_iter().any(|offset| {
                 let faults = self
                     .faults()
                     .into_iter()
                     .map(|fault| shifted(fault, offset))
                     .collect();
-                if self.try_candidate(self.with_faults(faults)) {
-                    break true;
-                }
-                offset /= 2;
-            };
+                self.try_candidate(self.with_faults(faults))
+            });
             if !moved {
                 break;
             }
@@ -347,6 +343,36 @@ impl Search<'_> {
                 before - after
             ));
         }
+    }
+
+    /// The offsets (ms, largest first, none past `earliest`, the first fault's time) to
+    /// move the faults earlier by: for each grant before the earliest grant the violation
+    /// involves, the offset that puts the faults as far after it as they were after that
+    /// grant; then `earliest` and its halves down to [`SHIFT_PRECISION_MS`]. Reading the
+    /// grants spends one run.
+    fn offsets(&mut self, earliest: u64) -> Vec<u64> {
+        let mut offsets = BTreeSet::new();
+        if !self.exhausted() {
+            self.runs += 1;
+            let parsed = load_str(Path::new("(shrinking)"), &self.best.to_string()).ok();
+            if let Some(history) = parsed.and_then(|parsed| run_seed(&Arc::new(parsed), self.seed).ok()) {
+                let involved_us = story::window(&history, &self.checker, &self.violation).from_us;
+                offsets.extend(
+                    history
+                        .events
+                        .iter()
+                        .filter(|e| e.true_us < involved_us && matches!(e.kind, EventKind::Acquired { .. }))
+                        .map(|grant| (involved_us - grant.true_us) / 1000)
+                        .filter(|&offset| offset > 0 && offset <= earliest),
+                );
+            }
+        }
+        let mut offset = earliest;
+        while offset >= SHIFT_PRECISION_MS.min(earliest) {
+            offsets.insert(offset);
+            offset /= 2;
+        }
+        offsets.into_iter().rev().collect()
     }
 
     /// The earliest trigger time of the faults, if there are any (`at_ms` absent is 0).
