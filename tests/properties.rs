@@ -45,7 +45,7 @@ fn explain(file: &Value, seed: u64, broken: &[(String, String)]) -> String {
     let told = broken.first().map_or_else(Vec::new, |(checker, why)| {
         let scenario = Arc::new(load_str(Path::new("(generated)"), &file.to_string()).unwrap());
         let history = run_seed(&scenario, seed).unwrap();
-        story::render(&story::story(&history, why), checker, why)
+        story::render(&story::story(&history, checker, why), checker, why)
     });
     format!(
         "{broken:?}\n{}\nreplay: save this as case.json and run `locksim replay case.json --seed {seed} --story` \
