@@ -101,7 +101,15 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
             .map(|(_, client)| client.as_str())
     };
     let in_effect = in_effect_at(history, start_us);
-    // A grant's key is stored a round trip before the grant returns: keep those too.
+    // A grant's key is stored a round trip before the grant returns, during the acquire
+    // that led to it: keep those too (not the keys earlier cycles stored with a token a
+    // client reuses).
+    let acquiring_since: BTreeMap<&str, u64> = history
+        .events
+        .iter()
+        .filter(|e| e.true_us < start_us && matches!(e.kind, EventKind::AcquireStarted))
+        .map(|e| (e.node.as_str(), e.true_us))
+        .collect();
     let granted_in_window: BTreeSet<&str> = history
         .events
         .iter()
@@ -112,13 +120,21 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         })
         .collect();
     let grants = grants_behind_each_acquire(history);
-    let stores_a_granted_key = |kind: &EventKind| matches!(kind, EventKind::KeySet { token, .. } if granted_in_window.contains(token.as_str()));
+    let stores_a_granted_key = |e: &crate::history::Event| match &e.kind {
+        EventKind::KeySet { token, .. } => {
+            granted_in_window.contains(token.as_str())
+                && owner(token)
+                    .and_then(|client| acquiring_since.get(client))
+                    .is_some_and(|&since| e.true_us >= since)
+        }
+        _ => false,
+    };
     history
         .events
         .iter()
         .enumerate()
         .filter(|(index, e)| {
-            (e.true_us >= start_us || stores_a_granted_key(&e.kind) || in_effect.contains(index))
+            (e.true_us >= start_us || stores_a_granted_key(e) || in_effect.contains(index))
                 && e.true_us <= end_us
         })
         .filter_map(|(index, e)| {
@@ -585,6 +601,41 @@ mod tests {
             (window.clients.len(), window.from_us, window.to_us),
             (1, 2_000_000, 4_400_000)
         );
+    }
+
+    #[test]
+    fn a_reused_token_brings_in_only_the_key_stored_for_the_grant_in_the_window() {
+        let key_set = |ms: u64| {
+            at(
+                ms,
+                "redis-1",
+                EventKind::KeySet {
+                    token: "same".into(),
+                    expires_at_us: None,
+                },
+            )
+        };
+        let history = History {
+            events: vec![
+                at(0, "client-1", EventKind::AcquireStarted),
+                key_set(5),
+                at(10, "client-1", acquired("same")),
+                at(100, "client-1", released("same")),
+                at(200, "client-1", EventKind::AcquireStarted),
+                key_set(205),
+                at(210, "client-1", acquired("same")),
+                at(300, "client-1", EventKind::Crashed),
+            ],
+            end_us: 1_000_000,
+            ..History::default()
+        };
+        let steps = story(
+            &history,
+            "deadlock",
+            "client-1 crashed inside the lock at 300.000 ms",
+        );
+        let times: Vec<u64> = steps.iter().map(|s| s.true_us / 1000).collect();
+        assert_eq!(times, [205, 210, 300]);
     }
 
     #[test]
