@@ -75,6 +75,11 @@ enum Command {
         /// Also draw the run's lease timeline to this file (`.svg` or `.png`).
         #[arg(long, value_name = "OUT")]
         plot: Option<PathBuf>,
+        /// Run the seed with the scenario's faults taken away (scheduled faults, crash
+        /// points, nemesis): the control that tells whether a violation is the faults'
+        /// doing.
+        #[arg(long)]
+        without_faults: bool,
     },
     /// Shrink a violating seed to the smallest scenario that still violates the same
     /// checker; writes it (with `expect` set) and prints what each pass removed.
@@ -202,7 +207,8 @@ fn main() -> ExitCode {
             seed,
             story,
             plot,
-        } => replay(&file, seed, story, plot.as_deref()),
+            without_faults,
+        } => replay(&file, seed, story, plot.as_deref(), without_faults),
         Command::Report(args) => report(args),
         Command::Lock {
             redis,

@@ -18,7 +18,7 @@ use locksim::scenario;
 use locksim::sweep::SeedRun;
 
 use super::report::{finish, matrix_line, prepare, sweep_plan};
-use super::{EXIT_UNMET, emit, emit_report, invalid};
+use super::{EXIT_UNMET, emit, emit_report, invalid, jobs_or_all_cores};
 
 /// Reads every log, groups its seeds by scenario file, and judges each scenario on all of
 /// them; exit 0 when every expectation is met, 1 when one is not, 2 on a malformed log, a
@@ -62,7 +62,8 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
         };
         let seed_start = runs.keys().next().copied().unwrap_or(0);
         let runs: Vec<SeedRun> = runs.into_values().collect();
-        let report = ScenarioReport::new(&path, &scenario, seed_start, &runs, 0);
+        let mut report = ScenarioReport::new(&path, &scenario, seed_start, &runs, 0);
+        report.control(&scenario, jobs_or_all_cores(None));
         if !emit_report(&report, json_out.as_mut()) {
             return ExitCode::from(EXIT_UNMET);
         }
@@ -106,7 +107,9 @@ pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
     }
     let swept = sweep_plan(&plan, &|sweep| {
         let runs = &runs[&(sweep.kind, sweep.id.clone())];
-        ScenarioReport::new(&sweep.file, &sweep.scenario, 0, runs, 0)
+        let mut report = ScenarioReport::new(&sweep.file, &sweep.scenario, 0, runs, 0);
+        report.control(&sweep.scenario, jobs_or_all_cores(None));
+        report
     });
     if let Some(run) = &swept.matrix {
         emit(matrix_line(run));

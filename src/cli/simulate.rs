@@ -8,11 +8,11 @@ use std::sync::Arc;
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
-use locksim::report::ScenarioReport;
 use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
 };
+use locksim::report::{ScenarioReport, control};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
@@ -102,7 +102,11 @@ pub fn run(args: RunArgs) -> ExitCode {
                 }
             }
         };
-        let report = ScenarioReport::sweep_seeds(&file, &Arc::new(scenario), &owned, jobs, &log);
+        let scenario = Arc::new(scenario);
+        let mut report = ScenarioReport::sweep_seeds(&file, &scenario, &owned, jobs, &log);
+        if shard.is_none() {
+            report.control(&scenario, jobs);
+        }
         if let Some(e) = log_error.into_inner().expect("lock poisoned") {
             eprintln!("error: writing the seed log: {e}");
             return ExitCode::from(EXIT_UNMET);
@@ -133,7 +137,8 @@ pub fn run(args: RunArgs) -> ExitCode {
 
 /// Runs one seed and prints its trace (or, with `story`, each violation's story), the
 /// evidence, the verdicts and the digest; with `plot`, also draws its lease timeline.
-pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitCode {
+/// With `without_faults`, the seed runs with the scenario's faults taken away.
+pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_faults: bool) -> ExitCode {
     let format = plot.map(|out| out.extension().and_then(|e| e.to_str()).unwrap_or_default());
     if let Some(format) = format
         && format != "svg"
@@ -144,6 +149,7 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitC
         ));
     }
     let scenario: Arc<Scenario> = match scenario::load(file) {
+        Ok(s) if without_faults => Arc::new(control::without_faults(&s)),
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
     };
@@ -155,9 +161,14 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitC
         }
     };
     emit(format_args!(
-        "scenario {} ({}), seed {seed}",
+        "scenario {} ({}), seed {seed}{}",
         scenario.name,
-        file.display()
+        file.display(),
+        if without_faults {
+            ", without its faults"
+        } else {
+            ""
+        }
     ));
     let settings = scenario.check_settings();
     let verdicts = check_all(&history, &settings);

@@ -5,6 +5,7 @@
 //! checker that found nothing in seeds that never exercised the lock is reported as *not
 //! exercised*, never as *holds*.
 
+pub mod control;
 pub mod envelope;
 pub mod figures;
 pub mod matrix;
@@ -21,6 +22,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use self::control::{Attribution, Control};
 use self::rate::Rate;
 use self::summary::CHECKERS;
 use crate::check::evidence::NotExercised;
@@ -29,6 +31,8 @@ use crate::sweep::{SeedRun, sweep_seeds};
 
 /// Width of a checker cell in the table ("100/100 96-100%" and a mark).
 const CELL: usize = 18;
+/// Width of the no-fault control's cell ("20/20").
+const CONTROL: usize = 9;
 
 /// What the seeds say of one checker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +117,9 @@ pub struct ScenarioReport {
     pub expectations: Vec<(&'static str, Expectation, bool)>,
     /// How busy the lock was over the seeds that ran to the end.
     pub activity: Activity,
+    /// The violating seeds run again without the faults, once [`ScenarioReport::control`]
+    /// has run (a shard's share has none: it cannot judge).
+    pub control: Option<Control>,
     /// Host time the sweep took (not part of any digest).
     pub wall_ms: u128,
 }
@@ -131,7 +138,39 @@ impl ScenarioReport {
     /// them, timing the sweep.
     pub fn sweep(file: &Path, scenario: &Arc<Scenario>, seed_start: u64, count: u64, jobs: usize) -> Self {
         let seeds: Vec<u64> = (seed_start..seed_start.saturating_add(count)).collect();
-        ScenarioReport::sweep_seeds(file, scenario, &seeds, jobs, &|_| {})
+        let mut report = ScenarioReport::sweep_seeds(file, scenario, &seeds, jobs, &|_| {});
+        report.control(scenario, jobs);
+        report
+    }
+
+    /// Runs the no-fault control of this sweep's expected violations (see [`control`]) and
+    /// judges the expectations again with it: a violation present without the faults does
+    /// not meet an expectation of violated. Nothing runs when the scenario has no faults
+    /// or no expected violation broke.
+    pub fn control(&mut self, scenario: &Scenario, jobs: usize) {
+        let seeds = Control::seeds_for(scenario, &self.violations);
+        if seeds.is_empty() {
+            return;
+        }
+        self.control = Some(Control::run(scenario, seeds, jobs));
+        self.judge();
+    }
+
+    /// Whose doing `checker`'s violations are, when it was expected violated and some seed
+    /// violated it: the workload's in a scenario without faults, else the no-fault
+    /// control's word once it ran.
+    pub fn attribution(&self, checker: &str) -> Option<Attribution> {
+        let expected = self
+            .expectations
+            .iter()
+            .any(|(c, e, _)| *c == checker && *e == Expectation::Violated);
+        if !expected || self.rate(checker).violating == 0 {
+            return None;
+        }
+        if self.faults.is_empty() {
+            return Some(Attribution::Workload);
+        }
+        self.control.as_ref()?.attribution(checker)
     }
 
     /// Runs the listed seeds (a shard's share, say), telling `done` of each as it finishes.
@@ -186,6 +225,47 @@ impl ScenarioReport {
         }
     }
 
+    /// `checker`'s attribution in a few words, with the control's rate when one ran
+    /// ("caused by the faults: 0/20 without them").
+    pub fn attribution_note(&self, checker: &str) -> Option<String> {
+        let attribution = self.attribution(checker)?;
+        Some(match &self.control {
+            Some(control) if attribution != Attribution::Workload => {
+                let rate = control.rate(checker);
+                format!(
+                    "{}: {}/{} without them",
+                    attribution.words(),
+                    rate.violating,
+                    rate.seeds
+                )
+            }
+            _ => attribution.words().to_string(),
+        })
+    }
+
+    /// Judges each expectation on what the seeds (and the control, once run) found: a
+    /// violation expected must be found, and be the faults' doing when a control ran; a
+    /// hold expected must hold in exercised seeds.
+    fn judge(&mut self) {
+        let judged: Vec<bool> = self
+            .expectations
+            .iter()
+            .map(|&(checker, expected, _)| {
+                self.errors.is_empty()
+                    && match (expected, self.finding(checker)) {
+                        (Expectation::Violated, Finding::Violated) => {
+                            self.attribution(checker) != Some(Attribution::PresentWithoutFaults)
+                        }
+                        (Expectation::Violated, _) => false,
+                        (Expectation::Holds, finding) => finding == Finding::Holds,
+                    }
+            })
+            .collect();
+        for (expectation, met) in self.expectations.iter_mut().zip(judged) {
+            expectation.2 = met;
+        }
+    }
+
     /// Whether every expectation was met and no run failed.
     pub fn expect_met(&self) -> bool {
         self.errors.is_empty() && self.expectations.iter().all(|(_, _, met)| *met)
@@ -197,13 +277,18 @@ impl ScenarioReport {
             .iter()
             .map(|(_, header)| format!(" {header:>width$}   ", width = CELL - 3))
             .collect();
-        format!("{:<44} {:>9}{columns}  verdict", "scenario", "exercised")
+        format!(
+            "{:<44} {:>9}{columns} {:>CONTROL$}  verdict",
+            "scenario", "exercised", "no faults"
+        )
     }
 
     /// The legend printed under the table.
     pub fn table_legend() -> &'static str {
         "cells: violating/seeds and the 95% interval (Wilson; < 3/N when none); exercised: seeds with a grant \
-         after every fault; v / h = expected violated / holds; ! = expectation not met"
+         after every fault; v / h = expected violated / holds; ! = expectation not met; no faults: the \
+         first violating seeds of an expected violation run again without the faults (0/N: the faults caused it; \
+         workload: the scenario has no faults)"
     }
 
     /// One row of the verdict table, then why an expectation was not met, and a replay
@@ -223,13 +308,30 @@ impl ScenarioReport {
                 format!(" {cell:>CELL$}")
             })
             .collect();
+        let control = CHECKERS
+            .iter()
+            .filter(|(checker, _)| self.attribution(checker).is_some())
+            .filter_map(|(checker, _)| Some(self.control.as_ref()?.rate(checker)))
+            .max_by_key(|rate| (rate.violating, rate.seeds))
+            .map(|rate| format!("{}/{}", rate.violating, rate.seeds));
+        let workload = CHECKERS
+            .iter()
+            .any(|(checker, _)| self.attribution(checker) == Some(Attribution::Workload));
+        let control = match (control, workload) {
+            (Some(rate), _) => rate,
+            (None, true) => "workload".to_string(),
+            (None, false) => "-".to_string(),
+        };
         let verdict = match (self.expect_met(), self.errors.len()) {
             (true, _) => "met".to_string(),
             (false, 0) => "NOT MET".to_string(),
             (false, n) => format!("NOT MET ({n} runs failed)"),
         };
         let exercised = format!("{}/{}", self.exercised_seeds(), self.seeds);
-        let mut lines = vec![format!("{:<44} {exercised:>9}{cells}  {verdict}", self.name)];
+        let mut lines = vec![format!(
+            "{:<44} {exercised:>9}{cells} {control:>CONTROL$}  {verdict}",
+            self.name
+        )];
         for reason in self.unmet_reasons() {
             lines.push(format!("  {reason}"));
         }
@@ -261,6 +363,20 @@ impl ScenarioReport {
     fn unmet_reason(&self, checker: &str, expected: Expectation) -> String {
         let rate = self.rate(checker).sentence();
         match (expected, self.finding(checker)) {
+            (Expectation::Violated, Finding::Violated) => {
+                let control = self
+                    .control
+                    .as_ref()
+                    .expect("a violation is unmet only by its control");
+                format!(
+                    "expected violated by the faults, but it is present without them: {} of the {} violating seeds \
+                     run again without the faults violated it too (replay: locksim replay {} --seed {} --without-faults)",
+                    control.rate(checker).violating,
+                    control.rate(checker).seeds,
+                    self.file.display(),
+                    control.first_violating(checker).unwrap_or_default(),
+                )
+            }
             (Expectation::Violated, _) => format!("expected violated, but no seed violated it: {rate}"),
             (Expectation::Holds, Finding::Violated) => format!("expected to hold, but violated in {rate}"),
             (Expectation::Holds, _) => format!(
@@ -293,6 +409,11 @@ impl ScenarioReport {
                 entry["finding"] = json!(self.finding(checker).word());
                 entry["expect"] = json!(expectation.map(|(_, e, _)| expectation_word(*e)));
                 entry["met"] = json!(expectation.map(|(_, _, met)| *met));
+                entry["attribution"] = json!(self.attribution(checker).map(Attribution::words));
+                entry["control"] = match (&self.control, self.attribution(checker)) {
+                    (Some(control), Some(_)) => control.to_json(checker),
+                    _ => Value::Null,
+                };
                 (checker.to_string(), entry)
             })
             .collect();
@@ -322,6 +443,7 @@ impl ScenarioReport {
             "not_exercised": self.not_exercised.iter().map(|(seed, why)| json!({"seed": seed, "reason": why.to_string()})).collect::<Vec<_>>(),
             "faults": faults,
             "expect_met": self.expect_met(),
+            "control_seeds": self.control.as_ref().map(|c| c.seeds.clone()),
             "checkers": checkers,
             "errors": self.errors.iter().map(|(seed, message)| json!({"seed": seed, "message": message})).collect::<Vec<_>>(),
             "activity": self.activity.to_json(),
@@ -456,23 +578,17 @@ impl Tally {
             errors,
             not_exercised,
             faults,
-            expectations: Vec::new(),
+            expectations: scenario
+                .expect
+                .entries()
+                .into_iter()
+                .map(|(checker, expected)| (checker, expected, false))
+                .collect(),
             activity,
+            control: None,
             wall_ms,
         };
-        report.expectations = scenario
-            .expect
-            .entries()
-            .into_iter()
-            .map(|(checker, expected)| {
-                let met = report.errors.is_empty()
-                    && match (expected, report.finding(checker)) {
-                        (Expectation::Violated, finding) => finding == Finding::Violated,
-                        (Expectation::Holds, finding) => finding == Finding::Holds,
-                    };
-                (checker, expected, met)
-            })
-            .collect();
+        report.judge();
         report
     }
 }

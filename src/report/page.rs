@@ -356,7 +356,9 @@ fn catalogue(page: &mut String, summary: &Summary) {
     page.push_str("<section id=\"catalogue\">\n<h2>Catalogue</h2>\n");
     page.push_str(
         "<p>Every scenario file: what it shows, what the published analyses predict (expected \
-                   <em>violated</em> or <em>holds</em>), and what the seeds found.</p>\n",
+                   <em>violated</em> or <em>holds</em>), and what the seeds found. An expected violation is \
+                   <em>caused by the faults</em> when its first violating seeds, run again without the \
+                   scenario's faults, no longer violate (the no-fault control).</p>\n",
     );
     page.push_str("<table>\n<tr><th>scenario</th><th>exercised</th>");
     for (_, short) in CHECKERS {
@@ -391,7 +393,11 @@ fn catalogue(page: &mut String, summary: &Summary) {
                         Expectation::Holds => "expected to hold",
                     };
                     let class = if *met { "met" } else { "unmet" };
-                    format!("<br><span class=\"small {class}\">{word}</span>")
+                    let cause = report
+                        .attribution_note(checker)
+                        .map(|note| format!("<br><span class=\"small\">{}</span>", escape(&note)))
+                        .unwrap_or_default();
+                    format!("<br><span class=\"small {class}\">{word}</span>{cause}")
                 }
             };
             let _ = write!(
