@@ -4,10 +4,13 @@
 //! the local wall-clock reading of the node it happened on, which is all that node could
 //! know. Checkers judge by true time; the gap between the two is what clock faults do.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::Hash;
 
 use xxhash_rust::xxh3::Xxh3;
+
+pub use crate::clock_model::ClockLog;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -217,6 +220,10 @@ pub struct History {
     /// fault (JSON, with `at_ms` the true time it struck): the run's random faults as an
     /// explicit list.
     pub drawn: Vec<String>,
+    /// Every node's clock over the run, by node name: what the node's clock read at any
+    /// true instant, so a checker can tell when a key expired on its node. Derived from the
+    /// seed and the faults, as the events are, so the digest leaves it out.
+    pub clocks: BTreeMap<String, ClockLog>,
 }
 
 impl History {
@@ -261,6 +268,7 @@ mod tests {
             end_us: 2000,
             strikes: Vec::new(),
             drawn: Vec::new(),
+            clocks: BTreeMap::new(),
         }
     }
 
