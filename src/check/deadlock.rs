@@ -9,9 +9,11 @@
 //! answering an acquire that the key is held, not only an acquire that gave up: a client
 //! that blocks for ever (redis-py's `blocking_timeout=None`) never fails, it is refused
 //! every 100 ms until the run ends. The window is measured between refusals, not from the
-//! crash: a request of the dead client still in flight may set its key later. Attempts
-//! that got no answer (a partition, a dead node) say nothing about the key:
-//! unavailability, not deadlock.
+//! crash: a request of the dead client still in flight may set its key later. It ends
+//! where the first key left a node: the lock was free there, and refusals after that (late
+//! requests racing for it once a paused Redis wakes) are contention, not the dead
+//! client's key. Attempts that got no answer (a partition, a dead node) say nothing about
+//! the key: unavailability, not deadlock.
 
 use std::collections::BTreeSet;
 
@@ -65,11 +67,17 @@ pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
         let later = || history.events.iter().filter(|e| e.true_us > crash.true_us);
         let next_grant = later().find(|e| matches!(e.kind, EventKind::Acquired { .. }));
         let stuck_until_us = next_grant.map_or(history.end_us, |e| e.true_us);
-        let refusals: Vec<u64> = later()
-            .filter(|e| e.true_us <= stuck_until_us && is_refusal(&e.kind))
-            .map(|e| e.true_us)
-            .collect();
-        let (&first, &last) = (refusals.first()?, refusals.last()?);
+        let first = later()
+            .find(|e| e.true_us <= stuck_until_us && is_refusal(&e.kind))?
+            .true_us;
+        // A key leaving a node freed the lock there: the refusals after it are another story.
+        let freed_us = later()
+            .find(|e| e.true_us > first && matches!(e.kind, EventKind::KeyGone { .. }))
+            .map_or(stuck_until_us, |e| e.true_us);
+        let last = later()
+            .filter(|e| e.true_us <= stuck_until_us.min(freed_us) && is_refusal(&e.kind))
+            .last()?
+            .true_us;
         // A live client holding the lock explains the refusals (a watchdog may keep it).
         let live_holder = holdings.iter().any(|h| h.from_us < last && h.to_us > first);
         (last - first > bound_us && !live_holder).then(|| {
@@ -157,6 +165,18 @@ mod tests {
         events.push(crashed(200, "client-1"));
         events.extend(blocking_refusals(300, 2_100));
         events.push(acquired(2_200, "client-2"));
+        assert_eq!(check(&history(10_000, events), &SETTINGS).violation, None);
+    }
+
+    #[test]
+    fn refusals_on_both_sides_of_the_key_leaving_are_no_deadlock() {
+        // The dead client's key expires at 2100 ms; Redis then pauses, and requests that
+        // waited for it race for the lock and refuse each other at 9000 ms.
+        let mut events = holder();
+        events.push(crashed(200, "client-1"));
+        events.extend(blocking_refusals(300, 2_000));
+        events.push(key_gone(2_100, "redis-1", "client-1-token"));
+        events.extend(blocking_refusals(9_000, 9_000));
         assert_eq!(check(&history(10_000, events), &SETTINGS).violation, None);
     }
 
