@@ -75,8 +75,7 @@ pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
             .find(|e| e.true_us > first && matches!(e.kind, EventKind::KeyGone { .. }))
             .map_or(stuck_until_us, |e| e.true_us);
         let last = later()
-            .filter(|e| e.true_us <= stuck_until_us.min(freed_us) && is_refusal(&e.kind))
-            .last()?
+            .rfind(|e| e.true_us <= stuck_until_us.min(freed_us) && is_refusal(&e.kind))?
             .true_us;
         // A live client holding the lock explains the refusals (a watchdog may keep it).
         let live_holder = holdings.iter().any(|h| h.from_us < last && h.to_us > first);

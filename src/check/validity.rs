@@ -117,7 +117,10 @@ impl<'a> Nodes<'a> {
             return Some(left.why.clone());
         }
         match self.keys.get(node) {
-            None => Some("no key".to_string()),
+            None => Some(self.left.get(&(node, grant.token)).map_or_else(
+                || "no key".to_string(),
+                |left| format!("no key ({} before the grant)", left.why),
+            )),
             Some(key) if key.token != grant.token => Some(format!("key held token {}", short(key.token))),
             Some(&key) if self.expired(node, key, true_us) => Some(format!(
                 "{}, and the clock read {} then",
@@ -308,7 +311,11 @@ mod tests {
         let violation = check(&history(5000, events))
             .violation
             .expect("expired before the reply");
-        assert!(violation.contains("stood on 0 of 1"), "{violation}");
+        assert!(
+            violation.contains("stood on 0 of 1")
+                && violation.contains("no key (expired at redis-1-clock=2100.000 before"),
+            "{violation}"
+        );
     }
 
     #[test]
