@@ -61,8 +61,9 @@ pub enum EventKind {
     },
     /// The lock key holding `token` left a Redis node (deleted, expired or flushed).
     KeyGone { token: String },
-    /// Redis node `redis` answered the client's `request` (`acquire`, `extend`, `release`)
-    /// as the reply arrived; `redis_local_us` is that node's clock then.
+    /// Redis node `redis` answered the client's `request` (`acquire`, `extend`, `release`),
+    /// recorded as the reply arrived; `redis_local_us` is that node's clock when it answered
+    /// (began writing the reply), or, for no answer, when the client gave up.
     NodeAnswered {
         request: &'static str,
         redis: String,

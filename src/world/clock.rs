@@ -92,6 +92,14 @@ impl SimClock {
         self.model().local_us(true_now_ns())
     }
 
+    /// The wall reading in µs relative to the run's epoch at an earlier true time
+    /// `true_ns` (this run's), on the model in force then.
+    pub fn local_us_at(&self, true_ns: u64) -> i64 {
+        let log = self.log.lock().expect("clock lock poisoned");
+        log.local_us(true_ns / 1000)
+            .expect("a clock's log starts with its first model")
+    }
+
     /// Steps the wall clock (an NTP step, an operator's `date -s`).
     pub fn jump_ms(&self, by_ms: i64) {
         self.change(|m| m.jump(by_ms * NS_PER_MS as i64));

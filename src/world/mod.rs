@@ -126,7 +126,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         groups
             .iter()
             .flat_map(|group| group.names.iter().zip(&group.addrs))
-            .map(|(name, addr)| (*addr, (name.clone(), nodes.clocks[name].clone())))
+            .map(|(name, addr)| {
+                (
+                    *addr,
+                    (name.clone(), nodes.clocks[name].clone(), nics[name].clone()),
+                )
+            })
             .collect(),
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
