@@ -4,10 +4,13 @@
 //! the local wall-clock reading of the node it happened on, which is all that node could
 //! know. Checkers judge by true time; the gap between the two is what clock faults do.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::Hash;
 
 use xxhash_rust::xxh3::Xxh3;
+
+pub use crate::clock_model::ClockLog;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,8 +61,9 @@ pub enum EventKind {
     },
     /// The lock key holding `token` left a Redis node (deleted, expired or flushed).
     KeyGone { token: String },
-    /// Redis node `redis` answered the client's `request` (`acquire`, `extend`, `release`)
-    /// as the reply arrived; `redis_local_us` is that node's clock then.
+    /// Redis node `redis` answered the client's `request` (`acquire`, `extend`, `release`),
+    /// recorded as the reply arrived; `redis_local_us` is that node's clock when it answered
+    /// (began writing the reply), or, for no answer, when the client gave up.
     NodeAnswered {
         request: &'static str,
         redis: String,
@@ -217,6 +221,10 @@ pub struct History {
     /// fault (JSON, with `at_ms` the true time it struck): the run's random faults as an
     /// explicit list.
     pub drawn: Vec<String>,
+    /// Every node's clock over the run, by node name: what the node's clock read at any
+    /// true instant, so a checker can tell when a key expired on its node. Derived from the
+    /// seed and the faults, as the events are, so the digest leaves it out.
+    pub clocks: BTreeMap<String, ClockLog>,
 }
 
 impl History {
@@ -261,6 +269,7 @@ mod tests {
             end_us: 2000,
             strikes: Vec::new(),
             drawn: Vec::new(),
+            clocks: BTreeMap::new(),
         }
     }
 

@@ -16,6 +16,7 @@ compile_error!(
 
 pub mod check;
 pub mod client;
+pub mod clock_model;
 pub mod history;
 pub mod platform;
 pub mod real;

@@ -6,7 +6,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use locksim::client::{Algorithm, LockError, LockOptions, Profile, Retry, ValidityClock};
+use locksim::client::{Algorithm, LockError, LockOptions, Profile, Retry, Step, ValidityClock};
 use locksim::platform::Clock;
 use madsim::runtime::Handle;
 use support::sim::{StopAt, client_node, clock, lock, lock_with_clock, now_ms, simulate, start_redis};
@@ -140,4 +140,41 @@ fn validity_on_the_wall_clock_is_fooled_by_a_clock_step_back_during_the_acquire(
             .validity_clock,
         ValidityClock::Wall
     );
+}
+
+/// Client 1 acquires on three masters and pauses `pause_ms` right after the grant (before
+/// fetching anything else): the validity its lease had left when the acquire returned, or
+/// why it got none.
+fn paused_after_the_grant(pause_ms: u64) -> Result<u64, LockError> {
+    simulate(4, || async move {
+        let redis: Vec<SocketAddr> = (1..=3).map(start_redis).collect();
+        let options = single_attempt(LockOptions::new(Algorithm::Redlock, TTL_MS));
+        let steps = StopAt::pause(Step::AfterAcquire, pause_ms);
+        let acquired = client_node(1).spawn(async move {
+            let mut a = lock(&redis, options, 1, steps);
+            let lease = a.acquire(KEY).await?;
+            Ok(lease.remaining_on(&clock()))
+        });
+        acquired.await.unwrap()
+    })
+}
+
+#[test]
+fn a_pause_after_the_grant_eats_into_the_lease_counted_from_the_request() {
+    // Redlock's drift allowance on a 1000 ms TTL: 1% + 2 ms.
+    let drift_ms = TTL_MS / 100 + 2;
+    let left = paused_after_the_grant(300).expect("300 ms of a 1000 ms lease is no loss");
+    // The round trip (2-20 ms on madsim's network) and the pause both count.
+    assert!(
+        left <= TTL_MS - drift_ms - 300 && left > TTL_MS - drift_ms - 300 - 25,
+        "{left} ms left"
+    );
+}
+
+#[test]
+fn a_careful_client_paused_after_the_grant_past_the_ttl_gives_the_lock_back() {
+    match paused_after_the_grant(FREEZE_MS) {
+        Err(LockError::NoValidityLeft { elapsed_ms, .. }) => assert!(elapsed_ms >= FREEZE_MS),
+        other => panic!("expected no validity left, got {other:?}"),
+    }
 }

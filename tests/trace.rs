@@ -76,6 +76,35 @@ fn a_nodes_answer_carries_that_nodes_clock() {
 }
 
 #[test]
+fn a_grant_quotes_the_nodes_clock_when_it_set_the_key_not_when_the_late_reply_arrived() {
+    // Every message takes 2.5 s from 5 s on: replies land 2.5 s after the node acted.
+    let history = run("scenarios/single-node-slow-replies-short-work.json", 0);
+    let mut late_grants = 0;
+    for (i, event) in history.events.iter().enumerate() {
+        let EventKind::NodeAnswered {
+            request: "acquire",
+            answer: Answer::Yes,
+            redis_local_us,
+            ..
+        } = &event.kind
+        else {
+            continue;
+        };
+        let set = history.events[..i]
+            .iter()
+            .rfind(|e| e.node == "redis-1" && matches!(e.kind, EventKind::KeySet { .. }))
+            .expect("a grant follows the key it set");
+        assert!(
+            (redis_local_us - set.local_us).abs() < 1_000,
+            "granted at redis-1-clock={redis_local_us} µs, key set at {} µs",
+            set.local_us
+        );
+        late_grants += usize::from(event.true_us - set.true_us >= 2_500_000);
+    }
+    assert!(late_grants > 0, "some reply arrived 2.5 s after its grant");
+}
+
+#[test]
 fn every_renewal_and_its_failure_is_recorded() {
     let history = run("scenarios/watchdog-renewal-lost-signalled.json", 0);
     let renewals = history

@@ -1,19 +1,25 @@
 //! Deadlock freedom: when a holder dies, the lock must become available again.
 //!
 //! After a client crashes anywhere in the lock's life (acquiring — it may already have
-//! set the key —, holding, or releasing), its key must expire within the TTL. If Redis
-//! instead keeps refusing acquires ("held": the key is there) for longer than the TTL
-//! plus one retry cycle (`deadlock_slack_ms`), while no live client holds the lock, the
-//! lock is stuck — the defect of tiers 1 and 2 of the ladder, whose key has no expiry.
-//! The window is measured between refusals, not from the crash: a request of the dead
-//! client still in flight may set its key later. Attempts that got no answer (a
-//! partition, a dead node) say nothing about the key: unavailability, not deadlock.
+//! set the key —, holding, or releasing), its key must expire within the TTL. The lock is
+//! deadlocked when, after such a crash and before anyone is granted the lock again, Redis
+//! keeps refusing acquires ("held": the key is there) over a span longer than the TTL plus
+//! one retry cycle (`deadlock_slack_ms`) while no live client holds the lock — the defect
+//! of tiers 1 and 2 of the ladder, and of a lock taken without TTL. A refusal is any node
+//! answering an acquire that the key is held, not only an acquire that gave up: a client
+//! that blocks for ever (redis-py's `blocking_timeout=None`) never fails, it is refused
+//! every 100 ms until the run ends. The window is measured between refusals, not from the
+//! crash: a request of the dead client still in flight may set its key later. It ends
+//! where the first key left a node: the lock was free there, and refusals after that (late
+//! requests racing for it once a paused Redis wakes) are contention, not the dead
+//! client's key. Attempts that got no answer (a partition, a dead node) say nothing about
+//! the key: unavailability, not deadlock.
 
 use std::collections::BTreeSet;
 
 use super::mutual_exclusion::holdings;
 use super::{CheckSettings, Verdict};
-use crate::history::{Event, EventKind, History, fmt_ms};
+use crate::history::{Answer, Event, EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
 pub const NAME: &str = "deadlock";
@@ -39,6 +45,20 @@ fn crashes_in_the_lock(history: &History) -> Vec<&Event> {
     crashes
 }
 
+/// Whether the event is Redis refusing an acquire because the key is held: a node's
+/// answer, or an acquire that gave up for that reason.
+fn is_refusal(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::AcquireFailed { contended: true, .. }
+            | EventKind::NodeAnswered {
+                request: "acquire",
+                answer: Answer::No,
+                ..
+            }
+    )
+}
+
 /// Finds the first crash of a holder after which the lock stayed unavailable too long.
 pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
     let bound_us = (settings.ttl_ms + settings.deadlock_slack_ms) * 1000;
@@ -47,12 +67,16 @@ pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
         let later = || history.events.iter().filter(|e| e.true_us > crash.true_us);
         let next_grant = later().find(|e| matches!(e.kind, EventKind::Acquired { .. }));
         let stuck_until_us = next_grant.map_or(history.end_us, |e| e.true_us);
-        let refusals: Vec<u64> = later()
-            .filter(|e| e.true_us <= stuck_until_us)
-            .filter(|e| matches!(e.kind, EventKind::AcquireFailed { contended: true, .. }))
-            .map(|e| e.true_us)
-            .collect();
-        let (&first, &last) = (refusals.first()?, refusals.last()?);
+        let first = later()
+            .find(|e| e.true_us <= stuck_until_us && is_refusal(&e.kind))?
+            .true_us;
+        // A key leaving a node freed the lock there: the refusals after it are another story.
+        let freed_us = later()
+            .find(|e| e.true_us > first && matches!(e.kind, EventKind::KeyGone { .. }))
+            .map_or(stuck_until_us, |e| e.true_us);
+        let last = later()
+            .rfind(|e| e.true_us <= stuck_until_us.min(freed_us) && is_refusal(&e.kind))?
+            .true_us;
         // A live client holding the lock explains the refusals (a watchdog may keep it).
         let live_holder = holdings.iter().any(|h| h.from_us < last && h.to_us > first);
         (last - first > bound_us && !live_holder).then(|| {
@@ -108,6 +132,51 @@ mod tests {
             .violation
             .expect("stuck lock");
         assert!(violation.contains("client-1 crashed"), "{violation}");
+    }
+
+    /// client-2 blocks for ever: every attempt refused by redis-1, none ever gives up.
+    fn blocking_refusals(from_ms: u64, to_ms: u64) -> Vec<Event> {
+        let attempts = (from_ms..=to_ms).step_by(100).enumerate();
+        let mut events = vec![attempt(from_ms - 1, "client-2")];
+        for (i, t) in attempts {
+            events.push(answered(t, "client-2", "redis-1", Answer::No));
+            let reason = "the lock is held by another client".to_string();
+            let attempt = i as u32 + 1;
+            events.push(at(t, "client-2", EventKind::AttemptFailed { attempt, reason }));
+        }
+        events
+    }
+
+    #[test]
+    fn a_client_refused_for_ever_without_giving_up_is_deadlocked() {
+        let mut events = holder();
+        events.push(crashed(200, "client-1"));
+        events.extend(blocking_refusals(300, 9_900));
+        let violation = check(&history(10_000, events), &SETTINGS)
+            .violation
+            .expect("refused for ever");
+        assert!(violation.contains("from 300.000 to 9900.000 ms"), "{violation}");
+    }
+
+    #[test]
+    fn a_blocking_client_refused_only_while_the_key_lives_is_no_deadlock() {
+        let mut events = holder();
+        events.push(crashed(200, "client-1"));
+        events.extend(blocking_refusals(300, 2_100));
+        events.push(acquired(2_200, "client-2"));
+        assert_eq!(check(&history(10_000, events), &SETTINGS).violation, None);
+    }
+
+    #[test]
+    fn refusals_on_both_sides_of_the_key_leaving_are_no_deadlock() {
+        // The dead client's key expires at 2100 ms; Redis then pauses, and requests that
+        // waited for it race for the lock and refuse each other at 9000 ms.
+        let mut events = holder();
+        events.push(crashed(200, "client-1"));
+        events.extend(blocking_refusals(300, 2_000));
+        events.push(key_gone(2_100, "redis-1", "client-1-token"));
+        events.extend(blocking_refusals(9_000, 9_000));
+        assert_eq!(check(&history(10_000, events), &SETTINGS).violation, None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Hand-written histories for the checkers' tests: one short constructor per event.
 
 use super::CheckSettings;
-use crate::history::{Event, EventKind, History};
+use crate::history::{Answer, Event, EventKind, History};
 
 /// Settings for hand-written histories: TTL 2000 ms and a 500 ms retry cycle, so a lock
 /// may stay free and wanted for 2500 ms and a client may wait 5000 ms while others get it.
@@ -101,6 +101,37 @@ pub fn timed_out(t: u64, node: &str) -> Event {
     )
 }
 
+/// Redis node `node` stored the lock key holding `token`, to expire `ttl_ms` later.
+pub fn key_set(t: u64, node: &str, token: &str, ttl_ms: u64) -> Event {
+    at(
+        t,
+        node,
+        EventKind::KeySet {
+            token: token.into(),
+            expires_at_us: Some(((t + ttl_ms) * 1000) as i64),
+        },
+    )
+}
+
+/// The lock key holding `token` left Redis node `node`.
+pub fn key_gone(t: u64, node: &str, token: &str) -> Event {
+    at(t, node, EventKind::KeyGone { token: token.into() })
+}
+
+/// Redis node `redis` answered `client`'s acquire.
+pub fn answered(t: u64, client: &str, redis: &str, answer: Answer) -> Event {
+    at(
+        t,
+        client,
+        EventKind::NodeAnswered {
+            request: "acquire",
+            redis: redis.into(),
+            answer,
+            redis_local_us: (t * 1000) as i64,
+        },
+    )
+}
+
 /// A history of `events` that ends at `end_ms`.
 pub fn history(end_ms: u64, events: Vec<Event>) -> History {
     History {
@@ -108,5 +139,6 @@ pub fn history(end_ms: u64, events: Vec<Event>) -> History {
         end_us: end_ms * 1000,
         strikes: Vec::new(),
         drawn: Vec::new(),
+        clocks: Default::default(),
     }
 }

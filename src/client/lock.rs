@@ -31,8 +31,10 @@ pub struct Lease {
     pub fence: Option<u64>,
     /// Monotonic time (client clock) before the acquire was sent.
     pub requested_at_ms: u64,
-    /// Time until which the key certainly lives (TTL − elapsed − drift after the acquire),
-    /// read on `validity_clock`; [`Lease::NO_EXPIRY`] for a key without TTL.
+    /// Time until which the key certainly lives: the instant the acquire was sent plus the
+    /// TTL minus the drift allowance (as Redlock and redsync count it), so the round trip
+    /// and every step after the grant (a pause, the fencing token) eat into it. Read on
+    /// `validity_clock`; [`Lease::NO_EXPIRY`] for a key without TTL.
     pub valid_until_ms: u64,
     /// The clock `valid_until_ms` is read on: monotonic, or the wall clock for clients that
     /// measure validity with it (and so believe a clock stepped back).
@@ -207,8 +209,9 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let validity_ms = self.validity_after(elapsed_ms);
         let valid = validity_ms > 0;
         if granted >= self.quorum() && valid {
+            let valid_until_ms = self.deadline(started, elapsed_ms);
             return self
-                .granted(key, token, requested_at_ms, validity_ms)
+                .granted(key, token, requested_at_ms, started, valid_until_ms)
                 .await
                 .map(Some);
         }
@@ -297,7 +300,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let validity_ms = self.validity_after(elapsed_ms);
         if extended >= self.quorum() && validity_ms > 0 {
             return Ok(Lease {
-                valid_until_ms: self.valid_until(validity_ms),
+                valid_until_ms: self.deadline(started, elapsed_ms),
                 ..lease.clone()
             });
         }
@@ -436,24 +439,38 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         }
     }
 
-    /// After a successful acquire: the step, the fencing token, the lease.
+    /// After a successful acquire: the step, the fencing token, the lease valid until
+    /// `valid_until_ms`. A client that checks validity and finds none left once the token
+    /// is fetched (it paused, the counter was slow) gives the lock back, as it would had
+    /// the replies come that late.
     async fn granted(
         &mut self,
         key: &[u8],
         token: String,
         requested_at_ms: u64,
-        validity_ms: i64,
+        started: u64,
+        valid_until_ms: u64,
     ) -> Result<Lease, LockError> {
         self.steps.reached(Step::AfterAcquire).await;
-        let fence = match self.fence(key).await {
+        let fence = self.fence(key).await;
+        let now = self.validity_clock_ms();
+        let expired = self.options.validity_check && now >= valid_until_ms;
+        let fence = match fence {
+            Ok(_) if expired => Err(LockError::NoValidityLeft {
+                elapsed_ms: now.saturating_sub(started),
+                ttl_ms: self.options.ttl_ms,
+            }),
+            fence => fence,
+        };
+        let fence = match fence {
             Ok(fence) => fence,
             Err(e) => {
-                // A holder without its token must not work; give the lock back.
+                // A holder without its token, or without time, must not work; give the
+                // lock back.
                 let _ = self.release_everywhere(key, &token).await;
                 return Err(e);
             }
         };
-        let valid_until_ms = self.valid_until(validity_ms);
         Ok(Lease {
             key: key.to_vec(),
             token,
@@ -536,11 +553,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         options.ttl_ms as i64 - elapsed_ms as i64 - options.drift.allowance_ms(options.ttl_ms) as i64
     }
 
-    /// The validity clock's reading when `validity_ms` from now will have passed.
-    fn valid_until(&self, validity_ms: i64) -> u64 {
-        match validity_ms {
+    /// The validity clock's reading at which a lease runs out whose request was sent when
+    /// the clock read `sent_ms` and answered `elapsed_ms` later: sent + TTL − drift (a
+    /// client without the validity check counts from the reply, as it never looked at the
+    /// clock before sending).
+    fn deadline(&self, sent_ms: u64, elapsed_ms: u64) -> u64 {
+        match self.validity_after(elapsed_ms) {
             i64::MAX => Lease::NO_EXPIRY,
-            ms => self.validity_clock_ms().saturating_add_signed(ms),
+            ms => sent_ms.saturating_add(elapsed_ms).saturating_add_signed(ms),
         }
     }
 

@@ -383,9 +383,10 @@ pub struct Expect {
     pub resource_safety: Option<Expectation>,
     /// The fenced resource accepted a stale token, or a token was granted twice.
     pub stale_write: Option<Expectation>,
-    /// The lock stayed unavailable past TTL + one retry cycle after its holder died.
+    /// After its holder died, the lock kept being refused past TTL + one retry cycle.
     pub deadlock: Option<Expectation>,
-    /// A holder touched the resource after its own validity deadline.
+    /// A holder touched the resource when the key that granted it had expired (on the
+    /// node's clock), been deleted or replaced on enough nodes that the grant no longer stood.
     pub validity: Option<Expectation>,
     /// The lock stayed free longer than `checks.liveness_bound_ms` while clients wanted it.
     pub liveness: Option<Expectation>,

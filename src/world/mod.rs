@@ -126,7 +126,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         groups
             .iter()
             .flat_map(|group| group.names.iter().zip(&group.addrs))
-            .map(|(name, addr)| (*addr, (name.clone(), nodes.clocks[name].clone())))
+            .map(|(name, addr)| {
+                (
+                    *addr,
+                    (name.clone(), nodes.clocks[name].clone(), nics[name].clone()),
+                )
+            })
             .collect(),
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
@@ -221,7 +226,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
-    let history = recorder.finish();
+    let mut history = recorder.finish();
+    history.clocks = reach
+        .clocks
+        .iter()
+        .map(|(name, clock)| (name.clone(), clock.log()))
+        .collect();
     // madsim does not drop the tasks of nodes still running when `block_on` returns: kill
     // every node and let the executor drop them, or each seed leaks its nodes' memory (and,
     // through the injector's tasks, the whole world's).

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::clock::true_now_ns;
 use super::events;
 use super::timer::{self, Timer};
 use crate::platform::{Connect, Listener};
@@ -37,7 +38,7 @@ impl Listener for SimListener {
 
     async fn accept(&self) -> io::Result<Self::Stream> {
         let (stream, peer) = self.0.accept().await?;
-        Ok(Delayed::new(stream, self.1.clone(), peer.ip()))
+        Ok(Delayed::new(stream, self.1.clone(), peer))
     }
 }
 
@@ -82,7 +83,7 @@ impl Connect for SimConnector {
             Ok(Delayed::new(
                 madsim::net::TcpStream::connect(addr).await?,
                 latency,
-                addr.ip(),
+                addr,
             ))
         }
     }
@@ -99,7 +100,7 @@ impl Dialer for SimDialer {
         Ok(Delayed::new(
             madsim::net::TcpStream::connect(addr).await?,
             self.0.clone(),
-            addr.ip(),
+            addr,
         ))
     }
 }
@@ -117,6 +118,9 @@ pub struct Nic {
     loss: Arc<Mutex<BTreeMap<Option<IpAddr>, f64>>>,
     /// Bumped by each reset: a stream opened under an older count is dead.
     resets: Arc<AtomicU64>,
+    /// When (true ns) this node last began a write to each peer socket, before any extra
+    /// latency: for a server, the instant it answered that connection's last request.
+    writes_began: Arc<Mutex<BTreeMap<SocketAddr, u64>>>,
 }
 
 impl Nic {
@@ -150,6 +154,13 @@ impl Nic {
 
     fn resets(&self) -> u64 {
         self.resets.load(Ordering::SeqCst)
+    }
+
+    /// When (true ns) this node last began a write to `peer`, if it ever did: a trace
+    /// quotes a server's clock at that instant, when it acted, not when its reply landed.
+    pub fn last_write_began(&self, peer: SocketAddr) -> Option<u64> {
+        let began = self.writes_began.lock().expect("writes lock poisoned");
+        began.get(&peer).copied()
     }
 
     /// The wait of the next write to `peer`, drawn from the run's seeded generator: its
@@ -191,7 +202,7 @@ pub struct Delayed<S> {
     /// The NIC's reset count when the stream opened.
     opened_at_reset: u64,
     /// The other end's address: a link's latency applies to writes to it.
-    peer: IpAddr,
+    peer: SocketAddr,
     /// The wait of the write in progress, if any.
     wait: Option<Timer>,
     /// The wait is over and the write may go.
@@ -199,7 +210,7 @@ pub struct Delayed<S> {
 }
 
 impl<S> Delayed<S> {
-    fn new(inner: S, nic: Nic, peer: IpAddr) -> Self {
+    fn new(inner: S, nic: Nic, peer: SocketAddr) -> Self {
         Delayed {
             inner,
             opened_at_reset: nic.resets(),
@@ -216,6 +227,13 @@ impl<S> Delayed<S> {
             true => Ok(()),
             false => Err(io::ErrorKind::ConnectionReset.into()),
         }
+    }
+}
+
+impl Delayed<madsim::net::TcpStream> {
+    /// This end's address (the port the peer sees the connection come from).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
     }
 }
 
@@ -236,7 +254,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
         this.alive()?;
         if !this.waited {
             if this.wait.is_none() {
-                match this.nic.draw(this.peer) {
+                let mut began = this.nic.writes_began.lock().expect("writes lock poisoned");
+                began.insert(this.peer, true_now_ns());
+                drop(began);
+                match this.nic.draw(this.peer.ip()) {
                     Some(delay) => this.wait = Some(timer::sleep(delay)),
                     None => this.waited = true,
                 }

@@ -102,7 +102,8 @@ impl Recorder {
         }
     }
 
-    /// Ends the run: the log so far, closed at the current true time.
+    /// Ends the run: the log so far, closed at the current true time (the world adds the
+    /// nodes' clocks, which it owns).
     pub fn finish(&self) -> History {
         let events = std::mem::take(&mut *self.events.lock().expect("recorder lock poisoned"));
         History {
@@ -110,6 +111,7 @@ impl Recorder {
             end_us: true_now_ns() / 1000,
             strikes: std::mem::take(&mut *self.strikes.lock().expect("recorder lock poisoned")),
             drawn: std::mem::take(&mut *self.drawn.lock().expect("recorder lock poisoned")),
+            clocks: Default::default(),
         }
     }
 }

@@ -81,9 +81,9 @@ pub struct ClientProcess {
     /// The Redis masters the lock lives on (one, or N for Redlock), wherever failovers
     /// have moved them.
     pub redis: Vec<Address>,
-    /// Every Redis node's name and clock, by address: to say which node answered a
-    /// request, and what its clock read then.
-    pub redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock)>>,
+    /// Every Redis node's name, clock and NIC, by address: to say which node answered a
+    /// request, and what its clock read when it answered.
+    pub redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock, Nic)>>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
@@ -114,6 +114,7 @@ impl ClientProcess {
             recorder: self.recorder.clone(),
             redis_nodes: self.redis_nodes.clone(),
             peers: connectors.iter().map(|c| c.peer.clone()).collect(),
+            locals: connectors.iter().map(|c| c.local.clone()).collect(),
         });
         let lock = Lock::new(
             connectors,
@@ -259,17 +260,23 @@ impl ClientProcess {
 
 /// A [`SimConnector`] that remembers where its last connection went: after a failover an
 /// open connection still talks to the old master, so the address clients look up now need
-/// not be the node that answered.
+/// not be the node that answered. It remembers the connection's own address too, which is
+/// how the node knows it.
 #[derive(Debug, Clone)]
 pub struct PeerConnector {
     inner: SimConnector,
     peer: Arc<Mutex<SocketAddr>>,
+    local: Arc<Mutex<Option<SocketAddr>>>,
 }
 
 impl PeerConnector {
     fn new(inner: SimConnector) -> Self {
         let peer = Arc::new(Mutex::new(inner.0.get()));
-        PeerConnector { inner, peer }
+        PeerConnector {
+            inner,
+            peer,
+            local: Arc::default(),
+        }
     }
 }
 
@@ -278,7 +285,12 @@ impl Connect for PeerConnector {
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
         *self.peer.lock().expect("peer lock poisoned") = self.inner.0.get();
-        self.inner.connect()
+        let (connecting, local) = (self.inner.connect(), self.local.clone());
+        async move {
+            let stream = connecting.await?;
+            *local.lock().expect("local lock poisoned") = stream.local_addr().ok();
+            Ok(stream)
+        }
     }
 }
 
@@ -288,9 +300,11 @@ struct TraceObserver {
     client: String,
     clock: SimClock,
     recorder: Recorder,
-    redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock)>>,
+    redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock, Nic)>>,
     /// Where each of the lock's connections goes, by node index.
     peers: Vec<Arc<Mutex<SocketAddr>>>,
+    /// Where each comes from (once connected), by node index.
+    locals: Vec<Arc<Mutex<Option<SocketAddr>>>>,
 }
 
 impl TraceObserver {
@@ -302,9 +316,17 @@ impl TraceObserver {
 impl Observe for TraceObserver {
     fn answered(&self, request: Request, node: usize, answer: &Result<bool, LockError>) {
         let peer = *self.peers[node].lock().expect("peer lock poisoned");
-        let Some((redis, redis_clock)) = self.redis_nodes.get(&peer) else {
+        let Some((redis, redis_clock, redis_nic)) = self.redis_nodes.get(&peer) else {
             return;
         };
+        // An answer was given when the node began writing it; no answer is quoted at the
+        // moment the client gave up.
+        let local = *self.locals[node].lock().expect("local lock poisoned");
+        let answered_ns = local
+            .filter(|_| answer.is_ok())
+            .and_then(|local| redis_nic.last_write_began(local));
+        let redis_local_us =
+            answered_ns.map_or_else(|| redis_clock.local_us(), |ns| redis_clock.local_us_at(ns));
         self.record(EventKind::NodeAnswered {
             request: request.name(),
             redis: redis.clone(),
@@ -313,7 +335,7 @@ impl Observe for TraceObserver {
                 Ok(false) => Answer::No,
                 Err(e) => Answer::Failed(e.to_string()),
             },
-            redis_local_us: redis_clock.local_us(),
+            redis_local_us,
         });
     }
 
