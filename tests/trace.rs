@@ -78,7 +78,7 @@ fn a_nodes_answer_carries_that_nodes_clock() {
 #[test]
 fn a_grant_quotes_the_nodes_clock_when_it_set_the_key_not_when_the_late_reply_arrived() {
     // Every message takes 2.5 s from 5 s on: replies land 2.5 s after the node acted.
-    let history = run("scenarios/single-node-slow-replies-short-work.json", 0);
+    let history = run("scenarios/single-node-slow-network-during-acquire.json", 0);
     let mut late_grants = 0;
     for (i, event) in history.events.iter().enumerate() {
         let EventKind::NodeAnswered {
