@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::fault::Fault;
+use super::limits;
 use crate::check;
 pub use crate::client::{
     Algorithm, AttemptCleanup, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops, RetryToken,
@@ -21,6 +22,7 @@ pub struct Scenario {
     #[serde(default)]
     pub description: String,
     /// Simulated (true) time each seed runs for.
+    #[serde(deserialize_with = "limits::ms")]
     pub duration_ms: u64,
     /// How many seeds `locksim run` tries unless `--seeds` says otherwise.
     #[serde(default = "default_seeds")]
@@ -55,9 +57,11 @@ pub struct Scenario {
 pub struct ChecksSpec {
     /// The longest the lock may stay free while some client wants it (default: one
     /// hand-over).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub liveness_bound_ms: Option<u64>,
     /// The longest one client may wait while others get the lock (default: five
     /// hand-overs).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub starvation_bound_ms: Option<u64>,
     /// Grants of the lock needed after every fault for a seed to count as exercised: a
     /// seed with fewer is evidence of nothing, and a checker expected to hold is not met
@@ -83,6 +87,7 @@ pub struct Topology {
     pub replicas: Option<u32>,
     /// The failover controller declares a master down after it has not answered for this
     /// long, and promotes its most up-to-date replica (Sentinel's `down-after-milliseconds`).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub down_after_ms: Option<u64>,
     /// What a Redis node keeps across a crash: `none` (the default), `aof-everysec` (an
     /// append-only file fsynced every second: a crash loses up to the last second) or
@@ -94,7 +99,7 @@ pub struct Topology {
     pub redis_version: Option<u8>,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::ms")]
     pub restart_delay_ms: u64,
     /// Per-node exceptions to `persistence`, `redis_version` and `restart_delay_ms`, by
     /// node name (`"redis-3": {"persistence": "aof-always"}`).
@@ -108,6 +113,7 @@ pub struct Topology {
 pub struct NodeOverrides {
     pub persistence: Option<PersistenceMode>,
     pub redis_version: Option<u8>,
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub restart_delay_ms: Option<u64>,
 }
 
@@ -149,6 +155,7 @@ pub struct LockSpec {
     pub algorithm: Algorithm,
     /// Time to live of the lock key; 0 for a lock held until released (redis-py's
     /// `timeout=None`, single-node tiers 3–5 only).
+    #[serde(deserialize_with = "limits::ms")]
     pub ttl_ms: u64,
     /// Copy the defaults and quirks of a lock library.
     #[serde(default)]
@@ -157,7 +164,7 @@ pub struct LockSpec {
     #[serde(default)]
     pub retry: Option<RetrySpec>,
     /// How long a client waits for one reply from one node before giving up on it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub node_timeout_ms: Option<u64>,
     /// Clock-drift allowance as a fraction of the TTL, subtracted from the validity.
     #[serde(default)]
@@ -227,7 +234,10 @@ pub enum WatchdogSpec {
     /// `true`: renew every TTL/3; `false`: no watchdog.
     Enabled(bool),
     /// Renew every `interval_ms`.
-    Every { interval_ms: u64 },
+    Every {
+        #[serde(deserialize_with = "limits::ms")]
+        interval_ms: u64,
+    },
 }
 
 /// Retries of a failed acquire: up to `count` more attempts, each after
@@ -236,7 +246,9 @@ pub enum WatchdogSpec {
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
     pub count: u32,
+    #[serde(deserialize_with = "limits::ms")]
     pub delay_ms: u64,
+    #[serde(deserialize_with = "limits::ms")]
     pub jitter_ms: u64,
 }
 
@@ -298,13 +310,14 @@ pub struct ClientsSpec {
     /// How many clients (`client-1` … `client-N`).
     pub count: u32,
     /// Duration of one critical section, drawn uniformly from `[min, max]`.
+    #[serde(deserialize_with = "limits::ms_pair")]
     pub work_ms: [u64; 2],
     /// Clients whose critical sections take a different time, by name (`"client-1":
     /// {"work_ms": [4000, 5000]}`): a long batch job among short requests.
     #[serde(default)]
     pub per_client: BTreeMap<String, ClientOverrides>,
     /// Pause between a release and the next acquire, drawn uniformly from `[min, max]`.
-    #[serde(default = "default_think_ms")]
+    #[serde(default = "default_think_ms", deserialize_with = "limits::ms_pair")]
     pub think_ms: [u64; 2],
     /// Careful clients: a critical section ends when the validity the acquire reported
     /// runs out, as the distlock page asks ("work must finish within the validity time").
@@ -313,6 +326,7 @@ pub struct ClientsSpec {
     /// The write to the protected resource travels this long, drawn from `[min, max]`,
     /// before it lands (a slow network or queue between client and storage); the client
     /// waits for it, then releases.
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     pub write_delay_ms: Option<[u64; 2]>,
 }
 
@@ -320,6 +334,7 @@ pub struct ClientsSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientOverrides {
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     pub work_ms: Option<[u64; 2]>,
 }
 
@@ -352,6 +367,7 @@ fn default_think_ms() -> [u64; 2] {
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// One-way latency of every message, drawn uniformly from `[min, max]`.
+    #[serde(deserialize_with = "limits::ms_pair")]
     pub latency_ms: [u64; 2],
 }
 
@@ -366,7 +382,7 @@ impl Default for NetworkSpec {
 #[serde(deny_unknown_fields)]
 pub struct ClocksSpec {
     /// Wall-clock offset from true time, drawn uniformly from `[min, max]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::signed_ms_pair")]
     pub offset_ms: [i64; 2],
     /// Rate error in parts per million (+ runs fast), drawn uniformly from `[min, max]`.
     #[serde(default)]
