@@ -13,10 +13,23 @@ use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 
-/// An expectation was not met, or a run failed inside the simulator.
+/// An expectation was not met, or the scenario expected nothing (unchecked).
 pub const EXIT_UNMET: u8 = 1;
 /// Invalid input or usage.
 pub const EXIT_INVALID: u8 = 2;
+/// A run panicked or hung inside the simulator (a harness error): the other seeds ran,
+/// and this one says nothing about the lock.
+pub const EXIT_HARNESS: u8 = 3;
+
+/// The exit code of a command that judged scenarios: 3 if any run hit a harness error,
+/// else 1 if any scenario was not met (or expected nothing), else 0.
+pub fn verdict_exit(harness_errors: bool, all_met: bool) -> ExitCode {
+    match (harness_errors, all_met) {
+        (true, _) => ExitCode::from(EXIT_HARNESS),
+        (false, false) => ExitCode::from(EXIT_UNMET),
+        (false, true) => ExitCode::SUCCESS,
+    }
+}
 
 /// Prints a line to stdout; a closed pipe (`locksim replay … | head`) is not an error.
 pub fn emit(line: impl std::fmt::Display) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
-use locksim::report::ScenarioReport;
+use locksim::report::{ScenarioReport, harness_error};
 use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
@@ -17,7 +17,7 @@ use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
-use super::{EXIT_UNMET, emit, emit_report, invalid};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
 
 /// What `run` is asked: run scenarios over many seeds and print the verdict table.
 #[derive(clap::Args)]
@@ -122,13 +122,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             shard.count,
             seed_start + shard.index
         ));
-        all_met = !any_error;
+        all_met = true;
     }
-    if all_met {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_UNMET)
-    }
+    verdict_exit(any_error, all_met)
 }
 
 /// Runs one seed and prints its trace (or, with `story`, each violation's story), the
@@ -150,8 +146,8 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>) -> ExitC
     let history = match run_seed(&scenario, seed) {
         Ok(history) => history,
         Err(message) => {
-            eprintln!("error: seed {seed}: the run failed: {message}");
-            return ExitCode::from(EXIT_UNMET);
+            eprintln!("{}", harness_error(&scenario.name, file, seed, &message));
+            return ExitCode::from(EXIT_HARNESS);
         }
     };
     emit(format_args!(

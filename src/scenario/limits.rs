@@ -48,6 +48,12 @@ pub const MAX_DRIFT_PPM: i64 = 999_999;
 /// The most grants after each fault a seed may be asked for.
 pub const MAX_MIN_GRANTS: u64 = 1_000_000;
 
+/// The largest `budget.events_per_s`.
+pub const MAX_EVENTS_PER_S: u64 = 1_000_000_000;
+
+/// The largest `budget.wall_s`: a day.
+pub const MAX_WALL_S: u64 = 86_400;
+
 /// A field's failure: its path (relative to where it was checked) and the reason.
 pub type FieldError = (String, String);
 

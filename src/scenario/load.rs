@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target, Trigger};
 use super::limits::{
-    MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
+    MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_EVENTS_PER_S, MAX_WALL_S, MAX_DRIFT_PPM, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
     MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MIN_TTL_MS, did_you_mean, in_range, nearest,
     pair_in_range,
 };
@@ -280,6 +280,12 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             MAX_MIN_GRANTS,
             "grants",
         )?;
+    }
+    if let Some(per_s) = s.budget.events_per_s {
+        in_range("budget.events_per_s", per_s, 1, MAX_EVENTS_PER_S, "events per simulated second")?;
+    }
+    if let Some(wall_s) = s.budget.wall_s {
+        in_range("budget.wall_s", wall_s, 1, MAX_WALL_S, "s")?;
     }
     for (i, fault) in s.faults.iter().enumerate() {
         validate_fault(s, fault).map_err(|(field, reason)| (format!("faults[{i}].{field}"), reason))?;

@@ -48,7 +48,36 @@ pub struct Scenario {
     /// The verdicts the user expects, per checker.
     #[serde(default)]
     pub expect: Expect,
+    /// How much one run may spend before it is stopped as a harness error (a livelock, a
+    /// hang): simulated events, and host time.
+    #[serde(default)]
+    pub budget: BudgetSpec,
 }
+
+/// `budget`: the most one run may spend. The event budget is deterministic (a run stopped
+/// by it is stopped on every machine); the wall-time budget is the last resort for a run
+/// that stops advancing simulated time, and generous enough never to cut a sound run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    /// Simulated events (messages and timer firings) per simulated second of the run
+    /// (default: [`DEFAULT_EVENTS_PER_NODE_S`] per node).
+    pub events_per_s: Option<u64>,
+    /// Host seconds one run may take (default [`DEFAULT_WALL_S`]).
+    pub wall_s: Option<u64>,
+}
+
+/// Events per node and simulated second a run may process unless `budget.events_per_s`
+/// says otherwise: the busiest catalogue scenario (five contenders on five Redlock
+/// masters) processes about 40 per node and second, so this is 250 times that.
+pub const DEFAULT_EVENTS_PER_NODE_S: u64 = 10_000;
+
+/// The fewest events a run may process by default, however short: room for its start-up.
+pub const MIN_EVENT_BUDGET: u64 = 100_000;
+
+/// Host seconds one run may take unless `budget.wall_s` says otherwise. A sound run of the
+/// longest allowed duration takes seconds; only a run stuck in a busy loop gets here.
+pub const DEFAULT_WALL_S: u64 = 300;
 
 /// `checks`: the time bounds of the liveness checkers. Each defaults to a multiple of one
 /// worst-case hand-over, the TTL plus one retry cycle (see [`check::CheckSettings`]).
@@ -527,6 +556,25 @@ impl Scenario {
     /// How long the failover controller waits before promoting a replica.
     pub fn down_after_ms(&self) -> u64 {
         self.topology.down_after_ms.unwrap_or(DEFAULT_DOWN_AFTER_MS)
+    }
+
+    /// The most simulated events one run may process: `budget.events_per_s` times the
+    /// simulated seconds, or by default [`DEFAULT_EVENTS_PER_NODE_S`] per node and second
+    /// and at least [`MIN_EVENT_BUDGET`].
+    pub fn event_budget(&self) -> u64 {
+        let seconds = self.duration_ms.div_ceil(1000);
+        match self.budget.events_per_s {
+            Some(per_s) => per_s.saturating_mul(seconds),
+            None => {
+                let nodes = self.node_names().len() as u64;
+                (DEFAULT_EVENTS_PER_NODE_S * nodes * seconds).max(MIN_EVENT_BUDGET)
+            }
+        }
+    }
+
+    /// The most host time one run may take.
+    pub fn wall_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.budget.wall_s.unwrap_or(DEFAULT_WALL_S))
     }
 
     /// Names of the clients, in order.
