@@ -70,6 +70,20 @@ pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// A count that must be at least one (`--jobs 0` would run nothing, for ever; `--cases 0`
+/// would check nothing and pass).
+pub fn at_least_one<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8>,
+    T::Err: std::fmt::Display,
+{
+    match text.parse::<T>() {
+        Ok(n) if n < T::from(1) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Reports invalid input on stderr, in one line; exit code 2.
 pub fn invalid(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");

@@ -44,7 +44,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub seeds: Option<u64>,
     /// Seeds run in parallel (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::at_least_one::<usize>)]
     pub jobs: Option<usize>,
     /// Seeds per point of the safety envelopes (0: leave them out).
     #[arg(long, default_value_t = 20)]

@@ -35,7 +35,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Seeds run in parallel (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::at_least_one::<usize>)]
     pub jobs: Option<usize>,
     /// Run only shard K of N of each scenario's seeds (every Nth seed), to split a sweep
     /// across machines; `locksim merge` combines the shards' seed logs.
