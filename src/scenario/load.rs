@@ -71,6 +71,13 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
                 .collect();
+            if found.is_empty() {
+                return Err(ScenarioError {
+                    file: path.clone(),
+                    field: String::new(),
+                    reason: "no scenario files (*.json) in this directory".into(),
+                });
+            }
             found.sort();
             files.extend(found);
         } else {
@@ -85,12 +92,27 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
 
 /// Parses JSON into a scenario, returning the failing field's path and the reason.
 fn parse(text: &str) -> Result<Scenario, (String, String)> {
+    // serde would read a list as the fields of a struct, in order: refuse it plainly.
+    match text.trim_start().chars().next() {
+        Some('{') => {}
+        None => return Err((String::new(), "empty: a scenario file is one JSON object".into())),
+        Some(_) => {
+            return Err((
+                String::new(),
+                "not a JSON object: a scenario file is one object, {\"name\": …}".into(),
+            ));
+        }
+    }
     let mut json = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut json).map_err(|e| {
-        let path = e.path().to_string();
+        // serde_path_to_error writes the root as "." and an unparsable spot as "?".
+        let path = match e.path().to_string() {
+            root if root == "." || root == "?" => String::new(),
+            path => path,
+        };
         let reason = e.into_inner().to_string();
         let child = |name: &str| {
-            if path == "." {
+            if path.is_empty() {
                 name.to_string()
             } else {
                 format!("{path}.{name}")
@@ -520,16 +542,18 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
     let in_range = |field: &str, value: u64, min: u64, max: u64, unit: &str| {
         in_range(&format!("lock.{field}"), value, min, max, unit)
     };
-    if lock.ttl_ms > 0 && lock.ttl_ms < MIN_TTL_MS {
+    let ttl = lock.ttl_ms;
+    if ttl > 0 && !(MIN_TTL_MS..=MAX_TIME_MS).contains(&ttl) {
+        // A TTL of a few ms is almost always one meant in seconds.
+        let hint = match ttl < MIN_TTL_MS {
+            true => format!(" (for seconds write \"{ttl}s\")"),
+            false => String::new(),
+        };
         return fail(
             "ttl_ms",
-            &format!(
-                "{} is out of range: must be 0 (no expiry) or {MIN_TTL_MS}..={MAX_TIME_MS} ms (for seconds write \"{}s\")",
-                lock.ttl_ms, lock.ttl_ms
-            ),
+            &format!("{ttl} is out of range: must be 0 (no expiry) or {MIN_TTL_MS}..={MAX_TIME_MS} ms{hint}"),
         );
     }
-    in_range("ttl_ms", lock.ttl_ms, 0, MAX_TIME_MS, "ms")?;
     if let Some(timeout) = lock.node_timeout_ms {
         in_range("node_timeout_ms", timeout, 1, MAX_TIME_MS, "ms")?;
     }
