@@ -69,7 +69,7 @@ pub struct BudgetSpec {
 
 /// Events per node and simulated second a run may process unless `budget.events_per_s`
 /// says otherwise: the busiest catalogue scenario (five contenders on five Redlock
-/// masters) processes about 40 per node and second, so this is 250 times that.
+/// masters) processes about 60 per node and second, so this is over 150 times that.
 pub const DEFAULT_EVENTS_PER_NODE_S: u64 = 10_000;
 
 /// The fewest events a run may process by default, however short: room for its start-up.
