@@ -371,7 +371,8 @@ mod tests {
 
     #[test]
     fn a_panicking_run_is_an_error_with_its_message() {
-        let outcome: Result<(), String> = on_fresh_thread(7, Duration::from_secs(60), || panic!("boom at seed 7"));
+        let outcome: Result<(), String> =
+            on_fresh_thread(7, Duration::from_secs(60), || panic!("boom at seed 7"));
         assert_eq!(outcome, Err("boom at seed 7".to_string()));
     }
 

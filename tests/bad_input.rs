@@ -71,11 +71,22 @@ fn a_directory_without_scenarios_is_named_in_the_error() {
 fn flags_that_would_do_nothing_are_refused() {
     for (args, says) in [
         (
-            &["check", "scenarios/templates/redlock-any-pause.json", "--cases", "0"][..],
+            &[
+                "check",
+                "scenarios/templates/redlock-any-pause.json",
+                "--cases",
+                "0",
+            ][..],
             "'--cases <CASES>': must be at least 1",
         ),
-        (&["run", GC_PAUSE, "--jobs", "0"][..], "'--jobs <JOBS>': must be at least 1"),
-        (&["bench", "--jobs", "0"][..], "'--jobs <JOBS>': must be at least 1"),
+        (
+            &["run", GC_PAUSE, "--jobs", "0"][..],
+            "'--jobs <JOBS>': must be at least 1",
+        ),
+        (
+            &["bench", "--jobs", "0"][..],
+            "'--jobs <JOBS>': must be at least 1",
+        ),
         (
             &["shrink", GC_PAUSE, "--seed", "0", "--max-runs", "21"][..],
             "at least 22 runs",
@@ -135,7 +146,10 @@ fn a_scenario_without_expect_is_unchecked_and_fails_even_when_every_seed_broke_t
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("4/4 51-100%"), "every seed overlapped: {stdout}");
     let row = stdout.lines().nth(1).unwrap();
-    assert!(row.ends_with("  unchecked"), "the verdict is unchecked, not met: {row}");
+    assert!(
+        row.ends_with("  unchecked"),
+        "the verdict is unchecked, not met: {row}"
+    );
     assert!(stdout.contains("the scenario has no `expect`"), "{stdout}");
 }
 
@@ -218,10 +232,40 @@ fn any_number() -> impl Strategy<Value = Value> {
 /// Strings a scenario holds: durations with units, names of targets, kinds and values.
 fn any_string() -> impl Strategy<Value = Value> {
     prop::sample::select(vec![
-        "", "8s", "250ms", "-3s", "1h", "2m", "x", "holder", "minority", "majority", "master", "any-redis",
-        "any-client", "sentinel", "fence-counter", "redis-1", "client-1", "redlock", "replicated", "single",
-        "lua-release", "counter", "connected", "pause", "crash", "latency", "loss", "partition", "random",
-        "clock_jump", "after_acquire", "acquired", "holds", "violated",
+        "",
+        "8s",
+        "250ms",
+        "-3s",
+        "1h",
+        "2m",
+        "x",
+        "holder",
+        "minority",
+        "majority",
+        "master",
+        "any-redis",
+        "any-client",
+        "sentinel",
+        "fence-counter",
+        "redis-1",
+        "client-1",
+        "redlock",
+        "replicated",
+        "single",
+        "lua-release",
+        "counter",
+        "connected",
+        "pause",
+        "crash",
+        "latency",
+        "loss",
+        "partition",
+        "random",
+        "clock_jump",
+        "after_acquire",
+        "acquired",
+        "holds",
+        "violated",
     ])
     .prop_map(|s| json!(s))
 }
@@ -247,7 +291,11 @@ fn any_json() -> impl Strategy<Value = Value> {
 fn places(value: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     let children: Vec<(String, &Value)> = match value {
         Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-        Value::Array(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
         _ => return,
     };
     for (key, child) in children {
@@ -280,9 +328,31 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let names = prop_oneof![
         prop::sample::select(vec![
-            "ttl_ms", "duration_ms", "count", "masters", "replicas", "target", "kind", "by_ms", "at_ms",
-            "latency_ms", "rate", "groups", "expect", "budget", "events_per_s", "wall_s", "seeds", "watchdog",
-            "fencing", "wait_replicas", "offset_ms", "drift_ppm", "retry", "per_client", "nodes",
+            "ttl_ms",
+            "duration_ms",
+            "count",
+            "masters",
+            "replicas",
+            "target",
+            "kind",
+            "by_ms",
+            "at_ms",
+            "latency_ms",
+            "rate",
+            "groups",
+            "expect",
+            "budget",
+            "events_per_s",
+            "wall_s",
+            "seeds",
+            "watchdog",
+            "fencing",
+            "wait_replicas",
+            "offset_ms",
+            "drift_ppm",
+            "retry",
+            "per_client",
+            "nodes",
         ])
         .prop_map(String::from),
         "[a-z_]{1,10}",
@@ -393,5 +463,8 @@ fn scenario_files_mutated_anywhere_never_panic_the_loader_or_exceed_a_run_budget
             Ok(())
         })
         .unwrap();
-    assert!(loaded.get() > 0, "no mutated scenario loaded: the fuzz ran nothing");
+    assert!(
+        loaded.get() > 0,
+        "no mutated scenario loaded: the fuzz ran nothing"
+    );
 }

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::fmt_ms;
-use locksim::report::{ScenarioReport, harness_error};
 use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
 };
+use locksim::report::{ScenarioReport, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};

@@ -7,8 +7,8 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 /// The longest simulated time of one run (and of anything inside it: a TTL, a pause, a
 /// delay): one hour. Longer runs say nothing a shorter one does not, and cost memory.
@@ -114,7 +114,8 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
 pub struct Millis(pub i64);
 
 /// What a duration field expects, for messages.
-const DURATION_WORDS: &str = "a duration: milliseconds (250) or a number with a unit (\"250ms\", \"8s\", \"2m\", \"1h\")";
+const DURATION_WORDS: &str =
+    "a duration: milliseconds (250) or a number with a unit (\"250ms\", \"8s\", \"2m\", \"1h\")";
 
 impl Millis {
     /// Reads `"8s"` and the like.
@@ -190,7 +191,8 @@ impl Visitor<'_> for MillisVisitor {
 
 /// A duration that may not be negative.
 fn unsigned<E: de::Error>(Millis(ms): Millis) -> Result<u64, E> {
-    u64::try_from(ms).map_err(|_| E::custom(format!("{ms} is negative: expected {DURATION_WORDS}, at least 0")))
+    u64::try_from(ms)
+        .map_err(|_| E::custom(format!("{ms} is negative: expected {DURATION_WORDS}, at least 0")))
 }
 
 /// `deserialize_with` for a `u64` of milliseconds.

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::fault::{Fault, FaultAction, Target, Trigger};
 use super::limits::{
-    MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_EVENTS_PER_S, MAX_WALL_S, MAX_DRIFT_PPM, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
-    MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MIN_TTL_MS, did_you_mean, in_range, nearest,
-    pair_in_range,
+    MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_EVENTS_PER_S, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
+    MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MAX_WALL_S, MIN_TTL_MS, did_you_mean,
+    in_range, nearest, pair_in_range,
 };
 use super::schema::{
     Algorithm, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind, WaitSpec, WatchdogSpec,
@@ -138,8 +138,12 @@ fn parse(text: &str) -> Result<Scenario, (String, String)> {
 /// and what an untagged field takes instead of the Rust type's name.
 fn plainer(reason: &str) -> String {
     for (prefix, what) in [("unknown field `", "field"), ("unknown variant `", "value")] {
-        let Some(rest) = reason.strip_prefix(prefix) else { continue };
-        let Some((name, expected)) = rest.split_once('`') else { continue };
+        let Some(rest) = reason.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((name, expected)) = rest.split_once('`') else {
+            continue;
+        };
         // "expected one of `a`, `b`" or "expected `a` or `b`": the names between backticks.
         let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
         return match nearest(name, valid.iter().copied()) {
@@ -152,7 +156,9 @@ fn plainer(reason: &str) -> String {
         ("WaitSpec", "a number of replicas or \"connected\""),
         ("WatchdogSpec", "true, false or {\"interval_ms\": n}"),
     ] {
-        if reason.starts_with(&format!("data did not match any variant of untagged enum {untagged}")) {
+        if reason.starts_with(&format!(
+            "data did not match any variant of untagged enum {untagged}"
+        )) {
             return format!("expected {takes}");
         }
     }
@@ -285,7 +291,13 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         MAX_CLOCK_STEP_MS,
         "ms",
     )?;
-    pair_in_range("clocks.drift_ppm", s.clocks.drift_ppm, -MAX_DRIFT_PPM, MAX_DRIFT_PPM, "ppm")?;
+    pair_in_range(
+        "clocks.drift_ppm",
+        s.clocks.drift_ppm,
+        -MAX_DRIFT_PPM,
+        MAX_DRIFT_PPM,
+        "ppm",
+    )?;
     for (field, bound) in [
         ("checks.liveness_bound_ms", s.checks.liveness_bound_ms),
         ("checks.starvation_bound_ms", s.checks.starvation_bound_ms),
@@ -304,7 +316,13 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         )?;
     }
     if let Some(per_s) = s.budget.events_per_s {
-        in_range("budget.events_per_s", per_s, 1, MAX_EVENTS_PER_S, "events per simulated second")?;
+        in_range(
+            "budget.events_per_s",
+            per_s,
+            1,
+            MAX_EVENTS_PER_S,
+            "events per simulated second",
+        )?;
     }
     if let Some(wall_s) = s.budget.wall_s {
         in_range("budget.wall_s", wall_s, 1, MAX_WALL_S, "s")?;
@@ -321,7 +339,14 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     let nodes = s.node_names();
     let known = |name: &String| nodes.contains(name);
     let unknown = |name: &String| {
-        let words = ["holder", "master", "any-client", "any-redis", "majority", "minority"];
+        let words = [
+            "holder",
+            "master",
+            "any-client",
+            "any-redis",
+            "majority",
+            "minority",
+        ];
         let near = did_you_mean(name, nodes.iter().map(String::as_str).chain(words));
         format!("no node named `{name}`{near} (nodes: {})", nodes.join(", "))
     };
@@ -558,7 +583,13 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
         in_range("node_timeout_ms", timeout, 1, MAX_TIME_MS, "ms")?;
     }
     if let Some(retry) = &lock.retry {
-        in_range("retry.count", retry.count.into(), 0, MAX_RETRIES.into(), "retries")?;
+        in_range(
+            "retry.count",
+            retry.count.into(),
+            0,
+            MAX_RETRIES.into(),
+            "retries",
+        )?;
         in_range("retry.delay_ms", retry.delay_ms, 0, MAX_TIME_MS, "ms")?;
         in_range("retry.jitter_ms", retry.jitter_ms, 0, MAX_TIME_MS, "ms")?;
     }
@@ -604,7 +635,6 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
     }
     Ok(())
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -681,9 +711,12 @@ mod tests {
 
     #[test]
     fn a_minority_of_two_masters_is_refused() {
-        let text = replace(r#"{ "kind": "single" }"#, r#"{ "kind": "redlock", "masters": 2 }"#)
-            .replace(r#""algorithm": "lua-release""#, r#""algorithm": "redlock""#)
-            .replace(r#""target": "holder""#, r#""target": "minority""#);
+        let text = replace(
+            r#"{ "kind": "single" }"#,
+            r#"{ "kind": "redlock", "masters": 2 }"#,
+        )
+        .replace(r#""algorithm": "lua-release""#, r#""algorithm": "redlock""#)
+        .replace(r#""target": "holder""#, r#""target": "minority""#);
         let (field, reason) = error_of(&text);
         assert_eq!(field, "faults[0].target");
         assert!(reason.contains("at least 3 masters"), "{reason}");
@@ -942,7 +975,10 @@ mod tests {
         );
         let (field, reason) = error_of(&with_checks(r#"{ "starvation_bound_ms": 0 }"#));
         assert_eq!(field, "checks.starvation_bound_ms");
-        assert!(reason.contains("out of range: must be 1..=3600000 ms"), "{reason}");
+        assert!(
+            reason.contains("out of range: must be 1..=3600000 ms"),
+            "{reason}"
+        );
         let (field, _) = error_of(&with_checks(r#"{ "liveness_bound_ms": "4 weeks" }"#));
         assert_eq!(field, "checks.liveness_bound_ms");
         let s = parse(&with_checks(r#"{ "liveness_bound_ms": "4s" }"#)).unwrap();

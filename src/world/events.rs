@@ -55,9 +55,7 @@ fn spend() {
     if MESSAGES.with(Cell::get) + TIMERS.with(Cell::get) > budget {
         // Unwinding drops tasks that may count more events: panic only once.
         BUDGET.with(|b| b.set(u64::MAX));
-        panic!(
-            "the run exceeded its budget of {budget} simulated events (budget.events_per_s): a livelock?"
-        );
+        panic!("the run exceeded its budget of {budget} simulated events (budget.events_per_s): a livelock?");
     }
 }
 
@@ -98,8 +96,15 @@ mod tests {
         timer();
         let overrun = std::panic::catch_unwind(message).unwrap_err();
         let message_text = overrun.downcast_ref::<String>().unwrap();
-        assert!(message_text.contains("budget of 2 simulated events"), "{message_text}");
+        assert!(
+            message_text.contains("budget of 2 simulated events"),
+            "{message_text}"
+        );
         timer();
-        assert_eq!(take().total(), 4, "counting goes on after the panic, without another");
+        assert_eq!(
+            take().total(),
+            4,
+            "counting goes on after the panic, without another"
+        );
     }
 }
