@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::fault::{Fault, FaultAction, Target, Trigger};
+use super::fault::{Fault, FaultAction, RandomKind, Target, Trigger};
 use super::limits::{
     MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_EVENTS_PER_S, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
     MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MAX_WALL_S, MIN_TTL_MS, did_you_mean,
@@ -490,6 +490,13 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             }
             if nemesis.kinds.is_empty() {
                 return fail("kinds", "needs at least one kind".into());
+            }
+            let has_replicas = s.redis_groups().iter().any(|group| group.len() > 1);
+            if nemesis.kinds.contains(&RandomKind::ReplicationStall) && !has_replicas {
+                return fail(
+                    "kinds",
+                    "`replication_stall` stalls a replica, and this topology has none".into(),
+                );
             }
             pair_in_range("duration_ms", nemesis.duration_ms, 1, MAX_TIME_MS, "ms")?;
             pair_in_range("jump_ms", nemesis.jump_ms, 0, MAX_CLOCK_STEP_MS as u64, "ms")?;
