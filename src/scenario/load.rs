@@ -717,6 +717,28 @@ mod tests {
     }
 
     #[test]
+    fn the_run_budget_grows_with_nodes_and_duration_and_a_file_may_set_it() {
+        let s = parse(GOOD).unwrap();
+        // redis-1 and three clients, 30 simulated seconds.
+        assert_eq!(s.event_budget(), 10_000 * 4 * 30);
+        assert_eq!(s.wall_budget(), std::time::Duration::from_secs(300));
+        let s = parse(&replace(
+            r#""expect""#,
+            r#""budget": { "events_per_s": 5, "wall_s": 60 }, "expect""#,
+        ))
+        .unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.event_budget(), 150, "an explicit budget has no floor");
+        assert_eq!(s.wall_budget(), std::time::Duration::from_secs(60));
+        let short = parse(&replace(r#""duration_ms": 30000"#, r#""duration_ms": 10"#)).unwrap();
+        assert_eq!(
+            short.event_budget(),
+            100_000,
+            "the default never goes below its floor"
+        );
+    }
+
+    #[test]
     fn a_minority_of_two_masters_is_refused() {
         let text = replace(
             r#"{ "kind": "single" }"#,
