@@ -1,8 +1,9 @@
 //! The `locksim` command line: run scenarios over many seeds, replay one seed, run a
 //! command under a lock on real Redis, or serve one fake Redis node on a real port.
 //!
-//! Exit codes of `run` and `replay`: 0 when every expectation is met, 1 when one is not
-//! (or a run failed), 2 on invalid input or usage. `lock` exits with its command's status,
+//! Exit codes of `run`, `replay`, `merge`, `report` and `check`: 0 when every expectation
+//! is met, 1 when one is not (or a scenario expects nothing: *unchecked*), 2 on invalid
+//! input or usage, 3 when a run panicked or hung (a harness error; the other seeds ran). `lock` exits with its command's status,
 //! 75 when the lock could not be had in time, 70 when the lock was lost while the command
 //! ran. Signals sent to `lock` are passed on to its command.
 
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use locksim::search::shrink::MIN_SHRINK_RUNS;
 use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
@@ -95,8 +97,9 @@ enum Command {
         /// Where to write the minimal scenario (default: beside FILE).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// The most simulated runs to spend.
-        #[arg(long, default_value_t = 400)]
+        /// The most simulated runs to spend, all told (at least 22: the search spends what
+        /// the trial of its result on 20 other seeds and the replay of its story leave).
+        #[arg(long, default_value_t = 400, value_parser = max_runs)]
         max_runs: u64,
         /// The most host time to spend, in seconds (the result then depends on the
         /// machine's speed; the run budget alone is deterministic).
@@ -110,19 +113,20 @@ enum Command {
         /// The scenario template (a scenario file whose values may be ranges).
         file: PathBuf,
         /// Cases to draw and run.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = cli::at_least_one::<u64>)]
         cases: u64,
         /// The first case's number (its draw and run seed); cases are numbered on from it.
         #[arg(long, default_value_t = 0)]
         first_case: u64,
         /// Cases run in parallel (default: the number of cores).
-        #[arg(long)]
+        #[arg(long, value_parser = cli::at_least_one::<usize>)]
         jobs: Option<usize>,
         /// Where to write a counterexample (default: beside FILE).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Simulated runs to spend shrinking a counterexample (0: do not shrink).
-        #[arg(long, default_value_t = 400)]
+        /// Simulated runs to spend shrinking a counterexample, all told (0: do not shrink;
+        /// else at least 22, as `shrink --max-runs`).
+        #[arg(long, default_value_t = 400, value_parser = shrink_runs)]
         shrink_runs: u64,
     },
     /// Run a command while holding a lock on real Redis (Redlock with several addresses),
@@ -157,7 +161,7 @@ enum Command {
         #[arg(long)]
         seeds: Option<u64>,
         /// Seeds run in parallel (default 1: the speed of one core).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = cli::at_least_one::<usize>)]
         jobs: usize,
         /// Also time, for every scenario of this catalogue that expects a violation, the
         /// search for its first violating seed (default DIR: scenarios).
@@ -181,6 +185,24 @@ enum Command {
         #[arg(long, value_name = "HOST:PORT", value_parser = parse_address)]
         replicaof: Option<SocketAddr>,
     },
+}
+
+/// `shrink --max-runs`: enough for a shrink.
+fn max_runs(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(runs) if runs >= MIN_SHRINK_RUNS => Ok(runs),
+        _ => Err(format!(
+            "at least {MIN_SHRINK_RUNS} runs (the first run, 20 other seeds and the story's replay)"
+        )),
+    }
+}
+
+/// `check --shrink-runs`: 0 (do not shrink), or enough for a shrink.
+fn shrink_runs(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(runs) if runs == 0 || runs >= MIN_SHRINK_RUNS => Ok(runs),
+        _ => Err(format!("0 (do not shrink) or at least {MIN_SHRINK_RUNS} runs")),
+    }
 }
 
 /// mimalloc: a run allocates and frees small objects at every message and timer, and

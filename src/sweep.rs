@@ -157,7 +157,7 @@ impl SeedRun {
 /// Runs one seed on a fresh thread, catching a panic as an error message.
 pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> {
     let scenario = scenario.clone();
-    on_fresh_thread(seed, SEED_WALL_LIMIT, move || world::run(&scenario, seed))
+    on_fresh_thread(seed, scenario.wall_budget(), move || world::run(&scenario, seed))
 }
 
 /// Runs one seed and its checkers on a fresh thread: a panic in either is that seed's
@@ -168,7 +168,7 @@ pub fn run_and_check(
     settings: &CheckSettings,
 ) -> Result<RunSummary, String> {
     let (scenario, settings) = (scenario.clone(), settings.clone());
-    on_fresh_thread(seed, SEED_WALL_LIMIT, move || {
+    on_fresh_thread(seed, scenario.wall_budget(), move || {
         let history = world::run(&scenario, seed);
         let events = world::events::take();
         RunSummary {
@@ -179,11 +179,6 @@ pub fn run_and_check(
         }
     })
 }
-
-/// How long one seed may take in host time before it is reported as hung. A 60 s
-/// simulated run takes milliseconds; only a run that stopped advancing virtual time (a
-/// busy loop) gets anywhere near this.
-pub const SEED_WALL_LIMIT: Duration = Duration::from_secs(120);
 
 fn on_fresh_thread<T: Send + 'static>(
     seed: u64,
@@ -211,8 +206,8 @@ fn on_fresh_thread<T: Send + 'static>(
         }
         // The thread cannot be stopped; it is left behind, and the sweep goes on.
         Err(_) => Err(format!(
-            "the run did not finish within {} ms of host time",
-            limit.as_millis()
+            "the run did not finish within {} s of host time (budget.wall_s)",
+            limit.as_secs_f64()
         )),
     }
 }
@@ -376,7 +371,8 @@ mod tests {
 
     #[test]
     fn a_panicking_run_is_an_error_with_its_message() {
-        let outcome: Result<(), String> = on_fresh_thread(7, SEED_WALL_LIMIT, || panic!("boom at seed 7"));
+        let outcome: Result<(), String> =
+            on_fresh_thread(7, Duration::from_secs(60), || panic!("boom at seed 7"));
         assert_eq!(outcome, Err("boom at seed 7".to_string()));
     }
 
@@ -386,6 +382,6 @@ mod tests {
             std::thread::sleep(Duration::from_millis(500));
         });
         let message = outcome.unwrap_err();
-        assert!(message.contains("did not finish within 20 ms"), "{message}");
+        assert!(message.contains("did not finish within 0.02 s"), "{message}");
     }
 }

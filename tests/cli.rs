@@ -34,7 +34,7 @@ fn bad_scenarios_exit_2_with_one_line_naming_file_and_field() {
         ),
         (
             "type.json",
-            gc_pause_with(r#""ttl_ms": 2000"#, r#""ttl_ms": "2s""#),
+            gc_pause_with(r#""ttl_ms": 2000"#, r#""ttl_ms": true"#),
             "lock.ttl_ms",
         ),
         (

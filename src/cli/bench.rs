@@ -18,7 +18,7 @@ use locksim::scenario::{self, Expectation, Scenario};
 use locksim::sweep::{Shard, sweep, sweep_seeds};
 use locksim::world::events::EventCounts;
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_HARNESS, emit, invalid};
 
 /// The reference workloads `bench` runs when given no paths.
 pub const BENCH_DIR: &str = "scenarios/bench";
@@ -109,8 +109,8 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         }
     }
     if failed > 0 {
-        eprintln!("error: {failed} runs failed inside the simulator");
-        return ExitCode::from(EXIT_UNMET);
+        eprintln!("error: {failed} runs hit a harness error (a panic or a hang inside the simulator)");
+        return ExitCode::from(EXIT_HARNESS);
     }
     ExitCode::SUCCESS
 }

@@ -12,7 +12,7 @@ use locksim::search::shrink::shrink;
 use locksim::search::template::has_ranges;
 use serde_json::{Value, json};
 
-use super::{EXIT_UNMET, emit, invalid, write_json};
+use super::{emit, invalid, verdict_exit, write_json};
 
 /// How `check` runs.
 pub struct CheckArgs {
@@ -65,20 +65,23 @@ pub fn check(args: CheckArgs) -> ExitCode {
         emit(property_line(property, &report));
     }
     for (case, error) in report.errors() {
-        emit(format_args!("case {case}: the run failed: {error}"));
+        emit(format_args!(
+            "harness error: case {case}: {error}; replay: locksim check {} --first-case {case} --cases 1",
+            args.file.display()
+        ));
     }
     if report.properties.is_empty() {
-        emit("no property: the template's `expect` names no checker");
+        emit("unchecked: the template has no `expect`, so nothing was checked");
     }
     if let Some((property, case)) = report.counterexample()
         && let Err(e) = explain(&args, property, case)
     {
         return invalid(e);
     }
-    match report.passed() {
-        true => ExitCode::SUCCESS,
-        false => ExitCode::from(EXIT_UNMET),
-    }
+    verdict_exit(
+        !report.errors().is_empty(),
+        report.passed() && !report.properties.is_empty(),
+    )
 }
 
 /// One line per property: met or not, with the cases behind it.

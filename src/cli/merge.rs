@@ -18,7 +18,7 @@ use locksim::scenario;
 use locksim::sweep::SeedRun;
 
 use super::report::{finish, matrix_line, prepare, sweep_plan};
-use super::{EXIT_UNMET, emit, emit_report, invalid, jobs_or_all_cores};
+use super::{EXIT_UNMET, emit, emit_report, invalid, jobs_or_all_cores, verdict_exit};
 
 /// Reads every log, groups its seeds by scenario file, and judges each scenario on all of
 /// them; exit 0 when every expectation is met, 1 when one is not, 2 on a malformed log, a
@@ -53,7 +53,7 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
         Err(e) => return invalid(format!("{}: {e}", json.unwrap_or(Path::new("")).display())),
     };
     emit(ScenarioReport::table_header());
-    let mut all_met = true;
+    let (mut all_met, mut any_error) = (true, false);
     for (file, runs) in by_file {
         let path = PathBuf::from(&file);
         let scenario = match scenario::load(&path) {
@@ -68,13 +68,10 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
             return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();
+        any_error |= !report.errors.is_empty();
     }
     emit(ScenarioReport::table_legend());
-    if all_met {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_UNMET)
-    }
+    verdict_exit(any_error, all_met)
 }
 
 /// Reads the logs of `report --shard`, checks that they are every shard of one report and

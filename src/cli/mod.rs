@@ -13,10 +13,23 @@ use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 
-/// An expectation was not met, or a run failed inside the simulator.
+/// An expectation was not met, or the scenario expected nothing (unchecked).
 pub const EXIT_UNMET: u8 = 1;
 /// Invalid input or usage.
 pub const EXIT_INVALID: u8 = 2;
+/// A run panicked or hung inside the simulator (a harness error): the other seeds ran,
+/// and this one says nothing about the lock.
+pub const EXIT_HARNESS: u8 = 3;
+
+/// The exit code of a command that judged scenarios: 3 if any run hit a harness error,
+/// else 1 if any scenario was not met (or expected nothing), else 0.
+pub fn verdict_exit(harness_errors: bool, all_met: bool) -> ExitCode {
+    match (harness_errors, all_met) {
+        (true, _) => ExitCode::from(EXIT_HARNESS),
+        (false, false) => ExitCode::from(EXIT_UNMET),
+        (false, true) => ExitCode::SUCCESS,
+    }
+}
 
 /// Prints a line to stdout; a closed pipe (`locksim replay … | head`) is not an error.
 pub fn emit(line: impl std::fmt::Display) {
@@ -55,6 +68,20 @@ pub fn write_json(file: &std::path::Path, value: &serde_json::Value) -> Result<(
 /// `--jobs`, or every core.
 pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A count that must be at least one (`--jobs 0` would run nothing, for ever; `--cases 0`
+/// would check nothing and pass).
+pub fn at_least_one<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8>,
+    T::Err: std::fmt::Display,
+{
+    match text.parse::<T>() {
+        Ok(n) if n < T::from(1) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Reports invalid input on stderr, in one line; exit code 2.

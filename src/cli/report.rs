@@ -27,7 +27,7 @@ use locksim::scenario::Scenario;
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
-use super::{EXIT_UNMET, emit, invalid};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit};
 
 /// What `locksim report` is asked: sweep the scenarios and write the safety report, one
 /// self-contained page (DIR/index.html), every number as JSON (DIR/summary.json) and the
@@ -44,7 +44,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub seeds: Option<u64>,
     /// Seeds run in parallel (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::at_least_one::<usize>)]
     pub jobs: Option<usize>,
     /// Seeds per point of the safety envelopes (0: leave them out).
     #[arg(long, default_value_t = 20)]
@@ -160,8 +160,8 @@ fn run_shard(plan: &Plan, shard: Shard, log: &Path, jobs: usize) -> ExitCode {
     match failed.into_inner() {
         0 => ExitCode::SUCCESS,
         n => {
-            eprintln!("error: {n} runs failed inside the simulator");
-            ExitCode::from(EXIT_UNMET)
+            eprintln!("error: {n} runs hit a harness error (a panic or a hang inside the simulator)");
+            ExitCode::from(EXIT_HARNESS)
         }
     }
 }
@@ -284,11 +284,10 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept) -> ExitCode {
         out.join("index.html").display(),
         out.join("summary.json").display()
     ));
-    if summary.catalogue.iter().all(ScenarioReport::expect_met) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_UNMET)
-    }
+    verdict_exit(
+        summary.catalogue.iter().any(|r| !r.errors.is_empty()),
+        summary.catalogue.iter().all(ScenarioReport::expect_met),
+    )
 }
 
 /// A progress bar of `total` `things` on a terminal; nothing when the output goes to a

@@ -20,6 +20,15 @@ pub fn shrink_file(
     max_runs: u64,
     max_seconds: Option<u64>,
 ) -> ExitCode {
+    if let Some(name) = checker
+        && !locksim::check::NAMES.contains(&name)
+    {
+        return invalid(format!(
+            "--checker `{name}`: no such checker{} (checkers: {})",
+            locksim::scenario::limits::did_you_mean(name, locksim::check::NAMES),
+            locksim::check::NAMES.join(", ")
+        ));
+    }
     // Load through the validator first, so a bad file gets the usual one-line error.
     if let Err(e) = locksim::scenario::load(file) {
         return invalid(e);

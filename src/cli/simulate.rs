@@ -12,12 +12,12 @@ use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
 };
-use locksim::report::{ScenarioReport, control};
+use locksim::report::{ScenarioReport, control, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
-use super::{EXIT_UNMET, emit, emit_report, invalid};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
 
 /// What `run` is asked: run scenarios over many seeds and print the verdict table.
 #[derive(clap::Args)]
@@ -35,7 +35,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Seeds run in parallel (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::at_least_one::<usize>)]
     pub jobs: Option<usize>,
     /// Run only shard K of N of each scenario's seeds (every Nth seed), to split a sweep
     /// across machines; `locksim merge` combines the shards' seed logs.
@@ -126,13 +126,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             shard.count,
             seed_start + shard.index
         ));
-        all_met = !any_error;
+        all_met = true;
     }
-    if all_met {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_UNMET)
-    }
+    verdict_exit(any_error, all_met)
 }
 
 /// Runs one seed and prints its trace (or, with `story`, each violation's story), the
@@ -156,8 +152,8 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_
     let history = match run_seed(&scenario, seed) {
         Ok(history) => history,
         Err(message) => {
-            eprintln!("error: seed {seed}: the run failed: {message}");
-            return ExitCode::from(EXIT_UNMET);
+            eprintln!("{}", harness_error(&scenario.name, file, seed, &message));
+            return ExitCode::from(EXIT_HARNESS);
         }
     };
     emit(format_args!(

@@ -943,7 +943,10 @@ mod tests {
         let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""0*ttl""#)));
         assert_eq!(e.field, "faults[0].faults[0].duration_ms");
         assert!(e.reason.contains("setup `single` × fault class `pause`"), "{e}");
-        assert!(e.reason.contains("positive"), "{e}");
+        assert!(
+            e.reason.contains("0 is out of range: must be 1..=3600000 ms"),
+            "{e}"
+        );
         let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""2x ttl""#)));
         assert_eq!(e.field, "faults[0].faults[0].duration_ms");
         let e = error_of(&grid(SINGLE, &PAUSE.replace(r#""2*ttl""#, r#""twice the ttl""#)));

@@ -266,9 +266,29 @@ impl ScenarioReport {
         }
     }
 
-    /// Whether every expectation was met and no run failed.
+    /// Whether every expectation was met and no run failed. A scenario that expects
+    /// nothing is *unchecked*, never met: it would pass whatever its seeds did.
     pub fn expect_met(&self) -> bool {
-        self.errors.is_empty() && self.expectations.iter().all(|(_, _, met)| *met)
+        self.errors.is_empty() && !self.unchecked() && self.expectations.iter().all(|(_, _, met)| *met)
+    }
+
+    /// Whether the scenario has no `expect`: its seeds were run and judged, against nothing.
+    pub fn unchecked(&self) -> bool {
+        self.expectations.is_empty()
+    }
+
+    /// The verdict in a word: `harness error` (a run panicked or hung), `unchecked` (no
+    /// `expect`), `met` or `not met`.
+    pub fn verdict_word(&self) -> &'static str {
+        if !self.errors.is_empty() {
+            "harness error"
+        } else if self.unchecked() {
+            "unchecked"
+        } else if self.expect_met() {
+            "met"
+        } else {
+            "not met"
+        }
     }
 
     /// The header of the verdict table: one column per checker, then the verdict.
@@ -322,10 +342,10 @@ impl ScenarioReport {
             (None, true) => "workload".to_string(),
             (None, false) => "-".to_string(),
         };
-        let verdict = match (self.expect_met(), self.errors.len()) {
-            (true, _) => "met".to_string(),
-            (false, 0) => "NOT MET".to_string(),
-            (false, n) => format!("NOT MET ({n} runs failed)"),
+        let verdict = match (self.verdict_word(), self.errors.len()) {
+            ("harness error", n) => format!("HARNESS ERROR ({n} runs)"),
+            ("not met", _) => "NOT MET".to_string(),
+            (word, _) => word.to_string(),
         };
         let exercised = format!("{}/{}", self.exercised_seeds(), self.seeds);
         let mut lines = vec![format!(
@@ -342,7 +362,7 @@ impl ScenarioReport {
             ));
         }
         for (seed, message) in &self.errors {
-            lines.push(format!("error: seed {seed}: the run failed: {message}"));
+            lines.push(harness_error(&self.name, &self.file, *seed, message));
         }
         lines
     }
@@ -350,7 +370,16 @@ impl ScenarioReport {
     /// Why each expectation that was not met was not, one sentence each (`checker: why`).
     pub fn unmet_reasons(&self) -> Vec<String> {
         if !self.errors.is_empty() {
-            return vec![format!("{} runs failed inside the simulator", self.errors.len())];
+            return vec![format!(
+                "{} runs hit a harness error (a panic or a hang inside the simulator): their seeds say nothing",
+                self.errors.len()
+            )];
+        }
+        if self.unchecked() {
+            return vec![
+                "unchecked: the scenario has no `expect`, so nothing was checked (add one, e.g. \"expect\": {\"mutual_exclusion\": \"holds\"})"
+                    .into(),
+            ];
         }
         self.expectations
             .iter()
@@ -444,12 +473,22 @@ impl ScenarioReport {
             "faults": faults,
             "expect_met": self.expect_met(),
             "control_seeds": self.control.as_ref().map(|c| c.seeds.clone()),
+            "verdict": self.verdict_word(),
             "checkers": checkers,
             "errors": self.errors.iter().map(|(seed, message)| json!({"seed": seed, "message": message})).collect::<Vec<_>>(),
             "activity": self.activity.to_json(),
             "wall_ms": self.wall_ms as u64,
         })
     }
+}
+
+/// The line that reports a run that panicked or hung: the scenario, the seed, what
+/// happened, and how to run it again.
+pub fn harness_error(scenario: &str, file: &Path, seed: u64, message: &str) -> String {
+    format!(
+        "harness error: scenario {scenario} seed {seed}: {message}; replay: locksim replay {} --seed {seed}",
+        file.display()
+    )
 }
 
 /// What a sweep has found so far, folded in seed by seed as runs finish (in any order), so

@@ -410,7 +410,8 @@ fn catalogue(page: &mut String, summary: &Summary) {
             "<span class=\"met\">met</span>".to_string()
         } else {
             format!(
-                "<span class=\"unmet\">NOT MET</span><br><span class=\"small\">{}</span>",
+                "<span class=\"unmet\">{}</span><br><span class=\"small\">{}</span>",
+                report.verdict_word().to_uppercase(),
                 escape(&report.unmet_reasons().join("; "))
             )
         };

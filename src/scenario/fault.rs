@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::{Value, json};
 
+use super::limits::{self, OneOrRange};
+
 pub use crate::client::Step;
 
 /// One fault of a scenario.
@@ -383,32 +385,30 @@ impl FaultKind {
 struct FaultFields {
     kind: FaultKind,
     target: Option<Target>,
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     at_ms: Option<u64>,
     on: Option<TriggerEvent>,
     step: Option<String>,
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     delay_ms: Option<u64>,
-    duration_ms: Option<DurationField>,
+    duration_ms: Option<OneOrRange>,
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     restart_after_ms: Option<u64>,
+    #[serde(default, deserialize_with = "limits::opt_signed_ms")]
     by_ms: Option<i64>,
     rate_ppm: Option<i64>,
     groups: Option<Vec<Vec<String>>>,
     one_way: Option<bool>,
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     latency_ms: Option<[u64; 2]>,
     rate: Option<f64>,
     rate_per_s: Option<f64>,
     kinds: Option<Vec<RandomKind>>,
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     jump_ms: Option<[u64; 2]>,
     drift_ppm: Option<[i64; 2]>,
     loss_rate: Option<[f64; 2]>,
     swarm: Option<bool>,
-}
-
-/// `duration_ms` is one number for most kinds and a `[min, max]` range for `random`.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
-enum DurationField {
-    Fixed(u64),
-    Range([u64; 2]),
 }
 
 impl FaultFields {
@@ -479,7 +479,10 @@ impl TryFrom<FaultFields> for Fault {
         }
         let trigger = match (f.at_ms, f.on, &f.step, f.delay_ms) {
             (at_ms, Some(TriggerEvent::CrashPoint), Some(name), None) => Trigger::AtStep {
-                step: name.parse::<Step>().map_err(|e| field_error("step", e))?,
+                step: name.parse::<Step>().map_err(|e| {
+                    let near = limits::did_you_mean(name, Step::ALL.iter().map(|s| s.name()));
+                    field_error("step", format!("{e}{near}"))
+                })?,
                 after_ms: at_ms.unwrap_or(0),
             },
             (_, Some(TriggerEvent::CrashPoint), None, _) => return Err(required("step")),
@@ -507,8 +510,8 @@ impl TryFrom<FaultFields> for Fault {
             (_, target) => target,
         };
         let fixed_duration = |optional: bool| match f.duration_ms {
-            Some(DurationField::Fixed(ms)) => Ok(Some(ms)),
-            Some(DurationField::Range(_)) => Err(field_error(
+            Some(OneOrRange::One(ms)) => Ok(Some(ms)),
+            Some(OneOrRange::Range(_)) => Err(field_error(
                 "duration_ms",
                 format!("one number for kind `{name}`, not a range"),
             )),
@@ -554,8 +557,8 @@ impl TryFrom<FaultFields> for Fault {
             },
             K::Random => {
                 let duration_ms = match f.duration_ms {
-                    Some(DurationField::Range(range)) => range,
-                    Some(DurationField::Fixed(ms)) => [ms, ms],
+                    Some(OneOrRange::Range(range)) => range,
+                    Some(OneOrRange::One(ms)) => [ms, ms],
                     None => return Err(required("duration_ms")),
                 };
                 FaultAction::Random(Nemesis {

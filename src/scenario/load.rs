@@ -3,9 +3,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::fault::{Fault, FaultAction, Target, Trigger};
+use super::fault::{Fault, FaultAction, RandomKind, Target, Trigger};
+use super::limits::{
+    MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_EVENTS_PER_S, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
+    MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MAX_WALL_S, MIN_TTL_MS, did_you_mean,
+    in_range, nearest, pair_in_range,
+};
 use super::schema::{
-    Algorithm, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind, WatchdogSpec,
+    Algorithm, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind, WaitSpec, WatchdogSpec,
 };
 
 /// Why a scenario file could not be used.
@@ -66,6 +71,13 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
                 .collect();
+            if found.is_empty() {
+                return Err(ScenarioError {
+                    file: path.clone(),
+                    field: String::new(),
+                    reason: "no scenario files (*.json) in this directory".into(),
+                });
+            }
             found.sort();
             files.extend(found);
         } else {
@@ -80,12 +92,27 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
 
 /// Parses JSON into a scenario, returning the failing field's path and the reason.
 fn parse(text: &str) -> Result<Scenario, (String, String)> {
+    // serde would read a list as the fields of a struct, in order: refuse it plainly.
+    match text.trim_start().chars().next() {
+        Some('{') => {}
+        None => return Err((String::new(), "empty: a scenario file is one JSON object".into())),
+        Some(_) => {
+            return Err((
+                String::new(),
+                "not a JSON object: a scenario file is one object, {\"name\": …}".into(),
+            ));
+        }
+    }
     let mut json = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut json).map_err(|e| {
-        let path = e.path().to_string();
+        // serde_path_to_error writes the root as "." and an unparsable spot as "?".
+        let path = match e.path().to_string() {
+            root if root == "." || root == "?" => String::new(),
+            path => path,
+        };
         let reason = e.into_inner().to_string();
         let child = |name: &str| {
-            if path == "." {
+            if path.is_empty() {
                 name.to_string()
             } else {
                 format!("{path}.{name}")
@@ -103,42 +130,75 @@ fn parse(text: &str) -> Result<Scenario, (String, String)> {
         {
             return (child(name), why.to_string());
         }
-        (path, reason)
+        (path, plainer(&reason))
     })
 }
 
-/// The checks serde cannot express.
+/// serde's wording made plainer: the nearest valid name for an unknown field or value,
+/// and what an untagged field takes instead of the Rust type's name.
+fn plainer(reason: &str) -> String {
+    for (prefix, what) in [("unknown field `", "field"), ("unknown variant `", "value")] {
+        let Some(rest) = reason.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((name, expected)) = rest.split_once('`') else {
+            continue;
+        };
+        // "expected one of `a`, `b`" or "expected `a` or `b`": the names between backticks.
+        let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        return match nearest(name, valid.iter().copied()) {
+            Some(near) => format!("unknown {what} `{name}`, did you mean `{near}`?"),
+            None if valid.is_empty() => format!("unknown {what} `{name}`{expected}"),
+            None => format!("unknown {what} `{name}` (expected one of: {})", valid.join(", ")),
+        };
+    }
+    for (untagged, takes) in [
+        ("WaitSpec", "a number of replicas or \"connected\""),
+        ("WatchdogSpec", "true, false or {\"interval_ms\": n}"),
+    ] {
+        if reason.starts_with(&format!(
+            "data did not match any variant of untagged enum {untagged}"
+        )) {
+            return format!("expected {takes}");
+        }
+    }
+    // "invalid value: integer `-1`, expected u32" and the like: say what a count is.
+    let reason = reason.replace("expected u8", "expected a whole number from 0 to 255");
+    let reason = reason.replace("expected u32", "expected a whole number, at least 0");
+    reason.replace("expected u64", "expected a whole number, at least 0")
+}
+
+/// The checks serde cannot express: every number in its range (see [`limits`]), every
+/// name naming something.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: &dyn fmt::Display| Err((field.to_string(), reason.to_string()));
     if s.name.trim().is_empty() {
         return fail("name", &"must not be empty");
     }
-    if s.duration_ms == 0 {
-        return fail("duration_ms", &"must be positive");
-    }
-    if s.seeds == 0 {
-        return fail("seeds", &"must be at least 1");
+    in_range("duration_ms", s.duration_ms, 1, MAX_TIME_MS, "ms")?;
+    in_range("seeds", s.seeds, 1, MAX_SEEDS, "seeds")?;
+    // Before anything lists the clients: a count of billions would allocate their names.
+    in_range("clients.count", s.clients.count, 1, MAX_CLIENTS, "clients")?;
+    if s.faults.len() > MAX_FAULTS {
+        return fail(
+            "faults",
+            &format!("{} faults is out of range: at most {MAX_FAULTS}", s.faults.len()),
+        );
     }
     let topology = &s.topology;
     match (topology.kind, topology.masters) {
         (TopologyKind::Single | TopologyKind::Replicated, Some(_)) => {
             return fail("topology.masters", &"only a `redlock` topology has several");
         }
-        (TopologyKind::Redlock, Some(0)) => return fail("topology.masters", &"must be at least 1"),
-        // Nodes get addresses 10.0.0.1 …; a few hundred masters is no lock anyone runs.
-        (TopologyKind::Redlock, Some(n)) if n > MAX_MASTERS => {
-            return fail("topology.masters", &format!("at most {MAX_MASTERS}"));
-        }
+        (TopologyKind::Redlock, Some(n)) => in_range("topology.masters", n, 1, MAX_MASTERS, "masters")?,
         _ => {}
     }
     match (topology.kind, topology.replicas) {
         (TopologyKind::Single, Some(_)) => {
             return fail("topology.replicas", &"a `single` node has none: use `replicated`");
         }
-        (TopologyKind::Replicated, Some(0)) => return fail("topology.replicas", &"must be at least 1"),
-        (_, Some(n)) if n > MAX_MASTERS => {
-            return fail("topology.replicas", &format!("at most {MAX_MASTERS}"));
-        }
+        (TopologyKind::Replicated, Some(n)) => in_range("topology.replicas", n, 1, MAX_MASTERS, "replicas")?,
+        (_, Some(n)) => in_range("topology.replicas", n, 0, MAX_MASTERS, "replicas")?,
         _ => {}
     }
     if topology.down_after_ms.is_some() && s.redis_groups()[0].len() < 2 {
@@ -147,6 +207,16 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             &"only a topology with replicas fails over",
         );
     }
+    if let Some(down_after_ms) = topology.down_after_ms {
+        in_range("topology.down_after_ms", down_after_ms, 1, MAX_TIME_MS, "ms")?;
+    }
+    in_range(
+        "topology.restart_delay_ms",
+        topology.restart_delay_ms,
+        0,
+        MAX_TIME_MS,
+        "ms",
+    )?;
     let check_version = |field: &str, version: Option<u8>| match version {
         Some(v) if !(6..=7).contains(&v) => fail(field, &format!("{v}: locksim models Redis 6 and 7")),
         _ => Ok(()),
@@ -157,16 +227,26 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         if !redis.contains(name) {
             return fail(
                 &format!("topology.nodes.{name}"),
-                &format!("no Redis node named `{name}` (Redis nodes: {})", redis.join(", ")),
+                &format!(
+                    "no Redis node named `{name}`{} (Redis nodes: {})",
+                    did_you_mean(name, redis.iter().map(String::as_str)),
+                    redis.join(", ")
+                ),
             );
         }
         check_version(
             &format!("topology.nodes.{name}.redis_version"),
             node.redis_version,
         )?;
-    }
-    if topology.down_after_ms == Some(0) {
-        return fail("topology.down_after_ms", &"must be positive");
+        if let Some(delay) = node.restart_delay_ms {
+            in_range(
+                &format!("topology.nodes.{name}.restart_delay_ms"),
+                delay,
+                0,
+                MAX_TIME_MS,
+                "ms",
+            )?;
+        }
     }
     let masters = s.master_names().len();
     if masters > 1 && s.lock.algorithm != Algorithm::Redlock {
@@ -176,45 +256,76 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         );
     }
     validate_lock(&s.lock)?;
-    if s.clients.count == 0 {
-        return fail("clients.count", &"must be at least 1");
-    }
-    check_range("clients.work_ms", s.clients.work_ms)?;
+    pair_in_range("clients.work_ms", s.clients.work_ms, 0, MAX_TIME_MS, "ms")?;
     let clients = s.client_names();
     for (name, client) in &s.clients.per_client {
         if !clients.contains(name) {
             return fail(
                 &format!("clients.per_client.{name}"),
-                &format!("no such client (clients: {})", clients.join(", ")),
+                &format!(
+                    "no such client{} (clients: {})",
+                    did_you_mean(name, clients.iter().map(String::as_str)),
+                    clients.join(", ")
+                ),
             );
         }
         if let Some(work) = client.work_ms {
-            check_range(&format!("clients.per_client.{name}.work_ms"), work)?;
+            pair_in_range(
+                &format!("clients.per_client.{name}.work_ms"),
+                work,
+                0,
+                MAX_TIME_MS,
+                "ms",
+            )?;
         }
     }
-    check_range("clients.think_ms", s.clients.think_ms)?;
+    pair_in_range("clients.think_ms", s.clients.think_ms, 0, MAX_TIME_MS, "ms")?;
     if let Some(delay) = s.clients.write_delay_ms {
-        check_range("clients.write_delay_ms", delay)?;
+        pair_in_range("clients.write_delay_ms", delay, 0, MAX_TIME_MS, "ms")?;
     }
-    check_range("network.latency_ms", s.network.latency_ms)?;
-    if s.network.latency_ms[0] == 0 {
-        return fail("network.latency_ms", &"latency must be at least 1 ms");
-    }
-    check_range("clocks.offset_ms", s.clocks.offset_ms)?;
-    check_range("clocks.drift_ppm", s.clocks.drift_ppm)?;
-    if s.clocks.drift_ppm.iter().any(|ppm| ppm.abs() >= MAX_DRIFT_PPM) {
-        return fail(
-            "clocks.drift_ppm",
-            &format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
-        );
-    }
+    pair_in_range("network.latency_ms", s.network.latency_ms, 1, MAX_TIME_MS, "ms")?;
+    pair_in_range(
+        "clocks.offset_ms",
+        s.clocks.offset_ms,
+        -MAX_CLOCK_STEP_MS,
+        MAX_CLOCK_STEP_MS,
+        "ms",
+    )?;
+    pair_in_range(
+        "clocks.drift_ppm",
+        s.clocks.drift_ppm,
+        -MAX_DRIFT_PPM,
+        MAX_DRIFT_PPM,
+        "ppm",
+    )?;
     for (field, bound) in [
         ("checks.liveness_bound_ms", s.checks.liveness_bound_ms),
         ("checks.starvation_bound_ms", s.checks.starvation_bound_ms),
     ] {
-        if bound == Some(0) {
-            return fail(field, &"must be positive (leave it out for the default)");
+        if let Some(bound) = bound {
+            in_range(field, bound, 1, MAX_TIME_MS, "ms (leave it out for the default)")?;
         }
+    }
+    if let Some(grants) = s.checks.min_grants_after_fault {
+        in_range(
+            "checks.min_grants_after_fault",
+            grants,
+            0,
+            MAX_MIN_GRANTS,
+            "grants",
+        )?;
+    }
+    if let Some(per_s) = s.budget.events_per_s {
+        in_range(
+            "budget.events_per_s",
+            per_s,
+            1,
+            MAX_EVENTS_PER_S,
+            "events per simulated second",
+        )?;
+    }
+    if let Some(wall_s) = s.budget.wall_s {
+        in_range("budget.wall_s", wall_s, 1, MAX_WALL_S, "s")?;
     }
     for (i, fault) in s.faults.iter().enumerate() {
         validate_fault(s, fault).map_err(|(field, reason)| (format!("faults[{i}].{field}"), reason))?;
@@ -227,7 +338,18 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: String| Err((field.to_string(), reason));
     let nodes = s.node_names();
     let known = |name: &String| nodes.contains(name);
-    let unknown = |name: &String| format!("no node named `{name}` (nodes: {})", nodes.join(", "));
+    let unknown = |name: &String| {
+        let words = [
+            "holder",
+            "master",
+            "any-client",
+            "any-redis",
+            "majority",
+            "minority",
+        ];
+        let near = did_you_mean(name, nodes.iter().map(String::as_str).chain(words));
+        format!("no node named `{name}`{near} (nodes: {})", nodes.join(", "))
+    };
     match &fault.target {
         Some(Target::Nodes(names)) => {
             if let Some(name) = names.iter().find(|n| !known(n)) {
@@ -240,8 +362,15 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
                 "`master` names the master of a single node; a Redlock topology has several: name one".into(),
             );
         }
-        Some(Target::Minority) if s.master_names().len() < 2 => {
-            return fail("target", "a minority of one Redis master is no node".into());
+        // The injector draws (masters - 1) / 2 masters: none of one or two.
+        Some(Target::Minority) if s.master_names().len() < 3 => {
+            return fail(
+                "target",
+                format!(
+                    "`minority` of {} Redis master(s) is no node: it needs at least 3 masters",
+                    s.master_names().len()
+                ),
+            );
         }
         _ => {}
     }
@@ -269,9 +398,12 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
             ),
         );
     }
+    if let Trigger::On { delay_ms, .. } = fault.trigger {
+        in_range("delay_ms", delay_ms, 0, MAX_TIME_MS, "ms")?;
+    }
     let positive = |field: &str, value: Option<u64>| match value {
-        Some(0) => fail(field, "must be positive".into()),
-        _ => Ok(()),
+        Some(ms) => in_range(field, ms, 1, MAX_TIME_MS, "ms"),
+        None => Ok(()),
     };
     // Groups of node names that links run between: two or more, none empty, no node twice.
     let check_groups = |groups: &Vec<Vec<String>>| {
@@ -308,17 +440,15 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     match &fault.action {
         FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
         FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
+        FaultAction::ClockJump { by_ms } => {
+            in_range("by_ms", *by_ms, -MAX_CLOCK_STEP_MS, MAX_CLOCK_STEP_MS, "ms")?;
+        }
         FaultAction::ClockDrift {
             rate_ppm,
             duration_ms,
         } => {
             positive("duration_ms", *duration_ms)?;
-            if rate_ppm.abs() >= MAX_DRIFT_PPM {
-                return fail(
-                    "rate_ppm",
-                    format!("must lie strictly between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM}"),
-                );
-            }
+            in_range("rate_ppm", *rate_ppm, -MAX_DRIFT_PPM, MAX_DRIFT_PPM, "ppm")?;
         }
         FaultAction::Partition {
             groups, duration_ms, ..
@@ -334,10 +464,7 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
         } => {
             positive("duration_ms", *duration_ms)?;
             check_links_or_nodes(groups)?;
-            check_range("latency_ms", *latency_ms)?;
-            if latency_ms[0] == 0 {
-                return fail("latency_ms", "latency must be at least 1 ms".into());
-            }
+            pair_in_range("latency_ms", *latency_ms, 1, MAX_TIME_MS, "ms")?;
         }
         FaultAction::Loss {
             rate,
@@ -353,17 +480,34 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
         }
         FaultAction::Random(nemesis) => {
             let rate_per_s = nemesis.rate_per_s;
-            if !(rate_per_s.is_finite() && rate_per_s > 0.0) {
-                return fail("rate_per_s", format!("{rate_per_s} is not a positive rate"));
+            if !(rate_per_s > 0.0 && rate_per_s <= MAX_NEMESIS_RATE_PER_S) {
+                return fail(
+                    "rate_per_s",
+                    format!(
+                        "{rate_per_s} is out of range: must be above 0 and at most {MAX_NEMESIS_RATE_PER_S} faults per second"
+                    ),
+                );
             }
             if nemesis.kinds.is_empty() {
                 return fail("kinds", "needs at least one kind".into());
             }
-            check_range("duration_ms", nemesis.duration_ms)?;
-            positive("duration_ms", Some(nemesis.duration_ms[0]))?;
-            check_range("jump_ms", nemesis.jump_ms)?;
-            check_range("latency_ms", nemesis.latency_ms)?;
-            check_range("drift_ppm", nemesis.drift_ppm)?;
+            let has_replicas = s.redis_groups().iter().any(|group| group.len() > 1);
+            if nemesis.kinds.contains(&RandomKind::ReplicationStall) && !has_replicas {
+                return fail(
+                    "kinds",
+                    "`replication_stall` stalls a replica, and this topology has none".into(),
+                );
+            }
+            pair_in_range("duration_ms", nemesis.duration_ms, 1, MAX_TIME_MS, "ms")?;
+            pair_in_range("jump_ms", nemesis.jump_ms, 0, MAX_CLOCK_STEP_MS as u64, "ms")?;
+            pair_in_range("latency_ms", nemesis.latency_ms, 1, MAX_TIME_MS, "ms")?;
+            pair_in_range(
+                "drift_ppm",
+                nemesis.drift_ppm,
+                -MAX_DRIFT_PPM,
+                MAX_DRIFT_PPM,
+                "ppm",
+            )?;
             let [low, high] = nemesis.loss_rate;
             if !(0.0 <= low && low <= high && high < 1.0) {
                 return fail(
@@ -391,7 +535,7 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
                 return fail("target", "name the replica(s) to stall".into());
             }
         }
-        FaultAction::Restart | FaultAction::ClockJump { .. } | FaultAction::Heal | FaultAction::Reset => {}
+        FaultAction::Restart | FaultAction::Heal | FaultAction::Reset => {}
     }
     Ok(())
 }
@@ -427,13 +571,45 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
             );
         }
     }
-    if lock.node_timeout_ms == Some(0) {
-        return fail("node_timeout_ms", &"must be positive");
+    let in_range = |field: &str, value: u64, min: u64, max: u64, unit: &str| {
+        in_range(&format!("lock.{field}"), value, min, max, unit)
+    };
+    let ttl = lock.ttl_ms;
+    if ttl > 0 && !(MIN_TTL_MS..=MAX_TIME_MS).contains(&ttl) {
+        // A TTL of a few ms is almost always one meant in seconds.
+        let hint = match ttl < MIN_TTL_MS {
+            true => format!(" (for seconds write \"{ttl}s\")"),
+            false => String::new(),
+        };
+        return fail(
+            "ttl_ms",
+            &format!("{ttl} is out of range: must be 0 (no expiry) or {MIN_TTL_MS}..={MAX_TIME_MS} ms{hint}"),
+        );
+    }
+    if let Some(timeout) = lock.node_timeout_ms {
+        in_range("node_timeout_ms", timeout, 1, MAX_TIME_MS, "ms")?;
+    }
+    if let Some(retry) = &lock.retry {
+        in_range(
+            "retry.count",
+            retry.count.into(),
+            0,
+            MAX_RETRIES.into(),
+            "retries",
+        )?;
+        in_range("retry.delay_ms", retry.delay_ms, 0, MAX_TIME_MS, "ms")?;
+        in_range("retry.jitter_ms", retry.jitter_ms, 0, MAX_TIME_MS, "ms")?;
+    }
+    if let Some(WaitSpec::Replicas(n)) = lock.wait_replicas {
+        in_range("wait_replicas", n.into(), 0, MAX_MASTERS.into(), "replicas")?;
     }
     if let Some(factor) = lock.drift_factor
         && !(0.0..1.0).contains(&factor)
     {
         return fail("drift_factor", &format!("{factor} is not in [0, 1)"));
+    }
+    if let Some(WatchdogSpec::Every { interval_ms }) = lock.watchdog {
+        in_range("watchdog.interval_ms", interval_ms, 1, MAX_TIME_MS, "ms")?;
     }
     if let Some(WatchdogSpec::Every { interval_ms }) = lock.watchdog
         && (interval_ms == 0 || (lock.ttl_ms > 0 && interval_ms >= lock.ttl_ms))
@@ -463,25 +639,6 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
                 lock.algorithm
             ),
         );
-    }
-    Ok(())
-}
-
-/// The most masters a Redlock topology may have.
-const MAX_MASTERS: u32 = 99;
-
-/// A drift of a million ppm would stop (or double) a clock: nothing real does that.
-const MAX_DRIFT_PPM: i64 = 1_000_000;
-
-fn check_range<T: PartialOrd + fmt::Display>(
-    field: &str,
-    [min, max]: [T; 2],
-) -> Result<(), (String, String)> {
-    if min > max {
-        return Err((
-            field.to_string(),
-            format!("[{min}, {max}]: min is greater than max"),
-        ));
     }
     Ok(())
 }
@@ -544,9 +701,55 @@ mod tests {
 
     #[test]
     fn wrong_type_is_named() {
-        let (field, reason) = error_of(&replace(r#""ttl_ms": 2000"#, r#""ttl_ms": "2s""#));
+        let (field, reason) = error_of(&replace(r#""ttl_ms": 2000"#, r#""ttl_ms": true"#));
         assert_eq!(field, "lock.ttl_ms");
         assert!(reason.contains("invalid type"), "{reason}");
+    }
+
+    #[test]
+    fn durations_may_carry_a_unit_and_a_ttl_meant_in_seconds_is_refused() {
+        let s = parse(&replace(r#""ttl_ms": 2000"#, r#""ttl_ms": "2s""#)).unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.lock.ttl_ms, 2000);
+        let (field, reason) = error_of(&replace(r#""ttl_ms": 2000"#, r#""ttl_ms": 8"#));
+        assert_eq!(field, "lock.ttl_ms");
+        assert!(reason.contains(r#"write "8s""#), "{reason}");
+    }
+
+    #[test]
+    fn the_run_budget_grows_with_nodes_and_duration_and_a_file_may_set_it() {
+        let s = parse(GOOD).unwrap();
+        // redis-1 and three clients, 30 simulated seconds.
+        assert_eq!(s.event_budget(), 10_000 * 4 * 30);
+        assert_eq!(s.wall_budget(), std::time::Duration::from_secs(300));
+        let s = parse(&replace(
+            r#""expect""#,
+            r#""budget": { "events_per_s": 5, "wall_s": 60 }, "expect""#,
+        ))
+        .unwrap();
+        validate(&s).unwrap();
+        assert_eq!(s.event_budget(), 150, "an explicit budget has no floor");
+        assert_eq!(s.wall_budget(), std::time::Duration::from_secs(60));
+        let short = parse(&replace(r#""duration_ms": 30000"#, r#""duration_ms": 10"#)).unwrap();
+        assert_eq!(
+            short.event_budget(),
+            100_000,
+            "the default never goes below its floor"
+        );
+    }
+
+    #[test]
+    fn a_minority_of_two_masters_is_refused() {
+        let text = replace(
+            r#"{ "kind": "single" }"#,
+            r#"{ "kind": "redlock", "masters": 2 }"#,
+        )
+        .replace(r#""algorithm": "lua-release""#, r#""algorithm": "redlock""#)
+        .replace(r#""target": "holder""#, r#""target": "minority""#);
+        let (field, reason) = error_of(&text);
+        assert_eq!(field, "faults[0].target");
+        assert!(reason.contains("at least 3 masters"), "{reason}");
+        validate(&parse(&text.replace(r#""masters": 2"#, r#""masters": 3"#)).unwrap()).unwrap();
     }
 
     #[test]
@@ -795,12 +998,20 @@ mod tests {
         assert_eq!(s.checks.starvation_bound_ms, None);
         let (field, reason) = error_of(&with_checks(r#"{ "liveness_bound": 4000 }"#));
         assert_eq!(field, "checks.liveness_bound");
-        assert!(reason.contains("unknown field"), "{reason}");
+        assert_eq!(
+            reason,
+            "unknown field `liveness_bound`, did you mean `liveness_bound_ms`?"
+        );
         let (field, reason) = error_of(&with_checks(r#"{ "starvation_bound_ms": 0 }"#));
         assert_eq!(field, "checks.starvation_bound_ms");
-        assert!(reason.contains("positive"), "{reason}");
-        let (field, _) = error_of(&with_checks(r#"{ "liveness_bound_ms": "4s" }"#));
+        assert!(
+            reason.contains("out of range: must be 1..=3600000 ms"),
+            "{reason}"
+        );
+        let (field, _) = error_of(&with_checks(r#"{ "liveness_bound_ms": "4 weeks" }"#));
         assert_eq!(field, "checks.liveness_bound_ms");
+        let s = parse(&with_checks(r#"{ "liveness_bound_ms": "4s" }"#)).unwrap();
+        assert_eq!(s.checks.liveness_bound_ms, Some(4000));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::fault::Fault;
+use super::limits;
 use crate::check;
 pub use crate::client::{
     Algorithm, AttemptCleanup, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops, RetryToken,
@@ -21,6 +22,7 @@ pub struct Scenario {
     #[serde(default)]
     pub description: String,
     /// Simulated (true) time each seed runs for.
+    #[serde(deserialize_with = "limits::ms")]
     pub duration_ms: u64,
     /// How many seeds `locksim run` tries unless `--seeds` says otherwise.
     #[serde(default = "default_seeds")]
@@ -46,7 +48,36 @@ pub struct Scenario {
     /// The verdicts the user expects, per checker.
     #[serde(default)]
     pub expect: Expect,
+    /// How much one run may spend before it is stopped as a harness error (a livelock, a
+    /// hang): simulated events, and host time.
+    #[serde(default)]
+    pub budget: BudgetSpec,
 }
+
+/// `budget`: the most one run may spend. The event budget is deterministic (a run stopped
+/// by it is stopped on every machine); the wall-time budget is the last resort for a run
+/// that stops advancing simulated time, and generous enough never to cut a sound run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    /// Simulated events (messages and timer firings) per simulated second of the run
+    /// (default: [`DEFAULT_EVENTS_PER_NODE_S`] per node).
+    pub events_per_s: Option<u64>,
+    /// Host seconds one run may take (default [`DEFAULT_WALL_S`]).
+    pub wall_s: Option<u64>,
+}
+
+/// Events per node and simulated second a run may process unless `budget.events_per_s`
+/// says otherwise: the busiest catalogue scenario (five contenders on five Redlock
+/// masters) processes about 60 per node and second, so this is over 150 times that.
+pub const DEFAULT_EVENTS_PER_NODE_S: u64 = 10_000;
+
+/// The fewest events a run may process by default, however short: room for its start-up.
+pub const MIN_EVENT_BUDGET: u64 = 100_000;
+
+/// Host seconds one run may take unless `budget.wall_s` says otherwise. A sound run of the
+/// longest allowed duration takes seconds; only a run stuck in a busy loop gets here.
+pub const DEFAULT_WALL_S: u64 = 300;
 
 /// `checks`: the time bounds of the liveness checkers. Each defaults to a multiple of one
 /// worst-case hand-over, the TTL plus one retry cycle (see [`check::CheckSettings`]).
@@ -55,9 +86,11 @@ pub struct Scenario {
 pub struct ChecksSpec {
     /// The longest the lock may stay free while some client wants it (default: one
     /// hand-over).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub liveness_bound_ms: Option<u64>,
     /// The longest one client may wait while others get the lock (default: five
     /// hand-overs).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub starvation_bound_ms: Option<u64>,
     /// Grants of the lock needed after every fault for a seed to count as exercised: a
     /// seed with fewer is evidence of nothing, and a checker expected to hold is not met
@@ -83,6 +116,7 @@ pub struct Topology {
     pub replicas: Option<u32>,
     /// The failover controller declares a master down after it has not answered for this
     /// long, and promotes its most up-to-date replica (Sentinel's `down-after-milliseconds`).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub down_after_ms: Option<u64>,
     /// What a Redis node keeps across a crash: `none` (the default), `aof-everysec` (an
     /// append-only file fsynced every second: a crash loses up to the last second) or
@@ -94,7 +128,7 @@ pub struct Topology {
     pub redis_version: Option<u8>,
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::ms")]
     pub restart_delay_ms: u64,
     /// Per-node exceptions to `persistence`, `redis_version` and `restart_delay_ms`, by
     /// node name (`"redis-3": {"persistence": "aof-always"}`).
@@ -108,6 +142,7 @@ pub struct Topology {
 pub struct NodeOverrides {
     pub persistence: Option<PersistenceMode>,
     pub redis_version: Option<u8>,
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub restart_delay_ms: Option<u64>,
 }
 
@@ -149,6 +184,7 @@ pub struct LockSpec {
     pub algorithm: Algorithm,
     /// Time to live of the lock key; 0 for a lock held until released (redis-py's
     /// `timeout=None`, single-node tiers 3–5 only).
+    #[serde(deserialize_with = "limits::ms")]
     pub ttl_ms: u64,
     /// Copy the defaults and quirks of a lock library.
     #[serde(default)]
@@ -157,7 +193,7 @@ pub struct LockSpec {
     #[serde(default)]
     pub retry: Option<RetrySpec>,
     /// How long a client waits for one reply from one node before giving up on it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::opt_ms")]
     pub node_timeout_ms: Option<u64>,
     /// Clock-drift allowance as a fraction of the TTL, subtracted from the validity.
     #[serde(default)]
@@ -227,7 +263,10 @@ pub enum WatchdogSpec {
     /// `true`: renew every TTL/3; `false`: no watchdog.
     Enabled(bool),
     /// Renew every `interval_ms`.
-    Every { interval_ms: u64 },
+    Every {
+        #[serde(deserialize_with = "limits::ms")]
+        interval_ms: u64,
+    },
 }
 
 /// Retries of a failed acquire: up to `count` more attempts, each after
@@ -236,7 +275,9 @@ pub enum WatchdogSpec {
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
     pub count: u32,
+    #[serde(deserialize_with = "limits::ms")]
     pub delay_ms: u64,
+    #[serde(deserialize_with = "limits::ms")]
     pub jitter_ms: u64,
 }
 
@@ -298,13 +339,14 @@ pub struct ClientsSpec {
     /// How many clients (`client-1` … `client-N`).
     pub count: u32,
     /// Duration of one critical section, drawn uniformly from `[min, max]`.
+    #[serde(deserialize_with = "limits::ms_pair")]
     pub work_ms: [u64; 2],
     /// Clients whose critical sections take a different time, by name (`"client-1":
     /// {"work_ms": [4000, 5000]}`): a long batch job among short requests.
     #[serde(default)]
     pub per_client: BTreeMap<String, ClientOverrides>,
     /// Pause between a release and the next acquire, drawn uniformly from `[min, max]`.
-    #[serde(default = "default_think_ms")]
+    #[serde(default = "default_think_ms", deserialize_with = "limits::ms_pair")]
     pub think_ms: [u64; 2],
     /// Careful clients: a critical section ends when the validity the acquire reported
     /// runs out, as the distlock page asks ("work must finish within the validity time").
@@ -313,6 +355,7 @@ pub struct ClientsSpec {
     /// The write to the protected resource travels this long, drawn from `[min, max]`,
     /// before it lands (a slow network or queue between client and storage); the client
     /// waits for it, then releases.
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     pub write_delay_ms: Option<[u64; 2]>,
 }
 
@@ -320,6 +363,7 @@ pub struct ClientsSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientOverrides {
+    #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     pub work_ms: Option<[u64; 2]>,
 }
 
@@ -352,6 +396,7 @@ fn default_think_ms() -> [u64; 2] {
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// One-way latency of every message, drawn uniformly from `[min, max]`.
+    #[serde(deserialize_with = "limits::ms_pair")]
     pub latency_ms: [u64; 2],
 }
 
@@ -366,7 +411,7 @@ impl Default for NetworkSpec {
 #[serde(deny_unknown_fields)]
 pub struct ClocksSpec {
     /// Wall-clock offset from true time, drawn uniformly from `[min, max]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::signed_ms_pair")]
     pub offset_ms: [i64; 2],
     /// Rate error in parts per million (+ runs fast), drawn uniformly from `[min, max]`.
     #[serde(default)]
@@ -512,6 +557,25 @@ impl Scenario {
     /// How long the failover controller waits before promoting a replica.
     pub fn down_after_ms(&self) -> u64 {
         self.topology.down_after_ms.unwrap_or(DEFAULT_DOWN_AFTER_MS)
+    }
+
+    /// The most simulated events one run may process: `budget.events_per_s` times the
+    /// simulated seconds, or by default [`DEFAULT_EVENTS_PER_NODE_S`] per node and second
+    /// and at least [`MIN_EVENT_BUDGET`].
+    pub fn event_budget(&self) -> u64 {
+        let seconds = self.duration_ms.div_ceil(1000);
+        match self.budget.events_per_s {
+            Some(per_s) => per_s.saturating_mul(seconds),
+            None => {
+                let nodes = self.node_names().len() as u64;
+                (DEFAULT_EVENTS_PER_NODE_S * nodes * seconds).max(MIN_EVENT_BUDGET)
+            }
+        }
+    }
+
+    /// The most host time one run may take.
+    pub fn wall_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.budget.wall_s.unwrap_or(DEFAULT_WALL_S))
     }
 
     /// Names of the clients, in order.

@@ -44,7 +44,8 @@ pub struct Shrunk {
     pub violation: String,
     /// One line per pass that changed something.
     pub steps: Vec<String>,
-    /// Simulated runs spent.
+    /// Simulated runs spent, with the replay of [`Shrunk::story`]: never more than the
+    /// budget.
     pub runs: u64,
     /// Of the seeds the written file runs (0 to 19), how many the minimal scenario
     /// violates: the schedule's reach beyond the one seed it was found on.
@@ -424,6 +425,13 @@ fn shifted(mut fault: Value, offset: u64) -> Value {
 /// How many seeds the minimal scenario is tried on (and its file runs).
 const NEIGHBOURS: u64 = 20;
 
+/// Runs a shrink spends after its search: the [`NEIGHBOURS`] seeds and the replay of the
+/// minimal run's story ([`Shrunk::story`]).
+const RUNS_AFTER_SEARCH: u64 = NEIGHBOURS + 1;
+
+/// The smallest budget a shrink can keep: its first run, and the runs after its search.
+pub const MIN_SHRINK_RUNS: u64 = RUNS_AFTER_SEARCH + 1;
+
 /// Half of a number (or of a `[min, max]` pair), when halving still means something.
 fn halve(value: &Value) -> Option<Value> {
     match value {
@@ -500,6 +508,13 @@ pub fn shrink_within(
     budget: Budget,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
+    if budget.max_runs < MIN_SHRINK_RUNS {
+        return Err(ShrinkError::Invalid(format!(
+            "a budget of {} runs is too small: shrinking spends {RUNS_AFTER_SEARCH} after its search ({NEIGHBOURS} \
+             other seeds and the story's replay); give at least {MIN_SHRINK_RUNS}",
+            budget.max_runs
+        )));
+    }
     let parsed = Arc::new(
         load_str(Path::new("(shrinking)"), &scenario.to_string())
             .map_err(|e| ShrinkError::Invalid(e.to_string()))?,
@@ -528,7 +543,7 @@ pub fn shrink_within(
         best: scenario.clone(),
         violation: fired.violation.clone().unwrap_or_default(),
         runs: 1,
-        max_runs: budget.max_runs,
+        max_runs: budget.max_runs - RUNS_AFTER_SEARCH,
         deadline: budget.max_wall.map(|wall| Instant::now() + wall),
         steps: Vec::new(),
         pass: "materialising the nemesis",
@@ -589,7 +604,7 @@ pub fn shrink_within(
         checker,
         violation: search.violation,
         steps: search.steps,
-        runs: search.runs + NEIGHBOURS,
+        runs: search.runs + RUNS_AFTER_SEARCH,
         neighbours: (violating_neighbours, NEIGHBOURS),
     })
 }

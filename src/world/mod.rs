@@ -48,9 +48,10 @@ const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 ///
 /// Run each seed on a fresh thread: std's `HashMap` keys are seeded once per thread,
 /// and madsim's runtime state is thread-local. [`events::take`] afterwards, on the same
-/// thread, says how many events the run processed.
+/// thread, says how many events the run processed; a run past the scenario's event
+/// budget panics.
 pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
-    events::take();
+    events::start(scenario.event_budget());
     let runtime = Runtime::with_seed_and_config(seed, net::net_config(&scenario.network));
     runtime.block_on(build_and_run(scenario.clone(), seed))
 }

@@ -1,0 +1,477 @@
+//! No input crashes locksim, and every limit is stated: each malformed or extreme file of
+//! tests/fixtures/bad-scenarios/ is refused with its expected message (exit 2), the flags
+//! that used to be accepted and do nothing are refused, a run that panics or spends its
+//! budget is a harness error (exit 3), a scenario without `expect` is unchecked, and
+//! scenario files mutated at random never panic the loader or a run.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+use serde_json::{Value, json};
+use support::cli::{locksim, scratch};
+
+const FIXTURES: &str = "tests/fixtures/bad-scenarios";
+const GC_PAUSE: &str = "scenarios/single-node-gc-pause.json";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The fixtures: each `NAME.json` with the message of its `NAME.expected`.
+fn fixtures() -> Vec<(PathBuf, String)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let expected = std::fs::read_to_string(file.with_extension("expected"))
+                .unwrap_or_else(|_| panic!("{} has no .expected file", file.display()));
+            (file, expected.trim_end().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_bad_scenario_is_refused_with_its_message_naming_the_file_and_field() {
+    let fixtures = fixtures();
+    assert!(fixtures.len() >= 40, "only {} fixtures", fixtures.len());
+    for (file, expected) in fixtures {
+        let file = file.to_str().unwrap();
+        let output = locksim(&["run", file]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{file}: {stderr}");
+        assert_eq!(stderr, format!("error: {file}: {expected}\n"), "{file}");
+        assert!(output.stdout.is_empty(), "{file}: {}", text(&output.stdout));
+    }
+}
+
+#[test]
+fn a_directory_without_scenarios_is_named_in_the_error() {
+    let dir = scratch("empty-dir");
+    let output = locksim(&["run", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "error: {}: no scenario files (*.json) in this directory\n",
+            dir.display()
+        )
+    );
+}
+
+#[test]
+fn flags_that_would_do_nothing_are_refused() {
+    for (args, says) in [
+        (
+            &[
+                "check",
+                "scenarios/templates/redlock-any-pause.json",
+                "--cases",
+                "0",
+            ][..],
+            "'--cases <CASES>': must be at least 1",
+        ),
+        (
+            &["run", GC_PAUSE, "--jobs", "0"][..],
+            "'--jobs <JOBS>': must be at least 1",
+        ),
+        (
+            &["bench", "--jobs", "0"][..],
+            "'--jobs <JOBS>': must be at least 1",
+        ),
+        (
+            &["shrink", GC_PAUSE, "--seed", "0", "--max-runs", "21"][..],
+            "at least 22 runs",
+        ),
+        (
+            &["shrink", GC_PAUSE, "--seed", "0", "--checker", "mutex"][..],
+            "--checker `mutex`: no such checker",
+        ),
+        (
+            &["shrink", GC_PAUSE, "--seed", "0", "--checker", "mutual_exlusion"][..],
+            "did you mean `mutual_exclusion`? (checkers: mutual_exclusion, resource_safety,",
+        ),
+    ] {
+        let output = locksim(args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn shrink_spends_no_more_runs_than_its_budget() {
+    let dir = scratch("shrink-budget");
+    let out = dir.join("shrunk.json");
+    let output = locksim(&[
+        "shrink",
+        GC_PAUSE,
+        "--seed",
+        "0",
+        "--max-runs",
+        "25",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("25 runs spent"), "{stdout}");
+}
+
+/// `scenarios/single-node-gc-pause.json` with `change` applied, written to `dir/name`.
+fn variant(dir: &Path, name: &str, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut scenario: Value = serde_json::from_str(&std::fs::read_to_string(GC_PAUSE).unwrap()).unwrap();
+    change(&mut scenario);
+    let file = dir.join(name);
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    file
+}
+
+#[test]
+fn a_scenario_without_expect_is_unchecked_and_fails_even_when_every_seed_broke_the_lock() {
+    let dir = scratch("unchecked");
+    let file = variant(&dir, "no-expect.json", |s| {
+        s.as_object_mut().unwrap().remove("expect");
+    });
+    let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "4"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("4/4 51-100%"), "every seed overlapped: {stdout}");
+    let row = stdout.lines().nth(1).unwrap();
+    assert!(
+        row.ends_with("  unchecked"),
+        "the verdict is unchecked, not met: {row}"
+    );
+    assert!(stdout.contains("the scenario has no `expect`"), "{stdout}");
+}
+
+#[test]
+fn a_run_past_its_event_budget_is_a_harness_error_with_a_replay_and_the_sweep_goes_on() {
+    let dir = scratch("harness-error");
+    let file = variant(&dir, "tiny-budget.json", |s| {
+        s["budget"] = json!({ "events_per_s": 1 });
+    });
+    let file = file.to_str().unwrap();
+    let json_out = dir.join("out.json");
+    let output = locksim(&[
+        "run",
+        file,
+        GC_PAUSE,
+        "--seeds",
+        "3",
+        "--json",
+        json_out.to_str().unwrap(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    for seed in 0..3 {
+        assert!(
+            stdout.contains(&format!(
+                "harness error: scenario single-node-gc-pause seed {seed}: the run exceeded its budget of 30 \
+                 simulated events (budget.events_per_s): a livelock?; replay: locksim replay {file} --seed {seed}"
+            )),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("HARNESS ERROR (3 runs)"), "{stdout}");
+    let rows: Vec<Value> = std::fs::read_to_string(&json_out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows[0]["verdict"], "harness error");
+    assert_eq!(rows[1]["verdict"], "met", "the next scenario still ran");
+    let replay = locksim(&["replay", file, "--seed", "1"]);
+    assert_eq!(replay.status.code(), Some(3));
+    assert!(text(&replay.stderr).contains("harness error: scenario single-node-gc-pause seed 1:"));
+}
+
+/// Cases of the fuzz: `PROPTEST_CASES`, or a CI-sized default (more find more: the
+/// seed, `PROPTEST_RNG_SEED`, picks which).
+fn fuzz_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300)
+}
+
+/// Numbers that break loaders: edges of integer types, huge and negative ones, fractions.
+fn any_number() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec![
+            json!(-1),
+            json!(0),
+            json!(1),
+            json!(2),
+            json!(3),
+            json!(8),
+            json!(255),
+            json!(256),
+            json!(257),
+            json!(4_000_000_000u64),
+            json!(1e13),
+            json!(i64::MIN),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!(0.5),
+            json!(-0.0),
+            json!(1e300),
+        ]),
+        any::<i64>().prop_map(|n| json!(n)),
+        (-1e6..1e6f64).prop_map(|x| json!(x)),
+    ]
+}
+
+/// Strings a scenario holds: durations with units, names of targets, kinds and values.
+fn any_string() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        "",
+        "8s",
+        "250ms",
+        "-3s",
+        "1h",
+        "2m",
+        "x",
+        "holder",
+        "minority",
+        "majority",
+        "master",
+        "any-redis",
+        "any-client",
+        "sentinel",
+        "fence-counter",
+        "redis-1",
+        "client-1",
+        "redlock",
+        "replicated",
+        "single",
+        "lua-release",
+        "counter",
+        "connected",
+        "pause",
+        "crash",
+        "latency",
+        "loss",
+        "partition",
+        "random",
+        "clock_jump",
+        "after_acquire",
+        "acquired",
+        "holds",
+        "violated",
+    ])
+    .prop_map(|s| json!(s))
+}
+
+/// Any JSON value, leaning to the ones that break loaders.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any_number(),
+        any_string(),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,12}", inner, 0..3)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+/// Every place in `value`: the path to each object field and array element.
+fn places(value: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        _ => return,
+    };
+    for (key, child) in children {
+        at.push(key);
+        out.push(at.clone());
+        places(child, at, out);
+        at.pop();
+    }
+}
+
+/// The value at `path` in `root`.
+fn at_path<'a>(root: &'a mut Value, path: &[String]) -> &'a mut Value {
+    path.iter().fold(root, |value, key| match value {
+        Value::Array(items) => &mut items[key.parse::<usize>().unwrap()],
+        other => &mut other[key.as_str()],
+    })
+}
+
+/// One change to a scenario file: set a field to a value (any, or one of the same type),
+/// add a field (a real name from elsewhere, or a new one), or remove one.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Set(usize, Value),
+    /// The number or the string, whichever the place holds (a bool is flipped).
+    Alike(usize, Value, Value),
+    Add(usize, String, Value),
+    Remove(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let names = prop_oneof![
+        prop::sample::select(vec![
+            "ttl_ms",
+            "duration_ms",
+            "count",
+            "masters",
+            "replicas",
+            "target",
+            "kind",
+            "by_ms",
+            "at_ms",
+            "latency_ms",
+            "rate",
+            "groups",
+            "expect",
+            "budget",
+            "events_per_s",
+            "wall_s",
+            "seeds",
+            "watchdog",
+            "fencing",
+            "wait_replicas",
+            "offset_ms",
+            "drift_ppm",
+            "retry",
+            "per_client",
+            "nodes",
+        ])
+        .prop_map(String::from),
+        "[a-z_]{1,10}",
+    ];
+    prop_oneof![
+        (any::<usize>(), any_json()).prop_map(|(at, value)| Mutation::Set(at, value)),
+        (any::<usize>(), any_number(), any_string())
+            .prop_map(|(at, number, string)| Mutation::Alike(at, number, string)),
+        (any::<usize>(), names, any_json()).prop_map(|(at, name, value)| Mutation::Add(at, name, value)),
+        any::<usize>().prop_map(Mutation::Remove),
+    ]
+}
+
+/// Applies `mutation` to `scenario` (places chosen modulo the places there are; the
+/// root is an object, which a second mutation may still find emptied).
+fn apply(scenario: &mut Value, mutation: &Mutation) {
+    let mut all = Vec::new();
+    places(scenario, &mut Vec::new(), &mut all);
+    if all.is_empty() {
+        return;
+    }
+    match mutation {
+        Mutation::Set(at, value) => *at_path(scenario, &all[at % all.len()]) = value.clone(),
+        Mutation::Alike(at, number, string) => {
+            let place = at_path(scenario, &all[at % all.len()]);
+            let alike = match &*place {
+                Value::Number(_) => number.clone(),
+                Value::String(_) => string.clone(),
+                Value::Bool(b) => Value::Bool(!b),
+                other => other.clone(),
+            };
+            *place = alike;
+        }
+        Mutation::Add(at, name, value) => {
+            let mut objects: Vec<Vec<String>> = vec![Vec::new()];
+            objects.extend(
+                all.iter()
+                    .filter(|path| at_path(&mut scenario.clone(), path).is_object())
+                    .cloned(),
+            );
+            let path = &objects[at % objects.len()];
+            at_path(scenario, path)[name.as_str()] = value.clone();
+        }
+        Mutation::Remove(at) => {
+            let path = &all[at % all.len()];
+            let (last, parent) = path.split_last().unwrap();
+            match at_path(scenario, parent) {
+                Value::Object(map) => {
+                    map.remove(last);
+                }
+                Value::Array(items) => {
+                    items.remove(last.parse::<usize>().unwrap());
+                }
+                _ => unreachable!("a place's parent holds it"),
+            }
+        }
+    }
+}
+
+/// The longest simulated time a fuzz case runs, so the fuzz stays quick.
+const FUZZ_RUN_MS: u64 = 5_000;
+
+#[test]
+fn scenario_files_mutated_anywhere_never_panic_the_loader_or_exceed_a_run_budget() {
+    let base: Value = serde_json::from_str(
+        r#"{
+          "name": "fuzz",
+          "duration_ms": 5000,
+          "seeds": 3,
+          "topology": { "kind": "redlock", "masters": 3, "replicas": 1 },
+          "lock": { "algorithm": "redlock", "ttl_ms": 1000, "retry": { "count": 3, "delay_ms": 50, "jitter_ms": 50 } },
+          "clients": { "count": 3, "work_ms": [10, 200], "think_ms": [10, 50] },
+          "network": { "latency_ms": [1, 5] },
+          "clocks": { "offset_ms": [-10, 10], "drift_ppm": [-100, 100] },
+          "faults": [
+            { "kind": "pause", "target": "holder", "at_ms": 1000, "duration_ms": 1500 },
+            { "kind": "partition", "groups": [["redis-1"], ["redis-2", "redis-3"]], "at_ms": 2000, "duration_ms": 500 },
+            { "kind": "clock_jump", "target": "minority", "at_ms": 2500, "by_ms": 300 },
+            { "kind": "random", "rate_per_s": 1, "kinds": ["crash", "reset"], "duration_ms": [100, 300] }
+          ],
+          "checks": { "min_grants_after_fault": 0 },
+          "expect": { "mutual_exclusion": "holds" }
+        }"#,
+    )
+    .unwrap();
+    assert!(locksim::scenario::load_str(Path::new("(base)"), &base.to_string()).is_ok());
+    // The same cases on every run (PROPTEST_RNG_SEED picks others), so CI cannot flake.
+    let rng_seed = match std::env::var("PROPTEST_RNG_SEED") {
+        Ok(_) => Config::default().rng_seed,
+        Err(_) => RngSeed::Fixed(18),
+    };
+    let mut runner = TestRunner::new(Config {
+        cases: fuzz_cases(),
+        failure_persistence: None,
+        rng_seed,
+        ..Config::default()
+    });
+    let strategy = prop::collection::vec(mutation(), 1..=2);
+    let loaded = std::cell::Cell::new(0);
+    runner
+        .run(&strategy, |mutations| {
+            let mut scenario = base.clone();
+            for mutation in &mutations {
+                apply(&mut scenario, mutation);
+            }
+            let text = scenario.to_string();
+            let Ok(mut parsed) = locksim::scenario::load_str(Path::new("(fuzz)"), &text) else {
+                return Ok(());
+            };
+            loaded.set(loaded.get() + 1);
+            parsed.duration_ms = parsed.duration_ms.min(FUZZ_RUN_MS);
+            let outcome = locksim::sweep::run_seed(&Arc::new(parsed), 0);
+            prop_assert!(outcome.is_ok(), "{text}: {}", outcome.unwrap_err());
+            Ok(())
+        })
+        .unwrap();
+    assert!(
+        loaded.get() > 0,
+        "no mutated scenario loaded: the fuzz ran nothing"
+    );
+}
