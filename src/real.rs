@@ -5,6 +5,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::platform::{Clock, Connect, Listener};
@@ -66,10 +67,11 @@ impl Connect for TcpConnector {
 /// The default Redis port, for an address or URL that names none.
 const DEFAULT_PORT: u16 = 6379;
 
-/// A Redis node as a `redis://` URL names it: where it is, who to log in as and which
-/// database to use. Each new connection logs in (`AUTH`) and selects the database
-/// (`SELECT`) before the lock client sees it, so every reconnection does too.
-#[derive(Clone, PartialEq, Eq)]
+/// A Redis node as a `redis://` or `rediss://` URL names it: where it is, whether to speak
+/// TLS, who to log in as and which database to use. Each new connection does the TLS
+/// handshake, logs in (`AUTH`) and selects the database (`SELECT`) before the lock client
+/// sees it, so every reconnection does too.
+#[derive(Clone)]
 pub struct RedisConnector {
     pub addr: SocketAddr,
     /// The ACL user (`AUTH user password`); none for the default user (`AUTH password`).
@@ -78,6 +80,63 @@ pub struct RedisConnector {
     pub password: Option<String>,
     /// The database number; 0 sends no `SELECT`.
     pub db: u32,
+    /// TLS (`rediss://`), or plain TCP.
+    pub tls: Option<Tls>,
+}
+
+/// TLS to one node, through rustls: the name the node's certificate must carry, and
+/// the roots that certificate must chain to.
+#[derive(Clone)]
+pub struct Tls {
+    /// The host as the URL names it (a DNS name or an IP address).
+    pub server_name: rustls::pki_types::ServerName<'static>,
+    pub config: Arc<rustls::ClientConfig>,
+}
+
+impl Tls {
+    /// TLS to `host`, trusting the public web's roots (webpki-roots).
+    fn to(host: &str) -> Result<Tls, String> {
+        let server_name = rustls::pki_types::ServerName::try_from(host.to_string())
+            .map_err(|e| format!("`{host}` cannot be a TLS server name: {e}"))?;
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        Ok(Tls {
+            server_name,
+            config: client_config(roots)?,
+        })
+    }
+
+    /// The same, trusting only the certificates (PEM) in `ca_file`: a private CA.
+    pub fn trusting(self, ca_file: &std::path::Path) -> Result<Tls, String> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let unreadable = |e: &dyn std::fmt::Display| format!("{}: {e}", ca_file.display());
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| unreadable(&e))? {
+            roots
+                .add(cert.map_err(|e| unreadable(&e))?)
+                .map_err(|e| unreadable(&e))?;
+        }
+        if roots.is_empty() {
+            return Err(unreadable(&"no certificate in the file"));
+        }
+        Ok(Tls {
+            config: client_config(roots)?,
+            ..self
+        })
+    }
+}
+
+/// A rustls client configuration on the ring provider, trusting `roots`.
+fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 impl std::fmt::Debug for RedisConnector {
@@ -88,23 +147,24 @@ impl std::fmt::Debug for RedisConnector {
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
             .field("db", &self.db)
+            .field("tls", &self.tls.as_ref().map(|tls| tls.server_name.to_str()))
             .finish()
     }
 }
 
 impl RedisConnector {
-    /// Parses `redis://[[user]:password@]host[:port][/db]` or a bare `host[:port]`, and
+    /// Parses `redis[s]://[[user]:password@]host[:port][/db]` or a bare `host[:port]`, and
     /// resolves the host. Percent-escapes (`%40` for `@`) are decoded in the user and
-    /// password. `rediss://` (TLS) is refused with a message saying so.
+    /// password. `rediss://` means TLS, checked against the public web's roots.
     pub fn from_url(text: &str) -> Result<RedisConnector, String> {
-        let rest = if let Some(rest) = text.strip_prefix("redis://") {
-            rest
-        } else if text.starts_with("rediss://") {
-            return Err(format!("`{text}`: TLS (rediss://) is not supported yet"));
+        let (rest, tls) = if let Some(rest) = text.strip_prefix("redis://") {
+            (rest, false)
+        } else if let Some(rest) = text.strip_prefix("rediss://") {
+            (rest, true)
         } else if text.contains("://") {
-            return Err(format!("`{text}`: the scheme must be redis://"));
+            return Err(format!("`{text}`: the scheme must be redis:// or rediss://"));
         } else {
-            text
+            (text, false)
         };
         let (authority, db) = match rest.split_once('/') {
             Some((authority, "")) => (authority, 0),
@@ -134,14 +194,32 @@ impl RedisConnector {
             }
         };
         let addr = resolve(host_port).map_err(|reason| format!("`{text}`: {reason}"))?;
+        let tls = tls
+            .then(|| Tls::to(host_of(host_port)))
+            .transpose()
+            .map_err(|reason| format!("`{text}`: {reason}"))?;
         Ok(RedisConnector {
             addr,
             user,
             password,
             db,
+            tls,
         })
     }
 }
+
+/// The host of `host`, `host:port`, `[v6]` or `[v6]:port`.
+fn host_of(host_port: &str) -> &str {
+    if let Some(rest) = host_port.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host_port.split(':').next().unwrap_or(host_port)
+}
+
+/// A byte stream to a Redis node: plain TCP or TLS over it.
+pub trait RedisStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> RedisStream for S {}
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`, resolved (port 6379 when none is given).
 fn resolve(host_port: &str) -> Result<SocketAddr, String> {
@@ -181,13 +259,25 @@ fn percent_decode(part: &str, url: &str) -> Result<String, String> {
 }
 
 impl Connect for RedisConnector {
-    type Stream = tokio::net::TcpStream;
+    type Stream = Box<dyn RedisStream>;
 
-    /// Connects, then logs in and selects the database. A refused login is an error of
-    /// kind [`io::ErrorKind::PermissionDenied`], a refused `SELECT` one of kind
-    /// [`io::ErrorKind::InvalidInput`], so that callers can tell them from an unreachable node.
+    /// Connects (and does the TLS handshake), then logs in and selects the database. A
+    /// refused login is an error of kind [`io::ErrorKind::PermissionDenied`], a refused
+    /// `SELECT` one of kind [`io::ErrorKind::InvalidInput`], so that callers can tell them
+    /// from an unreachable node.
     async fn connect(&self) -> io::Result<Self::Stream> {
-        let stream = TcpConnector(self.addr).connect().await?;
+        let tcp = TcpConnector(self.addr).connect().await?;
+        let stream: Box<dyn RedisStream> = match &self.tls {
+            None => Box::new(tcp),
+            Some(tls) => {
+                let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+                let stream = connector
+                    .connect(tls.server_name.clone(), tcp)
+                    .await
+                    .map_err(|e| io::Error::new(e.kind(), format!("TLS: {e}")))?;
+                Box::new(stream)
+            }
+        };
         if self.password.is_none() && self.db == 0 {
             return Ok(stream);
         }
@@ -211,7 +301,7 @@ impl Connect for RedisConnector {
 /// Sends one setup command and expects `+OK`; an error reply becomes an I/O error of kind
 /// `refused`, naming the command (never its arguments: they hold the password).
 async fn setup(
-    connection: &mut Connection<tokio::net::TcpStream>,
+    connection: &mut Connection<Box<dyn RedisStream>>,
     words: Vec<Vec<u8>>,
     refused: io::ErrorKind,
 ) -> io::Result<()> {
@@ -307,10 +397,24 @@ mod tests {
     #[test]
     fn other_schemes_bad_databases_and_unknown_hosts_are_refused_with_a_reason() {
         let error = |text| RedisConnector::from_url(text).unwrap_err();
-        assert!(error("rediss://127.0.0.1:1").contains("TLS"));
+        assert!(
+            RedisConnector::from_url("rediss://127.0.0.1:1")
+                .unwrap()
+                .tls
+                .is_some()
+        );
         assert!(error("http://127.0.0.1:1").contains("scheme"));
         assert!(error("redis://127.0.0.1:1/x").contains("database"));
         assert!(error("redis://no-such-host.invalid:1").contains("cannot resolve"));
+    }
+
+    #[test]
+    fn rediss_checks_the_certificate_against_the_host_the_url_names() {
+        let name = |text| url(text).tls.map(|tls| tls.server_name.to_str().into_owned());
+        assert_eq!(name("rediss://localhost:7000/1").as_deref(), Some("localhost"));
+        assert_eq!(name("rediss://app:pw@127.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(name("rediss://[::1]:7000").as_deref(), Some("::1"));
+        assert_eq!(name("redis://localhost:7000"), None);
     }
 
     #[test]

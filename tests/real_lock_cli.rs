@@ -613,3 +613,68 @@ fn concurrent_invocations_never_overlap() {
         );
     }
 }
+
+/// A CA and a certificate it signed for 127.0.0.1 and localhost, made with openssl in
+/// `dir`: (ca.pem, server.pem, server.key).
+fn test_certificates(dir: &std::path::Path) -> [std::path::PathBuf; 3] {
+    let script = "set -e
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=locksim-test-ca -keyout ca.key -out ca.pem
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=localhost -keyout server.key -out server.csr
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile ext -out server.pem";
+    let output = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    ["ca.pem", "server.pem", "server.key"].map(|name| dir.join(name))
+}
+
+#[test]
+fn rediss_speaks_tls_and_checks_the_servers_certificate() {
+    let dir = support::cli::scratch("tls");
+    let [ca, cert, key] = test_certificates(&dir);
+    let tls_port = refused_port().to_string();
+    let server = RedisServer::start(&[
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        cert.to_str().unwrap(),
+        "--tls-key-file",
+        key.to_str().unwrap(),
+        "--tls-ca-cert-file",
+        ca.to_str().unwrap(),
+        "--tls-auth-clients",
+        "no",
+    ]);
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let ca_arg = ["--tls-ca", ca.to_str().unwrap()];
+    let print = "echo $LOCKSIM_LOCK_KEY";
+    let mut trusted = lock_command(&url, "tls", &[&ca_arg[..], &["--", "sh", "-c", print]].concat());
+    let output = trusted.output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "tls\n");
+    let (code, stderr, _) = run_timed(&mut lock_command(&url, "tls", &["--", "true"]));
+    assert_eq!(code, Some(69), "a certificate no public root signed: {stderr}");
+    assert!(
+        stderr.contains("TLS") && stderr.contains("certificate"),
+        "{stderr}"
+    );
+    let plain = format!("redis://127.0.0.1:{tls_port}");
+    let (code, stderr, _) = run_timed(&mut lock_command(&plain, "tls", &["--", "true"]));
+    assert_eq!(code, Some(69), "plain TCP to the TLS port: {stderr}");
+    drop(server);
+}

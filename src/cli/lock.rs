@@ -46,7 +46,8 @@ LOCKSIM_FENCING_TOKEN (pass it to the resource you write to, so it can refuse a 
 Exit codes:
   CMD's own    the command ran to its end under the lock (128+N when signal N ended it)
   2            invalid arguments
-  69           Redis cannot be reached: connection refused or unresolvable (at once)
+  69           Redis cannot be reached: connection refused, unresolvable, or a TLS
+               handshake that failed (at once)
   70           the lock was lost while the command ran: it was sent --lost-signal, then
                SIGKILL after --lost-grace
   75           the lock was held by another client until --wait ran out (at once with --wait 0)
@@ -58,11 +59,15 @@ Exit codes:
 /// What `lock` is asked: the nodes, the lock, and the command to run under it.
 #[derive(clap::Args)]
 pub struct LockArgs {
-    /// Redis nodes, comma-separated: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
-    /// `HOST:PORT`; several mean Redlock (a majority must grant). Prefer giving the password
+    /// Redis nodes, comma-separated: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`,
+    /// `rediss://…` for TLS, or `HOST:PORT`; several mean Redlock (a majority must grant). Prefer giving the password
     /// through LOCKSIM_REDIS_PASSWORD or --password-file: argv is visible to every user.
     #[arg(long, value_delimiter = ',', required = true, value_parser = RedisConnector::from_url)]
     pub redis: Vec<RedisConnector>,
+    /// Check the certificates of `rediss://` nodes against the CA certificates (PEM) in this
+    /// file instead of the public web's roots.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Read the password for nodes whose URL has none from this file (its first line);
     /// otherwise it comes from LOCKSIM_REDIS_PASSWORD, if set.
     #[arg(long, value_name = "FILE")]
@@ -343,6 +348,7 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
 
     let LockArgs {
         mut redis,
+        tls_ca,
         password_file,
         key,
         ttl: ttl_ms,
@@ -359,6 +365,16 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
     let mut every_node: Vec<&mut RedisConnector> = redis.iter_mut().chain(fence_counter.as_mut()).collect();
     if let Err(e) = fill_passwords(&mut every_node, password_file.as_ref()) {
         return invalid(e);
+    }
+    if let Some(ca_file) = &tls_ca {
+        for node in every_node.iter_mut() {
+            if let Some(tls) = node.tls.take() {
+                match tls.trusting(ca_file) {
+                    Ok(tls) => node.tls = Some(tls),
+                    Err(e) => return invalid(format!("--tls-ca {e}")),
+                }
+            }
+        }
     }
     let labels: Vec<String> = redis.iter().map(|node| node.addr.to_string()).collect();
     let algorithm = if redis.len() > 1 {
