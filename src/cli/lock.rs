@@ -261,8 +261,9 @@ fn fails_at_once(answers: &[Answer], nodes: &[String], quorum: usize) -> Option<
 }
 
 /// Why the lock was not had when the wait ran out, from each node's last answer: as
-/// [`fails_at_once`], else held by another, else no usable answer.
-fn not_acquired(answers: &[Answer], nodes: &[String], quorum: usize) -> (u8, String) {
+/// [`fails_at_once`], else held by another, else no usable answer (with the nodes' errors,
+/// or, when every node answered, why the last attempt failed: `last_failure`).
+fn not_acquired(answers: &[Answer], nodes: &[String], quorum: usize, last_failure: &str) -> (u8, String) {
     if let Some(failure) = fails_at_once(answers, nodes, quorum) {
         return failure;
     }
@@ -277,14 +278,20 @@ fn not_acquired(answers: &[Answer], nodes: &[String], quorum: usize) -> (u8, Str
             _ => None,
         })
         .collect();
-    (
-        EXIT_TIMED_OUT,
-        format!("Redis gave no usable answer ({})", reasons.join("; ")),
-    )
+    let why = if reasons.is_empty() {
+        last_failure.to_string()
+    } else {
+        reasons.join("; ")
+    };
+    (EXIT_TIMED_OUT, format!("Redis gave no usable answer ({why})"))
 }
 
-/// Keeps each node's latest answer to an acquire, to say why the lock was not had.
-struct LastAnswers(Mutex<Vec<Answer>>);
+/// Keeps each node's latest answer to an acquire, and why the last attempt failed, to say
+/// why the lock was not had.
+struct LastAnswers {
+    answers: Mutex<Vec<Answer>>,
+    failure: Mutex<String>,
+}
 
 impl Observe for LastAnswers {
     fn answered(&self, request: Request, node: usize, answer: &Result<bool, LockError>) {
@@ -296,7 +303,11 @@ impl Observe for LastAnswers {
             Ok(false) => Answer::Held,
             Err(e) => Answer::of_error(e),
         };
-        self.0.lock().expect("never poisoned")[node] = answer;
+        self.answers.lock().expect("never poisoned")[node] = answer;
+    }
+
+    fn attempt_failed(&self, _attempt: u32, reason: &str) {
+        *self.failure.lock().expect("never poisoned") = reason.to_string();
     }
 }
 
@@ -419,7 +430,10 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
         let clock = HostClock::new();
         // Tokens must be unguessable and unique across hosts: seed from the OS.
         let rng: rand_chacha::ChaCha20Rng = rand::make_rng();
-        let last_answers = std::sync::Arc::new(LastAnswers(Mutex::new(answers)));
+        let last_answers = std::sync::Arc::new(LastAnswers {
+            answers: Mutex::new(answers),
+            failure: Mutex::new(String::new()),
+        });
         let mut lock = Lock::new(redis, clock.clone(), rng, options).with_observer(last_answers.clone());
         if let Some(counter) = fence_counter {
             lock = lock.with_fence_counter(counter);
@@ -430,8 +444,9 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
             () = clock.sleep_ms(wait_ms), if wait_ms > 0 => None,
         };
         let Some(lease) = acquired else {
-            let answers = last_answers.0.lock().expect("never poisoned").clone();
-            let (code, reason) = not_acquired(&answers, &labels, quorum);
+            let answers = last_answers.answers.lock().expect("never poisoned").clone();
+            let failure = last_answers.failure.lock().expect("never poisoned").clone();
+            let (code, reason) = not_acquired(&answers, &labels, quorum, &failure);
             let within = if wait_ms == 0 { String::new() } else { format!(" within {wait_ms} ms") };
             eprintln!("locksim: could not acquire lock `{key}`{within}: {reason}");
             return ExitCode::from(code);
@@ -639,14 +654,21 @@ mod tests {
     #[test]
     fn a_wait_that_ran_out_is_held_when_a_node_refused_and_timed_out_when_none_answered() {
         let no_reply = || Answer::Unusable("no reply within 1000 ms".into());
-        assert_eq!(not_acquired(&[Answer::Held], &nodes(1), 1).0, EXIT_HELD);
+        assert_eq!(not_acquired(&[Answer::Held], &nodes(1), 1, "").0, EXIT_HELD);
         assert_eq!(
-            not_acquired(&[Answer::Held, no_reply(), no_reply()], &nodes(3), 2).0,
+            not_acquired(&[Answer::Held, no_reply(), no_reply()], &nodes(3), 2, "").0,
             EXIT_HELD
         );
-        let (code, message) = not_acquired(&[no_reply()], &nodes(1), 1);
+        let (code, message) = not_acquired(&[no_reply()], &nodes(1), 1, "");
         assert_eq!(code, EXIT_TIMED_OUT);
         assert!(message.contains("node-0: no reply"), "{message}");
+        let granted_but_failed = not_acquired(&[Answer::Yes], &nodes(1), 1, "no validity left");
+        assert_eq!(granted_but_failed.0, EXIT_TIMED_OUT);
+        assert!(
+            granted_but_failed.1.contains("no validity left"),
+            "{}",
+            granted_but_failed.1
+        );
     }
 
     #[test]
