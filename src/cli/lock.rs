@@ -412,31 +412,33 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
         Err(e) => return invalid(format!("cannot start the runtime: {e}")),
     };
     runtime.block_on(async {
-        let checks = redis.iter().map(|node| check_node(node.clone(), node_timeout_ms));
-        let answers = futures::future::join_all(checks).await;
-        let quorum = redis.len() / 2 + 1;
-        if let Some((code, message)) = fails_at_once(&answers, &labels, quorum) {
-            eprintln!("locksim: could not acquire lock `{key}`: {message}");
-            return ExitCode::from(code);
-        }
-        if let Some(counter) = &fence_counter {
-            let answer = check_node(counter.clone(), node_timeout_ms).await;
-            let label = [format!("{} (the fence counter)", counter.addr)];
-            if let Some((code, message)) = fails_at_once(&[answer], &label, 1) {
-                eprintln!("locksim: could not acquire lock `{key}`: {message}");
-                return ExitCode::from(code);
-            }
-        }
         let clock = HostClock::new();
         // Tokens must be unguessable and unique across hosts: seed from the OS.
         let rng: rand_chacha::ChaCha20Rng = rand::make_rng();
         let last_answers = std::sync::Arc::new(LastAnswers {
-            answers: Mutex::new(answers),
+            answers: Mutex::new(Vec::new()),
             failure: Mutex::new(String::new()),
         });
+        let checks = redis.clone().into_iter().map(|node| check_node(node, node_timeout_ms));
+        let counter_check = fence_counter.clone();
         let mut lock = Lock::new(redis, clock.clone(), rng, options).with_observer(last_answers.clone());
         if let Some(counter) = fence_counter {
             lock = lock.with_fence_counter(counter);
+        }
+        let quorum = lock.quorum();
+        let answers = futures::future::join_all(checks).await;
+        if let Some((code, message)) = fails_at_once(&answers, &labels, quorum) {
+            eprintln!("locksim: could not acquire lock `{key}`: {message}");
+            return ExitCode::from(code);
+        }
+        *last_answers.answers.lock().expect("never poisoned") = answers;
+        if let Some(counter) = counter_check {
+            let label = [format!("{} (the fence counter)", counter.addr)];
+            let answer = check_node(counter, node_timeout_ms).await;
+            if let Some((code, message)) = fails_at_once(&[answer], &label, 1) {
+                eprintln!("locksim: could not acquire lock `{key}`: {message}");
+                return ExitCode::from(code);
+            }
         }
         let acquired = tokio::select! {
             biased;
