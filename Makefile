@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build run test soak lint clean deps images
+.PHONY: all build run test soak lint clean deps images install-check
 
 all: build
 
@@ -41,6 +41,12 @@ test: deps
 # digests twice and on 1, 2 and 3 threads. About half an hour on 2 cores.
 soak: deps
 	LOCKSIM_SOAK=1 $(CARGO) test --release --locked --test soak -- --nocapture
+
+# The README's install line (`cargo install` with `--cfg madsim`), run from outside the
+# repository into a temporary root, then the installed binary (tests/install.rs). A debug
+# build of everything: minutes on two cores, so not part of `make test`; CI runs it.
+install-check:
+	$(CARGO) test --locked --test install -- --ignored
 
 # Tests start their own redis-server (Redis 7.0, Debian's package) on free ports, and
 # open the report in headless Chromium (Debian's package).

@@ -9,9 +9,11 @@
 
 #[cfg(not(madsim))]
 compile_error!(
-    "locksim is a simulation and must be built with `--cfg madsim`. .cargo/config.toml sets it, \
-     but a RUSTFLAGS environment variable replaces that setting: unset RUSTFLAGS, or use `make`, \
-     or add `--cfg madsim` to it."
+    "locksim is a simulation and must be built with `--cfg madsim`. .cargo/config.toml sets it \
+     for cargo commands run inside the repository, but a RUSTFLAGS environment variable replaces that \
+     setting (unset RUSTFLAGS, use `make`, or add `--cfg madsim` to it), and `cargo install` \
+     or `--manifest-path` from elsewhere never reads it: install with \
+     RUSTFLAGS=\"--cfg madsim\" cargo install --locked --git <repository> (or --path <checkout>)."
 );
 
 pub mod check;

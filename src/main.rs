@@ -3,9 +3,9 @@
 //!
 //! Exit codes of `run`, `replay`, `merge`, `report` and `check`: 0 when every expectation
 //! is met, 1 when one is not (or a scenario expects nothing: *unchecked*), 2 on invalid
-//! input or usage, 3 when a run panicked or hung (a harness error; the other seeds ran). `lock` exits with its command's status,
-//! 75 when the lock could not be had in time, 70 when the lock was lost while the command
-//! ran. Signals sent to `lock` are passed on to its command.
+//! input or usage, 3 when a run panicked or hung (a harness error; the other seeds ran).
+//! `lock` exits with its command's status, or one of the codes `locksim lock --help` lists
+//! (cli/lock.rs). Signals sent to `lock` are passed on to its command.
 
 mod cli;
 
@@ -19,7 +19,7 @@ use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
-use cli::lock::{lock_and_run, parse_duration_ms};
+use cli::lock::{LockArgs, lock_and_run};
 use cli::merge::{merge, merge_report};
 use cli::parse_address;
 use cli::report::{ReportArgs, report};
@@ -131,26 +131,8 @@ enum Command {
     },
     /// Run a command while holding a lock on real Redis (Redlock with several addresses),
     /// renewing it until the command ends; exits with the command's status.
-    Lock {
-        /// Redis address(es), HOST:PORT, comma-separated; several mean Redlock.
-        #[arg(long, value_delimiter = ',', required = true, value_parser = parse_address)]
-        redis: Vec<SocketAddr>,
-        /// The lock's key.
-        #[arg(long)]
-        key: String,
-        /// Time to live of the key; renewed every third of it while the command runs.
-        #[arg(long, default_value = "10s", value_parser = parse_duration_ms)]
-        ttl: u64,
-        /// How long to keep trying to acquire before giving up (exit 75).
-        #[arg(long, default_value = "30s", value_parser = parse_duration_ms)]
-        wait: u64,
-        /// How long to wait for one Redis node's reply.
-        #[arg(long, default_value = "1s", value_parser = parse_duration_ms)]
-        node_timeout: u64,
-        /// The command and its arguments.
-        #[arg(last = true, required = true)]
-        command: Vec<String>,
-    },
+    #[command(after_help = cli::lock::LOCK_HELP)]
+    Lock(LockArgs),
     /// Measure how fast the simulator runs seeds (seeds/s, simulated seconds per wall
     /// second, events per second) and its peak memory.
     Bench {
@@ -232,14 +214,7 @@ fn main() -> ExitCode {
             without_faults,
         } => replay(&file, seed, story, plot.as_deref(), without_faults),
         Command::Report(args) => report(args),
-        Command::Lock {
-            redis,
-            key,
-            ttl,
-            wait,
-            node_timeout,
-            command,
-        } => lock_and_run(&redis, &key, ttl, wait, node_timeout, &command),
+        Command::Lock(args) => lock_and_run(args),
         Command::Serve { port, replicaof } => serve(port, replicaof),
         Command::Shrink {
             file,

@@ -5,9 +5,13 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::platform::{Clock, Connect, Listener};
+use crate::redis::Frame;
+use crate::redis::connection::{Connection, ConnectionError};
+use crate::redis::request::build as request;
 
 /// The host's clocks: `SystemTime` for the wall clock, tokio's `Instant` for monotonic
 /// time and sleeps.
@@ -60,6 +64,262 @@ impl Connect for TcpConnector {
     }
 }
 
+/// The default Redis port, for an address or URL that names none.
+const DEFAULT_PORT: u16 = 6379;
+
+/// A Redis node as a `redis://` or `rediss://` URL names it: where it is, whether to speak
+/// TLS, who to log in as and which database to use. Each new connection does the TLS
+/// handshake, logs in (`AUTH`) and selects the database (`SELECT`) before the lock client
+/// sees it, so every reconnection does too.
+#[derive(Clone)]
+pub struct RedisConnector {
+    pub addr: SocketAddr,
+    /// The ACL user (`AUTH user password`); none for the default user (`AUTH password`).
+    pub user: Option<String>,
+    /// The password; without one, no `AUTH` is sent.
+    pub password: Option<String>,
+    /// The database number; 0 sends no `SELECT`.
+    pub db: u32,
+    /// TLS (`rediss://`), or plain TCP.
+    pub tls: Option<Tls>,
+}
+
+/// TLS to one node, through rustls: the name the node's certificate must carry, and
+/// the roots that certificate must chain to.
+#[derive(Clone)]
+pub struct Tls {
+    /// The host as the URL names it (a DNS name or an IP address).
+    pub server_name: rustls::pki_types::ServerName<'static>,
+    pub config: Arc<rustls::ClientConfig>,
+}
+
+impl Tls {
+    /// TLS to `host`, trusting the public web's roots (webpki-roots).
+    fn to(host: &str) -> Result<Tls, String> {
+        let server_name = rustls::pki_types::ServerName::try_from(host.to_string())
+            .map_err(|e| format!("`{host}` cannot be a TLS server name: {e}"))?;
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        Ok(Tls {
+            server_name,
+            config: client_config(roots)?,
+        })
+    }
+
+    /// The same, trusting only the certificates (PEM) in `ca_file`: a private CA.
+    pub fn trusting(self, ca_file: &std::path::Path) -> Result<Tls, String> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let unreadable = |e: &dyn std::fmt::Display| format!("{}: {e}", ca_file.display());
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(ca_file).map_err(|e| unreadable(&e))? {
+            roots
+                .add(cert.map_err(|e| unreadable(&e))?)
+                .map_err(|e| unreadable(&e))?;
+        }
+        if roots.is_empty() {
+            return Err(unreadable(&"no certificate in the file"));
+        }
+        Ok(Tls {
+            config: client_config(roots)?,
+            ..self
+        })
+    }
+}
+
+/// A rustls client configuration on the ring provider, trusting `roots`.
+fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+impl std::fmt::Debug for RedisConnector {
+    /// Never shows the password (it ends up in logs and error messages).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConnector")
+            .field("addr", &self.addr)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("db", &self.db)
+            .field("tls", &self.tls.as_ref().map(|tls| tls.server_name.to_str()))
+            .finish()
+    }
+}
+
+impl RedisConnector {
+    /// Parses `redis[s]://[[user]:password@]host[:port][/db]` or a bare `host[:port]`, and
+    /// resolves the host. Percent-escapes (`%40` for `@`) are decoded in the user and
+    /// password. `rediss://` means TLS, checked against the public web's roots.
+    pub fn from_url(text: &str) -> Result<RedisConnector, String> {
+        let (rest, tls) = if let Some(rest) = text.strip_prefix("redis://") {
+            (rest, false)
+        } else if let Some(rest) = text.strip_prefix("rediss://") {
+            (rest, true)
+        } else if text.contains("://") {
+            return Err(format!("`{text}`: the scheme must be redis:// or rediss://"));
+        } else {
+            (text, false)
+        };
+        let (authority, db) = match rest.split_once('/') {
+            Some((authority, "")) => (authority, 0),
+            Some((authority, db)) => {
+                let db = db
+                    .parse()
+                    .map_err(|_| format!("`{text}`: the database must be a number (redis://host:port/0)"))?;
+                (authority, db)
+            }
+            None => (rest, 0),
+        };
+        let (userinfo, host_port) = match authority.rsplit_once('@') {
+            Some((userinfo, host_port)) => (Some(userinfo), host_port),
+            None => (None, authority),
+        };
+        let (user, password) = match userinfo {
+            None => (None, None),
+            Some(userinfo) => {
+                let (user, password) = match userinfo.split_once(':') {
+                    Some((user, password)) => (user, Some(percent_decode(password, text)?)),
+                    None => (userinfo, None),
+                };
+                let user = (!user.is_empty())
+                    .then(|| percent_decode(user, text))
+                    .transpose()?;
+                (user, password)
+            }
+        };
+        let addr = resolve(host_port).map_err(|reason| format!("`{text}`: {reason}"))?;
+        let tls = tls
+            .then(|| Tls::to(host_of(host_port)))
+            .transpose()
+            .map_err(|reason| format!("`{text}`: {reason}"))?;
+        Ok(RedisConnector {
+            addr,
+            user,
+            password,
+            db,
+            tls,
+        })
+    }
+}
+
+/// The host of `host`, `host:port`, `[v6]` or `[v6]:port`.
+fn host_of(host_port: &str) -> &str {
+    if let Some(rest) = host_port.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host_port.split(':').next().unwrap_or(host_port)
+}
+
+/// A byte stream to a Redis node: plain TCP or TLS over it.
+pub trait RedisStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> RedisStream for S {}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`, resolved (port 6379 when none is given).
+fn resolve(host_port: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let has_port = match host_port.rfind(']') {
+        Some(bracket) => host_port[bracket..].contains(':'),
+        None => host_port.contains(':'),
+    };
+    let with_port = if has_port {
+        host_port.to_string()
+    } else {
+        format!("{host_port}:{DEFAULT_PORT}")
+    };
+    match with_port.to_socket_addrs().map(|mut addrs| addrs.next()) {
+        Ok(Some(addr)) => Ok(addr),
+        Ok(None) | Err(_) => Err(format!("cannot resolve `{host_port}` (expected HOST:PORT)")),
+    }
+}
+
+/// Decodes `%XX` escapes, as URLs write reserved characters in a user or password.
+fn percent_decode(part: &str, url: &str) -> Result<String, String> {
+    let bad = || format!("`{url}`: bad percent-escape in the user or password");
+    let bytes = part.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = part.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+impl Connect for RedisConnector {
+    type Stream = Box<dyn RedisStream>;
+
+    /// Connects (and does the TLS handshake), then logs in and selects the database. A
+    /// refused login is an error of kind [`io::ErrorKind::PermissionDenied`], a refused
+    /// `SELECT` one of kind [`io::ErrorKind::InvalidInput`], so that callers can tell them
+    /// from an unreachable node.
+    async fn connect(&self) -> io::Result<Self::Stream> {
+        let tcp = TcpConnector(self.addr).connect().await?;
+        let stream: Box<dyn RedisStream> = match &self.tls {
+            None => Box::new(tcp),
+            Some(tls) => {
+                let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+                let stream = connector
+                    .connect(tls.server_name.clone(), tcp)
+                    .await
+                    .map_err(|e| io::Error::new(e.kind(), format!("TLS: {e}")))?;
+                Box::new(stream)
+            }
+        };
+        if self.password.is_none() && self.db == 0 {
+            return Ok(stream);
+        }
+        let mut connection = Connection::new(stream);
+        if let Some(password) = &self.password {
+            let mut auth = vec![b"AUTH".to_vec()];
+            auth.extend(self.user.iter().map(|user| user.as_bytes().to_vec()));
+            auth.push(password.as_bytes().to_vec());
+            setup(&mut connection, auth, io::ErrorKind::PermissionDenied).await?;
+        }
+        if self.db != 0 {
+            let select = vec![b"SELECT".to_vec(), self.db.to_string().into_bytes()];
+            setup(&mut connection, select, io::ErrorKind::InvalidInput).await?;
+        }
+        let (stream, unread) = connection.into_parts();
+        debug_assert!(unread.is_empty(), "one reply per setup command");
+        Ok(stream)
+    }
+}
+
+/// Sends one setup command and expects `+OK`; an error reply becomes an I/O error of kind
+/// `refused`, naming the command (never its arguments: they hold the password).
+async fn setup(
+    connection: &mut Connection<Box<dyn RedisStream>>,
+    words: Vec<Vec<u8>>,
+    refused: io::ErrorKind,
+) -> io::Result<()> {
+    let name = String::from_utf8_lossy(&words[0]).into_owned();
+    connection.write_frame(&request(words)).await?;
+    match connection.read_frame().await {
+        Ok(Some(Frame::SimpleString(ok))) if ok == b"OK" => Ok(()),
+        Ok(Some(Frame::Error(reason))) => Err(io::Error::new(refused, format!("{name}: {reason}"))),
+        Ok(Some(other)) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{name}: unexpected reply {other:?}"),
+        )),
+        Ok(None) | Err(ConnectionError::Closed) => Err(io::ErrorKind::UnexpectedEof.into()),
+        Err(ConnectionError::Io(e)) => Err(e),
+        Err(ConnectionError::Protocol(reason)) => Err(io::Error::new(io::ErrorKind::InvalidData, reason)),
+    }
+}
+
 /// Opens tokio TCP connections to any address (a replica dialling its master).
 #[derive(Debug, Clone, Copy)]
 pub struct TcpDialer;
@@ -82,5 +342,84 @@ impl Listener for TcpListener {
         let (stream, _) = self.0.accept().await?;
         stream.set_nodelay(true)?;
         Ok(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> RedisConnector {
+        RedisConnector::from_url(text).unwrap()
+    }
+
+    #[test]
+    fn a_url_gives_user_password_and_database() {
+        let node = url("redis://app:s3cret@127.0.0.1:7000/2");
+        assert_eq!(node.addr, SocketAddr::from(([127, 0, 0, 1], 7000)));
+        assert_eq!(node.user.as_deref(), Some("app"));
+        assert_eq!(node.password.as_deref(), Some("s3cret"));
+        assert_eq!(node.db, 2);
+    }
+
+    #[test]
+    fn a_password_without_user_logs_in_as_the_default_user() {
+        let node = url("redis://:pw@127.0.0.1:7000");
+        assert_eq!(
+            (node.user, node.password.as_deref(), node.db),
+            (None, Some("pw"), 0)
+        );
+    }
+
+    #[test]
+    fn a_user_without_password_leaves_the_password_to_be_given_elsewhere() {
+        let node = url("redis://app@127.0.0.1:7000/");
+        assert_eq!((node.user.as_deref(), node.password), (Some("app"), None));
+    }
+
+    #[test]
+    fn percent_escapes_in_the_password_are_decoded() {
+        assert_eq!(
+            url("redis://:p%40ss%3Aw@127.0.0.1:1").password.as_deref(),
+            Some("p@ss:w")
+        );
+        assert!(RedisConnector::from_url("redis://:p%4@127.0.0.1:1").is_err());
+    }
+
+    #[test]
+    fn bare_addresses_and_urls_without_port_default_to_6379() {
+        assert_eq!(url("127.0.0.1:7001").addr.port(), 7001);
+        assert_eq!(url("redis://127.0.0.1").addr.port(), DEFAULT_PORT);
+        assert_eq!(url("redis://[::1]").addr, "[::1]:6379".parse().unwrap());
+        assert_eq!(url("[::1]:7002").addr.port(), 7002);
+    }
+
+    #[test]
+    fn other_schemes_bad_databases_and_unknown_hosts_are_refused_with_a_reason() {
+        let error = |text| RedisConnector::from_url(text).unwrap_err();
+        assert!(
+            RedisConnector::from_url("rediss://127.0.0.1:1")
+                .unwrap()
+                .tls
+                .is_some()
+        );
+        assert!(error("http://127.0.0.1:1").contains("scheme"));
+        assert!(error("redis://127.0.0.1:1/x").contains("database"));
+        assert!(error("redis://no-such-host.invalid:1").contains("cannot resolve"));
+    }
+
+    #[test]
+    fn rediss_checks_the_certificate_against_the_host_the_url_names() {
+        let name = |text| url(text).tls.map(|tls| tls.server_name.to_str().into_owned());
+        assert_eq!(name("rediss://localhost:7000/1").as_deref(), Some("localhost"));
+        assert_eq!(name("rediss://app:pw@127.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(name("rediss://[::1]:7000").as_deref(), Some("::1"));
+        assert_eq!(name("redis://localhost:7000"), None);
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_password() {
+        let shown = format!("{:?}", url("redis://app:s3cret@127.0.0.1:7000"));
+        assert!(!shown.contains("s3cret") && shown.contains("<hidden>"), "{shown}");
     }
 }

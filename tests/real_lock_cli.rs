@@ -1,5 +1,6 @@
 //! `locksim lock` against a real redis-server: the command runs under the lock, its
-//! status comes back, and the two ways of not holding the lock have their own exits.
+//! status comes back, each way of not holding the lock has its own exit, and the command
+//! never outlives locksim or the lock. Every process a test starts is stopped by it.
 
 mod support;
 
@@ -13,13 +14,102 @@ use rand_chacha::ChaCha8Rng;
 use support::{RedisServer, real_lock, runtime, until_key_exists};
 
 fn locksim_lock(server: &RedisServer, key: &str, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_locksim"))
-        .args(["lock", "--redis", &server.addr.to_string(), "--key", key])
+    lock_at(&server.addr.to_string(), key, args)
+}
+
+/// `locksim lock --redis REDIS --key KEY ARGS`, with no password in its environment.
+fn lock_at(redis: &str, key: &str, args: &[&str]) -> Child {
+    lock_command(redis, key, args).spawn().unwrap()
+}
+
+fn lock_command(redis: &str, key: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_locksim"));
+    command
+        .args(["lock", "--redis", redis, "--key", key])
         .args(args)
+        .env_remove("LOCKSIM_REDIS_PASSWORD")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs `command` to its end; its status code, stderr, and how long it took.
+fn run_timed(command: &mut Command) -> (Option<i32>, String, Duration) {
+    let started = Instant::now();
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr, started.elapsed())
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+fn has_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('Z' | 'X'))),
+        Err(_) => true,
+    }
+}
+
+/// Waits, polling, for up to `limit` until process `pid` has ended; panics otherwise
+/// (after killing it, so that no test leaves it running).
+fn until_ended(pid: u32, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    while !has_ended(pid) {
+        if Instant::now() > deadline {
+            // SAFETY: kill(2); the process is one this test had started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("{what} (pid {pid}) still ran {limit:?} later");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits, polling for up to 10 s, until `file` holds a pid (written by a command), and
+/// returns it.
+fn until_pid_in(file: &std::path::Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "{} never held a pid", file.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `server`, once its default user needs the password `right` and an ACL user `app` can log
+/// in with `apppw`. (Set after the start: the test support's readiness check does not log in.)
+fn with_password(server: RedisServer) -> RedisServer {
+    let mut admin = support::resp::RespClient::connect(server.addr);
+    for command in [
+        "ACL SETUSER app on >apppw ~* +@all",
+        "CONFIG SET requirepass right",
+    ] {
+        let words = command
+            .split(' ')
+            .map(|w| w.as_bytes().to_vec())
+            .collect::<Vec<_>>();
+        assert_eq!(
+            admin.request(&words),
+            support::resp::Value::Simple("OK".into()),
+            "{command}"
+        );
+    }
+    server
+}
+
+/// A loopback port nothing listens on.
+fn refused_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn other_client(server: &RedisServer, ttl_ms: u64) -> Lock<TcpConnector, HostClock, ChaCha8Rng> {
@@ -187,23 +277,26 @@ fn several_addresses_lock_with_redlock() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    drop(servers.into_iter().take(2).collect::<Vec<_>>()); // two of three dead: no majority
-    let output = Command::new(env!("CARGO_BIN_EXE_locksim"))
-        .args([
-            "lock",
-            "--redis",
-            &addresses.join(","),
-            "--key",
-            "many",
-            "--wait",
-            "500ms",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(75), "{stderr}");
+    let mut servers = servers;
+    drop(servers.drain(..2)); // two of three dead: no majority
+    let (code, stderr, took) = run_timed(&mut lock_command(
+        &addresses.join(","),
+        "many",
+        &["--wait", "30s", "--", "true"],
+    ));
+    assert_eq!(code, Some(69), "{stderr}");
+    assert!(
+        stderr.contains(&addresses[0]) && stderr.contains(&addresses[1]),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(&addresses[2]),
+        "the live node is not blamed: {stderr}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "at once, not after --wait: {took:?}"
+    );
 }
 
 #[test]
@@ -233,4 +326,358 @@ fn sigterm_to_locksim_stops_the_command_and_releases_the_lock() {
         assert!(lease.is_some(), "released at once, not after the 30 s TTL");
     });
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_wrong_or_missing_password_fails_at_once_with_77_and_says_why() {
+    let server = with_password(RedisServer::start(&[]));
+    let port = server.addr.port();
+    for (redis, said) in [
+        (format!("redis://:wrong@127.0.0.1:{port}"), "WRONGPASS"),
+        (format!("127.0.0.1:{port}"), "NOAUTH"),
+    ] {
+        let (code, stderr, took) = run_timed(&mut lock_command(&redis, "auth", &["--", "true"]));
+        assert_eq!(code, Some(77), "{redis}: {stderr}");
+        assert!(
+            stderr.contains("refused the login") && stderr.contains(said),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("wrong"), "the password is never shown: {stderr}");
+        assert!(
+            took < Duration::from_secs(5),
+            "at once, not after --wait: {took:?}"
+        );
+    }
+}
+
+#[test]
+fn the_password_comes_from_the_url_the_environment_or_a_file_and_users_log_in_by_acl() {
+    let server = with_password(RedisServer::start(&[]));
+    let port = server.addr.port();
+    let file = support::cli::scratch("password").join("password");
+    std::fs::write(&file, "apppw\n").unwrap();
+    let url = format!("redis://:right@127.0.0.1:{port}");
+    let (code, stderr, _) = run_timed(&mut lock_command(&url, "pw", &["--", "true"]));
+    assert_eq!(code, Some(0), "password in the URL: {stderr}");
+    let bare = format!("127.0.0.1:{port}");
+    let mut from_env = lock_command(&bare, "pw", &["--", "true"]);
+    from_env.env("LOCKSIM_REDIS_PASSWORD", "right");
+    let (code, stderr, _) = run_timed(&mut from_env);
+    assert_eq!(code, Some(0), "password from LOCKSIM_REDIS_PASSWORD: {stderr}");
+    let user = format!("redis://app@127.0.0.1:{port}");
+    let args = ["--password-file", file.to_str().unwrap(), "--", "true"];
+    let (code, stderr, _) = run_timed(&mut lock_command(&user, "pw", &args));
+    assert_eq!(code, Some(0), "user app, password from --password-file: {stderr}");
+    let (code, stderr, _) = run_timed(&mut lock_command(&user, "pw", &["--", "true"]));
+    assert_eq!(code, Some(2), "a user without a password anywhere: {stderr}");
+    assert!(stderr.contains("LOCKSIM_REDIS_PASSWORD"), "{stderr}");
+}
+
+#[test]
+fn the_database_in_the_url_holds_the_lock_apart_from_database_0() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let mut holder = other_client(&server, 10_000);
+        holder
+            .try_acquire(b"db")
+            .await
+            .unwrap()
+            .expect("granted in database 0");
+        let db3 = format!("redis://127.0.0.1:{}/3", server.addr.port());
+        let (code, stderr, _) = run_timed(&mut lock_command(&db3, "db", &["--wait", "0", "--", "true"]));
+        assert_eq!(code, Some(0), "free in database 3: {stderr}");
+        let db0 = format!("redis://127.0.0.1:{}/0", server.addr.port());
+        let (code, stderr, _) = run_timed(&mut lock_command(&db0, "db", &["--wait", "0", "--", "true"]));
+        assert_eq!(code, Some(75), "held in database 0: {stderr}");
+        let db99 = format!("redis://127.0.0.1:{}/99", server.addr.port());
+        let (code, stderr, _) = run_timed(&mut lock_command(&db99, "db", &["--", "true"]));
+        assert_eq!(code, Some(77), "no database 99: {stderr}");
+        assert!(stderr.contains("SELECT"), "{stderr}");
+    });
+}
+
+#[test]
+fn a_refused_port_fails_in_under_a_second_with_69() {
+    let redis = format!("127.0.0.1:{}", refused_port());
+    let (code, stderr, took) = run_timed(&mut lock_command(
+        &redis,
+        "nobody",
+        &["--wait", "30s", "--", "true"],
+    ));
+    assert_eq!(code, Some(69), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach Redis") && stderr.contains(&redis),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
+}
+
+#[test]
+fn a_lock_held_elsewhere_with_wait_0_exits_75_after_one_try() {
+    let server = RedisServer::start(&[]);
+    runtime().block_on(async {
+        let mut holder = other_client(&server, 10_000);
+        holder.try_acquire(b"busy").await.unwrap().expect("granted");
+        let redis = server.addr.to_string();
+        let (code, stderr, took) =
+            run_timed(&mut lock_command(&redis, "busy", &["--wait", "0", "--", "true"]));
+        assert_eq!(code, Some(75), "{stderr}");
+        assert!(stderr.contains("held by another client"), "{stderr}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+    });
+}
+
+#[test]
+fn a_server_that_never_answers_exits_124_when_the_wait_runs_out() {
+    let server = RedisServer::start(&[]);
+    server.freeze();
+    let redis = server.addr.to_string();
+    let args = ["--wait", "1.5s", "--node-timeout", "200ms", "--", "true"];
+    let (code, stderr, took) = run_timed(&mut lock_command(&redis, "frozen", &args));
+    server.thaw();
+    assert_eq!(code, Some(124), "{stderr}");
+    assert!(
+        stderr.contains("no usable answer") && stderr.contains("no reply within 200 ms"),
+        "{stderr}"
+    );
+    assert!(took >= Duration::from_millis(1500), "it waited: {took:?}");
+}
+
+#[test]
+fn a_command_ignoring_the_lost_signal_is_killed_after_the_grace_period_with_all_it_started() {
+    let server = RedisServer::start(&[]);
+    let dir = support::cli::scratch("ignores");
+    let pid_file = dir.join("pid");
+    // The shell and its background sleep both ignore SIGHUP, the signal asked for.
+    let script = "trap '' HUP; sleep 30 & echo $! > \"$1\"; wait";
+    let args = [
+        "--ttl",
+        "600ms",
+        "--lost-signal",
+        "HUP",
+        "--lost-grace",
+        "300ms",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        pid_file.to_str().unwrap(),
+    ];
+    let child = locksim_lock(&server, "ignored", &args);
+    let started = Instant::now();
+    let output = runtime().block_on(async {
+        until_key_exists(server.addr, b"ignored").await;
+        let sleeper = until_pid_in(&pid_file);
+        let mut admin = Conn::new(TcpConnector(server.addr), HostClock::new(), 1000);
+        let del = Del {
+            keys: vec![b"ignored".to_vec()],
+        };
+        admin.request(&del.into_frame()).await.unwrap();
+        let output = until_exit(child, async || {}).await;
+        until_ended(sleeper, Duration::from_secs(1), "the command's background sleep");
+        output
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(70), "{stderr}");
+    assert!(
+        stderr.contains("lock lost") && stderr.contains("SIGHUP, and SIGKILL 300 ms later"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn killing_locksim_with_sigkill_or_sigquit_ends_the_command_within_a_second() {
+    let server = RedisServer::start(&[]);
+    for signal in ["-KILL", "-QUIT"] {
+        let pid_file = support::cli::scratch(&format!("orphan{signal}")).join("pid");
+        let args = [
+            "--",
+            "sh",
+            "-c",
+            "echo $$ > \"$1\"; exec sleep 30",
+            "sh",
+            pid_file.to_str().unwrap(),
+        ];
+        // Each its own key: the killed one's lock stays until its TTL runs out.
+        let mut child = locksim_lock(&server, &format!("orphan{signal}"), &args);
+        let command = until_pid_in(&pid_file);
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        child.wait().unwrap();
+        until_ended(
+            command,
+            Duration::from_secs(1),
+            &format!("the command after kill {signal}"),
+        );
+    }
+}
+
+#[test]
+fn what_the_command_leaves_running_is_killed_before_the_lock_is_released() {
+    let server = RedisServer::start(&[]);
+    let pid_file = support::cli::scratch("leftover").join("pid");
+    let args = [
+        "--",
+        "sh",
+        "-c",
+        "sleep 30 & echo $! > \"$1\"",
+        "sh",
+        pid_file.to_str().unwrap(),
+    ];
+    let output = locksim_lock(&server, "leftover", &args)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    until_ended(
+        until_pid_in(&pid_file),
+        Duration::from_secs(1),
+        "the background sleep",
+    );
+}
+
+#[test]
+fn the_command_learns_its_key_token_and_fencing_token() {
+    let server = RedisServer::start(&[]);
+    let redis = server.addr.to_string();
+    let print = "echo \"$LOCKSIM_LOCK_KEY ${#LOCKSIM_LOCK_TOKEN} ${LOCKSIM_FENCING_TOKEN-none}\"";
+    let run = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.extend(["--", "sh", "-c", print]);
+        let output = lock_command(&redis, "env", &args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(run(&[]), "env 40 none\n", "no fencing token without a counter");
+    let counter = ["--fence-counter", redis.as_str()];
+    assert_eq!(run(&counter), "env 40 1\n");
+    assert_eq!(run(&counter), "env 40 2\n", "each holder's token is larger");
+}
+
+#[test]
+fn concurrent_invocations_never_overlap() {
+    let server = RedisServer::start(&[]);
+    let journal = support::cli::scratch("overlap").join("journal");
+    let script =
+        "echo \"start $LOCKSIM_LOCK_TOKEN\" >> \"$1\"; sleep 0.2; echo \"end $LOCKSIM_LOCK_TOKEN\" >> \"$1\"";
+    const RUNS: usize = 4;
+    let children: Vec<Child> = (0..RUNS)
+        .map(|_| {
+            let args = [
+                "--ttl",
+                "1s",
+                "--",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                journal.to_str().unwrap(),
+            ];
+            locksim_lock(&server, "shared", &args)
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2 * RUNS, "{text}");
+    for pair in lines.chunks(2) {
+        let token = pair[0].strip_prefix("start ").expect("a start first");
+        assert_eq!(
+            pair[1],
+            format!("end {token}"),
+            "another holder started in between:\n{text}"
+        );
+    }
+}
+
+/// A CA and a certificate it signed for 127.0.0.1 and localhost, made with openssl in
+/// `dir`: (ca.pem, server.pem, server.key).
+fn test_certificates(dir: &std::path::Path) -> [std::path::PathBuf; 3] {
+    let script = "set -e
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj /CN=locksim-test-ca -keyout ca.key -out ca.pem
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=localhost -keyout server.key -out server.csr
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile ext -out server.pem";
+    let output = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    ["ca.pem", "server.pem", "server.key"].map(|name| dir.join(name))
+}
+
+#[test]
+fn rediss_speaks_tls_and_checks_the_servers_certificate() {
+    let dir = support::cli::scratch("tls");
+    let [ca, cert, key] = test_certificates(&dir);
+    // A fresh TLS port at each attempt: another process may take one before the bind.
+    let server = RedisServer::start_fresh(|| {
+        let tls_port = refused_port().to_string();
+        let files = [
+            ("--tls-cert-file", &cert),
+            ("--tls-key-file", &key),
+            ("--tls-ca-cert-file", &ca),
+        ];
+        let mut args = vec!["--tls-port".to_string(), tls_port];
+        for (flag, file) in files {
+            args.extend([flag.to_string(), file.display().to_string()]);
+        }
+        args.extend(["--tls-auth-clients".to_string(), "no".to_string()]);
+        args
+    });
+    let tls_port = server.arg_after("--tls-port").unwrap().to_string();
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let ca_arg = ["--tls-ca", ca.to_str().unwrap()];
+    let print = "echo $LOCKSIM_LOCK_KEY";
+    let mut trusted = lock_command(&url, "tls", &[&ca_arg[..], &["--", "sh", "-c", print]].concat());
+    let output = trusted.output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "tls\n");
+    let (code, stderr, _) = run_timed(&mut lock_command(&url, "tls", &["--", "true"]));
+    assert_eq!(code, Some(69), "a certificate no public root signed: {stderr}");
+    assert!(
+        stderr.contains("TLS") && stderr.contains("certificate"),
+        "{stderr}"
+    );
+    let plain = format!("redis://127.0.0.1:{tls_port}");
+    let (code, stderr, _) = run_timed(&mut lock_command(&plain, "tls", &["--", "true"]));
+    assert_eq!(code, Some(69), "plain TCP to the TLS port: {stderr}");
+    drop(server);
 }

@@ -125,17 +125,28 @@ impl RedisServer {
     /// checkout's tests) may take it between our probe and the server's bind; the server
     /// then exits, or another process answers in its place, and we retry on a new port.
     pub fn start(args: &[&str]) -> RedisServer {
+        Self::start_fresh(|| args.iter().map(|a| a.to_string()).collect())
+    }
+
+    /// Starts a server as [`RedisServer::start`] does, with `args()` drawn anew for each
+    /// attempt: a second port among them (`--tls-port`) is then also fresh when the last
+    /// one was taken. [`RedisServer::arg_after`] reads back what was used.
+    pub fn start_fresh(args: impl Fn() -> Vec<String>) -> RedisServer {
         const ATTEMPTS: usize = 5;
         for _ in 0..ATTEMPTS {
-            if let Some(server) = Self::try_start(args) {
+            let args = args();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            if let Some(server) = Self::try_start_on(candidate_port(), &args) {
                 return server;
             }
         }
         panic!("redis-server did not start after {ATTEMPTS} attempts on free ports");
     }
 
-    fn try_start(args: &[&str]) -> Option<RedisServer> {
-        Self::try_start_on(candidate_port(), args)
+    /// The argument that followed `flag` when this server started.
+    pub fn arg_after(&self, flag: &str) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == flag)?;
+        self.args.get(at + 1).map(String::as_str)
     }
 
     /// Kills the server and starts a fresh, empty one on the same port (a restart

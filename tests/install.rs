@@ -1,0 +1,58 @@
+//! The README's install line, run as a user would: from a directory outside the
+//! repository (where .cargo/config.toml, which sets `--cfg madsim`, is not read), into a
+//! temporary root; then the installed binary runs a scenario and shows `lock --help`.
+//!
+//! An install builds the whole crate: minutes on two cores. So the test is `#[ignore]`d
+//! in `cargo test` and run by `make install-check`; it builds in debug (`--debug`) into
+//! target/install-check, which later runs reuse.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+#[ignore = "a full build, minutes long: `make install-check` runs it"]
+fn the_documented_install_works_from_outside_the_repository() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let outside = support::cli::scratch("install");
+    let root = outside.join("root");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let install = Command::new(cargo)
+        .current_dir(&outside)
+        .env("RUSTFLAGS", "--cfg madsim")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .args(["install", "--locked", "--debug", "--path"])
+        .arg(repo)
+        .arg("--root")
+        .arg(&root)
+        .arg("--target-dir")
+        .arg(repo.join("target/install-check"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        install.status.success(),
+        "cargo install failed:\n{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let installed = root.join("bin/locksim");
+    let run = Command::new(&installed)
+        .current_dir(&outside)
+        .args(["run", "--seeds", "2"])
+        .arg(repo.join("scenarios/single-node-baseline.json"))
+        .output()
+        .expect("the installed locksim runs");
+    let table = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && table.contains("single-node-baseline"),
+        "{table}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let help = Command::new(&installed)
+        .args(["lock", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Exit codes:"));
+    std::fs::remove_dir_all(&outside).unwrap();
+}
