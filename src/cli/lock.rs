@@ -14,6 +14,7 @@ use locksim::client::{LockError, Observe, Request, RequestError};
 use locksim::real::RedisConnector;
 use locksim::redis::Frame;
 use locksim::redis::connection::ConnectionError;
+use locksim::scenario::limits::parse_duration;
 
 use super::invalid;
 
@@ -101,49 +102,14 @@ pub struct LockArgs {
 }
 
 /// A duration: a number (decimals allowed) and a unit, `250ms`, `1.5s`, `2m`, `1h`; or a
-/// bare `0`. Whole milliseconds only.
+/// bare `0`. Whole milliseconds only (the scenario files' parser, with a unit required).
 pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
-    if text == "0" {
-        return Ok(0);
-    }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
     let expected = || format!("`{text}`: expected a number and a unit (250ms, 1.5s, 2m, 1h)");
-    let scale: u64 = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "" => return Err(expected()),
-        _ => return Err(format!("`{text}`: the unit must be ms, s, m or h")),
-    };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') || fraction.len() > 9 {
-        return Err(expected());
+    match parse_duration(text)? {
+        (0, _) => Ok(0),
+        (_, false) => Err(expected()),
+        (ms, true) => u64::try_from(ms).map_err(|_| format!("`{text}`: a duration cannot be negative")),
     }
-    let parse = |digits: &str| {
-        if digits.is_empty() {
-            Ok(0)
-        } else {
-            digits.parse::<u64>()
-        }
-    };
-    let (whole, fraction_value) = (
-        parse(whole).map_err(|_| expected())?,
-        parse(fraction).map_err(|_| expected())?,
-    );
-    let too_long = || format!("`{text}`: too long");
-    let denominator = 10u64.pow(fraction.len() as u32);
-    let fraction_ms = fraction_value * scale;
-    if !fraction_ms.is_multiple_of(denominator) {
-        return Err(format!("`{text}`: durations are whole milliseconds"));
-    }
-    whole
-        .checked_mul(scale)
-        .and_then(|ms| ms.checked_add(fraction_ms / denominator))
-        .ok_or_else(too_long)
 }
 
 /// A signal by name (`TERM`, `SIGTERM`) or number.

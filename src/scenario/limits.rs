@@ -117,31 +117,65 @@ pub struct Millis(pub i64);
 const DURATION_WORDS: &str =
     "a duration: milliseconds (250) or a number with a unit (\"250ms\", \"8s\", \"2m\", \"1h\")";
 
+/// Reads a duration written as a number and an optional unit (`250`, `"250ms"`, `"1.5s"`,
+/// `".5s"`, `"2m"`, `"1h"`, `"-3s"`), exactly: decimals are counted in whole milliseconds,
+/// never through floating point. Returns the milliseconds and whether a unit was written.
+/// The one duration parser of scenario files and of `locksim lock`'s options.
+pub fn parse_duration(text: &str) -> Result<(i64, bool), String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "ms" | "" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown unit `{other}`{}; expected {DURATION_WORDS}",
+                did_you_mean(other, ["ms", "s", "m", "h"])
+            ));
+        }
+    };
+    let not_a_duration = || format!("`{text}` is not {DURATION_WORDS}");
+    let number = number.trim();
+    let (negative, digits) = match number.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, number),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty()
+        || !all_digits(whole)
+        || !all_digits(fraction)
+        || fraction.len() > 9
+    {
+        return Err(not_a_duration());
+    }
+    let too_long = || format!("`{text}` is out of range: must be at most {MAX_TIME_MS} ms");
+    let value = |part: &str| match part {
+        "" => Ok(0),
+        _ => part.parse::<u64>().map_err(|_| too_long()),
+    };
+    let denominator = 10u64.pow(fraction.len() as u32);
+    let fraction_ms = value(fraction)? * scale;
+    if !fraction_ms.is_multiple_of(denominator) {
+        return Err(format!("`{text}` is not a whole number of milliseconds"));
+    }
+    let ms = value(whole)?
+        .checked_mul(scale)
+        .and_then(|ms| ms.checked_add(fraction_ms / denominator))
+        .filter(|&ms| ms <= i64::MAX as u64 / 2)
+        .ok_or_else(too_long)? as i64;
+    Ok((if negative { -ms } else { ms }, !unit.trim().is_empty()))
+}
+
 impl Millis {
     /// Reads `"8s"` and the like.
     fn parse(text: &str) -> Result<Millis, String> {
-        let trimmed = text.trim();
-        let split = trimmed
-            .find(|c: char| c.is_ascii_alphabetic())
-            .unwrap_or(trimmed.len());
-        let (number, unit) = trimmed.split_at(split);
-        let scale = match unit.trim() {
-            "ms" | "" => 1.0,
-            "s" => 1e3,
-            "m" | "min" => 60e3,
-            "h" => 3_600e3,
-            other => {
-                return Err(format!(
-                    "`{text}`: unknown unit `{other}`{}; expected {DURATION_WORDS}",
-                    did_you_mean(other, ["ms", "s", "m", "h"])
-                ));
-            }
-        };
-        let value: f64 = number
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{text}` is not {DURATION_WORDS}"))?;
-        Millis::from_f64(value * scale).map_err(|why| format!("`{text}` {why}"))
+        parse_duration(text).map(|(ms, _)| Millis(ms))
     }
 
     fn from_f64(ms: f64) -> Result<Millis, String> {
