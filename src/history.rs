@@ -201,6 +201,10 @@ pub struct Strike {
     pub fault: usize,
     /// True time of the strike (for the nemesis: of its first fault), in microseconds.
     pub true_us: u64,
+    /// How many events the history held when it struck: what follows in the log came
+    /// after the strike, even an event of the same microsecond (the grant whose holder a
+    /// `holder` fault waited for came before it).
+    pub events_before: usize,
 }
 
 /// The log of one run.

@@ -361,3 +361,31 @@ fn a_swarm_nemesis_differs_from_seed_to_seed() {
         "seeds draw different nemeses: {sets:?}"
     );
 }
+
+#[test]
+fn a_holder_fault_that_waited_for_the_next_grant_counts_no_grant_of_its_victim_after_it() {
+    // One client that mostly thinks: at 5 s it seldom holds the lock, so `holder` waits
+    // for its next grant; the crash kills it for good, so no grant can follow the fault.
+    let text = r#"{
+      "name": "test", "duration_ms": 10000, "seeds": 1,
+      "topology": { "kind": "single" },
+      "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
+      "clients": { "count": 1, "work_ms": [50, 50], "think_ms": [400, 400] },
+      "faults": [{ "kind": "crash", "target": "holder", "at_ms": 5000 }]
+    }"#;
+    let s = Arc::new(locksim::scenario::load_str(std::path::Path::new("(test)"), text).unwrap());
+    let mut waited = 0;
+    for seed in 0..5 {
+        let history = run_seed(&s, seed).unwrap();
+        let crash = history
+            .events
+            .iter()
+            .find(|e| e.kind == EventKind::Crashed)
+            .unwrap();
+        waited += usize::from(crash.true_us > 5_000_100);
+        let evidence = locksim::check::evidence::evidence(&history, 1);
+        assert_eq!(evidence.faults[0].struck_us, Some(crash.true_us), "seed {seed}");
+        assert_eq!(evidence.faults[0].grants_after, 0, "seed {seed}");
+    }
+    assert!(waited > 0, "some seed had to wait for the next grant");
+}

@@ -115,13 +115,15 @@ pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaC
     if let FaultAction::Random(nemesis) = fault.action {
         return nemesis::run(index, nemesis, reach, rng).await;
     }
-    reach.recorder.struck(index);
     let targets = match (&fault.target, fired.held.is_some()) {
         (None, _) => Vec::new(),
         // A crash point's target is the client that reached the step.
         (Some(_), true) => fired.node.into_iter().collect(),
         (Some(target), false) => reach.resolve(target, fired.node, &mut rng).await,
     };
+    // The fault strikes now, not when its trigger fired: `holder` may have waited for the
+    // next grant, and that grant came before the fault.
+    reach.recorder.struck(index);
     let applying = apply(fault.action, targets, &reach);
     tokio::pin!(applying);
     // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
