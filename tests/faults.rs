@@ -389,3 +389,56 @@ fn a_holder_fault_that_waited_for_the_next_grant_counts_no_grant_of_its_victim_a
     }
     assert!(waited > 0, "some seed had to wait for the next grant");
 }
+
+#[test]
+fn latency_and_loss_reach_the_sentinel_and_the_fencing_counter_like_any_node() {
+    let text = r#"{
+      "name": "test", "duration_ms": 8000, "seeds": 1,
+      "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": 1000 },
+      "lock": { "algorithm": "lua-release", "ttl_ms": 2000, "fencing": "counter" },
+      "clients": { "count": 2, "work_ms": [100, 300] },
+      "faults": [
+        { "kind": "latency", "target": ["sentinel", "fence-counter"], "latency_ms": [300, 300], "at_ms": 2000, "duration_ms": 3000 },
+        { "kind": "loss", "target": ["sentinel"], "rate": 0.5, "at_ms": 2000, "duration_ms": 3000 },
+        { "kind": "latency", "groups": [["sentinel"], ["redis-1"]], "latency_ms": [50, 50], "at_ms": 2500, "duration_ms": 1000 }
+      ]
+    }"#;
+    let s = Arc::new(locksim::scenario::load_str(std::path::Path::new("(test)"), text).unwrap());
+    let history = run_seed(&s, 0).unwrap();
+    let ended = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::FaultEnded { .. }))
+        .count();
+    assert_eq!(ended, 3, "every fault struck and ended");
+    let slow_grants = history
+        .events
+        .iter()
+        .filter(|e| {
+            (2_000_000..5_000_000).contains(&e.true_us) && matches!(e.kind, EventKind::Acquired { .. })
+        })
+        .count();
+    assert!(
+        slow_grants > 0,
+        "clients still get the lock, fenced by a slow counter"
+    );
+}
+
+#[test]
+fn hundreds_of_clients_each_get_an_address_of_their_own() {
+    let text = r#"{
+      "name": "test", "duration_ms": 1000, "seeds": 1,
+      "topology": { "kind": "single" },
+      "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
+      "clients": { "count": 300, "work_ms": [1, 2] }
+    }"#;
+    let s = Arc::new(locksim::scenario::load_str(std::path::Path::new("(test)"), text).unwrap());
+    let history = run_seed(&s, 0).unwrap();
+    let acquirers: std::collections::BTreeSet<&str> = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
+        .map(|e| e.node.as_str())
+        .collect();
+    assert!(acquirers.len() > 1, "the clients run: {acquirers:?}");
+}

@@ -60,7 +60,8 @@ pub struct Reach {
     pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
-    /// Each node's extra write latency, for latency faults on nodes and links.
+    /// Every node's network interface, for latency, loss and reset faults on nodes and
+    /// links (the sentinel and the fencing counter are nodes like any other).
     pub nics: BTreeMap<String, Nic>,
     /// Each node's IP address (a link's latency is keyed by its far end).
     pub ips: BTreeMap<String, IpAddr>,
