@@ -46,6 +46,14 @@ pub enum EventKind {
     FaultEnded { fault: String },
     /// The node's process died (a crash fault): its tasks, sockets and memory are gone.
     Crashed,
+    /// The node was frozen by a pause (the first of the pauses covering it).
+    Paused,
+    /// The node goes on: the last pause covering it ended.
+    Resumed,
+    /// The link from this node to `to` was cut (the first partition or stall covering it).
+    LinkCut { to: String },
+    /// The link from this node to `to` carries messages again: nothing cuts it any more.
+    LinkHealed { to: String },
     /// The node's process started again after a crash.
     Restarted,
     /// The failover controller promoted `promoted` to master in place of `replaced`.
@@ -122,6 +130,10 @@ impl fmt::Display for EventKind {
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
             EventKind::Crashed => write!(f, "crashed"),
             EventKind::Restarted => write!(f, "restarted"),
+            EventKind::Paused => write!(f, "paused"),
+            EventKind::Resumed => write!(f, "resumed"),
+            EventKind::LinkCut { to } => write!(f, "link-cut to={to}"),
+            EventKind::LinkHealed { to } => write!(f, "link-healed to={to}"),
             EventKind::KeySet {
                 token,
                 expires_at_us: Some(at),

@@ -87,6 +87,7 @@ impl Nodes {
         start: impl Fn() -> F + Send + Sync + 'static,
     ) {
         let node = self.handle.create_node().name(name).ip(ip).init(start).build();
+        nic.attach(node.id());
         self.ids.insert(name.to_string(), node.id());
         self.ips.insert(name.to_string(), ip);
         self.clocks.insert(name.to_string(), clock);
@@ -209,9 +210,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         masters: scenario.master_names(),
         redis: scenario.redis_names(),
         groups,
-        network: scenario.network.clone(),
-        cut_links: Mutex::default(),
-        down: Mutex::default(),
+        covers: Mutex::default(),
+        next_fault: AtomicU64::new(0),
         restart_delay_ms: scenario
             .redis_names()
             .into_iter()

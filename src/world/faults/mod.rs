@@ -5,6 +5,7 @@
 //! choice a fault makes (which client, which majority) comes from its own seeded RNG.
 
 mod clock;
+pub mod cover;
 mod nemesis;
 mod network;
 
@@ -16,9 +17,10 @@ mod writes;
 pub use steps::StepTraps;
 pub use writes::WriteTraps;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use madsim::task::NodeId;
@@ -32,7 +34,8 @@ use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
 use crate::redis::node::Gate;
-use crate::scenario::{Fault, FaultAction, NetworkSpec, Target, Trigger, TriggerEvent};
+use crate::scenario::{Fault, FaultAction, Target, Trigger, TriggerEvent};
+use cover::{Covers, FaultId};
 
 /// The name faults are recorded under in the history.
 pub const WORLD: &str = "world";
@@ -50,12 +53,10 @@ pub struct Reach {
     pub redis: Vec<String>,
     /// The Redis groups, for who is master now.
     pub groups: Vec<Group>,
-    /// The scenario's network settings, restored when a latency fault ends.
-    pub network: NetworkSpec,
-    /// Links cut by partitions and not healed yet, as (from, to) node names.
-    pub cut_links: Mutex<BTreeSet<(String, String)>>,
-    /// Nodes crashed and not restarted yet.
-    pub down: Mutex<BTreeSet<String>>,
+    /// What the faults cover now, fault by fault: how overlapping faults compose.
+    pub covers: Mutex<Composition>,
+    /// The id the next fault to strike gets.
+    pub next_fault: AtomicU64,
     /// How long each crashed Redis node stays down at least.
     pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
@@ -69,7 +70,33 @@ pub struct Reach {
     pub writes: WriteTraps,
 }
 
+/// What each kind of fault covers now. A process is paused while any pause covers it and
+/// down while any crash does; a link is cut while any partition or stall covers it; a
+/// clock runs at the rate of the latest drift still covering it. (Latency and loss are
+/// claimed on the nodes' [`Nic`]s, the same way.)
+#[derive(Debug, Default)]
+pub struct Composition {
+    pub paused: Covers<String>,
+    pub down: Covers<String>,
+    /// Links as (from, to) node names.
+    pub cut: Covers<(String, String)>,
+    /// Each drift's rate, in ppm.
+    pub drifts: Covers<String, i64>,
+    /// The rate of each drifting clock before its first drift.
+    pub base_rates: BTreeMap<String, i64>,
+}
+
 impl Reach {
+    /// A new fault's id.
+    fn new_fault(&self) -> FaultId {
+        self.next_fault.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The composition of the faults now.
+    fn covers(&self) -> MutexGuard<'_, Composition> {
+        self.covers.lock().expect("covers lock poisoned")
+    }
+
     /// Records a fault event under [`WORLD`], at true time.
     fn record(&self, kind: EventKind) {
         self.recorder.record(WORLD, (true_now_ns() / 1000) as i64, kind);
