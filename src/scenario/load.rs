@@ -307,7 +307,9 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     };
     match &fault.action {
         FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
-        FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
+        FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+            positive("restart_after_ms", *restart_after_ms)?
+        }
         FaultAction::ClockDrift {
             rate_ppm,
             duration_ms,

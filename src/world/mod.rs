@@ -202,6 +202,11 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         });
     }
 
+    let disks = groups
+        .iter()
+        .flat_map(|group| (0..group.names.len()).map(move |i| (group, i)))
+        .filter_map(|(group, i)| Some((group.names[i].clone(), group.disk(i)?)))
+        .collect();
     let reach = Arc::new(Reach {
         nodes: nodes.ids,
         clocks: nodes.clocks,
@@ -210,6 +215,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         masters: scenario.master_names(),
         redis: scenario.redis_names(),
         groups,
+        disks,
         covers: Mutex::default(),
         next_fault: AtomicU64::new(0),
         restart_delay_ms: scenario

@@ -14,6 +14,7 @@ mod process;
 mod steps;
 mod writes;
 
+use process::Failure;
 pub use steps::StepTraps;
 pub use writes::WriteTraps;
 
@@ -34,6 +35,7 @@ use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
 use crate::redis::node::Gate;
+use crate::redis::persistence::Disk;
 use crate::scenario::{Fault, FaultAction, Target, Trigger, TriggerEvent};
 use cover::{Covers, FaultId};
 
@@ -57,6 +59,9 @@ pub struct Reach {
     pub covers: Mutex<Composition>,
     /// The id the next fault to strike gets.
     pub next_fault: AtomicU64,
+    /// Each Redis node's AOF as its machine holds it (nodes with an AOF only): a power
+    /// loss drops what was not fsynced.
+    pub disks: BTreeMap<String, Disk>,
     /// How long each crashed Redis node stays down at least.
     pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
@@ -172,8 +177,13 @@ pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaC
 async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
     match action {
         FaultAction::Pause { duration_ms } => process::pause(&targets, duration_ms, reach).await,
-        FaultAction::Crash { restart_after_ms } => process::crash(&targets, restart_after_ms, reach).await,
-        FaultAction::Restart => process::crash(&targets, Some(0), reach).await,
+        FaultAction::Crash { restart_after_ms } => {
+            process::crash(Failure::Process, &targets, restart_after_ms, reach).await
+        }
+        FaultAction::PowerLoss { restart_after_ms } => {
+            process::crash(Failure::Machine, &targets, restart_after_ms, reach).await
+        }
+        FaultAction::Restart => process::crash(Failure::Process, &targets, Some(0), reach).await,
         FaultAction::ClockJump { by_ms } => clock::jump(&targets, by_ms, reach),
         FaultAction::ClockDrift {
             rate_ppm,

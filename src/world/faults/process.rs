@@ -11,6 +11,15 @@ use madsim::runtime::Handle;
 use super::{Reach, sleep_ms};
 use crate::history::EventKind;
 
+/// What fails in a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The process is killed (SIGKILL, OOM, a panic): the OS keeps what it wrote.
+    Process,
+    /// The machine fails (power cut, kernel panic): the page cache is lost too.
+    Machine,
+}
+
 /// Freezes every target for `duration_ms`, then lets it go on where it stopped unless
 /// another pause still covers it.
 pub async fn pause(targets: &[String], duration_ms: u64, reach: &Reach) {
@@ -37,8 +46,9 @@ pub async fn pause(targets: &[String], duration_ms: u64, reach: &Reach) {
 
 /// Kills every target that is up; restarts each after `restart_after_ms` if given (0 = at
 /// once), but a Redis node not before the topology's `restart_delay_ms`, and none while
-/// another crash still covers it (it comes back when the last one ends).
-pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
+/// another crash still covers it (it comes back when the last one ends). A machine
+/// failure also drops each target's page cache, even if its process was already down.
+pub async fn crash(failure: Failure, targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
     let id = reach.new_fault();
     // A Redis node comes back no sooner than its restart delay allows.
     let restart_after_ms = restart_after_ms.map(|ms| {
@@ -47,9 +57,13 @@ pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Re
             .filter_map(|name| reach.restart_delay_ms.get(name))
             .fold(ms, |at, &delay| at.max(delay))
     });
+    let what = match failure {
+        Failure::Process => "crash",
+        Failure::Machine => "power loss of",
+    };
     let description = match restart_after_ms {
-        None => format!("crash {}", targets.join(",")),
-        Some(ms) => format!("crash {}, restart after {ms} ms", targets.join(",")),
+        None => format!("{what} {}", targets.join(",")),
+        Some(ms) => format!("{what} {}, restart after {ms} ms", targets.join(",")),
     };
     reach.record(EventKind::FaultStarted {
         fault: description.clone(),
@@ -58,6 +72,9 @@ pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Re
         if reach.covers().down.cover(name.clone(), id, ()) {
             Handle::current().kill(reach.nodes[name]);
             reach.record_on(name, EventKind::Crashed);
+        }
+        if let (Failure::Machine, Some(disk)) = (failure, reach.disks.get(name)) {
+            disk.lose_page_cache();
         }
     }
     let Some(after_ms) = restart_after_ms else { return };
