@@ -3,6 +3,25 @@
 //! Each kind of fault is a small model in its own file ([`process`], [`clock`],
 //! [`network`], [`nemesis`]); faults are data (see `scenario::fault`), and every random
 //! choice a fault makes (which client, which majority) comes from its own seeded RNG.
+//!
+//! Overlapping faults compose by cover ([`cover`]): each fault claims what it covers, a
+//! thing is under a kind of fault while any claim covers it, and the last claim to go
+//! lifts it. The rules for every pair of kinds (docs/faults.md has the full table):
+//!
+//! | kinds on one target | what holds |
+//! |---|---|
+//! | pause + pause | paused for the union of the pauses |
+//! | crash + crash (restart, power loss) | down from the first kill to the last restart due |
+//! | partition + partition (stall) | cut for the union; `heal` lifts every cut |
+//! | latency + latency | delays add |
+//! | loss + loss | independent: through only if each lets it through |
+//! | drift + drift | the latest drift still on sets the rate, then the rate before the first |
+//! | jump + drift | independent: a jump moves the reading, a drift the rate |
+//! | pause + crash | a restart under a pause comes back frozen until the last pause ends |
+//! | power loss + crash | the page cache is lost even if the process was already down |
+//! | crash + partition, latency, loss, clock | the node's links, NIC and clock outlive its process |
+//! | pause + network or clock faults | independent: time, the clock and the network go on |
+//! | partition + latency or loss | a message waits for the heal, then its delay |
 
 mod clock;
 pub mod cover;
