@@ -45,6 +45,11 @@ impl Disk {
         [pages.synced.as_slice(), pages.cached.as_slice()].concat()
     }
 
+    /// What a power loss now would leave: the fsynced bytes.
+    pub fn synced(&self) -> Vec<u8> {
+        self.pages().synced.clone()
+    }
+
     /// write(2): into the page cache.
     fn write(&self, bytes: &[u8]) {
         self.pages().cached.extend_from_slice(bytes);
