@@ -49,6 +49,14 @@ pub enum EventKind {
     FaultEnded { fault: String },
     /// The node's process died (a crash fault): its tasks, sockets and memory are gone.
     Crashed,
+    /// The node was frozen by a pause (the first of the pauses covering it).
+    Paused,
+    /// The node goes on: the last pause covering it ended.
+    Resumed,
+    /// The link from this node to `to` was cut (the first partition or stall covering it).
+    LinkCut { to: String },
+    /// The link from this node to `to` carries messages again: nothing cuts it any more.
+    LinkHealed { to: String },
     /// The node's process started again after a crash.
     Restarted,
     /// The failover controller promoted `promoted` to master in place of `replaced`.
@@ -126,6 +134,10 @@ impl fmt::Display for EventKind {
             EventKind::FaultEnded { fault } => write!(f, "fault-end {fault}"),
             EventKind::Crashed => write!(f, "crashed"),
             EventKind::Restarted => write!(f, "restarted"),
+            EventKind::Paused => write!(f, "paused"),
+            EventKind::Resumed => write!(f, "resumed"),
+            EventKind::LinkCut { to } => write!(f, "link-cut to={to}"),
+            EventKind::LinkHealed { to } => write!(f, "link-healed to={to}"),
             EventKind::KeySet {
                 token,
                 expires_at_us: Some(at),
@@ -205,6 +217,10 @@ pub struct Strike {
     pub fault: usize,
     /// True time of the strike (for the nemesis: of its first fault), in microseconds.
     pub true_us: u64,
+    /// How many events the history held when it struck: what follows in the log came
+    /// after the strike, even an event of the same microsecond (the grant whose holder a
+    /// `holder` fault waited for came before it).
+    pub events_before: usize,
 }
 
 /// The log of one run.

@@ -30,7 +30,7 @@ pub struct Evidence {
 pub struct FaultEvidence {
     /// True time of its first strike; `None` when its trigger never fired.
     pub struck_us: Option<u64>,
-    /// Grants of the lock at or after that strike.
+    /// Grants of the lock recorded after that strike.
     pub grants_after: u64,
 }
 
@@ -75,22 +75,23 @@ impl fmt::Display for NotExercised {
 
 /// Counts the grants after each of the `faults` scheduled faults struck.
 pub fn evidence(history: &History, faults: usize) -> Evidence {
-    let grants: Vec<u64> = history
+    // The position of each grant in the log: a grant follows a strike when it was recorded
+    // after it, which tells apart events of the same microsecond.
+    let grants: Vec<usize> = history
         .events
         .iter()
-        .filter(|event| matches!(event.kind, EventKind::Acquired { .. }))
-        .map(|event| event.true_us)
+        .enumerate()
+        .filter(|(_, event)| matches!(event.kind, EventKind::Acquired { .. }))
+        .map(|(at, _)| at)
         .collect();
     let faults = (0..faults)
         .map(|fault| {
-            let struck_us = history
-                .strikes
-                .iter()
-                .find(|strike| strike.fault == fault)
-                .map(|strike| strike.true_us);
+            let strike = history.strikes.iter().find(|strike| strike.fault == fault);
             FaultEvidence {
-                struck_us,
-                grants_after: struck_us.map_or(0, |at| grants.iter().filter(|&&t| t >= at).count() as u64),
+                struck_us: strike.map(|strike| strike.true_us),
+                grants_after: strike.map_or(0, |strike| {
+                    grants.iter().filter(|&&at| at >= strike.events_before).count() as u64
+                }),
             }
         })
         .collect();
@@ -155,12 +156,28 @@ mod tests {
     use super::*;
     use crate::history::Strike;
 
+    /// `history` with fault `fault` struck at `at_ms`, after every event before then.
     fn struck(mut history: History, fault: usize, at_ms: u64) -> History {
+        let true_us = at_ms * 1000;
         history.strikes.push(Strike {
             fault,
-            true_us: at_ms * 1000,
+            true_us,
+            events_before: history.events.iter().filter(|e| e.true_us < true_us).count(),
         });
         history
+    }
+
+    #[test]
+    fn the_grant_a_holder_fault_waited_for_is_not_a_grant_after_it() {
+        // The fault struck in the microsecond of client-1's grant, after it was recorded.
+        let mut run = history(10_000, vec![acquired(5000, "client-1")]);
+        run.strikes.push(Strike {
+            fault: 0,
+            true_us: 5_000_000,
+            events_before: 1,
+        });
+        assert_eq!(evidence(&run, 1).faults[0].grants_after, 0);
+        assert!(evidence(&run, 1).exercised(1).is_err());
     }
 
     #[test]

@@ -19,8 +19,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Redis's rule (`keyIsExpired`, and the active cycle): a key is expired once `now` is
+    /// past its expiry, not at it. At the expiry millisecond it is still live: a `SET NX`
+    /// then fails and a release then still finds the key.
     fn is_expired(&self, now_ms: u64) -> bool {
-        self.expires_at_ms.is_some_and(|at| at <= now_ms)
+        self.expires_at_ms.is_some_and(|at| now_ms > at)
+    }
+
+    /// The first millisecond at which the key is expired.
+    fn expired_from_ms(&self) -> Option<u64> {
+        self.expires_at_ms.map(|at| at + 1)
     }
 }
 
@@ -138,13 +146,13 @@ impl Db {
         due.len()
     }
 
-    /// The earliest expiry time of any key (node wall clock, ms): when [`Db::expire_due`]
-    /// next has work. `None` on a replica, which expires nothing itself.
+    /// The earliest time (node wall clock, ms) at which a key is expired: when
+    /// [`Db::expire_due`] next has work. `None` on a replica, which expires nothing itself.
     pub fn earliest_expiry_ms(&self) -> Option<u64> {
         if self.replica {
             return None;
         }
-        self.entries.values().filter_map(|e| e.expires_at_ms).min()
+        self.entries.values().filter_map(Entry::expired_from_ms).min()
     }
 
     /// Number of keys stored, expired or not.
@@ -168,8 +176,20 @@ mod tests {
         db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
         assert!(db.get(b"k", 999).is_some());
         assert_eq!(db.len(), 1);
-        assert!(db.get(b"k", 1000).is_none());
+        assert!(db.get(b"k", 1001).is_none());
         assert!(db.is_empty(), "lazy expiry deletes the key");
+    }
+
+    #[test]
+    fn a_key_is_still_live_at_its_expiry_millisecond_as_in_redis() {
+        let mut db = Db::default();
+        db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
+        assert_eq!(db.expire_due(1000), 0, "the active cycle spares it at 1000");
+        assert!(db.get(b"k", 1000).is_some(), "keyIsExpired: now > when");
+        assert!(db.remove(b"k", 1000), "a release at the expiry finds the key");
+        db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
+        assert_eq!(db.earliest_expiry_ms(), Some(1001));
+        assert_eq!(db.expire_due(1001), 1);
     }
 
     #[test]
@@ -186,7 +206,7 @@ mod tests {
     fn expired_keys_cannot_be_removed_or_extended() {
         let mut db = Db::default();
         db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
-        assert!(!db.set_expiry(b"k", 5000, 1000));
+        assert!(!db.set_expiry(b"k", 5000, 1001));
         db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
         assert!(!db.remove(b"k", 1500));
         db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));

@@ -74,6 +74,10 @@ pub enum FaultAction {
     /// Kill a process: tasks, sockets and memory are gone; a Redis node without
     /// persistence forgets every key. Restarts after `restart_after_ms` if given.
     Crash { restart_after_ms: Option<u64> },
+    /// The node's machine fails (power cut, OS crash): a crash that also loses what the
+    /// OS had not yet written to disk (an `everysec` AOF's last second). A process crash
+    /// loses none of it: Redis writes the AOF before it replies.
+    PowerLoss { restart_after_ms: Option<u64> },
     /// Kill and start again at once (a deploy, an OOM kill with a supervisor).
     Restart,
     /// Step a node's wall clock by `by_ms` (forward if positive); monotonic time is unmoved.
@@ -185,7 +189,9 @@ impl Fault {
         }
         let fields = match &self.action {
             FaultAction::Pause { duration_ms } => json!({ "duration_ms": duration_ms }),
-            FaultAction::Crash { restart_after_ms } => json!({ "restart_after_ms": restart_after_ms }),
+            FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+                json!({ "restart_after_ms": restart_after_ms })
+            }
             FaultAction::Restart | FaultAction::Heal | FaultAction::Reset => json!({}),
             FaultAction::ClockJump { by_ms } => json!({ "by_ms": by_ms }),
             FaultAction::ClockDrift {
@@ -232,6 +238,7 @@ impl FaultAction {
         let kind = match self {
             FaultAction::Pause { .. } => FaultKind::Pause,
             FaultAction::Crash { .. } => FaultKind::Crash,
+            FaultAction::PowerLoss { .. } => FaultKind::PowerLoss,
             FaultAction::Restart => FaultKind::Restart,
             FaultAction::ClockJump { .. } => FaultKind::ClockJump,
             FaultAction::ClockDrift { .. } => FaultKind::ClockDrift,
@@ -347,6 +354,7 @@ impl fmt::Display for Target {
 enum FaultKind {
     Pause,
     Crash,
+    PowerLoss,
     Restart,
     ClockJump,
     ClockDrift,
@@ -365,6 +373,7 @@ impl FaultKind {
         match self {
             FaultKind::Pause => "pause",
             FaultKind::Crash => "crash",
+            FaultKind::PowerLoss => "power_loss",
             FaultKind::Restart => "restart",
             FaultKind::ClockJump => "clock_jump",
             FaultKind::ClockDrift => "clock_drift",
@@ -451,7 +460,7 @@ impl TryFrom<FaultFields> for Fault {
         let required = |field: &str| field_error(field, format!("required by kind `{name}`"));
         let (fields, needs_target): (&[&str], bool) = match kind {
             K::Pause => (&["duration_ms"], true),
-            K::Crash => (&["restart_after_ms"], true),
+            K::Crash | K::PowerLoss => (&["restart_after_ms"], true),
             K::Restart | K::Reset => (&[], true),
             K::ReplicationStall => (&["duration_ms"], true),
             K::ClockJump => (&["by_ms"], true),
@@ -523,6 +532,9 @@ impl TryFrom<FaultFields> for Fault {
                 duration_ms: fixed_duration(false)?.unwrap_or_default(),
             },
             K::Crash => FaultAction::Crash {
+                restart_after_ms: f.restart_after_ms,
+            },
+            K::PowerLoss => FaultAction::PowerLoss {
                 restart_after_ms: f.restart_after_ms,
             },
             K::Restart => FaultAction::Restart,

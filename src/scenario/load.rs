@@ -439,7 +439,9 @@ fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String, String)> {
     };
     match &fault.action {
         FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
-        FaultAction::Crash { restart_after_ms } => positive("restart_after_ms", *restart_after_ms)?,
+        FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+            positive("restart_after_ms", *restart_after_ms)?
+        }
         FaultAction::ClockJump { by_ms } => {
             in_range("by_ms", *by_ms, -MAX_CLOCK_STEP_MS, MAX_CLOCK_STEP_MS, "ms")?;
         }

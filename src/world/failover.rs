@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::net::SocketAddr;
 
 use super::clock::SimClock;
-use super::net::SimConnector;
+use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
 use super::topology::Group;
 use crate::client::Conn;
@@ -35,12 +35,15 @@ enum Seen {
     Replica { of: Option<SocketAddr>, offset: i64 },
 }
 
-/// Watches one group until the run ends.
-pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, recorder: Recorder) {
+/// Watches one group until the run ends, probing over the controller's `nic`.
+pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, nic: Nic, recorder: Recorder) {
     let mut conns: Vec<Conn<SimConnector, SimClock>> = group
         .addrs
         .iter()
-        .map(|addr| Conn::new(SimConnector::to(*addr), clock.clone(), PROBE_TIMEOUT_MS))
+        .map(|addr| {
+            let connector = SimConnector(Address::new(*addr), nic.clone());
+            Conn::new(connector, clock.clone(), PROBE_TIMEOUT_MS)
+        })
         .collect();
     let mut master_seen_ms = clock.monotonic_ms();
     loop {

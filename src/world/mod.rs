@@ -56,13 +56,14 @@ pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
     runtime.block_on(build_and_run(scenario.clone(), seed))
 }
 
-/// The nodes of a run as they are created: madsim's id, the address and the clock of
-/// each, by name (what the fault injector reaches them by).
+/// The nodes of a run as they are created: madsim's id, the address, the clock and the
+/// network interface of each, by name (what the fault injector reaches them by).
 struct Nodes {
     handle: Handle,
     ids: BTreeMap<String, NodeId>,
     ips: BTreeMap<String, IpAddr>,
     clocks: BTreeMap<String, SimClock>,
+    nics: BTreeMap<String, Nic>,
 }
 
 impl Nodes {
@@ -72,22 +73,26 @@ impl Nodes {
             ids: BTreeMap::new(),
             ips: BTreeMap::new(),
             clocks: BTreeMap::new(),
+            nics: BTreeMap::new(),
         }
     }
 
-    /// Creates node `name` at `ip`, reading `clock`, that runs `start()` when it starts
-    /// and again at each restart.
+    /// Creates node `name` at `ip`, reading `clock`, whose streams are on `nic`, that runs
+    /// `start()` when it starts and again at each restart.
     fn add<F: Future + 'static>(
         &mut self,
         name: &str,
         ip: IpAddr,
         clock: SimClock,
+        nic: Nic,
         start: impl Fn() -> F + Send + Sync + 'static,
     ) {
         let node = self.handle.create_node().name(name).ip(ip).init(start).build();
+        nic.attach(node.id());
         self.ids.insert(name.to_string(), node.id());
         self.ips.insert(name.to_string(), ip);
         self.clocks.insert(name.to_string(), clock);
+        self.nics.insert(name.to_string(), nic);
     }
 }
 
@@ -97,7 +102,6 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     let recorder = Recorder::default();
     let resource = Register::default();
     let mut nodes = Nodes::new(handle.clone());
-    let mut nics: BTreeMap<String, Nic> = BTreeMap::new();
     let steps = StepTraps::default();
     let writes = WriteTraps::default();
 
@@ -112,14 +116,19 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             let clock = new_clock(&mut rng, &scenario);
             let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name) = (writes.hook(name), name.clone());
-            nodes.add(name, group.addrs[index].ip(), clock, move || {
-                // Each incarnation watches its keys afresh: a restart starts empty.
-                let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
-                group_of_node
-                    .clone()
-                    .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
-            });
-            nics.insert(name.clone(), group.nics[index].clone());
+            nodes.add(
+                name,
+                group.addrs[index].ip(),
+                clock,
+                group.nics[index].clone(),
+                move || {
+                    // Each incarnation watches its keys afresh: a restart starts empty.
+                    let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
+                    group_of_node
+                        .clone()
+                        .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))
+                },
+            );
         }
     }
     let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
@@ -130,7 +139,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             .map(|(name, addr)| {
                 (
                     *addr,
-                    (name.clone(), nodes.clocks[name].clone(), nics[name].clone()),
+                    (name.clone(), nodes.clocks[name].clone(), nodes.nics[name].clone()),
                 )
             })
             .collect(),
@@ -140,7 +149,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         let clock = new_clock(&mut rng, &scenario);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
-        nodes.add(FENCE_COUNTER, FENCE_COUNTER_IP, clock, move || {
+        let nic = counter.nics[0].clone();
+        nodes.add(FENCE_COUNTER, FENCE_COUNTER_IP, clock, nic, move || {
             counter.clone().serve(0, node_clock.clone(), None, None)
         });
         addr
@@ -148,6 +158,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
 
     for (i, name) in scenario.client_names().into_iter().enumerate() {
         let clock = new_clock(&mut rng, &scenario);
+        let nic = Nic::default();
         let process = ClientProcess {
             name: name.clone(),
             clock: clock.clone(),
@@ -158,12 +169,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             redis_nodes: Arc::clone(&redis_nodes),
             fence_counter,
             steps: steps.hook(&name),
-            nic: nics.entry(name.clone()).or_default().clone(),
+            nic: nic.clone(),
             seed: rng.next_u64(),
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
         let incarnation = Arc::new(AtomicU64::new(0));
-        nodes.add(&name, client_ip(i), clock, move || {
+        nodes.add(&name, client_ip(i), clock, nic, move || {
             let n = incarnation.fetch_add(1, Ordering::Relaxed);
             ClientProcess {
                 seed: process.seed.wrapping_add(n),
@@ -175,18 +186,21 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
 
     if groups.iter().any(|group| group.names.len() > 1) {
         let clock = new_clock(&mut rng, &scenario);
-        let (watched, down_after_ms, node_recorder, node_clock) = (
+        let nic = Nic::default();
+        let (watched, down_after_ms, node_recorder, node_clock, node_nic) = (
             groups.clone(),
             scenario.down_after_ms(),
             recorder.clone(),
             clock.clone(),
+            nic.clone(),
         );
-        nodes.add(SENTINEL, SENTINEL_IP, clock, move || {
+        nodes.add(SENTINEL, SENTINEL_IP, clock, nic, move || {
             let watches = watched.iter().filter(|group| group.names.len() > 1).map(|group| {
                 failover::watch(
                     group.clone(),
                     down_after_ms,
                     node_clock.clone(),
+                    node_nic.clone(),
                     node_recorder.clone(),
                 )
             });
@@ -194,6 +208,11 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         });
     }
 
+    let disks = groups
+        .iter()
+        .flat_map(|group| (0..group.names.len()).map(move |i| (group, i)))
+        .filter_map(|(group, i)| Some((group.names[i].clone(), group.disk(i)?)))
+        .collect();
     let reach = Arc::new(Reach {
         nodes: nodes.ids,
         clocks: nodes.clocks,
@@ -202,9 +221,9 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         masters: scenario.master_names(),
         redis: scenario.redis_names(),
         groups,
-        network: scenario.network.clone(),
-        cut_links: Mutex::default(),
-        down: Mutex::default(),
+        disks,
+        covers: Mutex::default(),
+        next_fault: AtomicU64::new(0),
         restart_delay_ms: scenario
             .redis_names()
             .into_iter()
@@ -214,7 +233,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             })
             .collect(),
         steps,
-        nics,
+        nics: nodes.nics,
         ips: nodes.ips,
         writes,
     });
@@ -243,9 +262,21 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
     history
 }
 
-/// Client `i` (0-based) is 10.0.1.(i+1).
+/// The most clients a run can address: client addresses fill 10.2.0.0/16 from 10.2.0.1.
+pub const MAX_CLIENTS: usize = 65_535;
+
+/// Client `i` (0-based) is the (i+1)-th address of 10.2.0.0/16: 10.2.0.1, …, 10.2.0.255,
+/// 10.2.1.0, …, so no two clients share one (madsim refuses a second node on an address)
+/// up to [`MAX_CLIENTS`], and none meets a Redis node (10.0.0.x, 10.1.x.x) or the
+/// sentinel and fencing counter (10.0.2.x).
 fn client_ip(i: usize) -> IpAddr {
-    IpAddr::V4(Ipv4Addr::new(10, 0, 1, i as u8 + 1))
+    assert!(
+        i < MAX_CLIENTS,
+        "client {} has no address: at most {MAX_CLIENTS} clients",
+        i + 1
+    );
+    let n = u32::try_from(i + 1).expect("checked above");
+    IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 2, 0, 0)) + n))
 }
 
 /// A node's clock, with the offset and drift drawn from the scenario's ranges; one that no

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use madsim::net::NetSim;
+use madsim::task::NodeId;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::clock::true_now_ns;
 use super::events;
-use super::timer::{self, Timer};
+use super::faults::cover::{Covers, FaultId};
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
@@ -26,19 +28,19 @@ pub const REDIS_PORT: u16 = 6379;
 pub struct SimListener(madsim::net::TcpListener, Nic);
 
 impl SimListener {
-    pub async fn bind(addr: SocketAddr, latency: Nic) -> io::Result<Self> {
+    pub async fn bind(addr: SocketAddr, nic: Nic) -> io::Result<Self> {
         madsim::net::TcpListener::bind(addr)
             .await
-            .map(|listener| SimListener(listener, latency))
+            .map(|listener| SimListener(listener, nic))
     }
 }
 
 impl Listener for SimListener {
-    type Stream = Delayed<madsim::net::TcpStream>;
+    type Stream = NicStream<madsim::net::TcpStream>;
 
     async fn accept(&self) -> io::Result<Self::Stream> {
         let (stream, peer) = self.0.accept().await?;
-        Ok(Delayed::new(stream, self.1.clone(), peer))
+        Ok(NicStream::new(stream, self.1.clone(), peer))
     }
 }
 
@@ -75,14 +77,14 @@ impl SimConnector {
 }
 
 impl Connect for SimConnector {
-    type Stream = Delayed<madsim::net::TcpStream>;
+    type Stream = NicStream<madsim::net::TcpStream>;
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
-        let (addr, latency) = (self.0.get(), self.1.clone());
+        let (addr, nic) = (self.0.get(), self.1.clone());
         async move {
-            Ok(Delayed::new(
+            Ok(NicStream::new(
                 madsim::net::TcpStream::connect(addr).await?,
-                latency,
+                nic,
                 addr,
             ))
         }
@@ -94,10 +96,10 @@ impl Connect for SimConnector {
 pub struct SimDialer(pub Nic);
 
 impl Dialer for SimDialer {
-    type Stream = Delayed<madsim::net::TcpStream>;
+    type Stream = NicStream<madsim::net::TcpStream>;
 
     async fn dial(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
-        Ok(Delayed::new(
+        Ok(NicStream::new(
             madsim::net::TcpStream::connect(addr).await?,
             self.0.clone(),
             addr,
@@ -106,42 +108,55 @@ impl Dialer for SimDialer {
 }
 
 /// One node's network interface, shared by every stream the node opens or accepts: extra
-/// delay on its writes, on top of the network's latency, to one peer (a slow link) or to
-/// every peer (a congested NIC); and resets of its connections. madsim has one latency for
-/// the whole network, and its node reset leaves a stream's sending half working; this is
-/// how a single node or link gets slower, and how a reset connection refuses the next
-/// request as a real RST does.
+/// delay on the messages it sends, on top of the network's latency, to one peer (a slow
+/// link) or to every peer (a congested NIC); and resets of its connections.
+///
+/// madsim has one latency for the whole network, and its node reset leaves a stream's
+/// sending half working; this is how a single node or link gets slower (madsim, patched,
+/// asks [`Nic::delay`] for each message: see [`Nic::attach`]), and how a reset connection
+/// refuses the next request as a real RST does. A delay never holds the writer back: a
+/// write goes into the socket at once, as write(2) into a kernel buffer does, and the
+/// message arrives at its send time plus its delay, in order.
 #[derive(Debug, Clone, Default)]
 pub struct Nic {
-    latency: Arc<Mutex<BTreeMap<Option<IpAddr>, [u64; 2]>>>,
-    /// Fraction of this node's packets lost, per peer (`None`: to anyone).
-    loss: Arc<Mutex<BTreeMap<Option<IpAddr>, f64>>>,
+    /// Each latency fault's extra latency range (ms), per peer (`None`: to anyone).
+    latency: Arc<Mutex<Covers<Option<IpAddr>, [u64; 2]>>>,
+    /// Each loss fault's fraction of this node's packets lost, per peer (`None`: to anyone).
+    loss: Arc<Mutex<Covers<Option<IpAddr>, f64>>>,
     /// Bumped by each reset: a stream opened under an older count is dead.
     resets: Arc<AtomicU64>,
-    /// When (true ns) this node last began a write to each peer socket, before any extra
-    /// latency: for a server, the instant it answered that connection's last request.
+    /// When (true ns) this node last wrote to each peer socket: for a server, the instant
+    /// it answered that connection's last request (any extra delay comes after).
     writes_began: Arc<Mutex<BTreeMap<SocketAddr, u64>>>,
 }
 
 impl Nic {
-    /// From now on, every write to `peer` (`None`: to anyone) waits a uniform `[min, max]`
-    /// ms first; a `None` range removes that wait.
-    pub fn set_latency(&self, peer: Option<IpAddr>, range_ms: Option<[u64; 2]>) {
+    /// Makes madsim delay every message node `id` sends by this NIC's [`Nic::delay`].
+    pub fn attach(&self, id: NodeId) {
+        let nic = self.clone();
+        NetSim::current().set_link_delay(id, move |peer| nic.delay(peer));
+    }
+
+    /// From now on (`Some`), messages to `peer` (`None`: to anyone) also wait a uniform
+    /// `[min, max]` ms for fault `id`; `None` lifts that fault's wait. Overlapping latency
+    /// faults on a message's path add up: each is a delay of its own.
+    pub fn set_latency(&self, peer: Option<IpAddr>, id: FaultId, range_ms: Option<[u64; 2]>) {
         let mut ranges = self.latency.lock().expect("latency lock poisoned");
         match range_ms {
-            Some(range) => ranges.insert(peer, range),
-            None => ranges.remove(&peer),
+            Some(range) => ranges.cover(peer, id, range),
+            None => ranges.uncover(&peer, id),
         };
     }
 
-    /// From now on, a `rate` fraction of the packets this node sends to `peer` (`None`: to
-    /// anyone) is lost; `None` removes that loss. TCP resends a lost segment after a
-    /// retransmission timeout that doubles each time, so loss shows as delay.
-    pub fn set_loss(&self, peer: Option<IpAddr>, rate: Option<f64>) {
+    /// From now on (`Some`), fault `id` loses a `rate` fraction of the packets this node
+    /// sends to `peer` (`None`: to anyone); `None` lifts it. TCP resends a lost segment
+    /// after a retransmission timeout that doubles each time, so loss shows as delay.
+    /// Overlapping losses are independent: a packet gets through only if each lets it.
+    pub fn set_loss(&self, peer: Option<IpAddr>, id: FaultId, rate: Option<f64>) {
         let mut rates = self.loss.lock().expect("loss lock poisoned");
         match rate {
-            Some(rate) => rates.insert(peer, rate),
-            None => rates.remove(&peer),
+            Some(rate) => rates.cover(peer, id, rate),
+            None => rates.uncover(&peer, id),
         };
     }
 
@@ -163,25 +178,31 @@ impl Nic {
         began.get(&peer).copied()
     }
 
-    /// The wait of the next write to `peer`, drawn from the run's seeded generator: its
-    /// extra latency, plus a retransmission timeout for each time it is lost (the peer's
-    /// own settings, else the node's). `None` when neither applies.
-    fn draw(&self, peer: IpAddr) -> Option<Duration> {
-        let latency = setting(&self.latency.lock().expect("latency lock poisoned"), peer);
-        let loss = setting(&self.loss.lock().expect("loss lock poisoned"), peer);
-        if latency.is_none() && loss.is_none() {
-            return None;
-        }
-        let mut wait = latency.map_or(Duration::ZERO, |[min, max]| {
+    /// The extra delay of the next message to `peer`, drawn from the run's seeded
+    /// generator: the extra latency of each fault on its path (to this peer, or to
+    /// anyone), plus a retransmission timeout for each time it is lost. Draws nothing
+    /// when no fault covers the path.
+    fn delay(&self, peer: IpAddr) -> Duration {
+        let latency = self.latency.lock().expect("latency lock poisoned");
+        let loss = self.loss.lock().expect("loss lock poisoned");
+        let path = [Some(peer), None];
+        let mut wait = Duration::ZERO;
+        for &[min, max] in path.iter().flat_map(|key| latency.values(key)) {
             let span_us = (max - min) * 1000 + 1;
-            Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us)
-        });
+            wait +=
+                Duration::from_millis(min) + Duration::from_micros(madsim::rand::random::<u64>() % span_us);
+        }
+        let through: f64 = path
+            .iter()
+            .flat_map(|key| loss.values(key))
+            .map(|rate| 1.0 - rate)
+            .product();
         let mut timeout = MIN_RETRANSMISSION_TIMEOUT;
-        while loss.is_some_and(|rate| madsim::rand::random::<f64>() < rate) {
+        while through < 1.0 && madsim::rand::random::<f64>() >= through {
             wait += timeout;
             timeout = (timeout * 2).min(MAX_RETRANSMISSION_TIMEOUT);
         }
-        Some(wait)
+        wait
     }
 }
 
@@ -189,35 +210,23 @@ impl Nic {
 const MIN_RETRANSMISSION_TIMEOUT: Duration = Duration::from_millis(200);
 const MAX_RETRANSMISSION_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A NIC setting for writes to `peer`: the peer's own, else the node-wide one.
-fn setting<T: Copy>(settings: &BTreeMap<Option<IpAddr>, T>, peer: IpAddr) -> Option<T> {
-    settings.get(&Some(peer)).or_else(|| settings.get(&None)).copied()
-}
-
-/// A stream on a node's [`Nic`]: its writes wait out the extra latency before they go,
-/// and once the node's connections are reset it fails.
-pub struct Delayed<S> {
+/// A stream on a node's [`Nic`]: once the node's connections are reset it fails.
+pub struct NicStream<S> {
     inner: S,
     nic: Nic,
     /// The NIC's reset count when the stream opened.
     opened_at_reset: u64,
-    /// The other end's address: a link's latency applies to writes to it.
+    /// The other end's address (where [`Nic::last_write_began`] files this stream's writes).
     peer: SocketAddr,
-    /// The wait of the write in progress, if any.
-    wait: Option<Timer>,
-    /// The wait is over and the write may go.
-    waited: bool,
 }
 
-impl<S> Delayed<S> {
+impl<S> NicStream<S> {
     fn new(inner: S, nic: Nic, peer: SocketAddr) -> Self {
-        Delayed {
+        NicStream {
             inner,
             opened_at_reset: nic.resets(),
             nic,
             peer,
-            wait: None,
-            waited: false,
         }
     }
 
@@ -230,14 +239,14 @@ impl<S> Delayed<S> {
     }
 }
 
-impl Delayed<madsim::net::TcpStream> {
+impl NicStream<madsim::net::TcpStream> {
     /// This end's address (the port the peer sees the connection come from).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for Delayed<S> {
+impl<S: AsyncRead + Unpin> AsyncRead for NicStream<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -248,28 +257,13 @@ impl<S: AsyncRead + Unpin> AsyncRead for Delayed<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Delayed<S> {
+impl<S: AsyncWrite + Unpin> AsyncWrite for NicStream<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        this.alive()?;
-        if !this.waited {
-            if this.wait.is_none() {
-                let mut began = this.nic.writes_began.lock().expect("writes lock poisoned");
-                began.insert(this.peer, true_now_ns());
-                drop(began);
-                match this.nic.draw(this.peer.ip()) {
-                    Some(delay) => this.wait = Some(timer::sleep(delay)),
-                    None => this.waited = true,
-                }
-            }
-            if let Some(wait) = &mut this.wait {
-                std::task::ready!(Pin::new(wait).poll(cx));
-                this.wait = None;
-                this.waited = true;
-            }
-        }
-        let written = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, buf));
-        this.waited = false;
+        self.alive()?;
+        let written = std::task::ready!(Pin::new(&mut self.inner).poll_write(cx, buf));
+        let mut began = self.nic.writes_began.lock().expect("writes lock poisoned");
+        began.insert(self.peer, true_now_ns());
+        drop(began);
         events::message();
         Poll::Ready(written)
     }

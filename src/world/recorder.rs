@@ -31,11 +31,13 @@ impl Recorder {
 
     /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
     pub fn struck(&self, fault: usize) {
+        let events_before = self.len();
         let mut strikes = self.strikes.lock().expect("recorder lock poisoned");
         if strikes.iter().all(|strike| strike.fault != fault) {
             strikes.push(Strike {
                 fault,
                 true_us: true_now_ns() / 1000,
+                events_before,
             });
         }
     }

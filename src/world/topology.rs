@@ -100,6 +100,14 @@ impl Group {
         }
     }
 
+    /// Node `index`'s AOF disk, if it keeps one.
+    pub fn disk(&self, index: usize) -> Option<Disk> {
+        match &self.persistence[index] {
+            Persistence::Aof { disk, .. } => Some(disk.clone()),
+            Persistence::None => None,
+        }
+    }
+
     /// Index of the current master.
     pub fn master(&self) -> usize {
         *self.master.lock().expect("group lock poisoned")

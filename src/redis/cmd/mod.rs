@@ -437,12 +437,17 @@ mod tests {
             Frame::Null
         );
         assert_eq!(run(&mut db, 1999, &["PTTL", "lock"]), Frame::Integer(1));
+        // At the expiry millisecond the key still lives (Redis: expired when now > when).
         assert_eq!(
             run(&mut db, 2000, &["SET", "lock", "b", "NX", "PX", "2000"]),
+            Frame::Null
+        );
+        assert_eq!(
+            run(&mut db, 2001, &["SET", "lock", "b", "NX", "PX", "2000"]),
             ok()
         );
         assert_eq!(
-            run(&mut db, 2000, &["GET", "lock"]),
+            run(&mut db, 2001, &["GET", "lock"]),
             Frame::BulkString(b"b".to_vec())
         );
     }

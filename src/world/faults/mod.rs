@@ -3,8 +3,28 @@
 //! Each kind of fault is a small model in its own file ([`process`], [`clock`],
 //! [`network`], [`nemesis`]); faults are data (see `scenario::fault`), and every random
 //! choice a fault makes (which client, which majority) comes from its own seeded RNG.
+//!
+//! Overlapping faults compose by cover ([`cover`]): each fault claims what it covers, a
+//! thing is under a kind of fault while any claim covers it, and the last claim to go
+//! lifts it. The rules for every pair of kinds (docs/faults.md has the full table):
+//!
+//! | kinds on one target | what holds |
+//! |---|---|
+//! | pause + pause | paused for the union of the pauses |
+//! | crash + crash (restart, power loss) | down from the first kill to the last restart due |
+//! | partition + partition (stall) | cut for the union; `heal` lifts every cut |
+//! | latency + latency | delays add |
+//! | loss + loss | independent: through only if each lets it through |
+//! | drift + drift | the latest drift still on sets the rate, then the rate before the first |
+//! | jump + drift | independent: a jump moves the reading, a drift the rate |
+//! | pause + crash | a restart under a pause comes back frozen until the last pause ends |
+//! | power loss + crash | the page cache is lost even if the process was already down |
+//! | crash + partition, latency, loss, clock | the node's links, NIC and clock outlive its process |
+//! | pause + network or clock faults | independent: time, the clock and the network go on |
+//! | partition + latency or loss | a message waits for the heal, then its delay |
 
 mod clock;
+pub mod cover;
 mod nemesis;
 mod network;
 
@@ -13,12 +33,14 @@ mod process;
 mod steps;
 mod writes;
 
+use process::Failure;
 pub use steps::StepTraps;
 pub use writes::WriteTraps;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use madsim::task::NodeId;
@@ -32,7 +54,9 @@ use super::recorder::Recorder;
 use super::topology::Group;
 use crate::history::EventKind;
 use crate::redis::node::Gate;
-use crate::scenario::{Fault, FaultAction, NetworkSpec, Target, Trigger, TriggerEvent};
+use crate::redis::persistence::Disk;
+use crate::scenario::{Fault, FaultAction, Target, Trigger, TriggerEvent};
+use cover::{Covers, FaultId};
 
 /// The name faults are recorded under in the history.
 pub const WORLD: &str = "world";
@@ -50,17 +74,19 @@ pub struct Reach {
     pub redis: Vec<String>,
     /// The Redis groups, for who is master now.
     pub groups: Vec<Group>,
-    /// The scenario's network settings, restored when a latency fault ends.
-    pub network: NetworkSpec,
-    /// Links cut by partitions and not healed yet, as (from, to) node names.
-    pub cut_links: Mutex<BTreeSet<(String, String)>>,
-    /// Nodes crashed and not restarted yet.
-    pub down: Mutex<BTreeSet<String>>,
+    /// What the faults cover now, fault by fault: how overlapping faults compose.
+    pub covers: Mutex<Composition>,
+    /// The id the next fault to strike gets.
+    pub next_fault: AtomicU64,
+    /// Each Redis node's AOF as its machine holds it (nodes with an AOF only): a power
+    /// loss drops what was not fsynced.
+    pub disks: BTreeMap<String, Disk>,
     /// How long each crashed Redis node stays down at least.
     pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
-    /// Each node's extra write latency, for latency faults on nodes and links.
+    /// Every node's network interface, for latency, loss and reset faults on nodes and
+    /// links (the sentinel and the fencing counter are nodes like any other).
     pub nics: BTreeMap<String, Nic>,
     /// Each node's IP address (a link's latency is keyed by its far end).
     pub ips: BTreeMap<String, IpAddr>,
@@ -68,7 +94,33 @@ pub struct Reach {
     pub writes: WriteTraps,
 }
 
+/// What each kind of fault covers now. A process is paused while any pause covers it and
+/// down while any crash does; a link is cut while any partition or stall covers it; a
+/// clock runs at the rate of the latest drift still covering it. (Latency and loss are
+/// claimed on the nodes' [`Nic`]s, the same way.)
+#[derive(Debug, Default)]
+pub struct Composition {
+    pub paused: Covers<String>,
+    pub down: Covers<String>,
+    /// Links as (from, to) node names.
+    pub cut: Covers<(String, String)>,
+    /// Each drift's rate, in ppm.
+    pub drifts: Covers<String, i64>,
+    /// The rate of each drifting clock before its first drift.
+    pub base_rates: BTreeMap<String, i64>,
+}
+
 impl Reach {
+    /// A new fault's id.
+    fn new_fault(&self) -> FaultId {
+        self.next_fault.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The composition of the faults now.
+    fn covers(&self) -> MutexGuard<'_, Composition> {
+        self.covers.lock().expect("covers lock poisoned")
+    }
+
     /// Records a fault event under [`WORLD`], at true time.
     fn record(&self, kind: EventKind) {
         self.recorder.record(WORLD, (true_now_ns() / 1000) as i64, kind);
@@ -115,13 +167,15 @@ pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaC
     if let FaultAction::Random(nemesis) = fault.action {
         return nemesis::run(index, nemesis, reach, rng).await;
     }
-    reach.recorder.struck(index);
     let targets = match (&fault.target, fired.held.is_some()) {
         (None, _) => Vec::new(),
         // A crash point's target is the client that reached the step.
         (Some(_), true) => fired.node.into_iter().collect(),
         (Some(target), false) => reach.resolve(target, fired.node, &mut rng).await,
     };
+    // The fault strikes now, not when its trigger fired: `holder` may have waited for the
+    // next grant, and that grant came before the fault.
+    reach.recorder.struck(index);
     let applying = apply(fault.action, targets, &reach);
     tokio::pin!(applying);
     // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
@@ -142,8 +196,13 @@ pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaC
 async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
     match action {
         FaultAction::Pause { duration_ms } => process::pause(&targets, duration_ms, reach).await,
-        FaultAction::Crash { restart_after_ms } => process::crash(&targets, restart_after_ms, reach).await,
-        FaultAction::Restart => process::crash(&targets, Some(0), reach).await,
+        FaultAction::Crash { restart_after_ms } => {
+            process::crash(Failure::Process, &targets, restart_after_ms, reach).await
+        }
+        FaultAction::PowerLoss { restart_after_ms } => {
+            process::crash(Failure::Machine, &targets, restart_after_ms, reach).await
+        }
+        FaultAction::Restart => process::crash(Failure::Process, &targets, Some(0), reach).await,
         FaultAction::ClockJump { by_ms } => clock::jump(&targets, by_ms, reach),
         FaultAction::ClockDrift {
             rate_ppm,

@@ -111,8 +111,7 @@ pub async fn run(index: usize, nemesis: Nemesis, reach: Arc<Reach>, mut rng: Cha
     }
 }
 
-/// The node a fault of `kind` hits: any the plan allows; for a stall a replica; for a
-/// latency or a loss a node with a network interface of ours (Redis nodes and clients).
+/// The node a fault of `kind` hits: any the plan allows; for a stall a replica.
 fn pick_node(kind: RandomKind, nodes: &[String], reach: &Reach, rng: &mut ChaCha8Rng) -> Option<String> {
     let candidates: Vec<&String> = match kind {
         RandomKind::ReplicationStall => nodes
@@ -123,10 +122,6 @@ fn pick_node(kind: RandomKind, nodes: &[String], reach: &Reach, rng: &mut ChaCha
                     .iter()
                     .any(|g| g.names.iter().skip(1).any(|r| r == *node))
             })
-            .collect(),
-        RandomKind::Latency | RandomKind::Loss => nodes
-            .iter()
-            .filter(|node| reach.nics.contains_key(*node))
             .collect(),
         _ => nodes.iter().collect(),
     };

@@ -1,6 +1,6 @@
-//! Network faults over madsim's network: partitions (links clogged one way or both),
-//! latency (network-wide through madsim's one setting, or per node and per link through
-//! the nodes' [`Nic`]), loss (the same three ways) and connection resets.
+//! Network faults over madsim's network: partitions and replication stalls (links clogged
+//! one way or both), latency and loss (per link, per node, or on every node, through the
+//! nodes' [`Nic`]s) and connection resets.
 //!
 //! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
 //! as in a real partition with long TCP timeouts. Clients notice through their own
@@ -10,9 +10,10 @@ use std::net::IpAddr;
 
 use madsim::net::NetSim;
 
+use super::cover::FaultId;
 use super::{Reach, sleep_ms};
 use crate::history::EventKind;
-use crate::world::net::{Nic, latency_range};
+use crate::world::net::Nic;
 
 /// The (from, to) node pairs between the groups: every pair across two groups, or only
 /// from the first group to the others when `one_way`.
@@ -37,34 +38,45 @@ pub async fn partition(groups: &[Vec<String>], one_way: bool, duration_ms: Optio
     let shown: Vec<String> = groups.iter().map(|g| format!("[{}]", g.join(","))).collect();
     let arrow = if one_way { " -/-> " } else { " | " };
     let description = format!("partition {}", shown.join(arrow));
-    for (a, b) in &links {
-        NetSim::current().clog_link(reach.nodes[a], reach.nodes[b]);
+    cut_for(&links, &description, duration_ms, reach).await;
+}
+
+/// Cuts `links` under the fault `description` and, after `duration_ms` if given, mends
+/// those no other fault still cuts.
+async fn cut_for(links: &[(String, String)], description: &str, duration_ms: Option<u64>, reach: &Reach) {
+    let id = reach.new_fault();
+    for link in links {
+        if reach.covers().cut.cover(link.clone(), id, ()) {
+            NetSim::current().clog_link(reach.nodes[&link.0], reach.nodes[&link.1]);
+            reach.record_on(&link.0, EventKind::LinkCut { to: link.1.clone() });
+        }
     }
-    reach
-        .cut_links
-        .lock()
-        .expect("links lock poisoned")
-        .extend(links.iter().cloned());
     reach.record(EventKind::FaultStarted {
-        fault: description.clone(),
+        fault: description.to_string(),
     });
     let Some(duration_ms) = duration_ms else { return };
     sleep_ms(duration_ms).await;
-    let mut cut = reach.cut_links.lock().expect("links lock poisoned");
-    for link in &links {
-        if cut.remove(link) {
-            NetSim::current().unclog_link(reach.nodes[&link.0], reach.nodes[&link.1]);
+    for link in links {
+        if reach.covers().cut.uncover(link, id) {
+            mend(link, reach);
         }
     }
-    drop(cut);
-    reach.record(EventKind::FaultEnded { fault: description });
+    reach.record(EventKind::FaultEnded {
+        fault: description.to_string(),
+    });
 }
 
-/// Restores every link that partitions cut.
+/// Lets a link carry messages again.
+fn mend((from, to): &(String, String), reach: &Reach) {
+    NetSim::current().unclog_link(reach.nodes[from], reach.nodes[to]);
+    reach.record_on(from, EventKind::LinkHealed { to: to.clone() });
+}
+
+/// Restores every link that partitions and stalls cut; their own ends then change nothing.
 pub fn heal(reach: &Reach) {
-    let links = std::mem::take(&mut *reach.cut_links.lock().expect("links lock poisoned"));
-    for (a, b) in &links {
-        NetSim::current().unclog_link(reach.nodes[a], reach.nodes[b]);
+    let links = reach.covers().cut.clear();
+    for link in &links {
+        mend(link, reach);
     }
     reach.record(EventKind::FaultStarted {
         fault: format!("heal {} links", links.len()),
@@ -88,27 +100,18 @@ impl Degradation {
         }
     }
 
-    /// Sets (`on`) or clears this degradation on `nic`'s writes to `peer` (`None`: all).
-    fn set_on(self, nic: &Nic, peer: Option<IpAddr>, on: bool) {
+    /// Claims (`on`) or drops fault `id`'s degradation of `nic`'s messages to `peer`
+    /// (`None`: to anyone).
+    fn set_on(self, nic: &Nic, peer: Option<IpAddr>, id: FaultId, on: bool) {
         match self {
-            Degradation::Latency(range) => nic.set_latency(peer, on.then_some(range)),
-            Degradation::Loss(rate) => nic.set_loss(peer, on.then_some(rate)),
+            Degradation::Latency(range) => nic.set_latency(peer, id, on.then_some(range)),
+            Degradation::Loss(rate) => nic.set_loss(peer, id, on.then_some(rate)),
         }
-    }
-
-    /// Sets (`on`) or restores madsim's network-wide setting.
-    fn set_network_wide(self, on: bool, reach: &Reach) {
-        NetSim::current().update_config(|c| match self {
-            Degradation::Latency(range) => {
-                c.send_latency = latency_range(if on { range } else { reach.network.latency_ms })
-            }
-            Degradation::Loss(rate) => c.packet_loss_rate = if on { rate } else { 0.0 },
-        });
     }
 }
 
-/// Degrades the given links, every write of the target nodes, or with neither every
-/// message of the network; restores them after `duration_ms`.
+/// Degrades the given links, every message of the target nodes, or with neither every
+/// message of every node; lifts this degradation after `duration_ms`.
 pub async fn degrade(
     degradation: Degradation,
     targets: &[String],
@@ -116,6 +119,7 @@ pub async fn degrade(
     duration_ms: Option<u64>,
     reach: &Reach,
 ) {
+    let id = reach.new_fault();
     let scope = match (&links, targets) {
         (Some(links), _) => {
             let shown: Vec<String> = links.iter().map(|(a, b)| format!("{a}->{b}")).collect();
@@ -128,13 +132,16 @@ pub async fn degrade(
     let set = |on: bool| match (&links, targets) {
         (Some(links), _) => {
             for (from, to) in links {
-                degradation.set_on(&reach.nics[from], Some(reach.ips[to]), on);
+                degradation.set_on(&reach.nics[from], Some(reach.ips[to]), id, on);
             }
         }
-        (None, []) => degradation.set_network_wide(on, reach),
+        (None, []) => reach
+            .nics
+            .values()
+            .for_each(|nic| degradation.set_on(nic, None, id, on)),
         (None, nodes) => nodes
             .iter()
-            .for_each(|node| degradation.set_on(&reach.nics[node], None, on)),
+            .for_each(|node| degradation.set_on(&reach.nics[node], None, id, on)),
     };
     set(true);
     reach.record(EventKind::FaultStarted {
@@ -172,7 +179,8 @@ pub fn reset(targets: &[String], reach: &Reach) {
 }
 
 /// Stops each target replica's stream from its master (the master → replica link only:
-/// the replica's acknowledgements still flow, so WAIT sees what it already has).
+/// the replica's acknowledgements still flow, so WAIT sees what it already has). It cuts
+/// that link as a partition does, and composes with partitions the same way.
 pub async fn stall(replicas: &[String], duration_ms: Option<u64>, reach: &Reach) {
     let links: Vec<(String, String)> = replicas
         .iter()
@@ -182,16 +190,5 @@ pub async fn stall(replicas: &[String], duration_ms: Option<u64>, reach: &Reach)
         })
         .collect();
     let description = format!("replication to {} stalls", replicas.join(","));
-    for (master, replica) in &links {
-        NetSim::current().clog_link(reach.nodes[master], reach.nodes[replica]);
-    }
-    reach.record(EventKind::FaultStarted {
-        fault: description.clone(),
-    });
-    let Some(duration_ms) = duration_ms else { return };
-    sleep_ms(duration_ms).await;
-    for (master, replica) in &links {
-        NetSim::current().unclog_link(reach.nodes[master], reach.nodes[replica]);
-    }
-    reach.record(EventKind::FaultEnded { fault: description });
+    cut_for(&links, &description, duration_ms, reach).await;
 }

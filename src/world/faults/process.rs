@@ -1,67 +1,96 @@
 //! Process faults: pause (a GC or VM stop: tasks freeze, time and the network go on) and
 //! crash (tasks, sockets and memory gone; a restart runs the node's start-up again).
+//!
+//! Both compose by cover (see [`super::cover`]): a node is paused while any pause covers
+//! it and down while any crash covers it. A pause freezes the node, not one incarnation of
+//! its process: a node restarted while a pause still covers it comes back frozen, and goes
+//! on when the last pause ends.
 
 use madsim::runtime::Handle;
 
 use super::{Reach, sleep_ms};
 use crate::history::EventKind;
 
-/// Freezes every target for `duration_ms`, then lets them go on where they stopped.
+/// What fails in a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The process is killed (SIGKILL, OOM, a panic): the OS keeps what it wrote.
+    Process,
+    /// The machine fails (power cut, kernel panic): the page cache is lost too.
+    Machine,
+}
+
+/// Freezes every target for `duration_ms`, then lets it go on where it stopped unless
+/// another pause still covers it.
 pub async fn pause(targets: &[String], duration_ms: u64, reach: &Reach) {
+    let id = reach.new_fault();
     let description = format!("pause {} for {duration_ms} ms", targets.join(","));
     reach.record(EventKind::FaultStarted {
         fault: description.clone(),
     });
     for name in targets {
-        Handle::current().pause(reach.nodes[name]);
+        if reach.covers().paused.cover(name.clone(), id, ()) {
+            Handle::current().pause(reach.nodes[name]);
+            reach.record_on(name, EventKind::Paused);
+        }
     }
     sleep_ms(duration_ms).await;
     for name in targets {
-        Handle::current().resume(reach.nodes[name]);
+        if reach.covers().paused.uncover(name, id) {
+            Handle::current().resume(reach.nodes[name]);
+            reach.record_on(name, EventKind::Resumed);
+        }
     }
     reach.record(EventKind::FaultEnded { fault: description });
 }
 
-/// Kills every target that is up; restarts those after `restart_after_ms` if given
-/// (0 = at once), but a Redis node not before the topology's `restart_delay_ms`. A node
-/// that is already down is left to the fault that killed it.
-pub async fn crash(targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
-    let killed: Vec<String> = {
-        let mut down = reach.down.lock().expect("down-set lock poisoned");
-        targets
-            .iter()
-            .filter(|name| down.insert(name.to_string()))
-            .cloned()
-            .collect()
-    };
-    if killed.is_empty() {
-        return;
-    }
+/// Kills every target that is up; restarts each after `restart_after_ms` if given (0 = at
+/// once), but a Redis node not before the topology's `restart_delay_ms`, and none while
+/// another crash still covers it (it comes back when the last one ends). A machine
+/// failure also drops each target's page cache, even if its process was already down.
+pub async fn crash(failure: Failure, targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
+    let id = reach.new_fault();
     // A Redis node comes back no sooner than its restart delay allows.
     let restart_after_ms = restart_after_ms.map(|ms| {
-        killed
+        targets
             .iter()
             .filter_map(|name| reach.restart_delay_ms.get(name))
             .fold(ms, |at, &delay| at.max(delay))
     });
+    let what = match failure {
+        Failure::Process => "crash",
+        Failure::Machine => "power loss of",
+    };
     let description = match restart_after_ms {
-        None => format!("crash {}", killed.join(",")),
-        Some(ms) => format!("crash {}, restart after {ms} ms", killed.join(",")),
+        None => format!("{what} {}", targets.join(",")),
+        Some(ms) => format!("{what} {}, restart after {ms} ms", targets.join(",")),
     };
     reach.record(EventKind::FaultStarted {
         fault: description.clone(),
     });
-    for name in &killed {
-        Handle::current().kill(reach.nodes[name]);
-        reach.record_on(name, EventKind::Crashed);
+    for name in targets {
+        if reach.covers().down.cover(name.clone(), id, ()) {
+            Handle::current().kill(reach.nodes[name]);
+            reach.record_on(name, EventKind::Crashed);
+        }
+        if let (Failure::Machine, Some(disk)) = (failure, reach.disks.get(name)) {
+            disk.lose_page_cache();
+        }
     }
     let Some(after_ms) = restart_after_ms else { return };
     sleep_ms(after_ms).await;
-    for name in &killed {
-        // Restart only what was killed (madsim cannot bind a live node's port twice).
-        Handle::current().restart(reach.nodes[name]);
-        reach.down.lock().expect("down-set lock poisoned").remove(name);
-        reach.record_on(name, EventKind::Restarted);
+    for name in targets {
+        let mut covers = reach.covers();
+        // Restart only what no crash covers any more (madsim cannot bind a live node's
+        // port twice).
+        if covers.down.uncover(name, id) {
+            Handle::current().restart(reach.nodes[name]);
+            if covers.paused.covered(name) {
+                Handle::current().pause(reach.nodes[name]);
+            }
+            drop(covers);
+            reach.record_on(name, EventKind::Restarted);
+        }
     }
     reach.record(EventKind::FaultEnded { fault: description });
 }

@@ -92,12 +92,18 @@ pub struct NetSim {
     time: TimeHandle,
     hooks_req: Mutex<HashMap<NodeId, MsgHookFn>>,
     hooks_rsp: Mutex<HashMap<NodeId, MsgHookFn>>,
+    /// locksim patch: each node's extra delay per message, see [`NetSim::set_link_delay`].
+    link_delays: Mutex<HashMap<NodeId, LinkDelayFn>>,
 }
 
 /// Message sent to a network socket.
 pub type Payload = Box<dyn Any + Send + Sync>;
 
 type MsgHookFn = Arc<dyn Fn(&Payload) -> bool + Send + Sync>;
+
+/// locksim patch: a node's extra delay for each message it sends to a peer (by the
+/// peer's IP), on top of the network's latency.
+type LinkDelayFn = Arc<dyn Fn(IpAddr) -> Duration + Send + Sync>;
 
 impl plugin::Simulator for NetSim {
     fn new(_rand: &GlobalRng, _time: &TimeHandle, _config: &crate::Config) -> Self {
@@ -113,6 +119,7 @@ impl plugin::Simulator for NetSim {
             time: time.clone(),
             hooks_req: Default::default(),
             hooks_rsp: Default::default(),
+            link_delays: Default::default(),
         }
     }
 
@@ -197,6 +204,16 @@ impl NetSim {
     /// Clog the node for send.
     pub fn clog_node_out(&self, id: NodeId) {
         self.network.lock().clog_node(id, Direction::Out);
+    }
+
+    /// locksim patch: from now on, every message `node` sends over a TCP stream to a peer
+    /// arrives `delay(peer's IP)` later than the network's latency alone would have it,
+    /// still in order: a message sent at t arrives at t + its latency + its delay, or
+    /// right after the message before it if that one arrives later. Nothing is drawn
+    /// from the network's generator for it, so without a delay the event order is that
+    /// of upstream madsim.
+    pub fn set_link_delay(&self, node: NodeId, delay: impl Fn(IpAddr) -> Duration + Send + Sync + 'static) {
+        self.link_delays.lock().insert(node, Arc::new(delay));
     }
 
     /// Connect a pair of nodes.
@@ -351,6 +368,22 @@ impl NetSim {
         {
             dst = addr.parse().expect("invalid socket address");
         }
+        // locksim patch: a SYN over a clogged link is dropped, not refused: the connect
+        // hangs, resending its SYN after 1 s, 2 s, 4 s, … as Linux does
+        // (`tcp_syn_retries` = 6), and times out after the last one (127 s) if the link is
+        // still cut. A link that heals meanwhile lets the next SYN through. The caller's
+        // own timeout usually fires first.
+        let mut retransmission = Duration::from_secs(1);
+        for sent in 0.. {
+            if !self.network.lock().link_cut_either_way(node, dst, protocol) {
+                break;
+            }
+            if sent == 7 {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "connection timed out"));
+            }
+            self.time.sleep(retransmission).await;
+            retransmission *= 2;
+        }
         let (ip, dst_node, socket, latency) = (self.network.lock().try_send(node, dst, protocol))
             .ok_or_else(|| {
             io::Error::new(io::ErrorKind::ConnectionRefused, "connection refused")
@@ -376,10 +409,13 @@ impl NetSim {
         let (tx, rx) = mpsc::unbounded_channel();
         let net = self.clone();
         let test_link = Arc::new(move || {
-            net.network
-                .lock()
-                .try_send(node, dst, protocol)
-                .map(|(_, _, _, latency)| net.time.now_instant() + latency)
+            let sent = net.network.lock().try_send(node, dst, protocol);
+            sent.map(|(_, _, _, latency)| {
+                // locksim patch: the sending node's extra delay to this peer.
+                let delay = net.link_delays.lock().get(&node).cloned();
+                let extra = delay.map_or(Duration::ZERO, |delay| delay(dst.ip()));
+                net.time.now_instant() + latency + extra
+            })
         });
         let sender = PayloadSender {
             test_link: test_link.clone(),

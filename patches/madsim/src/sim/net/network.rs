@@ -261,7 +261,15 @@ impl Network {
             || self.clogged_link.contains(&(src, dst))
     }
 
-    /// Bind a socket to the specified address.
+    /// locksim patch: whether the link between `node` and the node at `dst` is clogged in
+    /// either direction (a SYN or its answer would be dropped). `false` when no node has
+    /// `dst`'s address.
+    pub fn link_cut_either_way(&self, node: NodeId, dst: SocketAddr, protocol: IpProtocol) -> bool {
+        self.resolve_dest_node(node, dst, protocol)
+            .is_some_and(|peer| self.link_clogged(node, peer) || self.link_clogged(peer, node))
+    }
+
+        /// Bind a socket to the specified address.
     pub fn bind(
         &mut self,
         node_id: NodeId,
