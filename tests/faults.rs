@@ -469,3 +469,39 @@ fn under_everysec_a_process_kill_loses_no_acknowledged_write_and_a_power_loss_do
     // A grant fsynced before the power cut survives it: only some seeds break.
     assert!(broken_by_power_loss > 0, "{broken_by_power_loss} of 10 seeds");
 }
+
+/// One master and a replica whose stream waits `lag_ms` in the master's output buffer; the
+/// master dies 10 ms after a grant and the replica is promoted 250 ms later.
+fn failover_with_lag(lag_ms: u64) -> Arc<Scenario> {
+    let text = format!(
+        r#"{{
+          "name": "test", "duration_ms": 12000, "seeds": 1,
+          "topology": {{ "kind": "replicated", "replicas": 1, "down_after_ms": 250,
+                        "replication_lag_ms": {lag_ms} }},
+          "lock": {{ "algorithm": "lua-release", "ttl_ms": 2000 }},
+          "clients": {{ "count": 3, "work_ms": [1000, 1500] }},
+          "faults": [ {{ "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000, "delay_ms": 10 }} ]
+        }}"#
+    );
+    let scenario = locksim::scenario::load_str(std::path::Path::new("(test)"), &text);
+    Arc::new(scenario.expect("test scenario is valid"))
+}
+
+#[test]
+fn replication_lag_dies_with_the_master() {
+    let mutex = locksim::check::mutual_exclusion::NAME;
+    for seed in 0..3 {
+        let lagging = failover_with_lag(200);
+        let history = run_seed(&lagging, seed).unwrap();
+        assert!(
+            violated(&lagging, &history, mutex),
+            "seed {seed}: the unstreamed grant is lost"
+        );
+        let prompt = failover_with_lag(0);
+        let history = run_seed(&prompt, seed).unwrap();
+        assert!(
+            !violated(&prompt, &history, mutex),
+            "seed {seed}: the grant was streamed"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //! serves madsim TCP and real TCP.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::rc::Rc;
@@ -41,6 +42,9 @@ pub struct ServeOptions {
     pub on_write: Option<WriteHook>,
     /// Told of every change to the keyspace, and of what a restart read back.
     pub key_watch: Option<KeyWatch>,
+    /// How long, as a master, each write waits in its output buffer to a replica before
+    /// it is written to the link (replication lag that dies with this process).
+    pub replication_lag_ms: u64,
 }
 
 impl Default for ServeOptions {
@@ -52,6 +56,7 @@ impl Default for ServeOptions {
             ttl_replication: TtlReplication::Absolute,
             on_write: None,
             key_watch: None,
+            replication_lag_ms: 0,
         }
     }
 }
@@ -115,6 +120,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         dialer,
         announce: options.announce,
         links,
+        replication_lag_ms: options.replication_lag_ms,
     });
     let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
@@ -165,6 +171,8 @@ struct Context<C, D> {
     announce: SocketAddr,
     /// Asks the server loop to start following the master of this REPLICAOF generation.
     links: mpsc::UnboundedSender<u64>,
+    /// See [`ServeOptions::replication_lag_ms`].
+    replication_lag_ms: u64,
 }
 
 /// Answers one client's requests in order until it hangs up, quits, speaks nonsense, or
@@ -195,7 +203,7 @@ where
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
             Ok(Command::Psync(_)) if !read_only => {
                 let (stream, buffered) = connection.into_parts();
-                return serve_replica(stream, buffered, session, node).await;
+                return serve_replica(stream, buffered, session, &context).await;
             }
             Ok(Command::Replconf(replconf)) => {
                 replconf.apply(&mut session);
@@ -261,11 +269,21 @@ async fn wait_for_replicas<C: Clock, D: Dialer>(
 }
 
 /// A master's side of a replication link: the snapshot, then the stream; reads the
-/// replica's acknowledgements until either side hangs up.
-async fn serve_replica<S>(mut stream: S, buffered: Vec<u8>, session: Session, node: &Rc<RefCell<Node>>)
-where
+/// replica's acknowledgements until either side hangs up. Each write of the stream waits
+/// [`ServeOptions::replication_lag_ms`] after it was made, in order, before it goes out:
+/// a queue stamped when the write arrives, so a busy stream lags by the same amount and no
+/// more.
+async fn serve_replica<S, C, D>(
+    mut stream: S,
+    buffered: Vec<u8>,
+    session: Session,
+    context: &Rc<Context<C, D>>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
+    C: Clock,
+    D: Dialer,
 {
+    let (node, clock, lag_ms) = (&context.node, &context.clock, context.replication_lag_ms);
     let id = session.id;
     let (handshake, mut outgoing) = {
         let mut node = node.borrow_mut();
@@ -275,11 +293,21 @@ where
         node.replication.add_replica(id, ip, port, &node.db)
     };
     let mut incoming = buffered;
+    // Writes waiting out the lag, with the monotonic instant each may go.
+    let mut lagging: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     if send(&mut stream, &handshake).await.is_ok() {
         loop {
+            let due_ms = lagging.front().map_or(0, |(due, _)| *due);
             tokio::select! {
                 biased;
+                () = clock.sleep_until_monotonic(due_ms), if !lagging.is_empty() => {
+                    let (_, bytes) = lagging.pop_front().expect("a write is due");
+                    if send(&mut stream, &bytes).await.is_err() {
+                        break;
+                    }
+                }
                 bytes = outgoing.recv() => match bytes {
+                    Some(bytes) if lag_ms > 0 => lagging.push_back((clock.monotonic_ms() + lag_ms, bytes)),
                     Some(bytes) if send(&mut stream, &bytes).await.is_ok() => {}
                     _ => break,
                 },

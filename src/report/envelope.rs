@@ -168,28 +168,20 @@ fn drift_scenario(rate: f64, factor: f64) -> Value {
     })
 }
 
-/// The replica's stream lags by `lag`; the master dies [`CRASH_DELAY_MS`] after a grant;
-/// the controller promotes the replica after `down_after` ms without the master.
+/// The master's writes wait `lag` in its output buffer to the replica (lag that dies with
+/// the master, as Redis's does: latency on the wire would not, bytes on the wire arrive);
+/// the master dies [`CRASH_DELAY_MS`] after a grant; the controller promotes the replica
+/// after `down_after` ms without the master.
 fn failover_scenario(lag: f64, down_after: f64) -> Value {
-    let lag = lag as u64;
-    let mut faults = vec![
-        json!({ "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000,
-                                  "delay_ms": CRASH_DELAY_MS as u64 }),
-    ];
-    if lag > 0 {
-        faults.insert(
-            0,
-            json!({ "kind": "latency", "groups": [["redis-1"], ["redis-1-replica-1"]], "one_way": true,
-                    "latency_ms": [lag, lag], "at_ms": 0 }),
-        );
-    }
     json!({
         "name": "envelope-failover",
         "duration_ms": 20000,
-        "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": down_after as u64 },
+        "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": down_after as u64,
+                      "replication_lag_ms": lag as u64 },
         "lock": { "algorithm": "lua-release", "ttl_ms": TTL_MS as u64 },
         "clients": { "count": 3, "work_ms": [1000, 1500] },
-        "faults": faults
+        "faults": [ { "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000,
+                      "delay_ms": CRASH_DELAY_MS as u64 } ]
     })
 }
 

@@ -217,6 +217,13 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         MAX_TIME_MS,
         "ms",
     )?;
+    in_range(
+        "topology.replication_lag_ms",
+        topology.replication_lag_ms,
+        0,
+        MAX_TIME_MS,
+        "ms",
+    )?;
     let check_version = |field: &str, version: Option<u8>| match version {
         Some(v) if !(6..=7).contains(&v) => fail(field, &format!("{v}: locksim models Redis 6 and 7")),
         _ => Ok(()),

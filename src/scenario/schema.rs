@@ -130,6 +130,12 @@ pub struct Topology {
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default, deserialize_with = "limits::ms")]
     pub restart_delay_ms: u64,
+    /// How long a master's writes wait in its output buffer to each replica before they go
+    /// on the wire (a replica slow to read, a busy master): replication lag that dies with
+    /// the master's process, as Redis's does. Latency on the replication link is not that:
+    /// bytes on the wire arrive even if their sender dies.
+    #[serde(default, deserialize_with = "limits::ms")]
+    pub replication_lag_ms: u64,
     /// Per-node exceptions to `persistence`, `redis_version` and `restart_delay_ms`, by
     /// node name (`"redis-3": {"persistence": "aof-always"}`).
     #[serde(default)]

@@ -46,6 +46,8 @@ pub struct Group {
     pub nics: Vec<Nic>,
     /// How each node, as a master, sends expiry times to replicas (its version's rule).
     ttl_replication: Vec<TtlReplication>,
+    /// How long a master's writes wait in its output buffer to a replica.
+    replication_lag_ms: u64,
 }
 
 impl Group {
@@ -82,6 +84,7 @@ impl Group {
             persistence,
             nics,
             ttl_replication,
+            replication_lag_ms: scenario.topology.replication_lag_ms,
         }
     }
 
@@ -97,6 +100,7 @@ impl Group {
             persistence: vec![persistence(PersistenceMode::AofAlways)],
             nics: vec![Nic::default()],
             ttl_replication: vec![TtlReplication::default()],
+            replication_lag_ms: 0,
         }
     }
 
@@ -142,6 +146,7 @@ impl Group {
             ttl_replication: self.ttl_replication[index],
             on_write,
             key_watch,
+            replication_lag_ms: self.replication_lag_ms,
         };
         let nic = self.nics[index].clone();
         let listener = SimListener::bind(addr, nic.clone())
