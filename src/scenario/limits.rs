@@ -22,9 +22,10 @@ pub const MAX_CLOCK_STEP_MS: i64 = 86_400_000;
 /// round trips, which is almost always a TTL meant in seconds.
 pub const MIN_TTL_MS: u64 = 100;
 
-/// The most clients: each is a node with its own address, and a run of more is a benchmark
-/// of the simulator rather than of a lock.
-pub const MAX_CLIENTS: u32 = 200;
+/// The most clients: each is a node with its own address (the world has addresses for many
+/// more), and a run of more is a benchmark of the simulator rather than of a lock.
+pub const MAX_CLIENTS: u32 = 1000;
+const _: () = assert!(MAX_CLIENTS as usize <= crate::world::MAX_CLIENTS);
 
 /// The most Redis masters of a Redlock topology, and the most replicas per master.
 pub const MAX_MASTERS: u32 = 99;
@@ -344,10 +345,10 @@ mod tests {
 
     #[test]
     fn ranges_name_the_field_the_value_and_the_range() {
-        let (field, reason) = in_range("clients.count", 257, 1, MAX_CLIENTS, "clients").unwrap_err();
+        let (field, reason) = in_range("clients.count", 1001, 1, MAX_CLIENTS, "clients").unwrap_err();
         assert_eq!(field, "clients.count");
-        assert_eq!(reason, "257 is out of range: must be 1..=200 clients");
-        assert!(in_range("x", 200, 1, MAX_CLIENTS, "clients").is_ok());
+        assert_eq!(reason, "1001 is out of range: must be 1..=1000 clients");
+        assert!(in_range("x", 1000, 1, MAX_CLIENTS, "clients").is_ok());
         let (field, _) = pair_in_range("network.latency_ms", [5, 1], 1, 10, "ms").unwrap_err();
         assert_eq!(field, "network.latency_ms");
     }
