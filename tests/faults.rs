@@ -505,3 +505,43 @@ fn replication_lag_dies_with_the_master() {
         );
     }
 }
+
+/// The grant a master wrote to its replica 10 ms before it was killed is still on the
+/// wire, 200 ms slow: it arrives, and the replica applies it (even though the replica's
+/// acknowledgements to the dead master fail meanwhile).
+#[test]
+fn a_grant_on_the_wire_when_the_master_dies_reaches_the_replica() {
+    let text = r#"{
+      "name": "test", "duration_ms": 8000, "seeds": 1,
+      "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": 250 },
+      "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
+      "clients": { "count": 3, "work_ms": [1000, 1500] },
+      "faults": [
+        { "kind": "latency", "groups": [["redis-1"], ["redis-1-replica-1"]], "one_way": true,
+          "latency_ms": [200, 200], "at_ms": 0 },
+        { "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000, "delay_ms": 10 } ]
+    }"#;
+    let s = Arc::new(locksim::scenario::load_str(std::path::Path::new("(test)"), text).unwrap());
+    for seed in 0..8 {
+        let history = run_seed(&s, seed).unwrap();
+        let crash = history
+            .events
+            .iter()
+            .position(|e| matches!(e.kind, EventKind::Crashed))
+            .expect("the master crashes");
+        let last_grant = history.events[..crash]
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EventKind::KeySet { token, .. } if e.node == "redis-1" => Some(token.clone()),
+                _ => None,
+            })
+            .expect("a grant before the crash");
+        let reached = events(&history, "redis-1-replica-1")
+            .any(|e| matches!(&e.kind, EventKind::KeySet { token, .. } if *token == last_grant));
+        assert!(
+            reached,
+            "seed {seed}: grant {last_grant} never reached the replica"
+        );
+    }
+}

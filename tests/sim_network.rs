@@ -166,3 +166,51 @@ fn a_connect_over_a_cut_link_hangs_until_the_heal_instead_of_being_refused() {
         client.await.unwrap();
     });
 }
+
+/// What a killed process wrote is delivered after its delay: its kernel sends the socket's
+/// buffer. A sink counts the bytes it receives; the writer dies 10 ms after writing them.
+#[test]
+fn bytes_written_before_a_kill_arrive_after_their_delay() {
+    for latency_ms in [20, 200] {
+        let received = simulate(5, || async move {
+            let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9)), 7000);
+            let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counted = count.clone();
+            Handle::current()
+                .create_node()
+                .name("sink")
+                .ip(addr.ip())
+                .init(move || {
+                    let counted = counted.clone();
+                    async move {
+                        let listener = SimListener::bind(addr, Nic::default()).await.unwrap();
+                        let mut stream = listener.accept().await.unwrap();
+                        let mut byte = [0u8; 1];
+                        while stream.read_exact(&mut byte).await.is_ok() {
+                            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                })
+                .build();
+            let node = client_node(1);
+            let nic = Nic::default();
+            nic.attach(node.id());
+            let writer = node.id();
+            node.spawn(async move {
+                let mut stream = SimConnector(Address::new(addr), nic.clone())
+                    .connect()
+                    .await
+                    .unwrap();
+                nic.set_latency(None, 1, Some([latency_ms, latency_ms]));
+                stream.write_all(&[1, 2, 3]).await.unwrap();
+                stream.flush().await.unwrap();
+                madsim::time::sleep(Duration::from_secs(60)).await;
+            });
+            madsim::time::sleep(Duration::from_millis(50)).await;
+            Handle::current().kill(writer);
+            madsim::time::sleep(Duration::from_secs(2)).await;
+            count.load(std::sync::atomic::Ordering::SeqCst)
+        });
+        assert_eq!(received, 3, "latency {latency_ms} ms");
+    }
+}

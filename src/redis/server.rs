@@ -419,6 +419,11 @@ async fn replicate_from<C: Clock, D: Dialer>(
         }
     }
     let mut next_ack_ms = context.clock.monotonic_ms();
+    // A master that died refuses our acknowledgements at once, while what it wrote before
+    // it died may still be on its way (its kernel sends it, then closes): an ACK that
+    // cannot be sent stops the acknowledgements, not the reading. The link ends when the
+    // stream does.
+    let mut acking = true;
     loop {
         tokio::select! {
             biased;
@@ -442,12 +447,13 @@ async fn replicate_from<C: Clock, D: Dialer>(
                     next_ack_ms = context.clock.monotonic_ms();
                 }
             }
-            () = context.clock.sleep_until_monotonic(next_ack_ms) => {
+            () = context.clock.sleep_until_monotonic(next_ack_ms), if acking => {
                 if !still_following() {
                     return Ok(());
                 }
                 let offset = context.node.borrow().replication.offset.to_string().into_bytes();
-                send_request(&mut stream, vec![b"REPLCONF".to_vec(), b"ACK".to_vec(), offset]).await?;
+                let ack = vec![b"REPLCONF".to_vec(), b"ACK".to_vec(), offset];
+                acking = send_request(&mut stream, ack).await.is_ok();
                 next_ack_ms = context.clock.monotonic_ms() + REPLICA_CRON_MS;
             }
         }
