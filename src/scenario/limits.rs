@@ -3,7 +3,7 @@
 //!
 //! Every number is checked at load against a range written here once, so no run can
 //! overflow a clock, exhaust memory or wrap an address, and the error names the field,
-//! the value and the range (README.md, *Ranges and units*, lists the same ranges).
+//! the value and the range (docs/scenarios.md, *Ranges and units*, lists the same ranges).
 
 use std::fmt;
 
