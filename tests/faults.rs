@@ -470,9 +470,10 @@ fn under_everysec_a_process_kill_loses_no_acknowledged_write_and_a_power_loss_do
     assert!(broken_by_power_loss > 0, "{broken_by_power_loss} of 10 seeds");
 }
 
-/// One master and a replica whose stream waits `lag_ms` in the master's output buffer; the
-/// master dies 10 ms after a grant and the replica is promoted 250 ms later.
-fn failover_with_lag(lag_ms: u64) -> Arc<Scenario> {
+/// One master and a replica whose stream waits `lag_ms` in the master's output buffer,
+/// with `faults` (a JSON list's items, each followed by a comma) first; the master dies
+/// 10 ms after a grant and the replica is promoted 250 ms later.
+fn failover_with(lag_ms: u64, faults: &str) -> Arc<Scenario> {
     let text = format!(
         r#"{{
           "name": "test", "duration_ms": 12000, "seeds": 1,
@@ -480,7 +481,8 @@ fn failover_with_lag(lag_ms: u64) -> Arc<Scenario> {
                         "replication_lag_ms": {lag_ms} }},
           "lock": {{ "algorithm": "lua-release", "ttl_ms": 2000 }},
           "clients": {{ "count": 3, "work_ms": [1000, 1500] }},
-          "faults": [ {{ "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000, "delay_ms": 10 }} ]
+          "faults": [ {faults}
+            {{ "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000, "delay_ms": 10 }} ]
         }}"#
     );
     let scenario = locksim::scenario::load_str(std::path::Path::new("(test)"), &text);
@@ -491,13 +493,13 @@ fn failover_with_lag(lag_ms: u64) -> Arc<Scenario> {
 fn replication_lag_dies_with_the_master() {
     let mutex = locksim::check::mutual_exclusion::NAME;
     for seed in 0..3 {
-        let lagging = failover_with_lag(200);
+        let lagging = failover_with(200, "");
         let history = run_seed(&lagging, seed).unwrap();
         assert!(
             violated(&lagging, &history, mutex),
             "seed {seed}: the unstreamed grant is lost"
         );
-        let prompt = failover_with_lag(0);
+        let prompt = failover_with(0, "");
         let history = run_seed(&prompt, seed).unwrap();
         assert!(
             !violated(&prompt, &history, mutex),
@@ -511,17 +513,11 @@ fn replication_lag_dies_with_the_master() {
 /// acknowledgements to the dead master fail meanwhile).
 #[test]
 fn a_grant_on_the_wire_when_the_master_dies_reaches_the_replica() {
-    let text = r#"{
-      "name": "test", "duration_ms": 8000, "seeds": 1,
-      "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": 250 },
-      "lock": { "algorithm": "lua-release", "ttl_ms": 2000 },
-      "clients": { "count": 3, "work_ms": [1000, 1500] },
-      "faults": [
-        { "kind": "latency", "groups": [["redis-1"], ["redis-1-replica-1"]], "one_way": true,
-          "latency_ms": [200, 200], "at_ms": 0 },
-        { "kind": "crash", "target": "master", "on": "acquired", "at_ms": 5000, "delay_ms": 10 } ]
-    }"#;
-    let s = Arc::new(locksim::scenario::load_str(std::path::Path::new("(test)"), text).unwrap());
+    let s = failover_with(
+        0,
+        r#"{ "kind": "latency", "groups": [["redis-1"], ["redis-1-replica-1"]], "one_way": true,
+             "latency_ms": [200, 200], "at_ms": 0 },"#,
+    );
     for seed in 0..8 {
         let history = run_seed(&s, seed).unwrap();
         let crash = history
