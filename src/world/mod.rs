@@ -264,6 +264,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
 
 /// The most clients a run can address: client addresses fill 10.2.0.0/16 from 10.2.0.1.
 pub const MAX_CLIENTS: usize = 65_535;
+const _: () = assert!(crate::scenario::limits::MAX_CLIENTS as usize <= MAX_CLIENTS);
 
 /// Client `i` (0-based) is the (i+1)-th address of 10.2.0.0/16: 10.2.0.1, …, 10.2.0.255,
 /// 10.2.1.0, …, so no two clients share one (madsim refuses a second node on an address)
