@@ -178,3 +178,60 @@ fn a_careful_client_paused_after_the_grant_past_the_ttl_gives_the_lock_back() {
         other => panic!("expected no validity left, got {other:?}"),
     }
 }
+
+#[test]
+fn node_redlock_v5_hands_the_caller_a_lock_whose_keys_already_expired() {
+    // 5.0.0-beta.2 never compares the expiration with the clock (#296).
+    let options = single_attempt(LockOptions::new(Algorithm::Redlock, TTL_MS).profile(Profile::NodeRedlock));
+    let frozen = frozen_during_acquire(3, options, 0);
+    assert!(matches!(frozen.verdict, Ok(true)), "{:?}", frozen.verdict);
+    let rival_until = frozen.rival_valid_until.expect("the rival took the expired keys");
+    assert!(frozen.returned_at < rival_until, "two holders");
+}
+
+/// A node-redlock client asks for the lock while a rival holds it for `HELD_MS`: the
+/// lease it gets once the rival lets go, and the wall-clock reading its acquire began at.
+fn node_redlock_after_a_wait(ttl_ms: u64) -> (u64, u64, u64) {
+    const HELD_MS: u64 = 600;
+    simulate(5, || async move {
+        let redis: Vec<SocketAddr> = (1..=3).map(start_redis).collect();
+        let rival_redis = redis.clone();
+        let rival = client_node(2).spawn(async move {
+            let mut b = lock(
+                &rival_redis,
+                LockOptions::new(Algorithm::Redlock, ttl_ms),
+                2,
+                StopAt::nowhere(),
+            );
+            let lease = b.acquire(KEY).await.unwrap();
+            clock().sleep_ms(HELD_MS).await;
+            b.release(&lease).await.unwrap();
+        });
+        let waiter = client_node(1).spawn(async move {
+            clock().sleep_ms(50).await;
+            let options = LockOptions::new(Algorithm::Redlock, ttl_ms).profile(Profile::NodeRedlock);
+            let mut a = lock(&redis, options, 1, StopAt::nowhere());
+            let started = ValidityClock::Wall.read(&clock());
+            let lease = a.acquire(KEY).await.unwrap();
+            (started, lease.valid_until_ms, ValidityClock::Wall.read(&clock()))
+        });
+        rival.await.unwrap();
+        waiter.await.unwrap()
+    })
+}
+
+#[test]
+fn node_redlock_v5_counts_the_lease_from_before_its_retries() {
+    let ttl_ms = 10_000;
+    let drift_ms = ttl_ms / 100 + 2;
+    let (started, valid_until, granted_at) = node_redlock_after_a_wait(ttl_ms);
+    assert!(
+        granted_at >= started + 500,
+        "the acquire waited out the rival: {started}..{granted_at}"
+    );
+    assert_eq!(
+        valid_until,
+        started + ttl_ms - drift_ms,
+        "counted from the first attempt"
+    );
+}

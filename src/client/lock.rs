@@ -188,11 +188,18 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// hold the lock.
     pub async fn try_acquire(&mut self, key: &[u8]) -> Result<Option<Lease>, LockError> {
         let token = self.new_token();
-        self.attempt(key, token).await
+        let acquire_started = self.validity_clock_ms();
+        self.attempt(key, token, acquire_started).await
     }
 
-    /// One attempt on every node to store `token`.
-    async fn attempt(&mut self, key: &[u8], token: String) -> Result<Option<Lease>, LockError> {
+    /// One attempt on every node to store `token`, for an acquire that began when the
+    /// validity clock read `acquire_started`.
+    async fn attempt(
+        &mut self,
+        key: &[u8],
+        token: String,
+        acquire_started: u64,
+    ) -> Result<Option<Lease>, LockError> {
         self.steps.reached(Step::BeforeAcquire).await;
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
@@ -209,7 +216,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let validity_ms = self.validity_after(elapsed_ms);
         let valid = validity_ms > 0;
         if granted >= self.quorum() && valid {
-            let valid_until_ms = self.deadline(started, elapsed_ms);
+            let valid_until_ms = if self.options.expiration_from_first_attempt {
+                self.deadline(acquire_started, 0)
+            } else {
+                self.deadline(started, elapsed_ms)
+            };
             return self
                 .granted(key, token, requested_at_ms, started, valid_until_ms)
                 .await
@@ -224,6 +235,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             .map(|reply| match self.options.attempt_cleanup {
                 AttemptCleanup::EveryNode => !matches!(reply, Ok(false)),
                 AttemptCleanup::GrantedNodes => matches!(reply, Ok(true)),
+                AttemptCleanup::AfterFinalFailure | AttemptCleanup::Never => false,
             })
             .collect();
         if self.options.algorithm.unique_token() && may_hold.contains(&true) {
@@ -245,9 +257,12 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let mut last_error = None;
         // node-redlock draws one value per acquire and sends it on every retry.
         let shared_token = (self.options.retry_token != RetryToken::Fresh).then(|| self.new_token());
+        let mut last_token = String::new();
+        let acquire_started = self.validity_clock_ms();
         for attempt in 1..=attempts {
             let token = shared_token.clone().unwrap_or_else(|| self.new_token());
-            match self.attempt(key, token).await {
+            last_token.clone_from(&token);
+            match self.attempt(key, token, acquire_started).await {
                 Ok(Some(lease)) => return Ok(lease),
                 Ok(None) => {
                     self.observer
@@ -264,6 +279,11 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 let jitter = self.rng.random_range(0..=retry.jitter_ms);
                 self.clock.sleep_ms(retry.delay_ms + jitter).await;
             }
+        }
+        if self.options.attempt_cleanup == AttemptCleanup::AfterFinalFailure
+            && self.options.algorithm.unique_token()
+        {
+            let _ = self.release_everywhere(key, &last_token).await;
         }
         Err(last_error.unwrap_or(LockError::Contended { attempts }))
     }

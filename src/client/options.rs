@@ -165,7 +165,7 @@ pub enum RetryToken {
     Fresh,
     /// One value for every attempt of an acquire, stored with `SET NX`, which refuses the
     /// client's own key when an earlier attempt left it behind (a node whose reply was lost
-    /// and that [`AttemptCleanup::GrantedNodes`] does not release): node-redlock blocks
+    /// and that [`AttemptCleanup`] does not release): node-redlock blocks
     /// itself until the TTL runs out (PR #369, F2).
     Reused,
     /// One value for every attempt, stored by a script that also takes a key already
@@ -185,6 +185,13 @@ pub enum AttemptCleanup {
     /// a TTL (node-redlock; with one value per acquire it then refuses the client's own
     /// retries, PR #369 F2).
     GrantedNodes,
+    /// Nothing between retries; once the last attempt has failed, a release on every node
+    /// with the acquire's value (node-redlock v5 `acquire`: `_execute` retries without
+    /// releasing, the `catch` sends one RELEASE with `retryCount: 0`).
+    AfterFinalFailure,
+    /// Nothing, ever: a `SET NX` whose reply was lost leaves its key behind, and with one
+    /// value per acquire the client's own retries are refused by it (redis-py `Lock`).
+    Never,
 }
 
 /// When the watchdog stops renewing.
@@ -207,12 +214,14 @@ pub enum Profile {
     /// Redisson RLock: watchdog renewing every TTL/3; after each acquire and renewal, WAIT
     /// for the replicas the master says it has (none: no WAIT).
     Redisson,
-    /// go-redsync: 32 tries 50–250 ms apart, drift `ttl × 0.01` without the 2 ms.
+    /// go-redsync v4: 32 tries 50–250 ms apart with one value, released on every node
+    /// between tries, drift `ttl × 0.01` without the 2 ms.
     Redsync,
-    /// node-redlock: 10 retries 200 ± 100 ms apart, drift 0.01 + 2 ms, validity measured
-    /// on the wall clock.
+    /// node-redlock v5: 10 retries 200 ± 100 ms apart, one value for all of them, nothing
+    /// released until the last fails, and no validity check on acquire (#296).
     NodeRedlock,
-    /// redis-py Lock: single node, a fixed 100 ms retry, no elapsed-time check.
+    /// redis-py Lock: single node, a fixed 100 ms retry, one token per acquire, no
+    /// elapsed-time check, no clean-up after a failed `SET`.
     RedisPy,
 }
 
@@ -233,6 +242,10 @@ pub struct ProfileDefaults {
     pub extend: ExtendMode,
     pub retry_token: RetryToken,
     pub attempt_cleanup: AttemptCleanup,
+    /// The lease's expiration counts from before the acquire's first attempt, not from
+    /// the attempt that won (node-redlock 5.0.0-beta.2 takes `start` once, before its
+    /// retries: #296).
+    pub expiration_from_first_attempt: bool,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -267,6 +280,7 @@ impl Profile {
                 extend: ExtendMode::CompareAndExpire,
                 retry_token: RetryToken::Fresh,
                 attempt_cleanup: AttemptCleanup::EveryNode,
+                expiration_from_first_attempt: false,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -285,8 +299,10 @@ impl Profile {
                 timeout_factor: Some(0.05),
                 signal_loss: true,
                 extend: ExtendMode::CompareAndExpire,
-                retry_token: RetryToken::Fresh,
+                // One 16-byte value for every try; between tries it releases on every pool.
+                retry_token: RetryToken::Reused,
                 attempt_cleanup: AttemptCleanup::EveryNode,
+                expiration_from_first_attempt: false,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -295,7 +311,9 @@ impl Profile {
                     jitter_ms: 200,
                 },
                 drift: REDLOCK_DRIFT,
-                validity_check: true,
+                // v5.0.0-beta.2 returns the lock without comparing its expiration with
+                // the clock (#296; the check is only in the unmerged PR #369).
+                validity_check: false,
                 validity_clock: ValidityClock::Wall,
                 watchdog_divisor: None,
                 wait_replicas: None,
@@ -303,7 +321,8 @@ impl Profile {
                 signal_loss: true,
                 extend: ExtendMode::CompareAndExpire,
                 retry_token: RetryToken::Reused,
-                attempt_cleanup: AttemptCleanup::GrantedNodes,
+                attempt_cleanup: AttemptCleanup::AfterFinalFailure,
+                expiration_from_first_attempt: true,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -320,8 +339,11 @@ impl Profile {
                 signal_loss: true,
                 // The watchdog stands for user code calling `reacquire()` on a timer.
                 extend: ExtendMode::Reacquire,
-                retry_token: RetryToken::Fresh,
-                attempt_cleanup: AttemptCleanup::EveryNode,
+                // `acquire()` draws one `uuid1().hex` and loops on `SET NX` with it; a
+                // failed `SET` is never cleaned up.
+                retry_token: RetryToken::Reused,
+                attempt_cleanup: AttemptCleanup::Never,
+                expiration_from_first_attempt: false,
             },
         }
     }
@@ -354,6 +376,8 @@ pub struct LockOptions {
     pub renewal_stops: RenewalStops,
     pub retry_token: RetryToken,
     pub attempt_cleanup: AttemptCleanup,
+    /// Count the lease from before the acquire's first attempt (see [`ProfileDefaults`]).
+    pub expiration_from_first_attempt: bool,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -393,6 +417,7 @@ impl LockOptions {
             renewal_stops: RenewalStops::WithWork,
             retry_token: RetryToken::Fresh,
             attempt_cleanup: AttemptCleanup::EveryNode,
+            expiration_from_first_attempt: false,
         }
     }
 
@@ -409,6 +434,7 @@ impl LockOptions {
         self.extend = d.extend;
         self.retry_token = d.retry_token;
         self.attempt_cleanup = d.attempt_cleanup;
+        self.expiration_from_first_attempt = d.expiration_from_first_attempt;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }
