@@ -234,13 +234,14 @@ pub struct LockSpec {
     #[serde(default)]
     pub renewal_stops: Option<RenewalStops>,
     /// The value each retry of one acquire stores: `fresh` (a new one per attempt, the
-    /// default), `reused` (node-redlock: one per acquire, refused by its own leftover key)
+    /// default), `reused` (node-redlock, redsync, redis-py: one per acquire, refused by its
+    /// own leftover key)
     /// or `reused-refreshing` (node-redlock PR #369: its own key is taken again).
     #[serde(default)]
     pub retry_token: Option<RetryToken>,
     /// Which nodes a failed attempt releases: `every-node` that did not refuse (the
-    /// default) or `granted-nodes` only (node-redlock: a node whose reply was lost keeps
-    /// the key for a TTL).
+    /// default), `granted-nodes` only (a node whose reply was lost keeps the key for a
+    /// TTL), `after-final-failure` (node-redlock v5) or `never` (redis-py).
     #[serde(default)]
     pub attempt_cleanup: Option<AttemptCleanup>,
 }
