@@ -1,8 +1,89 @@
 //! Key commands: DEL, EXISTS, TYPE, TTL/PTTL, PERSIST, and the expire family
 //! (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT).
 
-use super::{Args, Frame, ReplyError, request};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, request};
 use crate::redis::db::Db;
+
+/// The generic key commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "del",
+        arity: -2,
+        flags: Flags::WRITE,
+        summary: "delete keys: how many existed",
+        handler: Handler::Parse(|args| Ok(Command::Del(Del::parse(args)?))),
+    },
+    Spec {
+        name: "exists",
+        arity: -2,
+        flags: Flags::READ,
+        summary: "how many of the keys exist",
+        handler: Handler::Parse(|args| Ok(Command::Exists(Exists::parse(args)?))),
+    },
+    Spec {
+        name: "type",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the type of the value, or none",
+        handler: Handler::Parse(|args| Ok(Command::Type(Type::parse(args)?))),
+    },
+    Spec {
+        name: "pttl",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "milliseconds left, -1 or -2",
+        handler: Handler::Parse(|args| Ok(Command::Pttl(Pttl::parse(args)?))),
+    },
+    Spec {
+        name: "ttl",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "seconds left (rounded), -1 or -2",
+        handler: Handler::Parse(|args| Ok(Command::Ttl(Ttl::parse(args)?))),
+    },
+    Spec {
+        name: "persist",
+        arity: 2,
+        flags: Flags::WRITE,
+        summary: "remove the expiry",
+        handler: Handler::Parse(|args| Ok(Command::Persist(Persist::parse(args)?))),
+    },
+    Spec {
+        name: "expire",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "expiry in seconds from now; NX|XX|GT|LT",
+        handler: Handler::Parse(|args| Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Expire, args)?))),
+    },
+    Spec {
+        name: "pexpire",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "expiry in milliseconds from now; NX|XX|GT|LT",
+        handler: Handler::Parse(|args| Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Pexpire, args)?))),
+    },
+    Spec {
+        name: "expireat",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "expiry at a Unix time in seconds; NX|XX|GT|LT",
+        handler: Handler::Parse(|args| {
+            Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Expireat, args)?))
+        }),
+    },
+    Spec {
+        name: "pexpireat",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "expiry at a Unix time in milliseconds; NX|XX|GT|LT",
+        handler: Handler::Parse(|args| {
+            Ok(Command::Expire(ExpireRequest::parse(
+                ExpireKind::Pexpireat,
+                args,
+            )?))
+        }),
+    },
+];
 
 /// `DEL key [key ...]`: how many of the keys existed.
 #[derive(Debug, Clone, PartialEq, Eq)]

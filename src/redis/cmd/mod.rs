@@ -1,22 +1,27 @@
-//! Redis commands, one type per command, shared by the fake node and the lock client.
+//! Redis commands, one file per family, each owning a table of its commands.
 //!
-//! The node parses a frame into a [`Command`] and applies it to its [`Db`]; the client
-//! builds the same type and turns it into a frame. A command's wire format therefore
-//! lives in one place. Errors are worded exactly as Redis 7.0 words them.
+//! A family's table ([`Spec`]s, gathered in [`FAMILIES`]) gives each command's name, arity,
+//! flags and parser; dispatch looks names up there, and docs/redis-coverage.md is generated
+//! from the tables (see `coverage.rs`). The node parses a request into a [`Command`] and
+//! applies it to its [`Db`]; the lock client builds the same types and turns them into
+//! frames, so a command's wire format lives in one place. Errors are worded exactly as
+//! Redis 7.0 words them.
 
+#[cfg(test)]
+mod coverage;
 mod keys;
-mod replication_cmds;
+mod replication;
 mod scripting;
-mod server_cmds;
+mod server;
 mod session;
 mod strings;
 
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
-pub use replication_cmds::{Info, Psync, Replconf, Replicaof, Role};
+pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
-pub use server_cmds::{Dbsize, Echo, Flushall, Ping, Wait};
+pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
 pub use session::{Client, Hello, Quit, Select, Session};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 
@@ -108,63 +113,71 @@ pub enum Command {
     Replconf(Replconf),
 }
 
-/// How Redis treats a command name: its arity (`n` means exactly `n` words, `-n` at least
-/// `n`), whether scripts may call it (Redis's `noscript` flag) and whether it writes (a
-/// replica refuses it).
-struct Spec {
-    name: &'static str,
-    arity: i32,
-    in_scripts: bool,
-    writes: bool,
+/// A command as the dispatch table knows it: Redis 7.0's name, arity and flags, what it
+/// does in a few words (docs/redis-coverage.md), and how its arguments become a
+/// [`Command`]. Each family file owns a table of them ([`FAMILIES`]).
+pub(crate) struct Spec {
+    pub name: &'static str,
+    /// `n`: exactly `n` words, the name included; `-n`: at least `n`.
+    pub arity: i32,
+    pub flags: Flags,
+    /// Read only by `coverage.rs`, which writes docs/redis-coverage.md from the tables.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub summary: &'static str,
+    pub handler: Handler,
 }
 
-const READS: bool = false;
-const WRITES: bool = true;
+/// How a command's arguments, once its name and arity were checked, become what runs.
+pub(crate) enum Handler {
+    /// Parsed into its own [`Command`] type (the types lock clients build too).
+    Parse(fn(&mut Args) -> Result<Command, ReplyError>),
+}
 
-const fn spec(name: &'static str, arity: i32, in_scripts: bool, writes: bool) -> Spec {
-    Spec {
-        name,
-        arity,
-        in_scripts,
-        writes,
+/// The flags of Redis's command table that change how the node treats a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flags {
+    /// It may change the keyspace: a replica refuses it (READONLY).
+    pub write: bool,
+    /// Scripts may not call it.
+    pub noscript: bool,
+}
+
+impl Flags {
+    /// Reads, callable from scripts.
+    pub const READ: Flags = Flags {
+        write: false,
+        noscript: false,
+    };
+    /// Writes, callable from scripts.
+    pub const WRITE: Flags = Flags {
+        write: true,
+        noscript: false,
+    };
+    /// Not callable from scripts, and no write of its own.
+    pub const NOSCRIPT: Flags = Flags {
+        write: false,
+        noscript: true,
+    };
+
+    /// Redis's names for these flags, as COMMAND INFO lists them (docs/redis-coverage.md).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn names(self) -> Vec<&'static str> {
+        let mut names = vec![if self.write { "write" } else { "readonly" }];
+        if self.noscript {
+            names.push("noscript");
+        }
+        names
     }
 }
 
-/// Every command name, with Redis 7.0's arity and flags.
-const COMMANDS: &[Spec] = &[
-    spec("ping", -1, true, READS),
-    spec("echo", 2, true, READS),
-    spec("hello", -1, false, READS),
-    spec("select", 2, true, READS),
-    spec("client", -2, false, READS),
-    spec("quit", -1, false, READS),
-    spec("get", 2, true, READS),
-    spec("set", -3, true, WRITES),
-    spec("setnx", 3, true, WRITES),
-    spec("incr", 2, true, WRITES),
-    spec("incrby", 3, true, WRITES),
-    spec("del", -2, true, WRITES),
-    spec("exists", -2, true, READS),
-    spec("type", 2, true, READS),
-    spec("pttl", 2, true, READS),
-    spec("ttl", 2, true, READS),
-    spec("persist", 2, true, WRITES),
-    spec("expire", -3, true, WRITES),
-    spec("pexpire", -3, true, WRITES),
-    spec("expireat", -3, true, WRITES),
-    spec("pexpireat", -3, true, WRITES),
-    spec("dbsize", 1, true, READS),
-    spec("flushall", -1, true, WRITES),
-    spec("eval", -3, false, READS),
-    spec("evalsha", -3, false, READS),
-    spec("script", -2, false, READS),
-    spec("wait", 3, false, READS),
-    spec("replicaof", 3, false, READS),
-    spec("slaveof", 3, false, READS),
-    spec("role", 1, false, READS),
-    spec("info", -1, true, READS),
-    spec("psync", -3, false, READS),
-    spec("replconf", -1, false, READS),
+/// Every family's table: the order docs/redis-coverage.md lists them in.
+pub(crate) const FAMILIES: &[(&str, &[Spec])] = &[
+    ("strings", strings::COMMANDS),
+    ("keys", keys::COMMANDS),
+    ("scripting", scripting::COMMANDS),
+    ("server", server::COMMANDS),
+    ("connection", session::COMMANDS),
+    ("replication", replication::COMMANDS),
 ];
 
 /// Why a command name was refused before its arguments were looked at.
@@ -178,8 +191,9 @@ fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
     // Redis looks commands up ignoring case (its command table's dict compares with
     // strcasecmp); every name here is ASCII.
     let name = words.first().ok_or(Rejection::Unknown)?;
-    let spec = COMMANDS
+    let spec = FAMILIES
         .iter()
+        .flat_map(|(_, table)| table.iter())
         .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
         .ok_or(Rejection::Unknown)?;
     let count = words.len() as i64;
@@ -226,10 +240,10 @@ impl Command {
             Rejection::Unknown => unknown_command(&words),
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
-        if read_only && spec.writes {
+        if read_only && spec.flags.write {
             return Err(ReplyError::read_only());
         }
-        Command::parse(spec.name, words)
+        Command::parse(spec, words)
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
@@ -243,58 +257,23 @@ impl Command {
                 .into(),
             )
         })?;
-        if !spec.in_scripts {
+        if spec.flags.noscript {
             return Err(ReplyError::not_from_script());
         }
-        if read_only && spec.writes {
+        if read_only && spec.flags.write {
             return Err(ReplyError::read_only());
         }
-        Command::parse(spec.name, words)
+        Command::parse(spec, words)
     }
 
     /// Parses the arguments of a command whose name and arity were checked.
-    fn parse(name: &str, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+    fn parse(spec: &Spec, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
         let mut words = words.into_iter();
         words.next(); // the command's name
         let mut args = Args { words };
-        Ok(match name {
-            "ping" => Command::Ping(Ping::parse(&mut args)?),
-            "echo" => Command::Echo(Echo::parse(&mut args)?),
-            "hello" => Command::Hello(Hello::parse(&mut args)?),
-            "select" => Command::Select(Select::parse(&mut args)?),
-            "client" => Command::Client(Client::parse(&mut args)?),
-            "quit" => Command::Quit(Quit),
-            "get" => Command::Get(Get::parse(&mut args)?),
-            "set" => match Set::parse(&mut args)? {
-                (set, false) => Command::Set(set),
-                (set, true) => Command::SetGet(SetGet(set)),
-            },
-            "setnx" => Command::Setnx(Setnx::parse(&mut args)?),
-            "incr" => Command::Incr(Incr::parse(&mut args)?),
-            "incrby" => Command::Incrby(Incrby::parse(&mut args)?),
-            "del" => Command::Del(Del::parse(&mut args)?),
-            "exists" => Command::Exists(Exists::parse(&mut args)?),
-            "type" => Command::Type(Type::parse(&mut args)?),
-            "pttl" => Command::Pttl(Pttl::parse(&mut args)?),
-            "ttl" => Command::Ttl(Ttl::parse(&mut args)?),
-            "persist" => Command::Persist(Persist::parse(&mut args)?),
-            "expire" => Command::Expire(ExpireRequest::parse(ExpireKind::Expire, &mut args)?),
-            "pexpire" => Command::Expire(ExpireRequest::parse(ExpireKind::Pexpire, &mut args)?),
-            "expireat" => Command::Expire(ExpireRequest::parse(ExpireKind::Expireat, &mut args)?),
-            "pexpireat" => Command::Expire(ExpireRequest::parse(ExpireKind::Pexpireat, &mut args)?),
-            "dbsize" => Command::Dbsize(Dbsize),
-            "flushall" => Command::Flushall(Flushall::parse(&mut args)?),
-            "eval" => Command::Eval(Eval::parse(&mut args)?),
-            "evalsha" => Command::Evalsha(Evalsha::parse(&mut args)?),
-            "script" => Command::Script(Script::parse(&mut args)?),
-            "wait" => Command::Wait(Wait::parse(&mut args)?),
-            "replicaof" | "slaveof" => Command::Replicaof(Replicaof::parse(&mut args)?),
-            "role" => Command::Role(Role),
-            "info" => Command::Info(Info::parse(&mut args)?),
-            "psync" => Command::Psync(Psync),
-            "replconf" => Command::Replconf(Replconf::parse(&mut args)?),
-            _ => return Err(unknown_command(&[name.as_bytes().to_vec()])),
-        })
+        match spec.handler {
+            Handler::Parse(parse) => parse(&mut args),
+        }
     }
 
     /// Executes the command for a connection's `session` on the node, at wall-clock time

@@ -1,9 +1,34 @@
 //! EVAL, EVALSHA and SCRIPT LOAD / EXISTS / FLUSH, run by the node's Lua interpreter
 //! (`redis/lua.rs`).
 
-use super::{Args, Frame, ReplyError, ok, request};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
 use crate::redis::lua::{ScriptCall, Scripts};
 use crate::redis::node::Node;
+
+/// The scripting commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "eval",
+        arity: -3,
+        flags: Flags::NOSCRIPT,
+        summary: "run a Lua script (cached by SHA1)",
+        handler: Handler::Parse(|args| Ok(Command::Eval(Eval::parse(args)?))),
+    },
+    Spec {
+        name: "evalsha",
+        arity: -3,
+        flags: Flags::NOSCRIPT,
+        summary: "run a cached script, or NOSCRIPT",
+        handler: Handler::Parse(|args| Ok(Command::Evalsha(Evalsha::parse(args)?))),
+    },
+    Spec {
+        name: "script",
+        arity: -2,
+        flags: Flags::NOSCRIPT,
+        summary: "LOAD, EXISTS, FLUSH",
+        handler: Handler::Parse(|args| Ok(Command::Script(Script::parse(args)?))),
+    },
+];
 
 /// `EVAL script numkeys [key ...] [arg ...]`: runs the script, caching it under its SHA1.
 #[derive(Debug, Clone, PartialEq, Eq)]

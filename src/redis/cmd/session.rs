@@ -1,8 +1,40 @@
 //! Connection-level commands: HELLO, SELECT, CLIENT SETNAME/GETNAME/ID, QUIT. They read or
 //! change the [`Session`] of the connection that sends them.
 
-use super::{Args, Frame, ReplyError, ok};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok};
 use crate::redis::connection::{Protocol, Reply};
+
+/// The connection commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "hello",
+        arity: -1,
+        flags: Flags::NOSCRIPT,
+        summary: "RESP2 or RESP3, AUTH default, SETNAME",
+        handler: Handler::Parse(|args| Ok(Command::Hello(Hello::parse(args)?))),
+    },
+    Spec {
+        name: "select",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "choose the database (only 0 here)",
+        handler: Handler::Parse(|args| Ok(Command::Select(Select::parse(args)?))),
+    },
+    Spec {
+        name: "client",
+        arity: -2,
+        flags: Flags::NOSCRIPT,
+        summary: "SETNAME, GETNAME, ID",
+        handler: Handler::Parse(|args| Ok(Command::Client(Client::parse(args)?))),
+    },
+    Spec {
+        name: "quit",
+        arity: -1,
+        flags: Flags::NOSCRIPT,
+        summary: "OK, then close the connection",
+        handler: Handler::Parse(|_| Ok(Command::Quit(Quit))),
+    },
+];
 
 /// What the node keeps per connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

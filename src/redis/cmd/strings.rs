@@ -1,7 +1,51 @@
 //! String commands: GET, SET, SETNX, INCR, INCRBY.
 
-use super::{Args, Frame, ReplyError, ok, request};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
 use crate::redis::db::Db;
+
+/// The string commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "get",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the value, or nil",
+        handler: Handler::Parse(|args| Ok(Command::Get(Get::parse(args)?))),
+    },
+    Spec {
+        name: "set",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "NX|XX, EX|PX|EXAT|PXAT|KEEPTTL, GET",
+        handler: Handler::Parse(|args| {
+            Ok(match Set::parse(args)? {
+                (set, false) => Command::Set(set),
+                (set, true) => Command::SetGet(SetGet(set)),
+            })
+        }),
+    },
+    Spec {
+        name: "setnx",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "set if absent: 1 or 0",
+        handler: Handler::Parse(|args| Ok(Command::Setnx(Setnx::parse(args)?))),
+    },
+    Spec {
+        name: "incr",
+        arity: 2,
+        flags: Flags::WRITE,
+        summary: "add 1 to an integer string",
+        handler: Handler::Parse(|args| Ok(Command::Incr(Incr::parse(args)?))),
+    },
+    Spec {
+        name: "incrby",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "add an integer to an integer string",
+        handler: Handler::Parse(|args| Ok(Command::Incrby(Incrby::parse(args)?))),
+    },
+];
 
 /// `GET key`: the value, or nil.
 #[derive(Debug, Clone, PartialEq, Eq)]

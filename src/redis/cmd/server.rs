@@ -1,7 +1,46 @@
 //! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, WAIT.
 
-use super::{Args, Frame, ReplyError, ok, request};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
 use crate::redis::db::Db;
+
+/// The server commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "ping",
+        arity: -1,
+        flags: Flags::READ,
+        summary: "PONG, or the message",
+        handler: Handler::Parse(|args| Ok(Command::Ping(Ping::parse(args)?))),
+    },
+    Spec {
+        name: "echo",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the message",
+        handler: Handler::Parse(|args| Ok(Command::Echo(Echo::parse(args)?))),
+    },
+    Spec {
+        name: "dbsize",
+        arity: 1,
+        flags: Flags::READ,
+        summary: "how many keys are stored",
+        handler: Handler::Parse(|_| Ok(Command::Dbsize(Dbsize))),
+    },
+    Spec {
+        name: "flushall",
+        arity: -1,
+        flags: Flags::WRITE,
+        summary: "delete every key; ASYNC|SYNC",
+        handler: Handler::Parse(|args| Ok(Command::Flushall(Flushall::parse(args)?))),
+    },
+    Spec {
+        name: "wait",
+        arity: 3,
+        flags: Flags::NOSCRIPT,
+        summary: "block until replicas acknowledged this connection's writes",
+        handler: Handler::Parse(|args| Ok(Command::Wait(Wait::parse(args)?))),
+    },
+];
 
 /// `PING [message]`: PONG, or the message back.
 #[derive(Debug, Clone, PartialEq, Eq)]

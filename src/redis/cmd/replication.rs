@@ -4,9 +4,55 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use super::{Args, Frame, ReplyError, Session, ok, request};
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Session, Spec, ok, request};
 use crate::redis::connection::Reply;
 use crate::redis::node::Node;
+
+/// The replication commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "replicaof",
+        arity: 3,
+        flags: Flags::NOSCRIPT,
+        summary: "follow a master, or NO ONE",
+        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
+    },
+    Spec {
+        name: "slaveof",
+        arity: 3,
+        flags: Flags::NOSCRIPT,
+        summary: "the old name of REPLICAOF",
+        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
+    },
+    Spec {
+        name: "role",
+        arity: 1,
+        flags: Flags::NOSCRIPT,
+        summary: "master or replica, offsets, links",
+        handler: Handler::Parse(|_| Ok(Command::Role(Role))),
+    },
+    Spec {
+        name: "info",
+        arity: -1,
+        flags: Flags::READ,
+        summary: "the replication section",
+        handler: Handler::Parse(|args| Ok(Command::Info(Info::parse(args)?))),
+    },
+    Spec {
+        name: "psync",
+        arity: -3,
+        flags: Flags::NOSCRIPT,
+        summary: "a replica asks for the stream (full resync)",
+        handler: Handler::Parse(|_| Ok(Command::Psync(Psync))),
+    },
+    Spec {
+        name: "replconf",
+        arity: -1,
+        flags: Flags::NOSCRIPT,
+        summary: "a replica's settings and acknowledgements",
+        handler: Handler::Parse(|args| Ok(Command::Replconf(Replconf::parse(args)?))),
+    },
+];
 
 /// `REPLICAOF host port | NO ONE`: follow a master, or become one.
 #[derive(Debug, Clone, PartialEq, Eq)]
