@@ -200,6 +200,24 @@ pub enum RenewalStops {
     OnSuccessfulRelease,
 }
 
+/// What a client does when a node answers `READONLY` (its connection still goes to a master
+/// that a failover demoted to a replica). lock-library-protocols.md §8 has who does which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnReadonly {
+    /// Keep the connection and hand the error to the caller, who retries on it: Redisson
+    /// (`RedisExecutor` retries READONLY) and ioredis without `reconnectOnError`
+    /// (node-redlock's client). The connection stays on the demoted node, so every later
+    /// write is refused until something else breaks it.
+    #[default]
+    Retry,
+    /// Drop the connection and send the request again on a new one, which asks for the
+    /// master afresh (from Sentinel, where there is one): redis-py's `SentinelManagedConnection`
+    /// disconnects and raises `ConnectionError`, which its `Retry` resends; go-redis discards
+    /// the connection and retries.
+    Reconnect,
+}
+
 /// Lock libraries whose defaults and quirks a client can copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -233,6 +251,7 @@ pub struct ProfileDefaults {
     pub extend: ExtendMode,
     pub retry_token: RetryToken,
     pub attempt_cleanup: AttemptCleanup,
+    pub on_readonly: OnReadonly,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -267,6 +286,7 @@ impl Profile {
                 extend: ExtendMode::CompareAndExpire,
                 retry_token: RetryToken::Fresh,
                 attempt_cleanup: AttemptCleanup::EveryNode,
+                on_readonly: OnReadonly::Retry,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -287,6 +307,7 @@ impl Profile {
                 extend: ExtendMode::CompareAndExpire,
                 retry_token: RetryToken::Fresh,
                 attempt_cleanup: AttemptCleanup::EveryNode,
+                on_readonly: OnReadonly::Reconnect,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -304,6 +325,7 @@ impl Profile {
                 extend: ExtendMode::CompareAndExpire,
                 retry_token: RetryToken::Reused,
                 attempt_cleanup: AttemptCleanup::GrantedNodes,
+                on_readonly: OnReadonly::Retry,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -322,6 +344,7 @@ impl Profile {
                 extend: ExtendMode::Reacquire,
                 retry_token: RetryToken::Fresh,
                 attempt_cleanup: AttemptCleanup::EveryNode,
+                on_readonly: OnReadonly::Reconnect,
             },
         }
     }
@@ -354,6 +377,7 @@ pub struct LockOptions {
     pub renewal_stops: RenewalStops,
     pub retry_token: RetryToken,
     pub attempt_cleanup: AttemptCleanup,
+    pub on_readonly: OnReadonly,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -393,6 +417,7 @@ impl LockOptions {
             renewal_stops: RenewalStops::WithWork,
             retry_token: RetryToken::Fresh,
             attempt_cleanup: AttemptCleanup::EveryNode,
+            on_readonly: OnReadonly::Retry,
         }
     }
 
@@ -409,6 +434,7 @@ impl LockOptions {
         self.extend = d.extend;
         self.retry_token = d.retry_token;
         self.attempt_cleanup = d.attempt_cleanup;
+        self.on_readonly = d.on_readonly;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }
