@@ -28,6 +28,13 @@ pub struct Conn<C: Connect, K: Clock> {
     connection: Option<Connection<C::Stream>>,
     /// A request was sent and its reply not read: set before each exchange, cleared after.
     awaiting_reply: bool,
+    /// On a `READONLY` reply, drop the connection and send the request again on a new one.
+    reconnect_on_readonly: bool,
+}
+
+/// Whether `reply` is a demoted master's refusal of a write (or of a script that writes).
+pub fn is_readonly(reply: &Frame) -> bool {
+    matches!(reply, Frame::Error(message) if message.starts_with("READONLY"))
 }
 
 impl<C: Connect, K: Clock> Conn<C, K> {
@@ -39,7 +46,15 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             timeout_ms,
             connection: None,
             awaiting_reply: false,
+            reconnect_on_readonly: false,
         }
+    }
+
+    /// Makes a `READONLY` reply drop the connection and resend the request once on a new
+    /// one (see [`OnReadonly::Reconnect`](super::options::OnReadonly::Reconnect)).
+    pub fn reconnect_on_readonly(mut self, reconnect: bool) -> Self {
+        self.reconnect_on_readonly = reconnect;
+        self
     }
 
     /// Sends one request and waits for its reply (connecting first if needed).
@@ -57,7 +72,7 @@ impl<C: Connect, K: Clock> Conn<C, K> {
         let clock = self.clock.clone();
         let result = tokio::select! {
             biased;
-            result = self.exchange(request) => result.map_err(RequestError::from),
+            result = self.exchange_following_master(request) => result.map_err(RequestError::from),
             () = clock.sleep_ms(timeout_ms) => Err(RequestError::Timeout(timeout_ms)),
         };
         self.awaiting_reply = false;
@@ -65,6 +80,22 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             self.connection = None;
         }
         result
+    }
+
+    /// One exchange; with [`Conn::reconnect_on_readonly`], a `READONLY` reply drops the
+    /// connection and the request goes once more on a new one (whose reply stands, whatever
+    /// it is: the new connection may find the same demoted node when nobody has failed over).
+    async fn exchange_following_master(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {
+        let reply = self.exchange(request).await?;
+        if !(self.reconnect_on_readonly && is_readonly(&reply)) {
+            return Ok(reply);
+        }
+        self.connection = None;
+        let reply = self.exchange(request).await?;
+        if is_readonly(&reply) {
+            self.connection = None;
+        }
+        Ok(reply)
     }
 
     async fn exchange(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {

@@ -17,7 +17,9 @@ use super::conn::Conn;
 use super::error::LockError;
 use super::ladder;
 use super::observe::{Observe, Request, Unobserved};
-use super::options::{AttemptCleanup, Fencing, LockOptions, RenewalOnError, RetryToken, ValidityClock};
+use super::options::{
+    AttemptCleanup, Fencing, LockOptions, OnReadonly, RenewalOnError, RetryToken, ValidityClock,
+};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 
@@ -140,9 +142,13 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// When `connectors` is empty: a lock needs at least one node.
     pub fn new(connectors: Vec<C>, clock: K, rng: R, options: LockOptions) -> Self {
         assert!(!connectors.is_empty(), "a lock needs at least one Redis node");
+        let reconnect_on_readonly = options.on_readonly == OnReadonly::Reconnect;
         let nodes = connectors
             .into_iter()
-            .map(|c| Conn::new(c, clock.clone(), options.request_timeout_ms))
+            .map(|c| {
+                Conn::new(c, clock.clone(), options.request_timeout_ms)
+                    .reconnect_on_readonly(reconnect_on_readonly)
+            })
             .collect();
         Lock {
             nodes,

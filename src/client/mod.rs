@@ -23,7 +23,7 @@ pub use error::LockError;
 pub use lock::{Held, Lease, Lock, LockGuard};
 pub use observe::{Observe, Request, Unobserved};
 pub use options::{
-    Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, Profile, ProfileDefaults,
+    Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, Profile, ProfileDefaults,
     RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
 pub use steps::{NoSteps, Step, Steps};

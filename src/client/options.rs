@@ -207,6 +207,24 @@ pub enum RenewalStops {
     OnSuccessfulRelease,
 }
 
+/// What a client does when a node answers `READONLY` (its connection still goes to a master
+/// that a failover demoted to a replica). lock-library-protocols.md §8 has who does which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnReadonly {
+    /// Keep the connection and hand the error to the caller, who retries on it: Redisson
+    /// (`RedisExecutor` retries READONLY) and ioredis without `reconnectOnError`
+    /// (node-redlock's client). The connection stays on the demoted node, so every later
+    /// write is refused until something else breaks it.
+    #[default]
+    Retry,
+    /// Drop the connection and send the request again on a new one, which asks for the
+    /// master afresh (from Sentinel, where there is one): redis-py's `SentinelManagedConnection`
+    /// disconnects and raises `ConnectionError`, which its `Retry` resends; go-redis discards
+    /// the connection and retries.
+    Reconnect,
+}
+
 /// Lock libraries whose defaults and quirks a client can copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -246,6 +264,7 @@ pub struct ProfileDefaults {
     /// the attempt that won (node-redlock 5.0.0-beta.2 takes `start` once, before its
     /// retries: #296).
     pub expiration_from_first_attempt: bool,
+    pub on_readonly: OnReadonly,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -281,6 +300,7 @@ impl Profile {
                 retry_token: RetryToken::Fresh,
                 attempt_cleanup: AttemptCleanup::EveryNode,
                 expiration_from_first_attempt: false,
+                on_readonly: OnReadonly::Retry,
             },
             Profile::Redsync => ProfileDefaults {
                 retry: Retry {
@@ -303,6 +323,7 @@ impl Profile {
                 retry_token: RetryToken::Reused,
                 attempt_cleanup: AttemptCleanup::EveryNode,
                 expiration_from_first_attempt: false,
+                on_readonly: OnReadonly::Reconnect,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 retry: Retry {
@@ -323,6 +344,7 @@ impl Profile {
                 retry_token: RetryToken::Reused,
                 attempt_cleanup: AttemptCleanup::AfterFinalFailure,
                 expiration_from_first_attempt: true,
+                on_readonly: OnReadonly::Retry,
             },
             Profile::RedisPy => ProfileDefaults {
                 retry: Retry {
@@ -344,6 +366,7 @@ impl Profile {
                 retry_token: RetryToken::Reused,
                 attempt_cleanup: AttemptCleanup::Never,
                 expiration_from_first_attempt: false,
+                on_readonly: OnReadonly::Reconnect,
             },
         }
     }
@@ -378,6 +401,7 @@ pub struct LockOptions {
     pub attempt_cleanup: AttemptCleanup,
     /// Count the lease from before the acquire's first attempt (see [`ProfileDefaults`]).
     pub expiration_from_first_attempt: bool,
+    pub on_readonly: OnReadonly,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -418,6 +442,7 @@ impl LockOptions {
             retry_token: RetryToken::Fresh,
             attempt_cleanup: AttemptCleanup::EveryNode,
             expiration_from_first_attempt: false,
+            on_readonly: OnReadonly::Retry,
         }
     }
 
@@ -435,6 +460,7 @@ impl LockOptions {
         self.retry_token = d.retry_token;
         self.attempt_cleanup = d.attempt_cleanup;
         self.expiration_from_first_attempt = d.expiration_from_first_attempt;
+        self.on_readonly = d.on_readonly;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }

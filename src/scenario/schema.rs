@@ -8,7 +8,8 @@ use super::fault::Fault;
 use super::limits;
 use crate::check;
 pub use crate::client::{
-    Algorithm, AttemptCleanup, ExtendMode, Fencing, Profile, RenewalOnError, RenewalStops, RetryToken,
+    Algorithm, AttemptCleanup, ExtendMode, Fencing, OnReadonly, Profile, RenewalOnError, RenewalStops,
+    RetryToken,
 };
 use crate::client::{LockOptions, Retry, WaitFor, WaitReplicas};
 
@@ -244,6 +245,11 @@ pub struct LockSpec {
     /// TTL), `after-final-failure` (node-redlock v5) or `never` (redis-py).
     #[serde(default)]
     pub attempt_cleanup: Option<AttemptCleanup>,
+    /// What a client does when a node answers `READONLY` (its connection outlived the
+    /// master's demotion): `retry` on the same connection (the default; Redisson, ioredis)
+    /// or `reconnect` and ask for the master again (redis-py, go-redis).
+    #[serde(default)]
+    pub on_readonly: Option<OnReadonly>,
 }
 
 /// `lock.wait_replicas`: a number of replicas, or `"connected"`.
@@ -318,6 +324,7 @@ impl LockSpec {
         override_with(&mut options.renewal_stops, self.renewal_stops);
         override_with(&mut options.retry_token, self.retry_token);
         override_with(&mut options.attempt_cleanup, self.attempt_cleanup);
+        override_with(&mut options.on_readonly, self.on_readonly);
         let wait = |replicas| WaitReplicas {
             replicas,
             timeout_ms: options.request_timeout_ms,
