@@ -1,7 +1,8 @@
 //! Live mode end to end: `locksim worker` processes on locksim's nodes, in real time,
 //! judged by the same checkers as the simulator. A pause of the holder longer than the TTL
 //! breaks mutual exclusion; without the pause it holds; with fencing tokens the resource
-//! refuses the paused holder's stale write. Each case runs a few seconds of real time.
+//! refuses the paused holder's stale write. Each case runs a few seconds of real time;
+//! `run --live` also runs a violating seed again without its faults, live.
 
 mod support;
 
@@ -139,9 +140,14 @@ fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
         stdout.contains("cli-pause") && stdout.contains("live:"),
         "{stdout}"
     );
+    assert!(stdout.contains("rerun: locksim run --live"), "{stdout}");
     let line = std::fs::read_to_string(&json).unwrap();
     let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(report["mode"], "live");
+    // The violating seed ran again live without the pause, and held.
+    let control = &report["checkers"]["mutual_exclusion"]["control"];
+    assert!(!control.is_null(), "{report}");
+    assert_eq!(report["checkers"]["mutual_exclusion"]["met"], true, "{report}");
 }
 
 #[test]

@@ -12,7 +12,8 @@ use locksim::client::{Algorithm, LockOptions, Profile};
 use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
 use locksim::report::ScenarioReport;
-use locksim::scenario;
+use locksim::report::control::{Control, without_faults};
+use locksim::scenario::{self, Scenario};
 use locksim::sweep::{RunSummary, SeedRun, in_parallel};
 use locksim::world::events::EventCounts;
 
@@ -75,29 +76,42 @@ pub fn run_live(args: RunArgs) -> ExitCode {
     let (mut all_met, mut any_error) = (true, false);
     for ((file, scenario), setup) in scenarios.iter().zip(&setups) {
         let count = args.seeds.unwrap_or(scenario.seeds);
-        let Some(_) = args.seed_start.checked_add(count) else {
+        let Some(end) = args.seed_start.checked_add(count) else {
             return invalid("--seed-start + --seeds overflows");
         };
-        let settings = scenario.check_settings();
+        let mut scenario = scenario.clone();
+        if scenario.expect.validity.take().is_some() {
+            emit(format_args!(
+                "{}: validity is not judged live (it needs the lock client's answer from every node); its expectation is left out",
+                scenario.name
+            ));
+        }
+        let seeds: Vec<u64> = (args.seed_start..end).collect();
         let started = Instant::now();
-        let runs = in_parallel(args.seed_start..args.seed_start + count, jobs, |seed| SeedRun {
-            seed,
-            outcome: live::run(scenario, seed, setup).map(|history| RunSummary {
-                digest: history.digest(),
-                verdicts: check_all(&history, &settings),
-                evidence: evidence(&history, settings.faults),
-                events: EventCounts::default(),
-            }),
-        });
-        let report = ScenarioReport::new(
+        let runs = live_runs(&scenario, &seeds, setup, jobs);
+        let mut report = ScenarioReport::new(
             file,
-            scenario,
+            &scenario,
             args.seed_start,
             &runs,
             started.elapsed().as_millis(),
         );
+        // The no-fault control, live too: does the violation go away without the faults?
+        let control_seeds = Control::seeds_for(&scenario, &report.violations);
+        if !control_seeds.is_empty() {
+            let runs = live_runs(&without_faults(&scenario), &control_seeds, setup, jobs);
+            report.with_control(Control::from_runs(control_seeds, runs));
+        }
         for line in report.table_lines() {
-            emit(line);
+            // A live seed is rerun live: `replay` would simulate it.
+            match line.strip_prefix("replay: locksim replay ") {
+                Some(rest) => emit(format_args!(
+                    "rerun: locksim run --live {} --seed-start {} --seeds 1",
+                    file.display(),
+                    rest.rsplit(' ').next().unwrap_or_default()
+                )),
+                None => emit(line),
+            }
         }
         if let Some(out) = json_out.as_mut() {
             let mut json = report.to_json();
@@ -120,6 +134,24 @@ pub fn run_live(args: RunArgs) -> ExitCode {
     emit(ScenarioReport::table_legend());
     emit(LIVE_NOTE);
     verdict_exit(any_error, all_met)
+}
+
+/// Runs `seeds` of `scenario` live, up to `jobs` at a time, each judged as a simulated
+/// seed is.
+fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, jobs: usize) -> Vec<SeedRun> {
+    let settings = scenario.check_settings();
+    in_parallel(0..seeds.len() as u64, jobs, |index| {
+        let seed = seeds[index as usize];
+        SeedRun {
+            seed,
+            outcome: live::run(scenario, seed, setup).map(|history| RunSummary {
+                digest: history.digest(),
+                verdicts: check_all(&history, &settings),
+                evidence: evidence(&history, settings.faults),
+                events: EventCounts::default(),
+            }),
+        }
+    })
 }
 
 /// What `worker` is asked.
