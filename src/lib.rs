@@ -5,7 +5,8 @@
 //! The data path, one module each:
 //! [`scenario`] → [`world`] (clocks, network, faults) → [`redis`] / [`client`] →
 //! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario;
-//! [`search`] shrinks a violating run to its minimal story.
+//! [`search`] shrinks a violating run to its minimal story; [`live`] runs a scenario in
+//! real time on real processes and ends in the same history.
 
 #[cfg(not(madsim))]
 compile_error!(
@@ -20,6 +21,7 @@ pub mod check;
 pub mod client;
 pub mod clock_model;
 pub mod history;
+pub mod live;
 pub mod platform;
 pub mod real;
 pub mod redis;

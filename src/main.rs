@@ -19,6 +19,7 @@ use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
+use cli::live::{WorkerArgs, worker};
 use cli::lock::{LockArgs, lock_and_run};
 use cli::merge::{merge, merge_report};
 use cli::parse_address;
@@ -157,6 +158,12 @@ enum Command {
         #[arg(long, value_name = "K/N", conflicts_with = "catalogue")]
         shard: Option<Shard>,
     },
+    /// Run locksim's lock client as a live worker (what `run --live` starts per client
+    /// when the scenario names no `clients.command`): reads LOCKSIM_CLIENT,
+    /// LOCKSIM_REDIS_URLS, LOCKSIM_LOCK_KEY, LOCKSIM_TTL_MS, LOCKSIM_RESOURCE,
+    /// LOCKSIM_WORK_MS, LOCKSIM_THINK_MS, LOCKSIM_SEED and LOCKSIM_SCENARIO, and loops
+    /// acquire → report held → read and write the resource → report released → release.
+    Worker(WorkerArgs),
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
     Serve {
@@ -215,6 +222,7 @@ fn main() -> ExitCode {
         } => replay(&file, seed, story, plot.as_deref(), without_faults),
         Command::Report(args) => report(args),
         Command::Lock(args) => lock_and_run(args),
+        Command::Worker(args) => worker(args),
         Command::Serve { port, replicaof } => serve(port, replicaof),
         Command::Shrink {
             file,

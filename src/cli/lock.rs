@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use locksim::client::{LockError, Observe, Request, RequestError};
+use locksim::live::supervisor::{dies_with_us, signal_group};
 use locksim::real::RedisConnector;
 use locksim::redis::Frame;
 use locksim::redis::connection::ConnectionError;
@@ -490,37 +491,6 @@ pub fn lock_and_run(args: LockArgs) -> ExitCode {
             }
         }
     })
-}
-
-/// Makes the command lead a process group of its own (so that signals reach everything it
-/// starts) and die with locksim: the kernel sends it SIGKILL when locksim dies, however
-/// it dies. Processes the command starts are not covered by that signal: they stop with
-/// the group's signals (lost lock, forwarded signals, the end of the command).
-fn dies_with_us(command: &mut std::process::Command) -> &mut std::process::Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid(2) has no preconditions.
-    let locksim = unsafe { libc::getpid() };
-    command.process_group(0);
-    // SAFETY: the hook runs in the forked child before exec and calls only
-    // async-signal-safe functions (prctl, getppid).
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // locksim died before the prctl: nobody would send the signal now.
-            if libc::getppid() != locksim {
-                return Err(std::io::Error::other("locksim exited before the command started"));
-            }
-            Ok(())
-        })
-    }
-}
-
-/// Sends `signal` to every process of the command's group; a group already gone is fine.
-fn signal_group(group: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill(2) on a process group we created; ESRCH when it is empty.
-    unsafe { libc::kill(-group, signal) };
 }
 
 /// The command's process group, for the signal handler.

@@ -44,12 +44,26 @@ pub struct RunArgs {
     /// Write one JSON line per seed to this file as each seed finishes.
     #[arg(long, value_name = "FILE")]
     pub seed_log: Option<PathBuf>,
+    /// Run live: one real process per client (the scenario's `clients.command`, else
+    /// `locksim worker`) in real time, against Redis nodes on loopback ports, with the
+    /// faults struck through TCP proxies, signals and the nodes' clocks; judged as
+    /// simulated seeds are. A live seed is not bit-exact. Seeds run one at a time unless
+    /// --jobs says otherwise.
+    #[arg(long, conflicts_with_all = ["shard", "seed_log"])]
+    pub live: bool,
+    /// With --live: real `redis-server` processes (on free ports, each in a scratch
+    /// directory) instead of locksim's own nodes.
+    #[arg(long, requires = "live")]
+    pub redis_server: bool,
 }
 
 /// Runs every scenario of `paths` over its seeds (or a shard's share of them), prints the
 /// verdict table, writes JSON. A shard's expectations are judged on its share only, so a
 /// sharded run fails only when a run failed; `locksim merge` judges the whole.
 pub fn run(args: RunArgs) -> ExitCode {
+    if args.live {
+        return super::live::run_live(args);
+    }
     let RunArgs {
         paths,
         seeds,
@@ -58,6 +72,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         jobs,
         shard,
         seed_log,
+        ..
     } = args;
     let scenarios = match scenario::load_paths(&paths) {
         Ok(s) if s.is_empty() => return invalid("no scenario files found"),

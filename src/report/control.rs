@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::rate::Rate;
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::sweep_seeds;
+use crate::sweep::{SeedRun, sweep_seeds};
 
 /// How many violating seeds a control runs again, at most (the first ones).
 pub const CONTROL_SEEDS: usize = 20;
@@ -91,6 +91,12 @@ impl Control {
     pub fn run(scenario: &Scenario, seeds: Vec<u64>, jobs: usize) -> Control {
         let bare = Arc::new(without_faults(scenario));
         let runs = sweep_seeds(&bare, &seeds, jobs, |run| run);
+        Control::from_runs(seeds, runs)
+    }
+
+    /// The control made of `runs`, the runs of `seeds` without the faults (simulated, or
+    /// live).
+    pub fn from_runs(seeds: Vec<u64>, runs: Vec<SeedRun>) -> Control {
         let mut control = Control {
             seeds,
             ..Control::default()

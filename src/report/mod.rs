@@ -152,7 +152,13 @@ impl ScenarioReport {
         if seeds.is_empty() {
             return;
         }
-        self.control = Some(Control::run(scenario, seeds, jobs));
+        self.with_control(Control::run(scenario, seeds, jobs));
+    }
+
+    /// Judges the expectations again with `control`, however its seeds ran (live mode
+    /// runs them live).
+    pub fn with_control(&mut self, control: Control) {
+        self.control = Some(control);
         self.judge();
     }
 

@@ -290,6 +290,14 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if let Some(delay) = s.clients.write_delay_ms {
         pair_in_range("clients.write_delay_ms", delay, 0, MAX_TIME_MS, "ms")?;
     }
+    if let Some(command) = &s.clients.command
+        && command.first().is_none_or(|program| program.is_empty())
+    {
+        return fail(
+            "clients.command",
+            &"names no program: give the worker as a list, program first ([\"python3\", \"worker.py\"])",
+        );
+    }
     pair_in_range("network.latency_ms", s.network.latency_ms, 1, MAX_TIME_MS, "ms")?;
     pair_in_range(
         "clocks.offset_ms",

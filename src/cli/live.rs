@@ -1,0 +1,205 @@
+//! `run --live` and `worker`: scenarios run in real time on real processes (src/live/),
+//! judged and reported as `run` judges and reports simulated seeds.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use locksim::check::check_all;
+use locksim::check::evidence::evidence;
+use locksim::client::{Algorithm, LockOptions, Profile};
+use locksim::live::worker::{WorkerEnv, run_worker};
+use locksim::live::{self, LiveSetup};
+use locksim::report::ScenarioReport;
+use locksim::report::control::{Control, without_faults};
+use locksim::scenario::{self, Scenario};
+use locksim::sweep::{RunSummary, SeedRun, in_parallel};
+use locksim::world::events::EventCounts;
+
+use super::simulate::RunArgs;
+use super::{EXIT_UNMET, emit, invalid, verdict_exit};
+
+/// What the table and the JSON say of every live run: its seed draws the faults and the
+/// workload, but real timing decides the interleaving.
+pub const LIVE_NOTE: &str = "live: real processes in real time; a seed draws the faults and the workload, but \
+     timing is real, so running a seed again need not give the same verdicts";
+
+/// Runs every scenario of `args.paths` live over its seeds and prints the verdict table.
+pub fn run_live(args: RunArgs) -> ExitCode {
+    let scenarios = match scenario::load_paths(&args.paths) {
+        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
+        Ok(s) => s,
+        Err(e) => return invalid(e),
+    };
+    if args.seeds == Some(0) {
+        return invalid("--seeds must be at least 1");
+    }
+    if args.redis_server
+        && let Err(e) = std::process::Command::new("redis-server")
+            .arg("--version")
+            .output()
+    {
+        return invalid(format!(
+            "--redis-server: cannot run `redis-server` ({e}); install it (apt-get install redis-server) or drop --redis-server to use locksim's nodes"
+        ));
+    }
+    let locksim = match std::env::current_exe() {
+        Ok(exe) => exe.display().to_string(),
+        Err(e) => {
+            return invalid(format!(
+                "cannot find the locksim executable for `locksim worker`: {e}"
+            ));
+        }
+    };
+    let setups: Vec<LiveSetup> = scenarios
+        .iter()
+        .map(|(file, _)| LiveSetup {
+            scenario_file: file.clone(),
+            default_worker: vec![locksim.clone(), "worker".into()],
+            redis_server: args.redis_server,
+            scratch: std::env::temp_dir().join("locksim-live"),
+        })
+        .collect();
+    for ((file, scenario), setup) in scenarios.iter().zip(&setups) {
+        if let Err(reason) = live::unsupported(scenario, setup) {
+            return invalid(format!("{}: {reason}", file.display()));
+        }
+    }
+    let mut json_out = match args.json.as_ref().map(std::fs::File::create).transpose() {
+        Ok(file) => file,
+        Err(e) => return invalid(format!("{}: {e}", args.json.unwrap_or_default().display())),
+    };
+    // One seed at a time unless asked: each runs processes in real time on shared cores.
+    let jobs = args.jobs.unwrap_or(1);
+    emit(ScenarioReport::table_header());
+    let (mut all_met, mut any_error) = (true, false);
+    for ((file, scenario), setup) in scenarios.iter().zip(&setups) {
+        let count = args.seeds.unwrap_or(scenario.seeds);
+        let Some(end) = args.seed_start.checked_add(count) else {
+            return invalid("--seed-start + --seeds overflows");
+        };
+        let mut scenario = scenario.clone();
+        if scenario.expect.validity.take().is_some() {
+            emit(format_args!(
+                "{}: validity is not judged live (it needs the lock client's answer from every node); its expectation is left out",
+                scenario.name
+            ));
+        }
+        let seeds: Vec<u64> = (args.seed_start..end).collect();
+        let started = Instant::now();
+        let runs = live_runs(&scenario, &seeds, setup, jobs);
+        let mut report = ScenarioReport::new(
+            file,
+            &scenario,
+            args.seed_start,
+            &runs,
+            started.elapsed().as_millis(),
+        );
+        // The no-fault control, live too: does the violation go away without the faults?
+        let control_seeds = Control::seeds_for(&scenario, &report.violations);
+        if !control_seeds.is_empty() {
+            let runs = live_runs(&without_faults(&scenario), &control_seeds, setup, jobs);
+            report.with_control(Control::from_runs(control_seeds, runs));
+        }
+        for line in report.table_lines() {
+            // A live seed is rerun live: `replay` would simulate it.
+            match line.strip_prefix("replay: locksim replay ") {
+                Some(rest) => emit(format_args!(
+                    "rerun: locksim run --live {} --seed-start {} --seeds 1",
+                    file.display(),
+                    rest.rsplit(' ').next().unwrap_or_default()
+                )),
+                None => emit(line),
+            }
+        }
+        if let Some(out) = json_out.as_mut() {
+            let mut json = report.to_json();
+            json["mode"] = "live".into();
+            json["redis"] = if args.redis_server {
+                "redis-server"
+            } else {
+                "locksim"
+            }
+            .into();
+            json["note"] = LIVE_NOTE.into();
+            if let Err(e) = writeln!(out, "{json}") {
+                eprintln!("error: writing the JSON report: {e}");
+                return ExitCode::from(EXIT_UNMET);
+            }
+        }
+        all_met &= report.expect_met();
+        any_error |= !report.errors.is_empty();
+    }
+    emit(ScenarioReport::table_legend());
+    emit(LIVE_NOTE);
+    verdict_exit(any_error, all_met)
+}
+
+/// Runs `seeds` of `scenario` live, up to `jobs` at a time, each judged as a simulated
+/// seed is.
+fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, jobs: usize) -> Vec<SeedRun> {
+    let settings = scenario.check_settings();
+    in_parallel(0..seeds.len() as u64, jobs, |index| {
+        let seed = seeds[index as usize];
+        SeedRun {
+            seed,
+            outcome: live::run(scenario, seed, setup).map(|history| RunSummary {
+                digest: history.digest(),
+                verdicts: check_all(&history, &settings),
+                evidence: evidence(&history, settings.faults),
+                events: EventCounts::default(),
+            }),
+        }
+    })
+}
+
+/// What `worker` is asked.
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// Copy this lock library's defaults and quirks (over the scenario's, when
+    /// LOCKSIM_SCENARIO names one): redisson, redsync, node-redlock or redis-py.
+    #[arg(long, value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+}
+
+fn parse_profile(text: &str) -> Result<Profile, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| "one of redisson, redsync, node-redlock, redis-py".to_string())
+}
+
+/// `locksim worker`: locksim's lock client as a live worker, configured by the
+/// environment live mode gives every worker (LOCKSIM_CLIENT, LOCKSIM_REDIS_URLS, …), with
+/// the lock settings of LOCKSIM_SCENARIO's file when set. Runs until killed.
+pub fn worker(args: WorkerArgs) -> ExitCode {
+    let vars: BTreeMap<String, String> = std::env::vars().collect();
+    let env = match WorkerEnv::from_vars(&vars) {
+        Ok(env) => env,
+        Err(e) => return invalid(e),
+    };
+    let mut options = match vars.get("LOCKSIM_SCENARIO") {
+        Some(file) => match scenario::load(std::path::Path::new(file)) {
+            Ok(scenario) => scenario.lock.options(),
+            Err(e) => return invalid(format!("LOCKSIM_SCENARIO: {e}")),
+        },
+        None => {
+            let algorithm = if env.redis_urls.len() > 1 {
+                Algorithm::Redlock
+            } else {
+                Algorithm::LuaRelease
+            };
+            LockOptions::new(algorithm, env.ttl_ms)
+        }
+    };
+    if let Some(profile) = args.profile {
+        options = options.profile(profile);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return invalid(format!("cannot start the runtime: {e}")),
+    };
+    match runtime.block_on(run_worker(env, options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => invalid(e),
+    }
+}

@@ -1,0 +1,377 @@
+//! The scenario's faults in a live run, struck at their true times: on the proxies
+//! (partition, latency, reset), on the processes (pause = SIGSTOP/SIGCONT, crash =
+//! SIGKILL and a new start), and on locksim's nodes' clocks (a jump). Each strike and its
+//! end go into the history as the simulator records them; targets are drawn from the seed.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::Notify;
+
+use super::nodes::{LiveNode, NodeKind};
+use super::proxy::Proxy;
+use super::recorder::LiveRecorder;
+use super::supervisor::{Exited, Supervisor};
+use crate::history::EventKind;
+use crate::scenario::{Fault, FaultAction, Scenario, Target, Trigger};
+
+/// The node name faults are recorded on, as the simulator records them.
+const WORLD: &str = "world";
+
+/// How often a `holder` target looks for a holder while none holds the lock.
+const HOLDER_POLL: Duration = Duration::from_millis(5);
+
+/// One client's proxy to one Redis node.
+pub struct Link {
+    pub client: String,
+    pub node: String,
+    pub proxy: Proxy,
+}
+
+/// Every client–node link of the run.
+pub struct Links(pub Vec<Link>);
+
+impl Links {
+    /// The links between different groups (from the first group only is not possible on
+    /// one TCP connection: a cut link is cut both ways).
+    fn between<'a>(&'a self, groups: &'a [Vec<String>]) -> impl Iterator<Item = &'a Link> {
+        let group_of = move |name: &str| groups.iter().position(|g| g.iter().any(|n| n == name));
+        self.0.iter().filter(move |link| {
+            matches!((group_of(&link.client), group_of(&link.node)), (Some(a), Some(b)) if a != b)
+        })
+    }
+
+    /// The links that touch any of `nodes`.
+    fn touching<'a>(&'a self, nodes: &'a [String]) -> impl Iterator<Item = &'a Link> {
+        self.0
+            .iter()
+            .filter(move |link| nodes.contains(&link.client) || nodes.contains(&link.node))
+    }
+}
+
+/// What the faults act on, shared by the tasks striking them.
+pub struct Faults {
+    recorder: LiveRecorder,
+    supervisor: RefCell<Supervisor>,
+    nodes: RefCell<Vec<LiveNode>>,
+    links: Links,
+    /// Each worker's environment, to start it again after a crash.
+    workers: BTreeMap<String, Vec<(String, String)>>,
+    command: Vec<String>,
+    scratch: PathBuf,
+    scenario: Scenario,
+    /// Woken by a `heal`: partitions without a duration end then.
+    healed: Notify,
+    /// The first thing that went wrong striking a fault (a node that would not restart).
+    error: RefCell<Option<String>>,
+}
+
+/// Whether live mode can strike `fault`; `Err` says why not.
+pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Result<(), String> {
+    if !matches!(fault.trigger, Trigger::At { .. }) {
+        return Err(
+            "live faults strike at a time (`at_ms`); event triggers and crash points do not run live yet"
+                .into(),
+        );
+    }
+    let redis = scenario.redis_names();
+    let names_redis = match &fault.target {
+        Some(Target::Nodes(names)) => names.iter().any(|n| redis.contains(n)),
+        Some(Target::Master | Target::AnyRedis | Target::Majority | Target::Minority) => true,
+        _ => false,
+    };
+    let names_client = match &fault.target {
+        Some(Target::Nodes(names)) => names.iter().any(|n| !redis.contains(n)),
+        Some(Target::Holder | Target::AnyClient) => true,
+        _ => false,
+    };
+    match &fault.action {
+        FaultAction::Pause { .. } if names_redis && !redis_server => {
+            Err("pausing a Redis node needs --redis-server (locksim's nodes run inside locksim)".into())
+        }
+        FaultAction::ClockJump { .. } if names_client || redis_server => Err(
+            "a live clock jump steps locksim's own nodes only (a worker's clock is its host's; redis-server's needs a faketime shim)"
+                .into(),
+        ),
+        FaultAction::Partition { one_way: true, .. } | FaultAction::Latency { one_way: true, .. } => {
+            Err("live links are cut or slowed both ways (`one_way` does not run live yet)".into())
+        }
+        FaultAction::Pause { .. }
+        | FaultAction::Crash { .. }
+        | FaultAction::PowerLoss { .. }
+        | FaultAction::Restart
+        | FaultAction::ClockJump { .. }
+        | FaultAction::Partition { .. }
+        | FaultAction::Heal
+        | FaultAction::Latency { .. }
+        | FaultAction::Reset => Ok(()),
+        other => Err(format!("`{}` does not run live yet", other.kind())),
+    }
+}
+
+impl Faults {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        recorder: LiveRecorder,
+        supervisor: Supervisor,
+        nodes: Vec<LiveNode>,
+        links: Links,
+        workers: BTreeMap<String, Vec<(String, String)>>,
+        command: Vec<String>,
+        scratch: PathBuf,
+        scenario: Scenario,
+    ) -> Self {
+        Faults {
+            recorder,
+            supervisor: RefCell::new(supervisor),
+            nodes: RefCell::new(nodes),
+            links,
+            workers,
+            command,
+            scratch,
+            scenario,
+            healed: Notify::new(),
+            error: RefCell::new(None),
+        }
+    }
+
+    /// A process that ended on its own, if any.
+    pub fn exited(&self) -> Option<Exited> {
+        self.supervisor.borrow_mut().exited()
+    }
+
+    /// The first error a fault met, if any.
+    pub fn error(&self) -> Option<String> {
+        self.error.borrow().clone()
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.recorder.record(WORLD, kind);
+    }
+
+    /// Waits for the fault's time, resolves its targets and strikes.
+    pub async fn strike(self: Rc<Self>, index: usize, fault: Fault, mut rng: ChaCha8Rng) {
+        let Trigger::At { at_ms } = fault.trigger else {
+            return;
+        };
+        tokio::time::sleep(Duration::from_micros(
+            (at_ms * 1000).saturating_sub(self.recorder.true_us()),
+        ))
+        .await;
+        let targets = match &fault.target {
+            Some(target) => self.resolve(target, &mut rng).await,
+            None => Vec::new(),
+        };
+        self.recorder.struck(index);
+        if let Err(e) = self.apply(fault.action, &targets).await {
+            self.error.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    async fn resolve(&self, target: &Target, rng: &mut ChaCha8Rng) -> Vec<String> {
+        let masters = self.scenario.master_names();
+        let clients = self.scenario.client_names();
+        let mut sample = |count: usize| {
+            let mut picked = masters.clone();
+            picked.shuffle(rng);
+            picked.truncate(count);
+            picked.sort();
+            picked
+        };
+        match target {
+            Target::Holder => loop {
+                if let Some(holder) = self.recorder.current_holder() {
+                    return vec![holder];
+                }
+                tokio::time::sleep(HOLDER_POLL).await;
+            },
+            Target::Master => vec![masters[0].clone()],
+            Target::AnyRedis => sample(1),
+            Target::Majority => sample(masters.len() / 2 + 1),
+            Target::Minority => sample(masters.len().saturating_sub(1) / 2),
+            Target::AnyClient => vec![clients[rng.random_range(0..clients.len())].clone()],
+            Target::Nodes(names) => names.clone(),
+        }
+    }
+
+    async fn apply(&self, action: FaultAction, targets: &[String]) -> Result<(), String> {
+        let who = targets.join(",");
+        match action {
+            FaultAction::Pause { duration_ms } => {
+                let description = format!("pause {who} for {duration_ms} ms");
+                self.record(EventKind::FaultStarted {
+                    fault: description.clone(),
+                });
+                for name in targets {
+                    self.supervisor.borrow().pause(name);
+                    self.recorder.record(name, EventKind::Paused);
+                }
+                sleep_ms(duration_ms).await;
+                for name in targets {
+                    self.supervisor.borrow().resume(name);
+                    self.recorder.record(name, EventKind::Resumed);
+                }
+                self.record(EventKind::FaultEnded { fault: description });
+            }
+            FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+                self.record(EventKind::FaultStarted {
+                    fault: format!("crash {who}"),
+                });
+                for name in targets {
+                    self.crash(name);
+                }
+                if let Some(after_ms) = restart_after_ms {
+                    sleep_ms(after_ms).await;
+                    for name in targets {
+                        self.restart(name).await?;
+                    }
+                }
+            }
+            FaultAction::Restart => {
+                self.record(EventKind::FaultStarted {
+                    fault: format!("restart {who}"),
+                });
+                for name in targets {
+                    self.crash(name);
+                    self.restart(name).await?;
+                }
+            }
+            FaultAction::ClockJump { by_ms } => {
+                self.record(EventKind::FaultStarted {
+                    fault: format!("clock jump {who} by {by_ms} ms"),
+                });
+                for node in self.nodes.borrow().iter().filter(|n| targets.contains(&n.name)) {
+                    if let NodeKind::Locksim { clock, .. } = &node.kind {
+                        clock.jump(by_ms);
+                    }
+                }
+            }
+            FaultAction::Partition {
+                groups, duration_ms, ..
+            } => {
+                let description = format!("partition {groups:?}");
+                self.record(EventKind::FaultStarted {
+                    fault: description.clone(),
+                });
+                let cut: Vec<&Link> = self.links.between(&groups).collect();
+                for link in &cut {
+                    link.proxy.cut();
+                    self.recorder.record(
+                        &link.client,
+                        EventKind::LinkCut {
+                            to: link.node.clone(),
+                        },
+                    );
+                }
+                let healed = self.healed.notified();
+                match duration_ms {
+                    Some(ms) => tokio::select! {
+                        biased;
+                        () = healed => {},
+                        () = sleep_ms(ms) => {},
+                    },
+                    None => healed.await,
+                }
+                for link in &cut {
+                    link.proxy.heal();
+                    self.recorder.record(
+                        &link.client,
+                        EventKind::LinkHealed {
+                            to: link.node.clone(),
+                        },
+                    );
+                }
+                self.record(EventKind::FaultEnded { fault: description });
+            }
+            FaultAction::Heal => {
+                self.record(EventKind::FaultStarted { fault: "heal".into() });
+                self.healed.notify_waiters();
+            }
+            FaultAction::Latency {
+                latency_ms,
+                groups,
+                duration_ms,
+                ..
+            } => {
+                let description = format!(
+                    "latency {latency_ms:?} ms on {}",
+                    groups.as_ref().map_or(who.clone(), |g| format!("{g:?}"))
+                );
+                self.record(EventKind::FaultStarted {
+                    fault: description.clone(),
+                });
+                let slowed: Vec<&Link> = match (&groups, targets.is_empty()) {
+                    (Some(groups), _) => self.links.between(groups).collect(),
+                    (None, false) => self.links.touching(targets).collect(),
+                    (None, true) => self.links.0.iter().collect(),
+                };
+                for link in &slowed {
+                    link.proxy.update(|f| f.latencies_ms.push(latency_ms));
+                }
+                let Some(ms) = duration_ms else { return Ok(()) };
+                sleep_ms(ms).await;
+                for link in &slowed {
+                    link.proxy.update(|f| {
+                        if let Some(at) = f.latencies_ms.iter().position(|l| *l == latency_ms) {
+                            f.latencies_ms.remove(at);
+                        }
+                    });
+                }
+                self.record(EventKind::FaultEnded { fault: description });
+            }
+            FaultAction::Reset => {
+                self.record(EventKind::FaultStarted {
+                    fault: format!("reset {who}"),
+                });
+                for link in self.links.touching(targets) {
+                    link.proxy.reset();
+                }
+            }
+            other => return Err(format!("`{}` does not run live", other.kind())),
+        }
+        Ok(())
+    }
+
+    /// Kills a worker or a Redis node.
+    fn crash(&self, name: &str) {
+        let mut supervisor = self.supervisor.borrow_mut();
+        match self.nodes.borrow_mut().iter_mut().find(|n| n.name == name) {
+            Some(node) => node.crash(&mut supervisor),
+            None => supervisor.kill(name),
+        }
+        self.recorder.record(name, EventKind::Crashed);
+    }
+
+    /// Starts a crashed worker or Redis node again.
+    async fn restart(&self, name: &str) -> Result<(), String> {
+        let index = self.nodes.borrow().iter().position(|n| n.name == name);
+        match index {
+            Some(index) => {
+                // Taken out while it restarts: no borrow of the list lives across the wait.
+                let mut node = self.nodes.borrow_mut().remove(index);
+                let restarted = node.restart(&self.scratch, &self.supervisor).await;
+                self.nodes.borrow_mut().insert(index, node);
+                restarted.map_err(|e| format!("restarting {name}: {e}"))?;
+            }
+            None => {
+                let vars = &self.workers[name];
+                self.supervisor
+                    .borrow_mut()
+                    .start(name, &self.command, vars)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        self.recorder.record(name, EventKind::Restarted);
+        Ok(())
+    }
+}
+
+async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}

@@ -1,0 +1,206 @@
+//! Live mode: a scenario run in real time, with real processes, and judged by the same
+//! checkers. The clients are programs (`clients.command`: the user's own lock code in any
+//! language, or `locksim worker`), one process per client; the Redis nodes are locksim's
+//! own nodes on loopback ports, or real `redis-server` processes (`--redis-server`).
+//!
+//! The design, one file each:
+//! - [`resource`]: the register the workers protect, a small RESP service that records
+//!   every access and every "I hold it" / "I released it" report into the history;
+//! - [`proxy`]: a TCP proxy on every client–node link, where partitions (holding bytes),
+//!   latency and resets strike, without root or a firewall;
+//! - [`supervisor`]: the worker and redis-server processes, each in a process group of its
+//!   own that dies with locksim; a pause is SIGSTOP/SIGCONT, a crash SIGKILL;
+//! - [`nodes`] and [`clock`]: the Redis nodes, and the steppable wall clock of locksim's;
+//! - [`faults`]: the scenario's faults, struck at their times on the proxies, processes
+//!   and clocks;
+//! - [`worker`]: `locksim worker`, locksim's own client as a worker.
+//!
+//! A run ends in a [`History`] like a simulated one, so `check/` and `report/` do not know
+//! which mode ran. It holds what locksim sees: the workers' reports and the resource's
+//! accesses, stamped with true time (the host's monotonic clock), and every fault. The
+//! random choices (fault targets, latency draws, the workers' seeds) come from the seed,
+//! but timing is real, so a live seed is not bit-exact.
+
+pub mod clock;
+pub mod faults;
+pub mod nodes;
+pub mod proxy;
+pub mod recorder;
+pub mod resource;
+pub mod supervisor;
+pub mod worker;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use self::clock::LiveClock;
+use self::faults::Links;
+use self::nodes::LiveNode;
+use self::proxy::Proxy;
+use self::recorder::LiveRecorder;
+use self::resource::Resource;
+use self::supervisor::Supervisor;
+use self::worker::WorkerEnv;
+use crate::history::History;
+use crate::scenario::Scenario;
+use crate::world::workload::LOCK_KEY;
+
+/// How a live run is set up, beyond the scenario and the seed.
+#[derive(Debug, Clone)]
+pub struct LiveSetup {
+    /// The scenario file: each worker gets its absolute path as `LOCKSIM_SCENARIO`, so
+    /// `locksim worker` takes the lock settings from it.
+    pub scenario_file: PathBuf,
+    /// The worker command when the scenario names none (`locksim worker`).
+    pub default_worker: Vec<String>,
+    /// Real `redis-server` processes instead of locksim's nodes.
+    pub redis_server: bool,
+    /// Where each run keeps its processes' output and the nodes' directories (a
+    /// directory per seed is made in it, and removed after a run that went well).
+    pub scratch: PathBuf,
+}
+
+/// How often the run checks that its workers still live.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Why a scenario cannot run live (yet): `Err` names the field and the reason.
+pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String> {
+    if scenario.redis_groups().iter().any(|group| group.len() > 1) {
+        return Err("topology: replicas (and their failover) do not run live yet; use `single` or `redlock` without replicas".into());
+    }
+    if scenario.lock.options().fencing == crate::client::Fencing::Counter {
+        return Err("lock.fencing: `counter` needs a counter node, which live mode does not run yet; use `master-incr`".into());
+    }
+    let clients = &scenario.clients;
+    if clients.write_delay_ms.is_some() || clients.stop_at_validity {
+        return Err("clients: write_delay_ms and stop_at_validity are the simulated client's; a live worker decides its own".into());
+    }
+    if scenario.clocks.drift_ppm != [0, 0] || (setup.redis_server && scenario.clocks.offset_ms != [0, 0]) {
+        return Err("clocks: live nodes take a wall-clock offset (locksim's nodes only), not drift".into());
+    }
+    for (index, fault) in scenario.faults.iter().enumerate() {
+        faults::supported(scenario, fault, setup.redis_server)
+            .map_err(|reason| format!("faults[{index}]: {reason}"))?;
+    }
+    Ok(())
+}
+
+/// Runs one seed of `scenario` live and returns its history; `Err` says what failed (a
+/// worker that could not start or ended early, a node that never listened). Every process
+/// started is stopped before this returns.
+pub fn run(scenario: &Scenario, seed: u64, setup: &LiveSetup) -> Result<History, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let scratch = setup
+        .scratch
+        .join(format!("{}-seed-{seed}-{}", scenario.name, std::process::id()));
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, run_live(scenario, seed, setup, &scratch));
+    if result.is_ok() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    result.map_err(|e| format!("{e} (the run's output is in {})", scratch.display()))
+}
+
+async fn run_live(
+    scenario: &Scenario,
+    seed: u64,
+    setup: &LiveSetup,
+    scratch: &std::path::Path,
+) -> Result<History, String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut supervisor =
+        Supervisor::new(&scratch.join("logs")).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let masters = scenario.master_names();
+    let mut nodes = Vec::new();
+    for name in &masters {
+        let node = if setup.redis_server {
+            LiveNode::redis_server(name, scratch, &mut supervisor).await
+        } else {
+            let [min, max] = scenario.clocks.offset_ms;
+            let offset = rand::RngExt::random_range(&mut rng, min..=max);
+            LiveNode::locksim(name, LiveClock::with_offset(offset)).await
+        };
+        nodes.push(node.map_err(|e| format!("starting {name}: {e}"))?);
+    }
+    let recorder = LiveRecorder::start();
+    let resource = Resource::new(recorder.clone(), scenario.lock.ttl_ms);
+    let mut links = Vec::new();
+    let command = scenario
+        .clients
+        .command
+        .clone()
+        .unwrap_or_else(|| setup.default_worker.clone());
+    let scenario_file =
+        std::path::absolute(&setup.scenario_file).unwrap_or_else(|_| setup.scenario_file.clone());
+    let mut workers = BTreeMap::new();
+    for client in scenario.client_names() {
+        let mut urls = Vec::new();
+        for node in &nodes {
+            let proxy = Proxy::start(node.addr, rng.next_u64())
+                .map_err(|e| format!("a proxy to {}: {e}", node.name))?;
+            proxy.update(|f| f.latencies_ms.push(scenario.network.latency_ms));
+            urls.push(format!("redis://{}", proxy.addr));
+            links.push(faults::Link {
+                client: client.clone(),
+                node: node.name.clone(),
+                proxy,
+            });
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("the resource: {e}"))?;
+        let resource_url = format!("redis://{}", listener.local_addr().map_err(|e| e.to_string())?);
+        tokio::spawn(resource.clone().serve(listener, client.clone()));
+        let env = WorkerEnv {
+            client: client.clone(),
+            redis_urls: urls,
+            lock_key: String::from_utf8_lossy(LOCK_KEY).into_owned(),
+            ttl_ms: scenario.lock.ttl_ms,
+            resource: resource_url,
+            work_ms: scenario.clients.work_ms_of(&client),
+            think_ms: scenario.clients.think_ms,
+            seed: rng.next_u64(),
+        };
+        let mut vars = env.to_vars();
+        vars.push(("LOCKSIM_SCENARIO".into(), scenario_file.display().to_string()));
+        workers.insert(client, vars);
+    }
+    for (client, vars) in &workers {
+        supervisor
+            .start(client, &command, vars)
+            .map_err(|e| e.to_string())?;
+    }
+    let world = Rc::new(faults::Faults::new(
+        recorder.clone(),
+        supervisor,
+        nodes,
+        Links(links),
+        workers,
+        command,
+        scratch.to_path_buf(),
+        scenario.clone(),
+    ));
+    for (index, fault) in scenario.faults.iter().enumerate() {
+        let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+        tokio::task::spawn_local(world.clone().strike(index, fault.clone(), rng));
+    }
+    let end = tokio::time::Instant::now() + Duration::from_millis(scenario.duration_ms);
+    while tokio::time::Instant::now() < end {
+        tokio::time::sleep(WATCH_EVERY.min(end - tokio::time::Instant::now())).await;
+        if let Some(exited) = world.exited() {
+            return Err(exited.to_string());
+        }
+        if let Some(error) = world.error() {
+            return Err(error);
+        }
+    }
+    Ok(recorder.finish())
+}

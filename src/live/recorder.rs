@@ -1,0 +1,147 @@
+//! The history of one live run, stamped with true time: the host's monotonic clock since
+//! the run began. Live processes keep their own clocks, which locksim cannot read, so an
+//! event's local time is its true time (a locksim node's events could say better, but the
+//! checkers judge by true time).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::history::{Event, EventKind, History, Strike};
+
+/// A shared, append-only event log. Clones append to the same log.
+#[derive(Clone)]
+pub struct LiveRecorder {
+    started: Instant,
+    log: Arc<Mutex<Log>>,
+}
+
+#[derive(Default)]
+struct Log {
+    events: Vec<Event>,
+    strikes: Vec<Strike>,
+}
+
+impl LiveRecorder {
+    /// A log whose true time 0 is now.
+    pub fn start() -> Self {
+        LiveRecorder {
+            started: Instant::now(),
+            log: Arc::default(),
+        }
+    }
+
+    /// True time since the run began, in microseconds.
+    pub fn true_us(&self) -> u64 {
+        self.started.elapsed().as_micros() as u64
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.log.lock().expect("live recorder lock poisoned")
+    }
+
+    /// Appends an event that happened now on `node`.
+    pub fn record(&self, node: &str, kind: EventKind) {
+        let true_us = self.true_us();
+        self.log().events.push(Event {
+            true_us,
+            node: node.to_string(),
+            local_us: true_us as i64,
+            kind,
+        });
+    }
+
+    /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
+    pub fn struck(&self, fault: usize) {
+        let true_us = self.true_us();
+        let mut log = self.log();
+        let events_before = log.events.len();
+        if log.strikes.iter().all(|strike| strike.fault != fault) {
+            log.strikes.push(Strike {
+                fault,
+                true_us,
+                events_before,
+            });
+        }
+    }
+
+    /// The client that most recently reported holding the lock and has not reported its
+    /// release nor been killed since.
+    pub fn current_holder(&self) -> Option<String> {
+        let log = self.log();
+        let mut holders: Vec<&str> = Vec::new();
+        for event in &log.events {
+            match event.kind {
+                EventKind::Acquired { .. } => holders.push(&event.node),
+                EventKind::ReleaseSent { .. } | EventKind::Crashed => holders.retain(|h| *h != event.node),
+                _ => {}
+            }
+        }
+        holders.last().map(|h| h.to_string())
+    }
+
+    /// The token `client` last reported holding, if it still holds it.
+    pub fn held_token(&self, client: &str) -> Option<String> {
+        let log = self.log();
+        let mut token = None;
+        for event in log.events.iter().filter(|e| e.node == client) {
+            match &event.kind {
+                EventKind::Acquired { token: held, .. } => token = Some(held.clone()),
+                EventKind::ReleaseSent { .. } | EventKind::Crashed => token = None,
+                _ => {}
+            }
+        }
+        token
+    }
+
+    /// Ends the run: the log so far, closed now.
+    pub fn finish(&self) -> History {
+        let end_us = self.true_us();
+        let mut log = self.log();
+        History {
+            events: std::mem::take(&mut log.events),
+            end_us,
+            strikes: std::mem::take(&mut log.strikes),
+            drawn: Vec::new(),
+            clocks: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acquired(token: &str) -> EventKind {
+        EventKind::Acquired {
+            token: token.into(),
+            fence: None,
+            validity_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn the_holder_is_the_latest_client_that_has_not_released() {
+        let recorder = LiveRecorder::start();
+        assert_eq!(recorder.current_holder(), None);
+        recorder.record("client-1", acquired("a"));
+        recorder.record("client-2", acquired("b"));
+        assert_eq!(recorder.current_holder().as_deref(), Some("client-2"));
+        recorder.record("client-2", EventKind::ReleaseSent { token: "b".into() });
+        assert_eq!(recorder.current_holder().as_deref(), Some("client-1"));
+        assert_eq!(recorder.held_token("client-1").as_deref(), Some("a"));
+        assert_eq!(recorder.held_token("client-2"), None);
+    }
+
+    #[test]
+    fn a_finished_log_keeps_events_in_order_with_the_first_strike_of_each_fault() {
+        let recorder = LiveRecorder::start();
+        recorder.record("client-1", acquired("a"));
+        recorder.struck(0);
+        recorder.struck(0);
+        let history = recorder.finish();
+        assert_eq!(history.events.len(), 1);
+        assert_eq!(history.strikes.len(), 1);
+        assert_eq!(history.strikes[0].events_before, 1);
+        assert!(history.end_us >= history.events[0].true_us);
+    }
+}

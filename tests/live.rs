@@ -1,0 +1,170 @@
+//! Live mode end to end: `locksim worker` processes on locksim's nodes, in real time,
+//! judged by the same checkers as the simulator. A pause of the holder longer than the TTL
+//! breaks mutual exclusion; without the pause it holds; with fencing tokens the resource
+//! refuses the paused holder's stale write. Each case runs a few seconds of real time;
+//! `run --live` also runs a violating seed again without its faults, live.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use locksim::check::check_all;
+use locksim::history::{EventKind, History};
+use locksim::live::{self, LiveSetup};
+use locksim::scenario;
+
+use support::cli::{locksim, scratch};
+
+/// Three seconds, two workers on one locksim node, a 500 ms TTL; `faults` and `fencing`
+/// as given.
+fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.json"));
+    let text = format!(
+        r#"{{
+  "name": "{name}",
+  "duration_ms": 3000,
+  "seeds": 1,
+  "topology": {{ "kind": "single" }},
+  "lock": {{ "algorithm": "lua-release", "ttl_ms": 500, "fencing": "{fencing}" }},
+  "clients": {{ "count": 2, "work_ms": [50, 100], "think_ms": [10, 30] }},
+  "faults": {faults},
+  "expect": {expect}
+}}"#
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// The holder freezes for 1.5 s, three TTLs, at 0.8 s.
+const PAUSE_HOLDER: &str =
+    r#"[ { "kind": "pause", "target": "holder", "at_ms": 800, "duration_ms": 1500 } ]"#;
+
+fn run_live(file: &Path, dir: &Path) -> History {
+    let scenario = scenario::load(file).unwrap();
+    let setup = LiveSetup {
+        scenario_file: file.to_path_buf(),
+        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
+        redis_server: false,
+        scratch: dir.join("runs"),
+    };
+    live::unsupported(&scenario, &setup).unwrap();
+    live::run(&scenario, 0, &setup).unwrap()
+}
+
+fn violated(history: &History, file: &Path, checker: &str) -> bool {
+    let settings = scenario::load(file).unwrap().check_settings();
+    check_all(history, &settings)
+        .into_iter()
+        .any(|v| v.checker == checker && v.violation.is_some())
+}
+
+fn count(history: &History, matches: impl Fn(&EventKind) -> bool) -> usize {
+    history.events.iter().filter(|e| matches(&e.kind)).count()
+}
+
+#[test]
+fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
+    let dir = scratch("pause");
+    let file = scenario_file(&dir, "pause", "none", PAUSE_HOLDER, "{}");
+    let history = run_live(&file, &dir);
+    assert_eq!(count(&history, |k| matches!(k, EventKind::Paused)), 1);
+    assert!(
+        violated(&history, &file, "mutual_exclusion"),
+        "{:#?}",
+        history.events
+    );
+}
+
+#[test]
+fn without_the_pause_the_workers_take_turns() {
+    let dir = scratch("no-fault");
+    let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
+    let history = run_live(&file, &dir);
+    let grants = count(&history, |k| matches!(k, EventKind::Acquired { .. }));
+    assert!(grants >= 4, "only {grants} grants in 3 s");
+    assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
+    for checker in ["mutual_exclusion", "resource_safety"] {
+        assert!(
+            !violated(&history, &file, checker),
+            "{checker}: {:#?}",
+            history.events
+        );
+    }
+}
+
+#[test]
+fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
+    let dir = scratch("fencing");
+    let file = scenario_file(&dir, "fencing", "master-incr", PAUSE_HOLDER, "{}");
+    let history = run_live(&file, &dir);
+    assert!(violated(&history, &file, "mutual_exclusion"));
+    assert!(
+        count(&history, |k| matches!(k, EventKind::ResourceRejected { .. })) >= 1,
+        "{:#?}",
+        history.events
+    );
+    for checker in ["resource_safety", "stale_write"] {
+        assert!(
+            !violated(&history, &file, checker),
+            "{checker}: {:#?}",
+            history.events
+        );
+    }
+}
+
+#[test]
+fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
+    let dir = scratch("cli");
+    let file = scenario_file(
+        &dir,
+        "cli-pause",
+        "none",
+        PAUSE_HOLDER,
+        r#"{ "mutual_exclusion": "violated" }"#,
+    );
+    let json = dir.join("out.jsonl");
+    let output = locksim(&[
+        "run",
+        "--live",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("cli-pause") && stdout.contains("live:"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rerun: locksim run --live"), "{stdout}");
+    let line = std::fs::read_to_string(&json).unwrap();
+    let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(report["mode"], "live");
+    // The violating seed ran again live without the pause, and held.
+    let control = &report["checkers"]["mutual_exclusion"]["control"];
+    assert!(!control.is_null(), "{report}");
+    assert_eq!(report["checkers"]["mutual_exclusion"]["met"], true, "{report}");
+}
+
+#[test]
+fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
+    let dir = scratch("unsupported");
+    let file = scenario_file(
+        &dir,
+        "drift",
+        "none",
+        r#"[ { "kind": "clock_drift", "target": "redis-1", "at_ms": 100, "rate_ppm": 1000 } ]"#,
+        "{}",
+    );
+    let output = locksim(&["run", "--live", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("faults[0]") && stderr.contains("clock_drift"),
+        "{stderr}"
+    );
+}
