@@ -1,7 +1,7 @@
 //! Live mode end to end: `locksim worker` processes on locksim's nodes, in real time,
 //! judged by the same checkers as the simulator. A pause of the holder longer than the TTL
 //! breaks mutual exclusion; without the pause it holds; with fencing tokens the resource
-//! refuses the paused holder's stale write. Each case runs a few seconds of real time;
+//! refuses the paused holder's stale write. Each case runs five seconds of real time;
 //! `run --live` also runs a violating seed again without its faults, live.
 
 mod support;
@@ -15,14 +15,14 @@ use locksim::scenario;
 
 use support::cli::{locksim, scratch};
 
-/// Three seconds, two workers on one locksim node, a 500 ms TTL; `faults` and `fencing`
+/// Five seconds, two workers on one locksim node, a 500 ms TTL; `faults` and `fencing`
 /// as given.
 fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &str) -> PathBuf {
     let file = dir.join(format!("{name}.json"));
     let text = format!(
         r#"{{
   "name": "{name}",
-  "duration_ms": 3000,
+  "duration_ms": 5000,
   "seeds": 1,
   "topology": {{ "kind": "single" }},
   "lock": {{ "algorithm": "lua-release", "ttl_ms": 500, "fencing": "{fencing}" }},
@@ -35,9 +35,10 @@ fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &s
     file
 }
 
-/// The holder freezes for 1.5 s, three TTLs, at 0.8 s.
+/// The holder freezes for 2 s, four TTLs, at 1.5 s: late enough for both workers to be
+/// running on a loaded machine, and long enough for the other to get in.
 const PAUSE_HOLDER: &str =
-    r#"[ { "kind": "pause", "target": "holder", "at_ms": 800, "duration_ms": 1500 } ]"#;
+    r#"[ { "kind": "pause", "target": "holder", "at_ms": 1500, "duration_ms": 2000 } ]"#;
 
 fn run_live(file: &Path, dir: &Path) -> History {
     let scenario = scenario::load(file).unwrap();
@@ -81,7 +82,7 @@ fn without_the_pause_the_workers_take_turns() {
     let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
     let history = run_live(&file, &dir);
     let grants = count(&history, |k| matches!(k, EventKind::Acquired { .. }));
-    assert!(grants >= 4, "only {grants} grants in 3 s");
+    assert!(grants >= 4, "only {grants} grants in 5 s");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
     for checker in ["mutual_exclusion", "resource_safety"] {
         assert!(
