@@ -43,6 +43,7 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
     let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
     page.push_str("<h1>locksim safety report</h1>\n");
+    answer(&mut page, summary);
     verdict(&mut page, summary);
     if let Some(matrix) = &summary.matrix {
         matrix_section(&mut page, matrix, summary);
@@ -54,6 +55,24 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
+}
+
+/// The answer first: each pair of setups the grid compares, in a sentence computed from
+/// the matrix's cells.
+fn answer(page: &mut String, summary: &Summary) {
+    let sentences = summary.answer_sentences();
+    if sentences.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"answer\">\n<h2>The answer: setups compared</h2>\n");
+    page.push_str("<p class=\"small\">Each pair on the same fault classes and seeds. <em>Overlap</em>: two clients \
+                   believed they held the lock at once (mutual exclusion broke); <em>damage</em>: an update was \
+                   lost or a stale token accepted. Two cells differ when they land on different levels, or \
+                   on the same level with 95% intervals apart; anything else is a tie.</p>\n<ul>\n");
+    for sentence in sentences {
+        let _ = writeln!(page, "<li>{}</li>", escape(&sentence));
+    }
+    page.push_str("</ul>\n</section>\n");
 }
 
 fn verdict(page: &mut String, summary: &Summary) {
@@ -106,7 +125,7 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
     for (s, setup) in matrix.setups.iter().enumerate() {
         let _ = write!(page, "<tr><th>{}</th>", escape(&setup.label));
         for f in 0..matrix.faults.len() {
-            matrix_cell(page, matrix.cell(s, f), summary);
+            matrix_cell(page, matrix.cell(s, f), matrix.setups[s].fenced, summary);
         }
         page.push_str("</tr>\n");
     }
@@ -153,7 +172,7 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
 /// One cell of the matrix (also shown in Clients compared): mutual exclusion's rate
 /// coloured, linked to the cell's counterexample, with every checker that fired; or why
 /// there is no rate (the fault does not apply, the lock was not exercised).
-fn matrix_cell(page: &mut String, report: Option<&ScenarioReport>, summary: &Summary) {
+fn matrix_cell(page: &mut String, report: Option<&ScenarioReport>, fenced: bool, summary: &Summary) {
     let mutex = check::mutual_exclusion::NAME;
     let Some(report) = report else {
         page.push_str("<td class=\"cell na\">does not apply</td>");
@@ -182,7 +201,7 @@ fn matrix_cell(page: &mut String, report: Option<&ScenarioReport>, summary: &Sum
         None => escape(&rate.cell()),
     };
     let mut extra = fired(report).join(" ");
-    if overlap_absorbed(report) {
+    if overlap_absorbed(report, fenced) {
         extra = format!("overlap absorbed; {extra}");
     }
     let _ = write!(
@@ -234,7 +253,7 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
             .unwrap_or(0);
         let _ = write!(page, "<td class=\"cell\">{} ms</td>", worst_wait / 1000);
         for f in 0..matrix.faults.len() {
-            matrix_cell(page, matrix.cell(s, f), summary);
+            matrix_cell(page, matrix.cell(s, f), matrix.setups[s].fenced, summary);
         }
         page.push_str("</tr>\n");
     }
