@@ -9,108 +9,35 @@
 
 use serde_json::{Value, json};
 
+use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
 use super::summary::MatrixSummary;
-use super::{Finding, ScenarioReport};
-use crate::check;
 
-/// What a cell shows of safety, both levels together, from best to worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Safety {
-    /// Nothing broke, but in some seed nobody got the lock after the faults: nothing shown.
-    NotExercised,
-    /// No two clients held the lock at once, and no data came to harm.
-    Holds,
-    /// Two clients believed they held the lock at once, but no data came to harm.
-    OverlapNoDamage,
-    /// Data came to harm: an update was lost or a stale token accepted.
-    Damage,
-}
-
-impl Safety {
-    /// The level of a cell's seeds.
-    pub fn of(report: &ScenarioReport) -> Safety {
-        let mutex = check::mutual_exclusion::NAME;
-        if report.damage_rate().violating > 0 {
-            Safety::Damage
-        } else if report.rate(mutex).violating > 0 {
-            Safety::OverlapNoDamage
-        } else if report.finding(mutex) == Finding::Holds {
-            Safety::Holds
-        } else {
-            Safety::NotExercised
-        }
-    }
-
-    /// The word a table and `summary.json` use.
-    pub fn word(self) -> &'static str {
-        match self {
-            Safety::NotExercised => "not exercised",
-            Safety::Holds => "holds",
-            Safety::OverlapNoDamage => "overlap, no damage",
-            Safety::Damage => "damage",
-        }
-    }
-
-    /// What two setups that tie at this level do, before the fault classes are named.
-    fn tie_words(self) -> &'static str {
-        match self {
-            Safety::NotExercised => "neither is exercised",
-            Safety::Holds => "both hold",
-            Safety::OverlapNoDamage => "both overlap without damage",
-            Safety::Damage => "both damage data",
-        }
+/// What two setups that tie at `safety` do, before the fault classes are named.
+fn tie_words(safety: Safety) -> &'static str {
+    match safety {
+        Safety::NotExercised => "neither is exercised",
+        Safety::Holds => "both hold",
+        Safety::OverlapNoDamage => "both overlap without damage",
+        Safety::Damage => "both damage data",
     }
 }
 
-/// One setup's cell under one fault class, as a comparison reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Side {
-    pub safety: Safety,
-    /// Seeds in which two clients believed they held the lock at once.
-    pub overlap: Rate,
-    /// Seeds in which data came to harm ([`ScenarioReport::damage_rate`]).
-    pub damage: Rate,
-    /// Seeds that contended for the lock after every fault.
-    pub exercised: u64,
+/// The rate that decides a cell's level: the damage where data came to harm, else the
+/// overlap.
+fn telling_rate(outcome: &Outcome) -> Rate {
+    match outcome.safety {
+        Safety::Damage => outcome.damage,
+        _ => outcome.overlap,
+    }
 }
 
-impl Side {
-    fn of(report: &ScenarioReport) -> Side {
-        Side {
-            safety: Safety::of(report),
-            overlap: report.rate(check::mutual_exclusion::NAME),
-            damage: report.damage_rate(),
-            exercised: report.exercised_seeds(),
-        }
-    }
-
-    /// The rate that decides this level: the damage where data came to harm, else the
-    /// overlap.
-    fn telling_rate(self) -> Rate {
-        match self.safety {
-            Safety::Damage => self.damage,
-            _ => self.overlap,
-        }
-    }
-
-    /// The rate that decides the level, named: "damage 48/50" where data came to harm,
-    /// else "overlap 50/50" (or "overlap 0/50").
-    fn telling_text(self) -> String {
-        let rate = self.telling_rate();
-        match self.safety {
-            Safety::Damage => format!("damage {}/{}", rate.violating, rate.seeds),
-            _ => format!("overlap {}/{}", rate.violating, rate.seeds),
-        }
-    }
-
-    fn to_json(self) -> Value {
-        json!({
-            "safety": self.safety.word(),
-            "overlap": {"violating": self.overlap.violating, "seeds": self.overlap.seeds},
-            "damage": {"violating": self.damage.violating, "seeds": self.damage.seeds},
-            "exercised_seeds": self.exercised,
-        })
+/// That rate, named: "damage 48/50", else "overlap 50/50" (or "overlap 0/50").
+fn telling_text(outcome: &Outcome) -> String {
+    let rate = telling_rate(outcome);
+    match outcome.safety {
+        Safety::Damage => format!("damage {}/{}", rate.violating, rate.seeds),
+        _ => format!("overlap {}/{}", rate.violating, rate.seeds),
     }
 }
 
@@ -130,21 +57,21 @@ fn interval(rate: Rate) -> (f64, f64) {
 }
 
 /// Two setups' cells under one fault class that applies to both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultComparison {
     /// Index into the matrix's fault classes.
     pub fault: usize,
-    pub setup: Side,
-    pub against: Side,
+    pub setup: Outcome,
+    pub against: Outcome,
 }
 
 impl FaultComparison {
     /// Whether the two differ: different levels, or the same level of harm at rates whose
     /// intervals are apart.
     pub fn differs(&self) -> bool {
-        let (a, b) = (self.setup, self.against);
+        let (a, b) = (&self.setup, &self.against);
         a.safety != b.safety
-            || (a.safety >= Safety::OverlapNoDamage && apart(a.telling_rate(), b.telling_rate()))
+            || (a.safety >= Safety::OverlapNoDamage && apart(telling_rate(a), telling_rate(b)))
     }
 }
 
@@ -163,11 +90,10 @@ impl Comparison {
     pub fn new(matrix: &MatrixSummary, setup: usize, against: usize) -> Comparison {
         let faults = (0..matrix.faults.len())
             .filter_map(|fault| {
-                let (a, b) = (matrix.cell(setup, fault)?, matrix.cell(against, fault)?);
                 Some(FaultComparison {
                     fault,
-                    setup: Side::of(a),
-                    against: Side::of(b),
+                    setup: matrix.outcome(setup, fault)?,
+                    against: matrix.outcome(against, fault)?,
                 })
             })
             .collect();
@@ -207,7 +133,7 @@ impl Comparison {
                 .map(|((a, b), group)| {
                     let numbers: Vec<String> = group
                         .iter()
-                        .map(|c| format!("{} against {}", c.setup.telling_text(), c.against.telling_text()))
+                        .map(|c| format!("{} against {}", telling_text(&c.setup), telling_text(&c.against)))
                         .collect();
                     let numbers = match numbers.as_slice() {
                         [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|n| n == first) => {
@@ -229,7 +155,7 @@ impl Comparison {
             let groups: Vec<String> = grouped(&tie, |c| c.setup.safety)
                 .into_iter()
                 .map(|(safety, group)| {
-                    format!("{} under {}", safety.tie_words(), fault_labels(matrix, &group))
+                    format!("{} under {}", tie_words(safety), fault_labels(matrix, &group))
                 })
                 .collect();
             let lead = if differ.is_empty() {
@@ -298,9 +224,10 @@ pub(crate) mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::report::Activity;
+    use crate::check;
     use crate::report::matrix::SetupRow;
     use crate::report::summary::Labelled;
+    use crate::report::{Activity, ScenarioReport};
 
     /// A cell of `seeds` seeds: the first `overlap` violate mutual exclusion, the first
     /// `damage` lose an update.
@@ -402,11 +329,12 @@ pub(crate) mod tests {
 
     #[test]
     fn fencing_differs_from_no_fencing_by_the_damage_not_the_overlap() {
-        let fenced = Side::of(&cell(50, 50, 0));
-        let bare = Side::of(&cell(50, 50, 45));
+        let fenced = Outcome::of(&cell(50, 50, 0), true);
+        let bare = Outcome::of(&cell(50, 50, 45), false);
         assert_eq!(fenced.safety, Safety::OverlapNoDamage);
+        assert!(fenced.absorbed);
         assert_eq!(bare.safety, Safety::Damage);
-        assert_eq!(fenced.telling_text(), "overlap 50/50");
+        assert_eq!(telling_text(&fenced), "overlap 50/50");
         let compared = FaultComparison {
             fault: 0,
             setup: fenced,
@@ -445,16 +373,16 @@ pub(crate) mod tests {
     fn the_same_level_differs_only_when_the_intervals_are_apart() {
         let pair = |a, b| FaultComparison {
             fault: 0,
-            setup: Side::of(&cell(50, 50, a)),
-            against: Side::of(&cell(50, 50, b)),
+            setup: Outcome::of(&cell(50, 50, a), false),
+            against: Outcome::of(&cell(50, 50, b), false),
         };
         assert!(pair(3, 48).differs(), "3/50 against 48/50");
         assert!(!pair(20, 26).differs(), "20/50 against 26/50");
-        let holds = Side::of(&cell(50, 0, 0));
+        let holds = Outcome::of(&cell(50, 0, 0), false);
         assert!(
             !FaultComparison {
                 fault: 0,
-                setup: holds,
+                setup: holds.clone(),
                 against: holds
             }
             .differs()

@@ -27,7 +27,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
-use super::summary::{self, Labelled, MatrixSummary};
+use super::outcome::Outcome;
+use super::summary::{Labelled, MatrixSummary};
 use super::sweeps::{Sweep, SweepKind};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
@@ -379,7 +380,7 @@ impl MatrixRun {
     pub fn overlap_absorbed(&self, setup: usize, fault: usize) -> bool {
         self.cell(setup, fault)
             .report()
-            .is_some_and(|report| summary::overlap_absorbed(report, self.setups[setup].fenced))
+            .is_some_and(|report| Outcome::of(report, self.setups[setup].fenced).absorbed)
     }
 
     /// The form the page and `summary.json` read.

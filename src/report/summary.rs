@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::ScenarioReport;
 use super::compare;
 use super::envelope::Envelope;
-use super::figures::heatmap::{Cell, Heatmap, Panel};
+use super::figures::heatmap::{Band, Cell, Fill, Heatmap, Panel};
 use super::matrix::SetupRow;
+use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
-use super::{Finding, ScenarioReport};
 use crate::check;
 use crate::history::History;
 use crate::search::story;
@@ -46,37 +47,36 @@ pub struct MatrixSummary {
 }
 
 impl MatrixSummary {
-    /// The matrix as a figure: mutual exclusion's rate per cell, grey where the fault does
-    /// not apply or the lock was not exercised.
+    /// The matrix as a figure: each cell in two bands, the overlap's rate over the
+    /// damage's (so a fenced overlap reads "overlap, no damage" at a glance), with the
+    /// liveness lost under them; hatched where the fault does not apply, grey where the
+    /// lock was not exercised.
     pub fn heatmap(&self) -> Heatmap {
-        let mutex = check::mutual_exclusion::NAME;
-        let cells = self
-            .cells
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|cell| match cell {
-                        None => Cell {
-                            fraction: None,
-                            text: "n/a".into(),
+        let fraction = |rate: Rate| rate.violating as f64 / rate.seeds.max(1) as f64;
+        let cells = (0..self.setups.len())
+            .map(|s| {
+                (0..self.faults.len())
+                    .map(|f| match self.outcome(s, f) {
+                        None => Cell::plain(Fill::DoesNotApply, "does not apply"),
+                        Some(outcome) if outcome.safety == Safety::NotExercised => Cell {
+                            note: outcome.stuck_text(),
+                            ..Cell::plain(Fill::NotExercised, "not exercised")
                         },
-                        Some(report) if report.finding(mutex) == Finding::NotExercised => Cell {
-                            fraction: None,
-                            text: "not exercised".into(),
+                        Some(outcome) => Cell {
+                            fill: Fill::Rate(fraction(outcome.overlap)),
+                            text: outcome.overlap_text(),
+                            lower: Some(Band {
+                                fraction: fraction(outcome.damage),
+                                text: outcome.damage_text(),
+                            }),
+                            note: outcome.stuck_text(),
                         },
-                        Some(report) => {
-                            let rate = report.rate(mutex);
-                            Cell {
-                                fraction: Some(rate.violating as f64 / rate.seeds.max(1) as f64),
-                                text: format!("{}/{}", rate.violating, rate.seeds),
-                            }
-                        }
                     })
                     .collect()
             })
             .collect();
         Heatmap {
-            title: "Safety matrix — seeds in which two clients held the lock at once".into(),
+            title: "Safety matrix: two holders at once (top) and data damaged (bottom), in seeds".into(),
             x_label: "fault class".into(),
             y_label: "setup".into(),
             panels: vec![Panel {
@@ -87,9 +87,17 @@ impl MatrixSummary {
                 inside_bound: None,
             }],
             row_label_width: 310,
-            note: "Grey: the fault does not apply to the setup (n/a), or nobody got the lock after it (not exercised)."
+            note: "Top: seeds in which two clients believed they held the lock. Bottom: seeds in which an update \
+                   was lost or a stale token accepted (absorbed: the setup fences and nothing was damaged). Under \
+                   them, liveness lost: deadlock, or the lock left free while clients waited (stalled)."
                 .into(),
         }
+    }
+
+    /// What the cell of `setup` × `fault` shows, if that fault applies to that setup.
+    pub fn outcome(&self, setup: usize, fault: usize) -> Option<Outcome> {
+        self.cell(setup, fault)
+            .map(|report| Outcome::of(report, self.setups[setup].fenced))
     }
 }
 
@@ -174,14 +182,6 @@ impl MatrixSummary {
     }
 }
 
-/// Whether fencing absorbed the overlap: the setup hands out fencing tokens (`fenced`, from
-/// its lock's configuration), mutual exclusion broke, yet the storage refused every stale
-/// token and no update was lost. An unfenced setup never absorbs anything: where its
-/// overlaps did no harm, the writes merely did not interleave.
-pub fn overlap_absorbed(report: &ScenarioReport, fenced: bool) -> bool {
-    fenced && report.rate(check::mutual_exclusion::NAME).violating > 0 && report.damage_rate().violating == 0
-}
-
 impl Summary {
     /// The JSON form (`summary.json`): every number on the page.
     pub fn to_json(&self) -> Value {
@@ -207,9 +207,10 @@ impl Summary {
                             Some(report) => {
                                 let mut value = report.to_json();
                                 value["applies"] = json!(true);
-                                value["overlap_absorbed"] =
-                                    json!(overlap_absorbed(report, matrix.setups[s].fenced));
-                                value["safety"] = json!(compare::Safety::of(report).word());
+                                let outcome = Outcome::of(report, matrix.setups[s].fenced);
+                                value["overlap_absorbed"] = json!(outcome.absorbed);
+                                value["safety"] = json!(outcome.safety.word());
+                                value["outcome"] = outcome.to_json();
                                 value
                             }
                         };
@@ -345,7 +346,10 @@ fn matrix_sentences(matrix: &MatrixSummary) -> Vec<String> {
         .filter(|r| r.rate(mutex).violating > 0)
         .collect();
     if !fenced_breaks.is_empty() {
-        let absorbed = fenced_breaks.iter().filter(|r| overlap_absorbed(r, true)).count();
+        let absorbed = fenced_breaks
+            .iter()
+            .filter(|r| Outcome::of(r, true).absorbed)
+            .count();
         sentences.push(format!(
             "Fencing: in {absorbed} of the {} fenced cells where two clients believed they held the lock, the \
              storage refused every stale token and no update was lost.",
