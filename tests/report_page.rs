@@ -82,6 +82,83 @@ fn every_number_in_the_summary_is_what_run_gives() {
     assert!(!summary["verdict"].as_array().unwrap().is_empty());
 }
 
+/// Each pairwise comparison in `summary.json` quotes the numbers of the matrix's cells it
+/// compares, covers every fault class that applies to both setups, and its sentence is on
+/// the rendered page, in the answer section above the verdict.
+fn comparisons_agree_with_the_cells(summary: &Value, dom: &str) {
+    let matrix = &summary["matrix"];
+    let cells = matrix["cells"].as_array().unwrap();
+    let cell = |setup: &Value, fault: &Value| {
+        cells
+            .iter()
+            .find(|c| &c["setup"] == setup && &c["fault"] == fault)
+            .unwrap_or_else(|| panic!("no cell {setup} x {fault}"))
+    };
+    let comparisons = matrix["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 6, "the shipped grid's six pairs");
+    let answer = summary["answer"].as_array().unwrap();
+    let answer_at = dom.find("id=\"answer\"").unwrap();
+    assert!(
+        answer_at < dom.find("id=\"verdict\"").unwrap(),
+        "the answer comes first"
+    );
+    for (comparison, sentence) in comparisons.iter().zip(answer) {
+        assert_eq!(&comparison["sentence"], sentence);
+        let text = sentence.as_str().unwrap().replace('&', "&amp;");
+        assert!(dom[answer_at..].contains(&text), "the page says: {text}");
+        let both: Vec<&Value> = cells
+            .iter()
+            .filter(|c| c["setup"] == comparison["setup"] && c["applies"] == true)
+            .filter(|c| cell(&comparison["against"], &c["fault"])["applies"] == true)
+            .collect();
+        let faults = comparison["faults"].as_array().unwrap();
+        assert_eq!(
+            faults.len(),
+            both.len(),
+            "every fault class both ran: {comparison}"
+        );
+        for entry in faults {
+            for side in ["setup", "against"] {
+                let ran = cell(&comparison[side], &entry["fault"]);
+                let checker = |name: &str| &ran["checkers"][name]["violating"];
+                assert_eq!(&entry[side]["overlap"]["violating"], checker("mutual_exclusion"));
+                assert_eq!(
+                    &entry[side]["overlap"]["seeds"],
+                    &ran["checkers"]["mutual_exclusion"]["seeds"]
+                );
+                let damage = entry[side]["damage"]["violating"].as_u64().unwrap();
+                let lost = checker("resource_safety").as_u64().unwrap();
+                let stale = checker("stale_write").as_u64().unwrap();
+                assert!(lost.max(stale) <= damage && damage <= lost + stale, "{entry}");
+                assert_eq!(entry[side]["safety"], ran["safety"]);
+            }
+            // The sentence names the class among the differences, or among the ties.
+            let label = matrix["faults"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == entry["fault"])
+                .unwrap()["label"]
+                .as_str()
+                .unwrap();
+            let sentence = sentence.as_str().unwrap();
+            let (differences, ties) =
+                sentence
+                    .split_once(" They tie in ")
+                    .unwrap_or(match entry["differs"] == true {
+                        true => (sentence, ""),
+                        false => ("", sentence),
+                    });
+            let part = if entry["differs"] == true {
+                differences
+            } else {
+                ties
+            };
+            assert!(part.contains(label), "{label} in the right part of: {sentence}");
+        }
+    }
+}
+
 /// Headless Chromium as the environment notes start it: no sandbox as root, no
 /// background networking (this machine's network is closed), a fresh profile.
 fn chromium(dir: &Path, args: &[&str]) -> Output {
@@ -190,9 +267,12 @@ fn the_page_opens_in_chromium_with_every_section() {
         "the counterexample is linked"
     );
     assert!(dom.contains("<svg"), "its timeline is inlined");
-    for section in ["id=\"clients\"", "id=\"matrix-counterexamples\""] {
+    for section in ["id=\"clients\"", "id=\"matrix-counterexamples\"", "id=\"answer\""] {
         assert!(dom.contains(section), "the rendered page lacks {section}");
     }
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    comparisons_agree_with_the_cells(&summary, &dom);
     for figure in [
         "single-node-gc-pause-seed-0",
         "matrix",

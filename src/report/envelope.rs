@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
-use super::figures::heatmap::{Cell, Heatmap, Panel};
+use super::figures::heatmap::{Cell, Fill, Heatmap, Panel};
 use super::rate::Rate;
 use super::sweeps::{Sweep, SweepKind};
 use crate::check;
@@ -272,9 +272,11 @@ impl Envelope {
                     .iter()
                     .map(|row| {
                         row.iter()
-                            .map(|rate| Cell {
-                                fraction: Some(rate.violating as f64 / rate.seeds.max(1) as f64),
-                                text: format!("{}/{}", rate.violating, rate.seeds),
+                            .map(|rate| {
+                                Cell::plain(
+                                    Fill::Rate(rate.violating as f64 / rate.seeds.max(1) as f64),
+                                    &format!("{}/{}", rate.violating, rate.seeds),
+                                )
                             })
                             .collect()
                     })

@@ -27,7 +27,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
-use super::summary::{self, Labelled, MatrixSummary};
+use super::outcome::Outcome;
+use super::summary::{Labelled, MatrixSummary};
 use super::sweeps::{Sweep, SweepKind};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
@@ -41,6 +42,9 @@ struct GridFile {
     defaults: Defaults,
     setups: Vec<SetupSpec>,
     faults: Vec<FaultSpec>,
+    /// Pairs of setups the report compares in sentences, each `[setup, against]` by name.
+    #[serde(default)]
+    comparisons: Vec<[String; 2]>,
 }
 
 /// `defaults`: the fields every cell starts from, in the scenario-file format.
@@ -144,6 +148,8 @@ pub struct Matrix {
     pub faults: Vec<FaultColumn>,
     /// `cells[setup][fault]`.
     pub cells: Vec<Vec<Cell>>,
+    /// Pairs of setups to compare, `(setup, against)` as indices into `setups`.
+    pub comparisons: Vec<(usize, usize)>,
 }
 
 /// One cell after its seeds ran.
@@ -168,6 +174,8 @@ pub struct MatrixRun {
     pub faults: Vec<FaultColumn>,
     /// `cells[setup][fault]`.
     pub cells: Vec<Vec<CellRun>>,
+    /// Pairs of setups to compare, `(setup, against)` as indices into `setups`.
+    pub comparisons: Vec<(usize, usize)>,
     /// Host time the whole grid took.
     pub wall_ms: u128,
 }
@@ -230,10 +238,20 @@ impl Matrix {
                 description: fault.description.clone(),
             })
             .collect();
+        let position = |name: &str| grid.setups.iter().position(|s| s.name == name);
+        let comparisons = grid
+            .comparisons
+            .iter()
+            .map(|[setup, against]| {
+                let found = |name| position(name).expect("check_grid made sure every compared setup exists");
+                (found(setup), found(against))
+            })
+            .collect();
         Ok(Matrix {
             setups,
             faults,
             cells,
+            comparisons,
         })
     }
 
@@ -317,6 +335,7 @@ impl Matrix {
             setups: self.setups.clone(),
             faults: self.faults.clone(),
             cells,
+            comparisons: self.comparisons.clone(),
             wall_ms,
         }
     }
@@ -359,27 +378,29 @@ impl MatrixRun {
     /// believed they held the lock at once, yet no update was lost and no stale token was
     /// accepted.
     pub fn overlap_absorbed(&self, setup: usize, fault: usize) -> bool {
-        self.setups[setup].fenced
-            && self
-                .cell(setup, fault)
-                .report()
-                .is_some_and(summary::overlap_absorbed)
+        self.cell(setup, fault)
+            .report()
+            .is_some_and(|report| Outcome::of(report, self.setups[setup].fenced).absorbed)
     }
 
     /// The form the page and `summary.json` read.
     pub fn summary(&self) -> MatrixSummary {
-        let labelled = |name: &str, label: &str| Labelled {
-            name: name.to_string(),
-            label: label.to_string(),
-        };
         MatrixSummary {
-            setups: self.setups.iter().map(|s| labelled(&s.name, &s.label)).collect(),
-            faults: self.faults.iter().map(|f| labelled(&f.name, &f.label)).collect(),
+            setups: self.setups.clone(),
+            faults: self
+                .faults
+                .iter()
+                .map(|f| Labelled {
+                    name: f.name.clone(),
+                    label: f.label.clone(),
+                })
+                .collect(),
             cells: self
                 .cells
                 .iter()
                 .map(|row| row.iter().map(|cell| cell.report().cloned()).collect())
                 .collect(),
+            comparisons: self.comparisons.clone(),
         }
     }
 }
@@ -447,6 +468,19 @@ fn check_grid(grid: &GridFile) -> Result<(), (String, String)> {
                 ),
             };
             return fail(format!("faults[{i}].scenario.{key}"), &reason);
+        }
+    }
+    for (i, pair) in grid.comparisons.iter().enumerate() {
+        for (j, name) in pair.iter().enumerate() {
+            if !grid.setups.iter().any(|s| &s.name == name) {
+                return fail(
+                    format!("comparisons[{i}][{j}]"),
+                    &format!("`{name}` is not a setup's name"),
+                );
+            }
+        }
+        if pair[0] == pair[1] {
+            return fail(format!("comparisons[{i}]"), "compares a setup with itself");
         }
     }
     Ok(())
@@ -786,6 +820,28 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_comparisons_pair_each_topology_with_and_without_fencing() {
+        let matrix = shipped();
+        let pairs: Vec<(&str, &str)> = matrix
+            .comparisons
+            .iter()
+            .map(|&(a, b)| (matrix.setups[a].name.as_str(), matrix.setups[b].name.as_str()))
+            .collect();
+        assert!(pairs.contains(&("redlock-5", "lua-release")), "{pairs:?}");
+        for &(a, b) in &matrix.comparisons {
+            let (setup, against) = (&matrix.setups[a], &matrix.setups[b]);
+            if setup.fenced != against.fenced {
+                assert!(setup.fenced, "the fenced setup comes first: {pairs:?}");
+            }
+        }
+        assert_eq!(
+            pairs.iter().filter(|(a, _)| a.ends_with("fencing")).count(),
+            3,
+            "single node, replicated and Redlock each with and without fencing: {pairs:?}"
+        );
+    }
+
+    #[test]
     fn the_shipped_fencing_rows_are_marked_fenced() {
         let matrix = shipped();
         for setup in &matrix.setups {
@@ -931,6 +987,20 @@ mod tests {
             (
                 grid(SINGLE, PAUSE).replace(r#""seeds": 4,"#, ""),
                 "defaults.seeds",
+            ),
+            (
+                grid(SINGLE, PAUSE).replace(
+                    r#""defaults""#,
+                    r#""comparisons": [["single", "redlock"]], "defaults""#,
+                ),
+                "comparisons[0][1]",
+            ),
+            (
+                grid(SINGLE, PAUSE).replace(
+                    r#""defaults""#,
+                    r#""comparisons": [["single", "single"]], "defaults""#,
+                ),
+                "comparisons[0]",
             ),
         ];
         for (text, field) in cases {

@@ -5,10 +5,12 @@
 //! checker that found nothing in seeds that never exercised the lock is reported as *not
 //! exercised*, never as *holds*.
 
+pub mod compare;
 pub mod control;
 pub mod envelope;
 pub mod figures;
 pub mod matrix;
+pub mod outcome;
 pub mod page;
 pub mod plan;
 pub mod rate;
@@ -215,7 +217,34 @@ impl ScenarioReport {
     pub fn rate(&self, checker: &str) -> Rate {
         Rate {
             violating: self.violations.get(checker).map_or(0, Vec::len) as u64,
-            seeds: self.seeds - self.errors.len() as u64,
+            seeds: self.seeds_run(),
+        }
+    }
+
+    /// Seeds that ran to the end (a harness error ends a run early).
+    fn seeds_run(&self) -> u64 {
+        self.seeds - self.errors.len() as u64
+    }
+
+    /// How often the protected data came to harm, over the seeds that ran to the end: seeds
+    /// in which an update was lost (`resource_safety`) or a fenced resource accepted a
+    /// stale token (`stale_write`). Two believed holders whose writes were all refused or
+    /// never interleaved do no harm here.
+    pub fn damage_rate(&self) -> Rate {
+        let mut seeds: Vec<u64> = [
+            crate::check::resource_safety::NAME,
+            crate::check::stale_write::NAME,
+        ]
+        .iter()
+        .filter_map(|checker| self.violations.get(checker))
+        .flatten()
+        .copied()
+        .collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        Rate {
+            violating: seeds.len() as u64,
+            seeds: self.seeds_run(),
         }
     }
 

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::figures::{SCALE, heatmap, hex};
+use super::outcome::Safety;
 use super::rate::Rate;
-use super::summary::{CHECKERS, Counterexample, MatrixSummary, Summary, overlap_absorbed};
-use super::{Finding, ScenarioReport};
-use crate::check;
+use super::summary::{CHECKERS, Counterexample, MatrixSummary, Summary};
 use crate::scenario::Expectation;
 
 /// Figures by id, as inline SVG: each counterexample's timeline (by the counterexample's
@@ -26,13 +25,19 @@ th, td { border: 1px solid #ccc; padding: .3em .5em; vertical-align: top; }
 th { background: #f3f3f3; text-align: left; }
 td.cell { text-align: center; min-width: 6.5em; }
 td.na { color: #888; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
-td.nx { color: #444; background: #e0e0e0; font-style: italic; }
+td.nx { color: #222; background: #bdbdbd; font-style: italic; }
+td.two { padding: 0; }
+.band { padding: .2em .4em; }
+.stuck { color: #8a1c00; font-weight: bold; font-size: .8em; padding: .1em .3em; }
 .small { font-size: .8em; color: #555; }
 .dark { color: #fff; } .dark a, .dark .small { color: #f0f0f0; }
 code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: .85em; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; }
 .met { color: #1a7f37; } .unmet { color: #b3261e; font-weight: bold; }
+.scroll { overflow-x: auto; max-width: 100%; }
 .legend span { display: inline-block; width: 2.2em; text-align: center; border: 1px solid #ccc; }
+.legend .na { background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); padding: 0 .3em; }
+.legend .nx { background: #bdbdbd; font-style: italic; padding: 0 .3em; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 ";
 
@@ -43,6 +48,7 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
     let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
     page.push_str("<h1>locksim safety report</h1>\n");
+    answer(&mut page, summary);
     verdict(&mut page, summary);
     if let Some(matrix) = &summary.matrix {
         matrix_section(&mut page, matrix, summary);
@@ -54,6 +60,24 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
+}
+
+/// The answer first: each pair of setups the grid compares, in a sentence computed from
+/// the matrix's cells.
+fn answer(page: &mut String, summary: &Summary) {
+    let sentences = summary.answer_sentences();
+    if sentences.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"answer\">\n<h2>The answer: setups compared</h2>\n");
+    page.push_str("<p class=\"small\">Each pair on the same fault classes and seeds. <em>Overlap</em>: two clients \
+                   believed they held the lock at once (mutual exclusion broke); <em>damage</em>: an update was \
+                   lost or a stale token accepted. Two cells differ when they land on different levels, or \
+                   on the same level with 95% intervals apart; anything else is a tie.</p>\n<ul>\n");
+    for sentence in sentences {
+        let _ = writeln!(page, "<li>{}</li>", escape(&sentence));
+    }
+    page.push_str("</ul>\n</section>\n");
 }
 
 fn verdict(page: &mut String, summary: &Summary) {
@@ -74,20 +98,13 @@ fn shade(rate: Rate) -> (String, bool) {
     (hex(colour), dark)
 }
 
-/// The short names of the checkers that fired in `report`.
-fn fired(report: &ScenarioReport) -> Vec<&'static str> {
-    CHECKERS
-        .iter()
-        .filter(|(checker, _)| report.rate(checker).violating > 0)
-        .map(|(_, short)| *short)
-        .collect()
-}
-
 fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
-    page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds: the fraction in which two \
-                   clients believed they held the lock at once (mutual exclusion), its 95% interval, and every \
-                   checker that fired. Darker is worse.</p>\n");
+    page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds. Top: the seeds in which two \
+                   clients believed they held the lock at once (mutual exclusion broke). Bottom: the seeds in which \
+                   data came to harm, an update lost or a stale token accepted; <em>absorbed</em> where the setup \
+                   fences and nothing was damaged. Under them, in red, the liveness lost: a deadlock, or the lock \
+                   left free while clients waited (stalled). Darker is worse.</p>\n");
     page.push_str("<p class=\"legend small\">");
     for (i, colour) in SCALE.iter().map(|c| hex(*c)).enumerate() {
         let dark = if i >= 3 { " class=\"dark\"" } else { "" };
@@ -97,8 +114,11 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
             i * 20
         );
     }
-    page.push_str(" (fraction of seeds violating mutual exclusion; white: none)</p>\n");
-    page.push_str("<table>\n<tr><th>setup \\ fault</th>");
+    page.push_str(
+        " fraction of seeds (white: none) <span class=\"na\" style=\"width:auto\">does not apply</span> \
+                   <span class=\"nx\" style=\"width:auto\">not exercised</span></p>\n",
+    );
+    page.push_str("<div class=\"scroll\"><table>\n<tr><th>setup \\ fault</th>");
     for fault in &matrix.faults {
         let _ = write!(page, "<th>{}</th>", escape(&fault.label));
     }
@@ -106,11 +126,11 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
     for (s, setup) in matrix.setups.iter().enumerate() {
         let _ = write!(page, "<tr><th>{}</th>", escape(&setup.label));
         for f in 0..matrix.faults.len() {
-            matrix_cell(page, matrix.cell(s, f), summary);
+            matrix_cell(page, matrix, s, f, summary);
         }
         page.push_str("</tr>\n");
     }
-    page.push_str("</table>\n</section>\n");
+    page.push_str("</table></div>\n</section>\n");
 }
 
 fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
@@ -150,45 +170,61 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
     page.push_str("</section>\n");
 }
 
-/// One cell of the matrix (also shown in Clients compared): mutual exclusion's rate
-/// coloured, linked to the cell's counterexample, with every checker that fired; or why
-/// there is no rate (the fault does not apply, the lock was not exercised).
-fn matrix_cell(page: &mut String, report: Option<&ScenarioReport>, summary: &Summary) {
-    let mutex = check::mutual_exclusion::NAME;
-    let Some(report) = report else {
+/// One cell of the matrix (also shown in Clients compared), in two bands: the seeds in
+/// which two clients believed they held the lock (linked to the cell's counterexample),
+/// over the seeds in which data came to harm ("absorbed" where the setup fences and
+/// nothing was); under them the liveness lost and the seeds not exercised. Hatched where
+/// the fault does not apply, grey where no seed contended after the faults.
+fn matrix_cell(page: &mut String, matrix: &MatrixSummary, setup: usize, fault: usize, summary: &Summary) {
+    let (Some(report), Some(outcome)) = (matrix.cell(setup, fault), matrix.outcome(setup, fault)) else {
         page.push_str("<td class=\"cell na\">does not apply</td>");
         return;
     };
-    let rate = report.rate(mutex);
-    if report.finding(mutex) == Finding::NotExercised {
+    let foot = outcome
+        .stuck_text()
+        .map(|text| format!("<div class=\"stuck\">{}</div>", escape(&text)))
+        .unwrap_or_default();
+    if outcome.safety == Safety::NotExercised {
         let _ = write!(
             page,
-            "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">{}/{} seeds</span></td>",
+            "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">no seed of {} contended \
+             after the faults</span>{foot}</td>",
             escape(&report.not_exercised_reason()),
-            report.exercised_seeds(),
             report.seeds
         );
         return;
     }
-    let (colour, dark) = shade(rate);
-    let class = if dark { "cell dark" } else { "cell" };
-    let link = summary
+    let band = |rate: Rate, text: String| {
+        let (colour, dark) = shade(rate);
+        let class = if dark { "band dark" } else { "band" };
+        format!("<div class=\"{class}\" style=\"background:{colour}\">{text}</div>")
+    };
+    let overlap = escape(&outcome.overlap_text());
+    let overlap = match summary
         .matrix_counterexamples
         .iter()
         .find(|c| c.scenario == report.name)
-        .map(|c| escape(&c.id));
-    let text = match link {
-        Some(id) => format!("<a href=\"#{id}\">{}</a>", escape(&rate.cell())),
-        None => escape(&rate.cell()),
+    {
+        Some(example) => format!("<a href=\"#{}\">{overlap}</a>", escape(&example.id)),
+        None => overlap,
     };
-    let mut extra = fired(report).join(" ");
-    if overlap_absorbed(report) {
-        extra = format!("overlap absorbed; {extra}");
-    }
+    let partly = report.seeds - outcome.exercised;
+    let partly = if partly > 0 {
+        format!(
+            "<div class=\"small\" title=\"{}\">{partly} of {} seeds not exercised</div>",
+            escape(&report.not_exercised_reason()),
+            report.seeds
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         page,
-        "<td class=\"{class}\" style=\"background:{colour}\">{text}<br><span class=\"small\">{}</span></td>",
-        escape(&extra)
+        "<td class=\"cell two\" title=\"overlap {}; damage {}\">{}{}{foot}{partly}</td>",
+        outcome.overlap.cell(),
+        outcome.damage.cell(),
+        band(outcome.overlap, overlap),
+        band(outcome.damage, escape(&outcome.damage_text())),
     );
 }
 
@@ -207,7 +243,7 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
                    exclusion (and the checkers that fired), and how much the lock gets done: acquisitions per \
                    simulated second and the longest any client waited for it, without faults and at worst \
                    under any fault.</p>\n");
-    page.push_str("<table>\n<tr><th>profile</th><th>acquisitions/s<br>(no fault)</th><th>longest wait<br>(no fault)</th>\
+    page.push_str("<div class=\"scroll\"><table>\n<tr><th>profile</th><th>acquisitions/s<br>(no fault)</th><th>longest wait<br>(no fault)</th>\
                    <th>longest wait<br>(any fault)</th>");
     for fault in &matrix.faults {
         let _ = write!(page, "<th>{}</th>", escape(&fault.label));
@@ -234,11 +270,11 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
             .unwrap_or(0);
         let _ = write!(page, "<td class=\"cell\">{} ms</td>", worst_wait / 1000);
         for f in 0..matrix.faults.len() {
-            matrix_cell(page, matrix.cell(s, f), summary);
+            matrix_cell(page, matrix, s, f, summary);
         }
         page.push_str("</tr>\n");
     }
-    page.push_str("</table>\n</section>\n");
+    page.push_str("</table></div>\n</section>\n");
 }
 
 /// What each violated checker said of a counterexample, as list items.

@@ -6,9 +6,13 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::ScenarioReport;
+use super::compare;
 use super::envelope::Envelope;
-use super::figures::heatmap::{Cell, Heatmap, Panel};
-use super::{Finding, ScenarioReport};
+use super::figures::heatmap::{Band, Cell, Fill, Heatmap, Panel};
+use super::matrix::SetupRow;
+use super::outcome::{Outcome, Safety};
+use super::rate::Rate;
 use crate::check;
 use crate::history::History;
 use crate::search::story;
@@ -34,44 +38,45 @@ pub struct Labelled {
 /// Setups crossed with fault classes; a cell is `None` where the fault does not apply.
 #[derive(Debug, Clone)]
 pub struct MatrixSummary {
-    pub setups: Vec<Labelled>,
+    pub setups: Vec<SetupRow>,
     pub faults: Vec<Labelled>,
     /// `cells[setup][fault]`.
     pub cells: Vec<Vec<Option<ScenarioReport>>>,
+    /// Pairs of setups the opening compares, `(setup, against)` as indices into `setups`.
+    pub comparisons: Vec<(usize, usize)>,
 }
 
 impl MatrixSummary {
-    /// The matrix as a figure: mutual exclusion's rate per cell, grey where the fault does
-    /// not apply or the lock was not exercised.
+    /// The matrix as a figure: each cell in two bands, the overlap's rate over the
+    /// damage's (so a fenced overlap reads "overlap, no damage" at a glance), with the
+    /// liveness lost under them; hatched where the fault does not apply, grey where the
+    /// lock was not exercised.
     pub fn heatmap(&self) -> Heatmap {
-        let mutex = check::mutual_exclusion::NAME;
-        let cells = self
-            .cells
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|cell| match cell {
-                        None => Cell {
-                            fraction: None,
-                            text: "n/a".into(),
+        let fraction = |rate: Rate| rate.violating as f64 / rate.seeds.max(1) as f64;
+        let cells = (0..self.setups.len())
+            .map(|s| {
+                (0..self.faults.len())
+                    .map(|f| match self.outcome(s, f) {
+                        None => Cell::plain(Fill::DoesNotApply, "does not apply"),
+                        Some(outcome) if outcome.safety == Safety::NotExercised => Cell {
+                            note: outcome.stuck_text(),
+                            ..Cell::plain(Fill::NotExercised, "not exercised")
                         },
-                        Some(report) if report.finding(mutex) == Finding::NotExercised => Cell {
-                            fraction: None,
-                            text: "not exercised".into(),
+                        Some(outcome) => Cell {
+                            fill: Fill::Rate(fraction(outcome.overlap)),
+                            text: outcome.overlap_text(),
+                            lower: Some(Band {
+                                fraction: fraction(outcome.damage),
+                                text: outcome.damage_text(),
+                            }),
+                            note: outcome.stuck_text(),
                         },
-                        Some(report) => {
-                            let rate = report.rate(mutex);
-                            Cell {
-                                fraction: Some(rate.violating as f64 / rate.seeds.max(1) as f64),
-                                text: format!("{}/{}", rate.violating, rate.seeds),
-                            }
-                        }
                     })
                     .collect()
             })
             .collect();
         Heatmap {
-            title: "Safety matrix — seeds in which two clients held the lock at once".into(),
+            title: "Safety matrix: two holders at once (top) and data damaged (bottom), in seeds".into(),
             x_label: "fault class".into(),
             y_label: "setup".into(),
             panels: vec![Panel {
@@ -82,9 +87,17 @@ impl MatrixSummary {
                 inside_bound: None,
             }],
             row_label_width: 310,
-            note: "Grey: the fault does not apply to the setup (n/a), or nobody got the lock after it (not exercised)."
+            note: "Top: seeds in which two clients believed they held the lock. Bottom: seeds in which an update \
+                   was lost or a stale token accepted (absorbed: the setup fences and nothing was damaged). Under \
+                   them, liveness lost: deadlock, or the lock left free while clients waited (stalled)."
                 .into(),
         }
+    }
+
+    /// What the cell of `setup` × `fault` shows, if that fault applies to that setup.
+    pub fn outcome(&self, setup: usize, fault: usize) -> Option<Outcome> {
+        self.cell(setup, fault)
+            .map(|report| Outcome::of(report, self.setups[setup].fenced))
     }
 }
 
@@ -169,23 +182,20 @@ impl MatrixSummary {
     }
 }
 
-/// Whether mutual exclusion broke but fencing kept the resource safe: the overlap of two
-/// believed holders was absorbed by the storage refusing the stale token.
-pub fn overlap_absorbed(report: &ScenarioReport) -> bool {
-    report.rate(check::mutual_exclusion::NAME).violating > 0
-        && report.rate(check::resource_safety::NAME).violating == 0
-        && report.rate(check::stale_write::NAME).violating == 0
-}
-
 impl Summary {
     /// The JSON form (`summary.json`): every number on the page.
     pub fn to_json(&self) -> Value {
         let matrix = self.matrix.as_ref().map(|matrix| {
-            let labelled = |list: &[Labelled]| {
-                list.iter()
-                    .map(|l| json!({"name": l.name, "label": l.label}))
-                    .collect::<Vec<_>>()
-            };
+            let setups: Vec<Value> = matrix
+                .setups
+                .iter()
+                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced}))
+                .collect();
+            let faults: Vec<Value> = matrix
+                .faults
+                .iter()
+                .map(|f| json!({"name": f.name, "label": f.label}))
+                .collect();
             let cells: Vec<Value> = matrix
                 .cells
                 .iter()
@@ -197,7 +207,10 @@ impl Summary {
                             Some(report) => {
                                 let mut value = report.to_json();
                                 value["applies"] = json!(true);
-                                value["overlap_absorbed"] = json!(overlap_absorbed(report));
+                                let outcome = Outcome::of(report, matrix.setups[s].fenced);
+                                value["overlap_absorbed"] = json!(outcome.absorbed);
+                                value["safety"] = json!(outcome.safety.word());
+                                value["outcome"] = outcome.to_json();
                                 value
                             }
                         };
@@ -207,7 +220,11 @@ impl Summary {
                     })
                 })
                 .collect();
-            json!({"setups": labelled(&matrix.setups), "faults": labelled(&matrix.faults), "cells": cells})
+            let comparisons: Vec<Value> = compare::comparisons(matrix)
+                .iter()
+                .map(|c| c.to_json(matrix))
+                .collect();
+            json!({"setups": setups, "faults": faults, "cells": cells, "comparisons": comparisons})
         });
         json!({
             "catalogue": self.catalogue.iter().map(ScenarioReport::to_json).collect::<Vec<_>>(),
@@ -216,7 +233,20 @@ impl Summary {
             "matrix_counterexamples": self.matrix_counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
             "envelopes": self.envelopes.iter().map(Envelope::to_json).collect::<Vec<_>>(),
             "verdict": self.verdict_sentences(),
+            "answer": self.answer_sentences(),
         })
+    }
+
+    /// The opening answer: each of the grid's pairs of setups compared on the same fault
+    /// classes and seeds, one sentence a pair ([`Comparison::sentence`]).
+    pub fn answer_sentences(&self) -> Vec<String> {
+        let Some(matrix) = &self.matrix else {
+            return Vec::new();
+        };
+        compare::comparisons(matrix)
+            .iter()
+            .map(|c| c.sentence(matrix))
+            .collect()
     }
 
     /// The report's opening: a few sentences generated from the numbers, each with the
@@ -292,30 +322,34 @@ fn matrix_sentences(matrix: &MatrixSummary) -> Vec<String> {
         .collect();
     by_fault.sort_by_key(|&(f, broken, _)| (std::cmp::Reverse(broken), f));
     for &(f, broken, applicable) in by_fault.iter().take(MAX_FAULT_SENTENCES) {
-        let (worst_setup, worst) = (0..matrix.setups.len())
-            .filter_map(|s| matrix.cell(s, f).map(|r| (s, r)))
-            .max_by_key(|(s, r)| {
-                let rate = r.rate(mutex);
-                (
-                    rate.violating * 1_000_000 / rate.seeds.max(1),
-                    std::cmp::Reverse(*s),
-                )
-            })
-            .expect("a fault that broke a setup applies to one");
+        let rates: Vec<(usize, Rate)> = (0..matrix.setups.len())
+            .filter_map(|s| matrix.cell(s, f).map(|r| (s, r.rate(mutex))))
+            .collect();
+        let fraction = |rate: Rate| rate.violating as f64 / rate.seeds.max(1) as f64;
+        let worst_fraction = rates.iter().map(|&(_, r)| fraction(r)).fold(0.0, f64::max);
+        let worst: Vec<&(usize, Rate)> = rates
+            .iter()
+            .filter(|&&(_, r)| fraction(r) == worst_fraction)
+            .collect();
+        let worst = match worst.as_slice() {
+            [(s, rate)] => format!("worst: {}, {}", matrix.setups[*s].label, rate.sentence()),
+            tied => format!("{} setups tied worst at {}", tied.len(), tied[0].1.sentence()),
+        };
         sentences.push(format!(
-            "{}: mutual exclusion broke for {broken} of {applicable} setups (worst: {}, {}).",
+            "{}: mutual exclusion broke for {broken} of {applicable} setups ({worst}).",
             matrix.faults[f].label,
-            matrix.setups[worst_setup].label,
-            worst.rate(mutex).sentence()
         ));
     }
     let fenced_breaks: Vec<&ScenarioReport> = (0..matrix.setups.len())
-        .filter(|&s| matrix.setups[s].name.contains("fencing"))
+        .filter(|&s| matrix.setups[s].fenced)
         .flat_map(|s| cells(s).map(|(_, r)| r))
         .filter(|r| r.rate(mutex).violating > 0)
         .collect();
     if !fenced_breaks.is_empty() {
-        let absorbed = fenced_breaks.iter().filter(|r| overlap_absorbed(r)).count();
+        let absorbed = fenced_breaks
+            .iter()
+            .filter(|r| Outcome::of(r, true).absorbed)
+            .count();
         sentences.push(format!(
             "Fencing: in {absorbed} of the {} fenced cells where two clients believed they held the lock, the \
              storage refused every stale token and no update was lost.",

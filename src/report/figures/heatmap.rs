@@ -8,13 +8,50 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::SCALE;
 
-/// One cell: its violation fraction (`None` when there is no rate to colour: the fault
-/// does not apply, or the lock was not exercised) and its text.
+/// What fills a cell (or its top band).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fill {
+    /// A violation fraction, coloured on the scale.
+    Rate(f64),
+    /// The fault does not apply to the setup: hatched light grey.
+    DoesNotApply,
+    /// Nobody got the lock after the faults, so nothing was shown: solid grey.
+    NotExercised,
+}
+
+/// A second level under a cell's first (the matrix: data damage under the overlap).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cell {
-    pub fraction: Option<f64>,
+pub struct Band {
+    pub fraction: f64,
     pub text: String,
 }
+
+/// One cell: its fill and text, optionally a band under it and a note at its foot (the
+/// matrix: the liveness lost).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub fill: Fill,
+    pub text: String,
+    pub lower: Option<Band>,
+    pub note: Option<String>,
+}
+
+impl Cell {
+    /// A cell of one fill and its text, nothing under it.
+    pub fn plain(fill: Fill, text: &str) -> Cell {
+        Cell {
+            fill,
+            text: text.to_string(),
+            lower: None,
+            note: None,
+        }
+    }
+}
+
+/// The grey of "not exercised".
+pub const NOT_EXERCISED: RGBColor = RGBColor(189, 189, 189);
+/// The ground of "does not apply", under its hatching.
+pub const DOES_NOT_APPLY: RGBColor = RGBColor(245, 245, 245);
 
 /// One grid of cells with its labels.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,21 +80,79 @@ pub struct Heatmap {
     pub note: String,
 }
 
-const CELL_W: u32 = 96;
+/// Height of a cell of one level; a cell with a band under it or a note is taller.
 const CELL_H: u32 = 34;
-const TOP: u32 = 124;
-const BOTTOM: u32 = 110;
+/// Width of a cell.
+const CELL_W: u32 = 124;
+/// Height of each line of a cell's note (it has room for two: one per ", " part).
+const NOTE_LINE: u32 = 14;
+/// Height of each line of a column label.
+const HEADER_LINE: u32 = 16;
+/// The most lines a column label wraps to.
+const HEADER_LINES: u32 = 3;
+/// Room under the grid: the axis description, the legend and the note.
+const BOTTOM: u32 = 150;
 const GAP: u32 = 40;
+/// Where the title's centre line sits, and each panel's title.
+const TITLE_Y: i32 = 22;
+const PANEL_TITLE_Y: i32 = 56;
 
 impl Heatmap {
-    /// The figure's size in pixels.
+    /// Whether any cell has a band under it or a note (then every cell is taller).
+    fn layered(&self) -> bool {
+        self.panels
+            .iter()
+            .flat_map(|p| p.cells.iter().flatten())
+            .any(|c| c.lower.is_some() || c.note.is_some())
+    }
+
+    /// The height of a cell.
+    fn cell_h(&self) -> u32 {
+        if self.layered() {
+            2 * CELL_H + 2 * NOTE_LINE
+        } else {
+            CELL_H
+        }
+    }
+
+    /// The grid's top: under the titles and the column labels.
+    fn top(&self) -> u32 {
+        PANEL_TITLE_Y as u32 + 16 + HEADER_LINES * HEADER_LINE + 8
+    }
+
+    /// The figure's size in pixels: wide enough for its grid, its title and its legend.
     pub fn size(&self) -> (u32, u32) {
         let columns: u32 = self.panels.iter().map(|p| p.columns.len() as u32).sum();
         let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
         let panels = self.panels.len() as u32;
-        let width = panels * (self.row_label_width + GAP) + columns * CELL_W + 20;
-        (width.max(700), TOP + rows * CELL_H + BOTTOM)
+        let grid = panels * (self.row_label_width + GAP) + columns * CELL_W + 20;
+        let title = text_width(&self.title, 20) + 40;
+        let note = text_width(&self.note, 13).min(NOTE_WIDTH) + 20;
+        let width = grid.max(title).max(LEGEND_WIDTH).max(note);
+        (
+            width,
+            self.top() + rows * self.cell_h() + BOTTOM + 18 * self.note_lines(width),
+        )
     }
+
+    /// The note wrapped to the figure's width.
+    fn note_lines(&self, width: u32) -> u32 {
+        wrap_to(&self.note, 13, width.saturating_sub(20), u32::MAX).len() as u32
+    }
+}
+
+/// The legend's width: its caption and eight swatches.
+const LEGEND_WIDTH: u32 = 130 + 8 * 66 + 20;
+/// The widest a note runs before it wraps.
+const NOTE_WIDTH: u32 = 1200;
+
+/// The width of `text` at plotters font size `size` with the embedded font, in pixels.
+pub fn text_width(text: &str, size: u32) -> u32 {
+    super::register_font();
+    ("sans-serif", size)
+        .into_font()
+        .box_size(text)
+        .map_or(text.chars().count() as u32 * size * 3 / 5, |(w, _)| w)
 }
 
 /// The colour of a violation fraction: white for none, then [`SCALE`] from light to dark.
@@ -78,47 +173,91 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
             .into_text_style(root)
             .pos(Pos::new(HPos::Center, VPos::Center))
     };
-    let (width, height) = map.size();
-    let _ = root.draw(&Text::new(map.title.clone(), (width as i32 / 2, 20), centred(20)));
+    let (width, _) = map.size();
+    let _ = root.draw(&Text::new(
+        map.title.clone(),
+        (width as i32 / 2, TITLE_Y),
+        centred(20),
+    ));
     let mut left = 10;
     for panel in &map.panels {
         left = draw_panel(root, map, panel, left) + GAP as i32;
     }
-    let grid_bottom = height as i32 - BOTTOM as i32;
+    let rows = map.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as i32;
+    let grid_bottom = map.top() as i32 + rows * map.cell_h() as i32;
     let _ = root.draw(&Text::new(
         map.x_label.clone(),
         (width as i32 / 2, grid_bottom + 22),
         centred(15),
     ));
-    // The scale: white for none, then each step of the fraction.
+    // The scale: white for none, then each step of the fraction; then the two greys.
     let legend_y = grid_bottom + 50;
     let mut x = 10;
     let label = ("sans-serif", 13).into_font().into_text_style(root);
-    let _ = root.draw(&Text::new("violating seeds:", (x, legend_y + 4), label.clone()));
+    let _ = root.draw(&Text::new(
+        "seeds:",
+        (x, legend_y + 11),
+        label.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+    ));
     x += 120;
-    for (i, colour) in std::iter::once(WHITE)
-        .chain(SCALE.iter().copied().skip(1))
+    let steps = std::iter::once((Fill::Rate(0.0), "none".to_string()))
+        .chain((1..SCALE.len()).map(|i| {
+            let text = if i == 1 {
+                "> 0%".to_string()
+            } else {
+                format!("≥ {}%", (i - 1) * 20)
+            };
+            (Fill::Rate(((i - 1) as f64 * 0.2).max(0.01)), text)
+        }))
+        .chain([
+            (Fill::DoesNotApply, "n/a".to_string()),
+            (Fill::NotExercised, "not exer.".to_string()),
+        ]);
+    for (fill, text) in steps {
+        let corners = [(x, legend_y), (x + 62, legend_y + 22)];
+        let ink = paint(root, fill, corners);
+        let style = centred(12).color(&ink);
+        let _ = root.draw(&Text::new(text, (x + 31, legend_y + 11), style));
+        x += 66;
+    }
+    let note_width = width.saturating_sub(20);
+    for (i, line) in wrap_to(&map.note, 13, note_width, u32::MAX)
+        .into_iter()
         .enumerate()
     {
-        let _ = root.draw(&Rectangle::new(
-            [(x, legend_y), (x + 46, legend_y + 22)],
-            colour.filled(),
+        let _ = root.draw(&Text::new(
+            line,
+            (10, legend_y + 48 + 18 * i as i32),
+            label.clone().pos(Pos::new(HPos::Left, VPos::Center)),
         ));
-        let _ = root.draw(&Rectangle::new(
-            [(x, legend_y), (x + 46, legend_y + 22)],
-            BLACK.mix(0.3),
-        ));
-        let text = match i {
-            0 => "none".to_string(),
-            1 => "> 0%".to_string(),
-            i => format!("≥ {}%", (i - 1) * 20),
-        };
-        let dark = i >= 3;
-        let style = centred(12).color(if dark { &WHITE } else { &BLACK });
-        let _ = root.draw(&Text::new(text, (x + 23, legend_y + 11), style));
-        x += 50;
     }
-    let _ = root.draw(&Text::new(map.note.clone(), (10, legend_y + 40), label));
+}
+
+/// Fills `corners` as `fill` says, framed; returns the colour text on it must take.
+fn paint<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fill: Fill,
+    corners: [(i32, i32); 2],
+) -> RGBColor {
+    let (colour, dark) = match fill {
+        Fill::Rate(fraction) => colour_of(fraction),
+        Fill::DoesNotApply => (DOES_NOT_APPLY, false),
+        Fill::NotExercised => (NOT_EXERCISED, false),
+    };
+    let _ = root.draw(&Rectangle::new(corners, colour.filled()));
+    if fill == Fill::DoesNotApply {
+        // Hatching: the lines x + y = c every 8 px, clipped to the cell.
+        let [(x0, y0), (x1, y1)] = corners;
+        let hatch = RGBColor(200, 200, 200);
+        for c in (x0 + y0..x1 + y1).step_by(8) {
+            let (from, to) = ((c - y1).max(x0), (c - y0).min(x1));
+            if from < to {
+                let _ = root.draw(&PathElement::new(vec![(from, c - from), (to, c - to)], hatch));
+            }
+        }
+    }
+    let _ = root.draw(&Rectangle::new(corners, RGBColor(170, 170, 170)));
+    if dark { WHITE } else { BLACK }
 }
 
 /// Draws one panel with its left edge at `left`; returns its right edge.
@@ -135,12 +274,12 @@ fn draw_panel<DB: DrawingBackend>(
             .pos(Pos::new(h, VPos::Center))
     };
     let grid_left = left + map.row_label_width as i32;
-    let grid_top = TOP as i32;
-    let (w, h) = (CELL_W as i32, CELL_H as i32);
+    let grid_top = map.top() as i32;
+    let (w, h) = (CELL_W as i32, map.cell_h() as i32);
     let right = grid_left + w * panel.columns.len() as i32;
     let _ = root.draw(&Text::new(
         panel.title.clone(),
-        ((grid_left + right) / 2, grid_top - 100),
+        ((grid_left + right) / 2, PANEL_TITLE_Y),
         text(16, HPos::Center),
     ));
     let _ = root.draw(&Text::new(
@@ -150,11 +289,11 @@ fn draw_panel<DB: DrawingBackend>(
     ));
     for (c, column) in panel.columns.iter().enumerate() {
         let x = grid_left + w * c as i32 + w / 2;
-        let lines = wrap(column, COLUMN_CHARS);
-        let first = grid_top - 30 - 14 * (lines.len() as i32 - 1);
+        let lines = wrap_to(column, 13, CELL_W - 8, HEADER_LINES);
+        let first = grid_top - 12 - HEADER_LINE as i32 * (lines.len() as i32 - 1);
         for (i, line) in lines.into_iter().enumerate() {
-            let y = first + 14 * i as i32;
-            let _ = root.draw(&Text::new(line, (x, y), text(12, HPos::Center)));
+            let y = first + HEADER_LINE as i32 * i as i32;
+            let _ = root.draw(&Text::new(line, (x, y), text(13, HPos::Center)));
         }
     }
     for (r, row) in panel.rows.iter().enumerate() {
@@ -166,16 +305,46 @@ fn draw_panel<DB: DrawingBackend>(
         ));
         for (c, cell) in panel.cells[r].iter().enumerate() {
             let x = grid_left + w * c as i32;
-            let corners = [(x, y), (x + w, y + h)];
-            let (fill, dark) = match cell.fraction {
-                Some(fraction) => colour_of(fraction),
-                None => (RGBColor(224, 224, 224), false),
-            };
-            let _ = root.draw(&Rectangle::new(corners, fill.filled()));
-            let _ = root.draw(&Rectangle::new(corners, RGBColor(190, 190, 190)));
-            let colour = if dark { WHITE } else { BLACK };
-            let style = text(12, HPos::Center).color(&colour);
-            let _ = root.draw(&Text::new(cell.text.clone(), (x + w / 2, y + h / 2), style));
+            let layered = map.layered();
+            let top_h = if layered { CELL_H as i32 } else { h };
+            let ink = paint(root, cell.fill, [(x, y), (x + w, y + top_h)]);
+            let _ = root.draw(&Text::new(
+                cell.text.clone(),
+                (x + w / 2, y + top_h / 2),
+                text(12, HPos::Center).color(&ink),
+            ));
+            if !layered {
+                continue;
+            }
+            let band_corners = [(x, y + top_h), (x + w, y + 2 * top_h)];
+            match &cell.lower {
+                Some(band) => {
+                    let ink = paint(root, Fill::Rate(band.fraction), band_corners);
+                    let _ = root.draw(&Text::new(
+                        band.text.clone(),
+                        (x + w / 2, y + top_h + top_h / 2),
+                        text(12, HPos::Center).color(&ink),
+                    ));
+                }
+                None => {
+                    paint(root, cell.fill, band_corners);
+                }
+            }
+            let foot = [(x, y + 2 * top_h), (x + w, y + h)];
+            let _ = root.draw(&Rectangle::new(foot, WHITE.filled()));
+            let _ = root.draw(&Rectangle::new(foot, RGBColor(170, 170, 170)));
+            if let Some(note) = &cell.note {
+                for (i, line) in note.split(", ").take(2).enumerate() {
+                    let _ = root.draw(&Text::new(
+                        line.to_string(),
+                        (
+                            x + w / 2,
+                            y + 2 * top_h + NOTE_LINE as i32 * i as i32 + NOTE_LINE as i32 / 2,
+                        ),
+                        text(11, HPos::Center).color(&RGBColor(150, 30, 0)),
+                    ));
+                }
+            }
         }
     }
     if let Some(inside) = &panel.inside_bound {
@@ -184,25 +353,24 @@ fn draw_panel<DB: DrawingBackend>(
     right
 }
 
-/// Characters of a column label that fit on one line of a cell's width.
-const COLUMN_CHARS: usize = 15;
-
-/// `label` in lines of at most `width` characters, broken at spaces (a longer word keeps
-/// a line of its own); at most three lines, the last one ending in "…" if cut.
-fn wrap(label: &str, width: usize) -> Vec<String> {
+/// `label` in lines no wider than `width` pixels at font size `size`, broken at spaces (a
+/// longer word keeps a line of its own); at most `max_lines`, the last one ending in "…"
+/// if cut.
+fn wrap_to(label: &str, size: u32, width: u32, max_lines: u32) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in label.split_whitespace() {
         match lines.last_mut() {
-            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+            Some(line) if text_width(&format!("{line} {word}"), size) <= width => {
                 line.push(' ');
                 line.push_str(word);
             }
             _ => lines.push(word.to_string()),
         }
     }
-    if lines.len() > 3 {
-        lines.truncate(3);
-        lines[2].push('…');
+    let max = max_lines as usize;
+    if lines.len() > max {
+        lines.truncate(max);
+        lines[max - 1].push('…');
     }
     lines
 }
@@ -251,21 +419,17 @@ mod tests {
     }
 
     #[test]
-    fn column_labels_wrap_at_spaces() {
-        assert_eq!(
-            wrap("failover before replication", 15),
-            ["failover before", "replication"]
-        );
-        assert_eq!(wrap("none", 15), ["none"]);
-        assert_eq!(wrap("a b c d e f g h", 1), ["a", "b", "c…"]);
+    fn column_labels_wrap_at_spaces_to_fit_the_cell() {
+        let lines = wrap_to("failover before replication", 13, CELL_W - 8, HEADER_LINES);
+        assert_eq!(lines, ["failover before", "replication"]);
+        assert!(lines.iter().all(|l| text_width(l, 13) <= CELL_W - 8), "{lines:?}");
+        assert_eq!(wrap_to("none", 13, 100, 3), ["none"]);
+        assert_eq!(wrap_to("a b c d e f g h", 13, 1, 3), ["a", "b", "c…"]);
     }
 
     #[test]
     fn the_same_map_draws_the_same_bytes() {
-        let cell = |f: Option<f64>| Cell {
-            fraction: f,
-            text: "1/2".into(),
-        };
+        let cell = |fill| Cell::plain(fill, "1/2");
         let map = Heatmap {
             title: "t".into(),
             x_label: "x".into(),
@@ -274,7 +438,7 @@ mod tests {
                 title: "p".into(),
                 columns: vec!["a".into(), "b".into()],
                 rows: vec!["r".into()],
-                cells: vec![vec![cell(Some(0.5)), cell(None)]],
+                cells: vec![vec![cell(Fill::Rate(0.5)), cell(Fill::DoesNotApply)]],
                 inside_bound: Some(vec![vec![true, false]]),
             }],
             row_label_width: 80,
