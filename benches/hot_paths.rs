@@ -16,7 +16,7 @@ use locksim::history::History;
 use locksim::redis::Frame;
 use locksim::redis::cmd::{Command, Session};
 use locksim::redis::connection::{Protocol, Reply};
-use locksim::redis::node::Node;
+use locksim::redis::node::{Node, Writes};
 use locksim::redis::request::{self, Parsed};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::run_seed;
@@ -74,7 +74,7 @@ fn dispatch_set_get_del(bencher: Bencher) {
     ];
     bencher.bench_local(|| {
         for request in &requests {
-            let command = Command::from_words(request.clone(), false).expect("valid command");
+            let command = Command::from_words(request.clone(), Writes::Taken).expect("valid command");
             black_box(command.apply(&mut node, &mut session, NOW_MS));
             node.propagate(NOW_MS);
         }
@@ -91,10 +91,13 @@ fn lua_release_script(bencher: Bencher) {
         .load(scripts::RELEASE.as_bytes())
         .expect("script compiles");
     bencher.bench_local(|| {
-        let set = Command::from_words(words(&[b"SET", KEY, TOKEN]), false).expect("valid command");
+        let set = Command::from_words(words(&[b"SET", KEY, TOKEN]), Writes::Taken).expect("valid command");
         set.apply(&mut node, &mut Session::default(), NOW_MS);
-        let release = Command::from_words(words(&[b"EVALSHA", sha.as_bytes(), b"1", KEY, TOKEN]), false)
-            .expect("valid command");
+        let release = Command::from_words(
+            words(&[b"EVALSHA", sha.as_bytes(), b"1", KEY, TOKEN]),
+            Writes::Taken,
+        )
+        .expect("valid command");
         black_box(release.apply(&mut node, &mut Session::default(), NOW_MS))
     });
 }

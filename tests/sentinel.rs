@@ -1,8 +1,14 @@
 //! Failover as Sentinel does it, seen through simulated runs: clients that follow a
 //! demoted master (`lock.on_readonly`), the Sentinel quorum, and masters that refuse writes
-//! without enough good replicas (`min-replicas-to-write`).
+//! without enough good replicas (`min-replicas-to-write`); and the fake node's `CLIENT KILL
+//! TYPE normal`, which Sentinel sends, against a real redis-server.
+
+mod support;
 
 use std::sync::Arc;
+
+use support::resp::{RespClient, Value};
+use support::{FakeServer, RedisServer};
 
 use locksim::history::{EventKind, History};
 use locksim::scenario::Scenario;
@@ -13,7 +19,7 @@ fn load(text: &str) -> Arc<Scenario> {
     Arc::new(scenario.expect("test scenario is valid"))
 }
 
-/// When a fault of the history began (true µs), by its kind's name in the history.
+/// When the first event that `matches` happened (true µs).
 fn first_true_us(history: &History, matches: impl Fn(&EventKind) -> bool) -> u64 {
     history
         .events
@@ -78,4 +84,165 @@ fn a_client_that_reconnects_on_readonly_finds_the_new_master() {
         assert_eq!(readonly, 0, "seed {seed}: a READONLY reached the lock");
         assert!(granted > 10, "seed {seed}: only {granted} grants after the heal");
     }
+}
+
+/// A replicated group watched by three Sentinels (quorum 2) that fail over after 500 ms.
+fn with_sentinels(lock: &str, faults: &str) -> Arc<Scenario> {
+    load(&format!(
+        r#"{{
+          "name": "test", "duration_ms": 20000, "seeds": 1,
+          "topology": {{ "kind": "replicated", "replicas": 1,
+                        "sentinel": {{ "count": 3, "quorum": 2, "down_after_ms": 500, "failover_timeout_ms": 3000 }} }},
+          "lock": {{ "algorithm": "lua-release", "ttl_ms": 1000 {lock} }},
+          "clients": {{ "count": 2, "work_ms": [50, 100] }},
+          "faults": [ {faults} ]
+        }}"#
+    ))
+}
+
+fn failovers(history: &History) -> Vec<(String, String)> {
+    history
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Failover { promoted, .. } => Some((e.node.clone(), promoted.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_sentinel_quorum_promotes_the_replica_of_a_crashed_master_and_clients_find_it() {
+    let s = with_sentinels("", r#"{ "kind": "crash", "target": "redis-1", "at_ms": 3000 }"#);
+    for seed in 0..3 {
+        let history = run_seed(&s, seed).unwrap();
+        let failovers = failovers(&history);
+        assert_eq!(failovers.len(), 1, "seed {seed}: {failovers:?}");
+        let (leader, promoted) = &failovers[0];
+        assert!(leader.starts_with("sentinel-"), "seed {seed}: {leader}");
+        assert_eq!(promoted, "redis-1-replica-1");
+        let promoted_at = first_true_us(&history, |k| matches!(k, EventKind::Failover { .. }));
+        let (_, granted) = after(&history, promoted_at);
+        assert!(
+            granted > 10,
+            "seed {seed}: only {granted} grants on the new master"
+        );
+    }
+}
+
+#[test]
+fn one_sentinel_alone_cannot_fail_over() {
+    // Two of the three Sentinels are down with the master: the last one finds it down
+    // (SDOWN), and nobody agrees (no ODOWN, no election).
+    let s = with_sentinels(
+        "",
+        r#"{ "kind": "crash", "target": ["redis-1", "sentinel-1", "sentinel-2"], "at_ms": 3000 }"#,
+    );
+    for seed in 0..3 {
+        let history = run_seed(&s, seed).unwrap();
+        assert_eq!(failovers(&history), vec![], "seed {seed}");
+    }
+}
+
+#[test]
+fn a_returning_old_master_is_made_a_replica_and_its_clients_are_sent_to_the_new_master() {
+    // Cut off from the Sentinels and its replica, not from the clients: replaced, then
+    // reconfigured 8 s after it is seen again, with CLIENT KILL, so even clients that keep
+    // their connection on READONLY reconnect and ask Sentinel for the master.
+    let s = with_sentinels(
+        r#", "on_readonly": "retry""#,
+        r#"{ "kind": "partition", "groups": [["redis-1"], ["redis-1-replica-1", "sentinel-1", "sentinel-2", "sentinel-3"]],
+             "at_ms": 3000, "duration_ms": 2000 }"#,
+    );
+    for seed in 0..3 {
+        let history = run_seed(&s, seed).unwrap();
+        assert_eq!(failovers(&history).len(), 1, "seed {seed}");
+        // Healed at 5 s; reconfigured by about 14 s; the run ends at 20 s.
+        let (readonly, granted) = after(&history, 15_000_000);
+        assert_eq!(readonly, 0, "seed {seed}: clients still on the demoted master");
+        assert!(granted > 10, "seed {seed}: only {granted} grants at the end");
+    }
+}
+
+/// A master whose one replica is cut off from it for 6 s, with or without
+/// `min-replicas-to-write 1` and a 2 s lag; nobody fails over.
+fn replica_cut_off(min_replicas: &str) -> Arc<Scenario> {
+    load(&format!(
+        r#"{{
+          "name": "test", "duration_ms": 14000, "seeds": 1,
+          "topology": {{ "kind": "replicated", "replicas": 1, "down_after_ms": 60000 {min_replicas} }},
+          "lock": {{ "algorithm": "lua-release", "ttl_ms": 1000 }},
+          "clients": {{ "count": 2, "work_ms": [50, 100] }},
+          "faults": [ {{ "kind": "partition", "groups": [["redis-1"], ["redis-1-replica-1"]],
+                         "at_ms": 3000, "duration_ms": 6000 }} ]
+        }}"#
+    ))
+}
+
+/// Acquires refused with NOREPLICAS between `from_us` and `to_us`.
+fn noreplicas_refusals_between(history: &History, from_us: u64, to_us: u64) -> usize {
+    let between = history
+        .events
+        .iter()
+        .filter(|e| (from_us..to_us).contains(&e.true_us));
+    between
+        .filter(
+            |e| matches!(&e.kind, EventKind::AcquireFailed { reason, .. } if reason.contains("NOREPLICAS")),
+        )
+        .count()
+}
+
+#[test]
+fn a_master_without_a_good_replica_refuses_writes_until_it_has_one_again() {
+    let guarded = replica_cut_off(r#", "min_replicas_to_write": 1, "min_replicas_max_lag_s": 2"#);
+    let plain = replica_cut_off("");
+    for seed in 0..3 {
+        let history = run_seed(&guarded, seed).unwrap();
+        // The last acknowledgement before the cut is at most 1 s old at 3 s; past 2 whole
+        // seconds of lag (by 6 s at the latest) every write is refused until the heal (9 s).
+        assert_eq!(
+            noreplicas_refusals_between(&history, 0, 3_000_000),
+            0,
+            "seed {seed}"
+        );
+        assert!(
+            noreplicas_refusals_between(&history, 6_000_000, 9_000_000) >= 2,
+            "seed {seed}: the cut-off master kept taking writes"
+        );
+        let (_, granted) = after(&history, 11_000_000);
+        assert!(granted > 5, "seed {seed}: writes resumed after the heal");
+        let history = run_seed(&plain, seed).unwrap();
+        assert_eq!(
+            noreplicas_refusals_between(&history, 0, 14_000_000),
+            0,
+            "seed {seed}"
+        );
+    }
+}
+
+fn words(text: &str) -> Vec<Vec<u8>> {
+    text.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// What `CLIENT KILL TYPE normal` answers on a server with one other client connected,
+/// whether that client is closed, and whether the caller still gets an answer.
+fn client_kill_on(addr: std::net::SocketAddr) -> (Value, bool, Value) {
+    let mut killer = RespClient::connect(addr);
+    let mut other = RespClient::connect(addr);
+    assert_eq!(other.request(&words("PING")), Value::Simple("PONG".into()));
+    let killed = killer.request(&words("CLIENT KILL TYPE normal"));
+    (killed, other.is_closed(), killer.request(&words("PING")))
+}
+
+#[test]
+fn client_kill_type_normal_closes_every_other_client_as_redis_does() {
+    let real = RedisServer::start(&[]);
+    let fake = FakeServer::start();
+    let on_real = client_kill_on(real.addr);
+    assert_eq!(
+        on_real,
+        (Value::Int(1), true, Value::Simple("PONG".into())),
+        "redis-server"
+    );
+    assert_eq!(client_kill_on(fake.addr), on_real, "the fake node");
 }

@@ -20,6 +20,7 @@ use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Va
 
 use super::Frame;
 use super::db::Db;
+use super::node::Writes;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
 const SCRIPT_CHUNK_NAME: &str = "@user_script";
@@ -85,19 +86,20 @@ fn redis_call_error(error: &mlua::Error) -> Option<&str> {
     }
 }
 
-/// How a script's `redis.call` runs a command: parse `words` as a script's command (a
-/// `read_only` node refusing writes), apply it to the keyspace at `now_ms`, reply. The
-/// commands pass it in, so that the interpreter need not know the command types.
-pub type ScriptCommand = fn(words: Vec<Vec<u8>>, read_only: bool, db: &mut Db, now_ms: u64) -> Frame;
+/// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
+/// writes as `writes` says), apply it to the keyspace at `now_ms`, reply. The commands pass
+/// it in, so that the interpreter need not know the command types.
+pub type ScriptCommand = fn(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Frame;
 
 /// One run of a script: its keys and arguments, the node's clock reading, whether the
-/// node refuses writes (a replica), and how `redis.call` runs a command.
+/// node takes writes (a replica, or a master short of good replicas, does not), and how
+/// `redis.call` runs a command.
 #[derive(Clone, Copy)]
 pub struct ScriptCall<'a> {
     pub keys: &'a [Vec<u8>],
     pub args: &'a [Vec<u8>],
     pub now_ms: u64,
-    pub read_only: bool,
+    pub writes: Writes,
     pub command: ScriptCommand,
 }
 
@@ -172,7 +174,7 @@ impl Scripts {
             string_format: lua.globals().get::<Table>("string")?.get("format")?,
             db: RefCell::new(None),
             now_ms: Cell::new(0),
-            read_only: Cell::new(false),
+            writes: Cell::new(Writes::Taken),
             command: Cell::new(None),
         });
         let script = running.clone();
@@ -254,8 +256,8 @@ impl Scripts {
         self.sha_of_body.clear();
     }
 
-    /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a `read_only`
-    /// node (a replica) the script may not write.
+    /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a node that
+    /// refuses writes (`call.writes`) the script may not write.
     pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db) -> Frame {
         let sha = sha.to_ascii_lowercase();
         let Some(function) = self.cache.get(&sha) else {
@@ -284,7 +286,7 @@ impl Scripts {
             keys,
             args,
             now_ms,
-            read_only,
+            writes,
             command,
         } = call;
         let globals = self.lua.globals();
@@ -296,7 +298,7 @@ impl Scripts {
         redis.raw_set("call", &self.call)?;
         redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
-        self.running.read_only.set(read_only);
+        self.running.writes.set(writes);
         self.running.command.set(Some(command));
         *self.running.db.borrow_mut() = Some(std::mem::take(db));
         let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
@@ -333,7 +335,7 @@ struct RunningScript {
     /// The node's keyspace while a script runs; `None` between runs.
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
-    read_only: Cell<bool>,
+    writes: Cell<Writes>,
     command: Cell<Option<ScriptCommand>>,
 }
 
@@ -370,7 +372,7 @@ impl RunningScript {
             .command
             .get()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        Ok(run(command, self.read_only.get(), db, self.now_ms.get()))
+        Ok(run(command, self.writes.get(), db, self.now_ms.get()))
     }
 }
 

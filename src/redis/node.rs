@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
+use super::cmd::Clients;
 use super::db::{Changes, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
@@ -26,6 +27,19 @@ pub enum TtlReplication {
     /// Redis 6: the time left (`SET … PX ms`), counted from when the replica applies it,
     /// so a lagging replica keeps the key a little longer.
     Relative,
+}
+
+/// Whether a node takes writes now and, if not, how it refuses them (before a command
+/// runs, and at each write a script makes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Writes {
+    #[default]
+    Taken,
+    /// A replica: `READONLY You can't write against a read only replica.`
+    ReadOnly,
+    /// A master with fewer good replicas than `min-replicas-to-write`:
+    /// `NOREPLICAS Not enough good replicas to write.`
+    NoReplicas,
 }
 
 /// Told of every write a master applies, before the write is streamed to its replicas:
@@ -96,6 +110,14 @@ pub struct Node {
     /// [`Node::next_cycle_work_ms`]), and how a write with earlier work wakes it.
     pub cycle_planned_ms: Option<u64>,
     pub cycle_replan: Rc<Notify>,
+    /// The normal client connections (CLIENT KILL).
+    pub clients: Clients,
+    /// `min-replicas-to-write` and `min-replicas-max-lag` (s), when set: a master refuses
+    /// writes while fewer replicas than that acknowledged within the lag.
+    pub min_replicas: Option<(u32, u64)>,
+    /// Replicas that acknowledged within the lag when last counted (see
+    /// [`Node::count_good_replicas`]).
+    good_replicas: u32,
 }
 
 impl Node {
@@ -112,11 +134,36 @@ impl Node {
             gate: None,
             cycle_planned_ms: None,
             cycle_replan: Rc::default(),
+            clients: Clients::default(),
+            min_replicas: None,
+            good_replicas: 0,
         })
     }
 }
 
 impl Node {
+    /// Whether this node takes writes now (`processCommand`'s and
+    /// `scriptVerifyWriteCommandAllow`'s checks), by its last count of good replicas.
+    pub fn writes(&self) -> Writes {
+        if self.replication.is_replica() {
+            return Writes::ReadOnly;
+        }
+        match self.min_replicas {
+            Some((needed, _)) if self.good_replicas < needed => Writes::NoReplicas,
+            _ => Writes::Taken,
+        }
+    }
+
+    /// Counts the good replicas at wall time `now_ms`, as Redis's `refreshGoodSlavesCount`
+    /// does: once a second (the replication cron) and whenever a replica connects or
+    /// disconnects, not at each acknowledgement. (An acknowledgement that arrives late, just
+    /// before its replica's link closes, does not make the master writable in between.)
+    pub fn count_good_replicas(&mut self, now_ms: u64) {
+        if let Some((_, max_lag_s)) = self.min_replicas {
+            self.good_replicas = self.replication.good_replicas(now_ms, max_lag_s);
+        }
+    }
+
     /// Persists what the last command or expiry cycle changed and streams it to the
     /// replicas. The AOF always stores absolute expiry times; replicas get them in the form
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).

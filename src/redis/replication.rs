@@ -58,6 +58,8 @@ struct ReplicaLink {
     stream: mpsc::UnboundedSender<Vec<u8>>,
     /// The last offset it acknowledged.
     acked: u64,
+    /// When (the master's wall clock, ms) it last acknowledged, or came online.
+    acked_at_ms: u64,
     /// Stream written to the backlog while the master's stream was held back (see
     /// [`Replication::hold`]), not yet sent to this replica.
     held: Vec<u8>,
@@ -190,6 +192,14 @@ impl Replication {
         }
     }
 
+    /// Replicas whose last acknowledgement is at most `max_lag_s` whole seconds old at wall
+    /// time `now_ms`, counted as Redis counts them (`refreshGoodSlavesCount`: the difference
+    /// of the two times in whole Unix seconds).
+    pub fn good_replicas(&self, now_ms: u64, max_lag_s: u64) -> u32 {
+        let lag_s = |r: &ReplicaLink| (now_ms / 1000).saturating_sub(r.acked_at_ms / 1000);
+        self.replicas.values().filter(|r| lag_s(r) <= max_lag_s).count() as u32
+    }
+
     /// How many replicas acknowledged at least `offset`.
     pub fn acked(&self, offset: u64) -> i64 {
         self.replicas.values().filter(|r| r.acked >= offset).count() as i64
@@ -307,6 +317,7 @@ impl Replication {
         ip: String,
         port: u16,
         db: &Db,
+        now_ms: u64,
     ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
         let mut snapshot = encode(vec![b"FLUSHALL".to_vec()]);
         for key in db.keys() {
@@ -328,16 +339,18 @@ impl Replication {
                 port,
                 stream,
                 acked: self.offset,
+                acked_at_ms: now_ms,
                 held: Vec::new(),
             },
         );
         (handshake, receiver)
     }
 
-    /// Records a replica's `REPLCONF ACK offset`.
-    pub fn ack(&mut self, id: u64, offset: u64) {
+    /// Records a replica's `REPLCONF ACK offset`, received at wall time `now_ms`.
+    pub fn ack(&mut self, id: u64, offset: u64, now_ms: u64) {
         if let Some(replica) = self.replicas.get_mut(&id) {
             replica.acked = replica.acked.max(offset);
+            replica.acked_at_ms = now_ms;
             self.acks.notify_waiters();
         }
     }
@@ -390,7 +403,7 @@ mod tests {
     #[test]
     fn a_held_write_counts_in_the_offset_but_no_replica_acknowledges_it() {
         let mut replication = Replication::default();
-        let (_, mut stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default());
+        let (_, mut stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default(), 0);
         let before = replication.offset;
         replication.hold(true);
         replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
@@ -398,11 +411,23 @@ mod tests {
         assert!(after > before, "the backlog has the write");
         assert!(stream.try_recv().is_err(), "the replica does not");
         // The replica acknowledges everything it has: WAIT for the write counts nobody.
-        replication.ack(1, before);
+        replication.ack(1, before, 0);
         assert_eq!(replication.acked(after), 0);
         replication.hold(false);
         assert_eq!(stream.try_recv().unwrap(), b"*1\r\n$8\r\nFLUSHALL\r\n".to_vec());
-        replication.ack(1, after);
+        replication.ack(1, after, 0);
         assert_eq!(replication.acked(after), 1);
+    }
+
+    #[test]
+    fn a_replica_is_good_while_its_last_ack_is_at_most_the_lag_old_in_whole_seconds() {
+        let mut replication = Replication::default();
+        let (_, _stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default(), 10_999);
+        // Redis subtracts Unix seconds: 10.999 s counts as 10, 20.999 s as 20.
+        assert_eq!(replication.good_replicas(20_999, 10), 1);
+        assert_eq!(replication.good_replicas(21_000, 10), 0);
+        replication.ack(1, 0, 20_500);
+        assert_eq!(replication.good_replicas(21_000, 10), 1);
+        assert_eq!(replication.good_replicas(31_000, 10), 0);
     }
 }

@@ -19,7 +19,7 @@ use super::Frame;
 use super::cmd::{Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError};
 use super::db::Db;
-use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
+use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
@@ -45,6 +45,8 @@ pub struct ServeOptions {
     /// How long, as a master, each write waits in its output buffer to a replica before
     /// it is written to the link (replication lag that dies with this process).
     pub replication_lag_ms: u64,
+    /// `min-replicas-to-write` and `min-replicas-max-lag` (s), when set.
+    pub min_replicas: Option<(u32, u64)>,
 }
 
 impl Default for ServeOptions {
@@ -57,6 +59,7 @@ impl Default for ServeOptions {
             on_write: None,
             key_watch: None,
             replication_lag_ms: 0,
+            min_replicas: None,
         }
     }
 }
@@ -93,6 +96,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     node.aof = Aof::new(options.persistence);
     node.ttl_replication = options.ttl_replication;
     node.on_write = options.on_write;
+    node.min_replicas = options.min_replicas;
     // A restarted node starts from what it persisted.
     let mut saved = node.aof.saved();
     while let Ok(Some((words, _))) = next_request(&mut saved) {
@@ -106,6 +110,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         (watch.0)(&restored, &node.db);
     }
     let fsyncs_every_second = node.aof.fsyncs_every_second();
+    let counts_good_replicas = node.min_replicas.is_some();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
     if let Some(master) = options.replicaof {
@@ -125,6 +130,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
     let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
+    let mut next_count_ms = clock.monotonic_ms() + REPLICA_CRON_MS;
     let mut next_client_id = 1;
     let replan = node.borrow().cycle_replan.clone();
     loop {
@@ -159,6 +165,10 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 node.borrow_mut().aof.fsync();
                 next_fsync_ms += FSYNC_EVERY_MS;
             }
+            () = clock.sleep_until_monotonic(next_count_ms), if counts_good_replicas => {
+                node.borrow_mut().count_good_replicas(clock.wall_ms());
+                next_count_ms += REPLICA_CRON_MS;
+            }
         }
     }
 }
@@ -185,8 +195,19 @@ where
 {
     let mut connection = Connection::new(stream);
     let node = &context.node;
+    let open = OpenClient::new(node, &mut session);
+    let killed = node.borrow().clients.killed.clone();
     loop {
-        let words = match connection.read_request().await {
+        if node.borrow().clients.kills > session.kills_survived {
+            // CLIENT KILL TYPE normal: Redis closes the connection without a word.
+            return;
+        }
+        let read = tokio::select! {
+            biased;
+            () = killed.notified() => continue,
+            read = connection.read_request() => read,
+        };
+        let words = match read {
             Ok(Some(words)) if words.is_empty() => continue,
             Ok(Some(words)) => words,
             Ok(None) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
@@ -196,12 +217,14 @@ where
                 return;
             }
         };
-        let read_only = node.borrow().replication.is_replica();
-        let command = Command::from_words(words, read_only);
+        let writes = node.borrow().writes();
+        let command = Command::from_words(words, writes);
         let quit = matches!(command, Ok(Command::Quit(_)));
         let reply = match command {
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
-            Ok(Command::Psync(_)) if !read_only => {
+            Ok(Command::Psync(_)) if writes != Writes::ReadOnly => {
+                // A replica's link is no normal client: CLIENT KILL TYPE normal spares it.
+                drop(open);
                 let (stream, buffered) = connection.into_parts();
                 return serve_replica(stream, buffered, session, &context).await;
             }
@@ -225,6 +248,26 @@ where
         if connection.write_reply(&reply, session.protocol).await.is_err() || quit {
             return;
         }
+    }
+}
+
+/// Counts a normal client connection open on its node while it lives (what CLIENT KILL
+/// reports killing).
+struct OpenClient<'a>(&'a RefCell<Node>);
+
+impl<'a> OpenClient<'a> {
+    /// Counts the connection of `session`, which outlives the kills run before it opened.
+    fn new(node: &'a RefCell<Node>, session: &mut Session) -> Self {
+        let mut state = node.borrow_mut();
+        state.clients.open += 1;
+        session.kills_survived = state.clients.kills;
+        OpenClient(node)
+    }
+}
+
+impl Drop for OpenClient<'_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().clients.open -= 1;
     }
 }
 
@@ -290,7 +333,11 @@ async fn serve_replica<S, C, D>(
         let node = &mut *node;
         let port = session.replica_port.unwrap_or(0);
         let ip = session.replica_ip.clone().unwrap_or_else(|| "?".into());
-        node.replication.add_replica(id, ip, port, &node.db)
+        let added = node
+            .replication
+            .add_replica(id, ip, port, &node.db, clock.wall_ms());
+        node.count_good_replicas(clock.wall_ms());
+        added
     };
     let mut incoming = buffered;
     // Writes waiting out the lag, with the monotonic instant each may go.
@@ -321,14 +368,16 @@ async fn serve_replica<S, C, D>(
                             && ack.eq_ignore_ascii_case(b"ACK")
                             && let Ok(offset) = String::from_utf8_lossy(offset).parse()
                         {
-                            node.borrow_mut().replication.ack(id, offset);
+                            node.borrow_mut().replication.ack(id, offset, clock.wall_ms());
                         }
                     }
                 }
             }
         }
     }
-    node.borrow_mut().replication.remove_replica(id);
+    let mut node = node.borrow_mut();
+    node.replication.remove_replica(id);
+    node.count_good_replicas(clock.wall_ms());
 }
 
 /// A replica's side: dials its master, loads the snapshot and applies the stream, redialling
@@ -462,7 +511,7 @@ async fn replicate_from<C: Clock, D: Dialer>(
 
 /// Applies one effect (from a master's stream, or a saved AOF) to a keyspace.
 fn apply_effect(db: &mut Db, words: Vec<Vec<u8>>, now_ms: u64) {
-    if let Ok(command) = Command::from_words(words, false) {
+    if let Ok(command) = Command::from_words(words, Writes::Taken) {
         command.apply_to_db(db, now_ms);
     }
 }

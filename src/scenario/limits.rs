@@ -30,6 +30,9 @@ pub const MAX_CLIENTS: u32 = 1000;
 /// The most Redis masters of a Redlock topology, and the most replicas per master.
 pub const MAX_MASTERS: u32 = 99;
 
+/// The most Sentinels of `topology.sentinel` (a real deployment runs 3 or 5).
+pub const MAX_SENTINELS: u32 = 99;
+
 /// The most seeds a scenario asks for by default (a sweep keeps about a bit per seed).
 pub const MAX_SEEDS: u64 = 10_000_000;
 

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use super::fault::{Fault, FaultAction, RandomKind, Target, Trigger};
 use super::limits::{
     MAX_CLIENTS, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_EVENTS_PER_S, MAX_FAULTS, MAX_MASTERS, MAX_MIN_GRANTS,
-    MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_TIME_MS, MAX_WALL_S, MIN_TTL_MS, did_you_mean,
-    in_range, nearest, pair_in_range,
+    MAX_NEMESIS_RATE_PER_S, MAX_RETRIES, MAX_SEEDS, MAX_SENTINELS, MAX_TIME_MS, MAX_WALL_S, MIN_TTL_MS,
+    did_you_mean, in_range, nearest, pair_in_range,
 };
 use super::schema::{
-    Algorithm, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind, WaitSpec, WatchdogSpec,
+    Algorithm, DEFAULT_SENTINELS, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind,
+    WaitSpec, WatchdogSpec,
 };
 
 /// Why a scenario file could not be used.
@@ -210,6 +211,7 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if let Some(down_after_ms) = topology.down_after_ms {
         in_range("topology.down_after_ms", down_after_ms, 1, MAX_TIME_MS, "ms")?;
     }
+    validate_sentinel(s)?;
     in_range(
         "topology.restart_delay_ms",
         topology.restart_delay_ms,
@@ -344,6 +346,71 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     }
     for (i, fault) in s.faults.iter().enumerate() {
         validate_fault(s, fault).map_err(|(field, reason)| (format!("faults[{i}].{field}"), reason))?;
+    }
+    Ok(())
+}
+
+/// The checks of `topology.sentinel` and of `min-replicas-to-write`.
+fn validate_sentinel(s: &Scenario) -> Result<(), (String, String)> {
+    let fail = |field: &str, reason: &dyn fmt::Display| Err((field.to_string(), reason.to_string()));
+    let topology = &s.topology;
+    let replicas = s.redis_groups()[0].len() as u32 - 1;
+    if let Some(spec) = &topology.sentinel {
+        if replicas == 0 {
+            return fail(
+                "topology.sentinel",
+                &"Sentinel fails a master over to a replica, and this topology has none: give `replicas`",
+            );
+        }
+        if topology.down_after_ms.is_some() && spec.down_after_ms.is_some() {
+            return fail(
+                "topology.down_after_ms",
+                &"`topology.sentinel.down_after_ms` says it too: give one",
+            );
+        }
+        if let Some(count) = spec.count {
+            in_range("topology.sentinel.count", count, 1, MAX_SENTINELS, "Sentinels")?;
+        }
+        let count = spec.count.unwrap_or(DEFAULT_SENTINELS);
+        if let Some(quorum) = spec.quorum {
+            in_range(
+                "topology.sentinel.quorum",
+                quorum,
+                1,
+                count,
+                "Sentinels (at most `count`)",
+            )?;
+        }
+        if let Some(ms) = spec.down_after_ms {
+            in_range("topology.sentinel.down_after_ms", ms, 1, MAX_TIME_MS, "ms")?;
+        }
+        if let Some(ms) = spec.failover_timeout_ms {
+            in_range("topology.sentinel.failover_timeout_ms", ms, 1, MAX_TIME_MS, "ms")?;
+        }
+    }
+    if topology.min_replicas_to_write > replicas {
+        return fail(
+            "topology.min_replicas_to_write",
+            &format!(
+                "{} is more than the {replicas} replica(s) a master has: it would refuse every write",
+                topology.min_replicas_to_write
+            ),
+        );
+    }
+    if let Some(lag_s) = topology.min_replicas_max_lag_s {
+        if topology.min_replicas_to_write == 0 {
+            return fail(
+                "topology.min_replicas_max_lag_s",
+                &"counts only with `min_replicas_to_write` of 1 or more",
+            );
+        }
+        in_range(
+            "topology.min_replicas_max_lag_s",
+            lag_s,
+            1,
+            MAX_TIME_MS / 1000,
+            "s (Redis's 0 turns the rule off: leave out min_replicas_to_write instead)",
+        )?;
     }
     Ok(())
 }

@@ -141,7 +141,54 @@ pub struct Topology {
     /// node name (`"redis-3": {"persistence": "aof-always"}`).
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeOverrides>,
+    /// A quorum of Sentinels (`sentinel-1` …) fails the groups over, and clients ask them
+    /// for the master, instead of the one controller that never fails.
+    #[serde(default)]
+    pub sentinel: Option<SentinelSpec>,
+    /// Masters refuse writes (`NOREPLICAS`) while fewer than this many replicas acknowledged
+    /// within `min_replicas_max_lag_s` (Redis's `min-replicas-to-write`; 0, the default, is off).
+    #[serde(default)]
+    pub min_replicas_to_write: u32,
+    /// The longest a replica may go without acknowledging and still count as good, in whole
+    /// seconds as Redis counts them (`min-replicas-max-lag`; 10).
+    pub min_replicas_max_lag_s: Option<u64>,
 }
+
+/// `topology.sentinel`: Sentinel's own settings (sentinel.conf), each with Sentinel's name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SentinelSpec {
+    /// How many Sentinels (3).
+    pub count: Option<u32>,
+    /// Sentinels that must agree the master is down before a failover (a majority of `count`).
+    pub quorum: Option<u32>,
+    /// A Sentinel deems an instance down after it has not answered for this long
+    /// (`down-after-milliseconds`; `topology.down_after_ms`, or 5000).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
+    pub down_after_ms: Option<u64>,
+    /// `failover-timeout`: how long an election or a promotion may take, and a failover is
+    /// not tried again for twice this long (180000, Sentinel's default).
+    #[serde(default, deserialize_with = "limits::opt_ms")]
+    pub failover_timeout_ms: Option<u64>,
+}
+
+/// The Sentinel settings of a run, defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentinelSettings {
+    pub count: u32,
+    pub quorum: u32,
+    pub down_after_ms: u64,
+    pub failover_timeout_ms: u64,
+}
+
+/// Sentinels when `topology.sentinel` does not say.
+pub const DEFAULT_SENTINELS: u32 = 3;
+
+/// Sentinel's default `failover-timeout` (3 minutes).
+pub const DEFAULT_FAILOVER_TIMEOUT_MS: u64 = 180_000;
+
+/// Redis's default `min-replicas-max-lag`, in seconds.
+pub const DEFAULT_MIN_REPLICAS_MAX_LAG_S: u64 = 10;
 
 /// The settings one Redis node may have of its own.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -578,6 +625,33 @@ impl Scenario {
         self.topology.down_after_ms.unwrap_or(DEFAULT_DOWN_AFTER_MS)
     }
 
+    /// The Sentinel quorum's settings, when the scenario has one (`topology.sentinel`).
+    pub fn sentinel(&self) -> Option<SentinelSettings> {
+        let spec = self.topology.sentinel.as_ref()?;
+        let count = spec.count.unwrap_or(DEFAULT_SENTINELS);
+        Some(SentinelSettings {
+            count,
+            quorum: spec.quorum.unwrap_or(count / 2 + 1),
+            down_after_ms: spec.down_after_ms.unwrap_or(self.down_after_ms()),
+            failover_timeout_ms: spec.failover_timeout_ms.unwrap_or(DEFAULT_FAILOVER_TIMEOUT_MS),
+        })
+    }
+
+    /// Names of the Sentinels (none without `topology.sentinel`).
+    pub fn sentinel_names(&self) -> Vec<String> {
+        let count = self.sentinel().map_or(0, |s| s.count);
+        (1..=count).map(sentinel_name).collect()
+    }
+
+    /// Masters' `min-replicas-to-write` and `min-replicas-max-lag` (s): `None` when off.
+    pub fn min_replicas(&self) -> Option<(u32, u64)> {
+        let topology = &self.topology;
+        let lag_s = topology
+            .min_replicas_max_lag_s
+            .unwrap_or(DEFAULT_MIN_REPLICAS_MAX_LAG_S);
+        (topology.min_replicas_to_write > 0).then_some((topology.min_replicas_to_write, lag_s))
+    }
+
     /// The most simulated events one run may process: `budget.events_per_s` times the
     /// simulated seconds, or by default [`DEFAULT_EVENTS_PER_NODE_S`] per node and second
     /// and at least [`MIN_EVENT_BUDGET`].
@@ -610,7 +684,9 @@ impl Scenario {
             .into_iter()
             .chain(self.client_names())
             .collect();
-        if self.redis_groups().iter().any(|group| group.len() > 1) {
+        if self.sentinel().is_some() {
+            names.extend(self.sentinel_names());
+        } else if self.redis_groups().iter().any(|group| group.len() > 1) {
             names.push(SENTINEL.to_string());
         }
         if self.lock.options().fencing == Fencing::Counter {
@@ -620,8 +696,13 @@ impl Scenario {
     }
 }
 
-/// The failover controller's node name, for groups with replicas.
+/// The failover controller's node name, for groups with replicas (without `topology.sentinel`).
 pub const SENTINEL: &str = "sentinel";
+
+/// The name of Sentinel `i` (1-based) of `topology.sentinel`.
+pub fn sentinel_name(i: u32) -> String {
+    format!("sentinel-{i}")
+}
 
 /// The linearizable counter node fencing tokens come from with `lock.fencing: "counter"`.
 pub const FENCE_COUNTER: &str = "fence-counter";

@@ -28,9 +28,9 @@ pub const PROBE_INTERVAL_MS: u64 = 100;
 /// How long a probe waits for its answer.
 const PROBE_TIMEOUT_MS: u64 = 200;
 
-/// What a probe learned of a node.
+/// What a probe learned of a node (Sentinel's instances probe the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seen {
+pub(super) enum Seen {
     Master,
     Replica { of: Option<SocketAddr>, offset: i64 },
 }
@@ -96,7 +96,7 @@ pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, nic: Nic, 
 }
 
 /// Asks a node its role; `None` when it does not answer.
-async fn probe(conn: &mut Conn<SimConnector, SimClock>) -> Option<Seen> {
+pub(super) async fn probe(conn: &mut Conn<SimConnector, SimClock>) -> Option<Seen> {
     let Ok(Frame::Array(role)) = conn.request(&Role.into_frame()).await else {
         return None;
     };

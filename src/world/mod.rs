@@ -12,6 +12,7 @@ pub mod faults;
 pub mod key_watch;
 pub mod net;
 pub mod recorder;
+pub mod sentinel;
 pub mod timer;
 pub mod topology;
 pub mod workload;
@@ -30,10 +31,12 @@ use rand_chacha::ChaCha8Rng;
 use self::clock::{ClockModel, SimClock};
 use self::failover::SENTINEL;
 use self::faults::{Reach, StepTraps, WriteTraps};
-use self::net::{Address, Nic, REDIS_PORT};
+use self::net::{Nic, REDIS_PORT};
 use self::recorder::Recorder;
+use self::sentinel::Sentinel;
+use self::sentinel::discovery::SentinelRoute;
 use self::topology::Group;
-use self::workload::{ClientProcess, Register, draw};
+use self::workload::{ClientProcess, Register, Route, draw};
 use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::Scenario;
@@ -131,7 +134,21 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
             );
         }
     }
-    let redis: Vec<Address> = groups.iter().map(|group| group.address.clone()).collect();
+    let sentinel_settings = scenario.sentinel();
+    let sentinels: Vec<SocketAddr> = (0..sentinel_settings.map_or(0, |s| s.count as usize))
+        .map(sentinel::address)
+        .collect();
+    let redis: Vec<Route> = groups
+        .iter()
+        .map(|group| match group.names.len() > 1 && !sentinels.is_empty() {
+            false => Route::Direct(group.address.clone()),
+            true => Route::Sentinel(SentinelRoute {
+                master_name: group.names[0].clone(),
+                first_master: group.addrs[0],
+                sentinels: sentinels.clone(),
+            }),
+        })
+        .collect();
     let redis_nodes = Arc::new(
         groups
             .iter()
@@ -184,7 +201,28 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         });
     }
 
-    if groups.iter().any(|group| group.names.len() > 1) {
+    let replicated: Vec<Group> = groups
+        .iter()
+        .filter(|group| group.names.len() > 1)
+        .cloned()
+        .collect();
+    if let Some(settings) = sentinel_settings {
+        for (index, name) in scenario.sentinel_names().iter().enumerate() {
+            let clock = new_clock(&mut rng, &scenario);
+            let nic = Nic::default();
+            let sentinel = Sentinel::new(
+                index,
+                settings,
+                replicated.clone(),
+                clock.clone(),
+                nic.clone(),
+                recorder.clone(),
+                rng.next_u64(),
+            );
+            let ip = sentinel::address(index).ip();
+            nodes.add(name, ip, clock, nic, move || sentinel.clone().run());
+        }
+    } else if !replicated.is_empty() {
         let clock = new_clock(&mut rng, &scenario);
         let nic = Nic::default();
         let (watched, down_after_ms, node_recorder, node_clock, node_nic) = (

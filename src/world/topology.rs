@@ -48,6 +48,8 @@ pub struct Group {
     ttl_replication: Vec<TtlReplication>,
     /// How long a master's writes wait in its output buffer to a replica.
     replication_lag_ms: u64,
+    /// Masters' `min-replicas-to-write` and `min-replicas-max-lag` (s), when set.
+    min_replicas: Option<(u32, u64)>,
 }
 
 impl Group {
@@ -85,6 +87,7 @@ impl Group {
             nics,
             ttl_replication,
             replication_lag_ms: scenario.topology.replication_lag_ms,
+            min_replicas: scenario.min_replicas(),
         }
     }
 
@@ -101,6 +104,7 @@ impl Group {
             nics: vec![Nic::default()],
             ttl_replication: vec![TtlReplication::default()],
             replication_lag_ms: 0,
+            min_replicas: None,
         }
     }
 
@@ -147,6 +151,7 @@ impl Group {
             on_write,
             key_watch,
             replication_lag_ms: self.replication_lag_ms,
+            min_replicas: self.min_replicas,
         };
         let nic = self.nics[index].clone();
         let listener = SimListener::bind(addr, nic.clone())

@@ -15,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use super::clock::SimClock;
 use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
+use super::sentinel::discovery::SentinelRoute;
 use crate::client::{Held, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps};
 use crate::history::{Answer, EventKind};
 use crate::platform::{Clock, Connect};
@@ -78,9 +79,9 @@ pub struct ClientProcess {
     pub recorder: Recorder,
     pub resource: Register,
     pub scenario: Arc<Scenario>,
-    /// The Redis masters the lock lives on (one, or N for Redlock), wherever failovers
-    /// have moved them.
-    pub redis: Vec<Address>,
+    /// How to reach the Redis masters the lock lives on (one, or N for Redlock), wherever
+    /// failovers have moved them.
+    pub redis: Vec<Route>,
     /// Every Redis node's name, clock and NIC, by address: to say which node answered a
     /// request, and what its clock read when it answered.
     pub redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock, Nic)>>,
@@ -106,7 +107,7 @@ impl ClientProcess {
         let connectors: Vec<PeerConnector> = self
             .redis
             .iter()
-            .map(|address| PeerConnector::new(SimConnector(address.clone(), self.nic.clone())))
+            .map(|route| PeerConnector::new(route.clone(), self.nic.clone(), self.clock.clone()))
             .collect();
         let observer = Arc::new(TraceObserver {
             client: self.name.clone(),
@@ -125,10 +126,11 @@ impl ClientProcess {
         .with_steps(self.steps.clone())
         .with_observer(observer);
         match self.fence_counter {
-            Some(counter) => lock.with_fence_counter(PeerConnector::new(SimConnector(
-                Address::new(counter),
+            Some(counter) => lock.with_fence_counter(PeerConnector::new(
+                Route::Direct(Address::new(counter)),
                 self.nic.clone(),
-            ))),
+                self.clock.clone(),
+            )),
             None => lock,
         }
     }
@@ -258,23 +260,39 @@ impl ClientProcess {
     }
 }
 
-/// A [`SimConnector`] that remembers where its last connection went: after a failover an
-/// open connection still talks to the old master, so the address clients look up now need
-/// not be the node that answered. It remembers the connection's own address too, which is
-/// how the node knows it.
+/// How a client reaches one group's master: straight at the address the failover
+/// controller moves, or by asking Sentinel before each connection.
+#[derive(Debug, Clone)]
+pub enum Route {
+    Direct(Address),
+    Sentinel(SentinelRoute),
+}
+
+/// A connector to a group's master that remembers where its last connection went: after a
+/// failover an open connection still talks to the old master, so the master clients find
+/// now need not be the node that answered. It remembers the connection's own address too,
+/// which is how the node knows it.
 #[derive(Debug, Clone)]
 pub struct PeerConnector {
-    inner: SimConnector,
+    route: Route,
+    nic: Nic,
+    clock: SimClock,
     peer: Arc<Mutex<SocketAddr>>,
     local: Arc<Mutex<Option<SocketAddr>>>,
 }
 
 impl PeerConnector {
-    fn new(inner: SimConnector) -> Self {
-        let peer = Arc::new(Mutex::new(inner.0.get()));
+    fn new(route: Route, nic: Nic, clock: SimClock) -> Self {
+        let first = match &route {
+            Route::Direct(address) => address.get(),
+            // Nobody has asked yet: the first master until a connection says otherwise.
+            Route::Sentinel(sentinel) => sentinel.first_master,
+        };
         PeerConnector {
-            inner,
-            peer,
+            route,
+            nic,
+            clock,
+            peer: Arc::new(Mutex::new(first)),
             local: Arc::default(),
         }
     }
@@ -284,10 +302,20 @@ impl Connect for PeerConnector {
     type Stream = <SimConnector as Connect>::Stream;
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
-        *self.peer.lock().expect("peer lock poisoned") = self.inner.0.get();
-        let (connecting, local) = (self.inner.connect(), self.local.clone());
+        let (route, nic, clock, peer, local) = (
+            self.route.clone(),
+            self.nic.clone(),
+            self.clock.clone(),
+            self.peer.clone(),
+            self.local.clone(),
+        );
         async move {
-            let stream = connecting.await?;
+            let master = match &route {
+                Route::Direct(address) => address.get(),
+                Route::Sentinel(sentinel) => sentinel.master(&clock, &nic).await?,
+            };
+            *peer.lock().expect("peer lock poisoned") = master;
+            let stream = SimConnector(Address::new(master), nic).connect().await?;
             *local.lock().expect("local lock poisoned") = stream.local_addr().ok();
             Ok(stream)
         }

@@ -22,13 +22,13 @@ pub use keys::{
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
 pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
-pub use session::{Client, Hello, Quit, Select, Session};
+pub use session::{Client, Clients, Hello, Quit, Select, Session};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 
 use super::Frame;
 use super::connection::Reply;
 use super::db::Db;
-use super::node::Node;
+use super::node::{Node, Writes};
 pub(crate) use super::request::build as request;
 use super::request::string_to_i64;
 
@@ -49,8 +49,14 @@ impl ReplyError {
     fn wrong_arity(name: &str) -> Self {
         ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
     }
-    fn read_only() -> Self {
-        ReplyError("READONLY You can't write against a read only replica.".into())
+    /// How a node that does not take writes refuses one; `None` when it takes them.
+    fn refusal(writes: Writes) -> Option<Self> {
+        let message = match writes {
+            Writes::Taken => return None,
+            Writes::ReadOnly => "READONLY You can't write against a read only replica.",
+            Writes::NoReplicas => "NOREPLICAS Not enough good replicas to write.",
+        };
+        Some(ReplyError(message.into()))
     }
     fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
@@ -207,8 +213,8 @@ fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
 /// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]).
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
-pub(crate) fn run_for_script(words: Vec<Vec<u8>>, read_only: bool, db: &mut Db, now_ms: u64) -> Frame {
-    match Command::from_script_words(words, read_only) {
+pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Frame {
+    match Command::from_script_words(words, writes) {
         Ok(command) => command.apply_to_db(db, now_ms),
         Err(error) => error.into(),
     }
@@ -230,24 +236,26 @@ impl Command {
         if words.is_empty() {
             return Err(ParseError::Protocol("empty command".into()));
         }
-        Ok(Command::from_words(words, false)?)
+        Ok(Command::from_words(words, Writes::Taken)?)
     }
 
-    /// Parses a client's request words, with the errors Redis gives clients; a `read_only`
-    /// node (a replica) refuses writes before looking at their arguments.
-    pub fn from_words(words: Vec<Vec<u8>>, read_only: bool) -> Result<Command, ReplyError> {
+    /// Parses a client's request words, with the errors Redis gives clients; a node that
+    /// does not take `writes` refuses them before looking at their arguments.
+    pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
-        if read_only && spec.flags.write {
-            return Err(ReplyError::read_only());
+        if spec.flags.write
+            && let Some(refusal) = ReplyError::refusal(writes)
+        {
+            return Err(refusal);
         }
         Command::parse(spec, words)
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
-    pub(crate) fn from_script_words(words: Vec<Vec<u8>>, read_only: bool) -> Result<Command, ReplyError> {
+    pub(crate) fn from_script_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| {
             ReplyError(
                 match rejection {
@@ -260,8 +268,10 @@ impl Command {
         if spec.flags.noscript {
             return Err(ReplyError::not_from_script());
         }
-        if read_only && spec.flags.write {
-            return Err(ReplyError::read_only());
+        if spec.flags.write
+            && let Some(refusal) = ReplyError::refusal(writes)
+        {
+            return Err(refusal);
         }
         Command::parse(spec, words)
     }
@@ -284,7 +294,7 @@ impl Command {
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         match self {
             Command::Hello(cmd) => cmd.apply(session, node.replication.is_replica()),
-            Command::Client(cmd) => cmd.apply(session).into(),
+            Command::Client(cmd) => cmd.apply(session, &mut node.clients).into(),
             Command::Quit(Quit) => ok().into(),
             Command::Eval(cmd) => cmd.apply(node, now_ms).into(),
             Command::Evalsha(cmd) => cmd.apply(node, now_ms).into(),

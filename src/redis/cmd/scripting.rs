@@ -92,7 +92,7 @@ fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u
         keys,
         args,
         now_ms,
-        read_only: node.replication.is_replica(),
+        writes: node.writes(),
         command: super::run_for_script,
     };
     node.scripts.run(sha, call, &mut node.db)
@@ -193,7 +193,7 @@ mod tests {
     /// redis-server 7.0.15 for the same request.
     fn run(node: &mut Node, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        match Command::from_words(words, false) {
+        match Command::from_words(words, crate::redis::node::Writes::Taken) {
             Ok(command) => match command.apply(node, &mut Session::default(), 0) {
                 Reply::Frame(frame) => frame,
                 other => panic!("not a frame: {other:?}"),

@@ -1,5 +1,6 @@
-//! Connection-level commands: HELLO, SELECT, CLIENT SETNAME/GETNAME/ID, QUIT. They read or
-//! change the [`Session`] of the connection that sends them.
+//! Connection-level commands: HELLO, SELECT, CLIENT SETNAME/GETNAME/ID/KILL, QUIT. They read
+//! or change the [`Session`] of the connection that sends them (CLIENT KILL, the node's other
+//! connections).
 
 use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok};
 use crate::redis::connection::{Protocol, Reply};
@@ -50,6 +51,9 @@ pub struct Session {
     /// The address a replica announced (REPLCONF ip-address, listening-port).
     pub replica_ip: Option<String>,
     pub replica_port: Option<u16>,
+    /// The node's count of `CLIENT KILL TYPE normal`s this connection outlives: it opened
+    /// after them, or sent the last one (SKIPME yes). One more closes it.
+    pub kills_survived: u64,
 }
 
 /// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
@@ -176,12 +180,17 @@ impl Select {
     }
 }
 
-/// `CLIENT SETNAME name | GETNAME | ID`.
+/// `CLIENT SETNAME name | GETNAME | ID | KILL TYPE normal|pubsub`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Client {
     SetName(Vec<u8>),
     GetName,
     Id,
+    /// `CLIENT KILL TYPE normal`: closes every other normal connection (what Sentinel sends
+    /// with each reconfiguration, so clients reconnect and ask it for the master). `TYPE
+    /// pubsub` is accepted and kills nobody: this node has no subscribers.
+    KillNormal,
+    KillPubsub,
 }
 
 impl Client {
@@ -196,6 +205,24 @@ impl Client {
             b"GETNAME" => Err(wrong_arity("getname")),
             b"ID" if rest.is_empty() => Ok(Client::Id),
             b"ID" => Err(wrong_arity("id")),
+            b"KILL" => match rest.as_slice() {
+                [filter, kind] | [filter, kind, _, _] if filter.eq_ignore_ascii_case(b"TYPE") => {
+                    match kind.to_ascii_lowercase().as_slice() {
+                        b"normal" => Ok(Client::KillNormal),
+                        b"pubsub" => Ok(Client::KillPubsub),
+                        b"master" | b"replica" | b"slave" => Err(ReplyError(
+                            "ERR locksim's fake Redis kills only TYPE normal and pubsub clients".into(),
+                        )),
+                        _ => Err(ReplyError(format!(
+                            "ERR Unknown client type '{}'",
+                            String::from_utf8_lossy(kind)
+                        ))),
+                    }
+                }
+                _ => Err(ReplyError(
+                    "ERR locksim's fake Redis kills clients only by TYPE (CLIENT KILL TYPE normal)".into(),
+                )),
+            },
             _ => Err(ReplyError(format!(
                 "ERR unknown subcommand '{}'. Try CLIENT HELP.",
                 String::from_utf8_lossy(&subcommand)
@@ -203,8 +230,15 @@ impl Client {
         }
     }
 
-    pub(crate) fn apply(self, session: &mut Session) -> Frame {
+    pub(crate) fn apply(self, session: &mut Session, clients: &mut Clients) -> Frame {
         match self {
+            Client::KillNormal => {
+                let killed = clients.kill_normal();
+                // SKIPME yes, Redis's default: the caller stays.
+                session.kills_survived = clients.kills;
+                Frame::Integer(killed as i64)
+            }
+            Client::KillPubsub => Frame::Integer(0),
             Client::SetName(name) => match set_name(session, name) {
                 Ok(()) => ok(),
                 Err(error) => error.into(),
@@ -212,6 +246,27 @@ impl Client {
             Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString),
             Client::Id => Frame::Integer(session.id as i64),
         }
+    }
+}
+
+/// A node's normal client connections, as CLIENT KILL sees them.
+#[derive(Debug, Default)]
+pub struct Clients {
+    /// Normal connections open now (a replica's link is not one).
+    pub open: usize,
+    /// How many `CLIENT KILL TYPE normal`s have run: a connection whose
+    /// [`Session::kills_survived`] is lower closes.
+    pub kills: u64,
+    /// Wakes the connections waiting for a request when a kill runs.
+    pub killed: std::rc::Rc<tokio::sync::Notify>,
+}
+
+impl Clients {
+    /// Kills every normal connection but the caller's; how many that is.
+    fn kill_normal(&mut self) -> usize {
+        self.kills += 1;
+        self.killed.notify_waiters();
+        self.open.saturating_sub(1)
     }
 }
 
