@@ -282,9 +282,10 @@ fn draw_panel<DB: DrawingBackend>(
         ((grid_left + right) / 2, PANEL_TITLE_Y),
         text(16, HPos::Center),
     ));
+    // Above the column labels, clear of them and of the panel's title.
     let _ = root.draw(&Text::new(
         map.y_label.clone(),
-        (left, grid_top - 12),
+        (left, PANEL_TITLE_Y + 16),
         text(13, HPos::Left),
     ));
     for (c, column) in panel.columns.iter().enumerate() {
