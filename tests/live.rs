@@ -15,9 +15,21 @@ use locksim::scenario;
 
 use support::cli::{locksim, scratch};
 
-/// Five seconds, two workers on one locksim node, a 500 ms TTL; `faults` and `fencing`
-/// as given.
+/// Five seconds, two workers on one locksim node, a 500 ms TTL, critical sections of
+/// 50-100 ms; `faults` and `fencing` as given.
 fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &str) -> PathBuf {
+    scenario_file_working(dir, name, fencing, faults, expect, "[50, 100]")
+}
+
+/// The same, with critical sections of `work_ms` (`[min, max]`).
+fn scenario_file_working(
+    dir: &Path,
+    name: &str,
+    fencing: &str,
+    faults: &str,
+    expect: &str,
+    work_ms: &str,
+) -> PathBuf {
     let file = dir.join(format!("{name}.json"));
     let text = format!(
         r#"{{
@@ -26,7 +38,7 @@ fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &s
   "seeds": 1,
   "topology": {{ "kind": "single" }},
   "lock": {{ "algorithm": "lua-release", "ttl_ms": 500, "fencing": "{fencing}" }},
-  "clients": {{ "count": 2, "work_ms": [50, 100], "think_ms": [10, 30] }},
+  "clients": {{ "count": 2, "work_ms": {work_ms}, "think_ms": [10, 30] }},
   "faults": {faults},
   "expect": {expect}
 }}"#
@@ -96,7 +108,9 @@ fn without_the_pause_the_workers_take_turns() {
 #[test]
 fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
     let dir = scratch("fencing");
-    let file = scenario_file(&dir, "fencing", "master-incr", PAUSE_HOLDER, "{}");
+    // Long critical sections: the pause must catch the holder before its write (between
+    // its write and its release it would have nothing stale left to send).
+    let file = scenario_file_working(&dir, "fencing", "master-incr", PAUSE_HOLDER, "{}", "[250, 300]");
     let history = run_live(&file, &dir);
     assert!(violated(&history, &file, "mutual_exclusion"));
     assert!(
@@ -168,4 +182,55 @@ fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
         stderr.contains("faults[0]") && stderr.contains("clock_drift"),
         "{stderr}"
     );
+}
+
+/// Installs redis-py (pip) when python3 cannot import it; panics saying so if that fails.
+fn redis_py() {
+    let imports = || {
+        std::process::Command::new("python3")
+            .args(["-c", "import redis"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if imports() {
+        return;
+    }
+    let _ = std::process::Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "redis"])
+        .status();
+    assert!(
+        imports(),
+        "the redis-py worker needs python3 with redis-py: `python3 -m pip install redis` failed"
+    );
+}
+
+#[test]
+fn the_redis_py_worker_breaks_under_a_pause_and_holds_without_it() {
+    redis_py();
+    let dir = scratch("redis-py");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workers/redis-py/pause.json");
+    let history = run_live(&file, &dir);
+    assert!(
+        count(&history, |k| matches!(k, EventKind::Acquired { .. })) >= 2,
+        "{:#?}",
+        history.events
+    );
+    assert!(
+        violated(&history, &file, "mutual_exclusion"),
+        "{:#?}",
+        history.events
+    );
+    // The same workers without the pause: the control that the pause broke it.
+    let scenario = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
+    let setup = LiveSetup {
+        scenario_file: file.clone(),
+        default_worker: Vec::new(),
+        redis_server: false,
+        scratch: dir.join("runs"),
+    };
+    let history = live::run(&scenario, 0, &setup).unwrap();
+    let settings = scenario.check_settings();
+    let verdicts = check_all(&history, &settings);
+    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
 }

@@ -54,7 +54,7 @@ use crate::world::workload::LOCK_KEY;
 #[derive(Debug, Clone)]
 pub struct LiveSetup {
     /// The scenario file: each worker gets its absolute path as `LOCKSIM_SCENARIO`, so
-    /// `locksim worker` takes the lock settings from it.
+    /// `locksim worker` takes the lock settings from it, and starts in its directory.
     pub scenario_file: PathBuf,
     /// The worker command when the scenario names none (`locksim worker`).
     pub default_worker: Vec<String>,
@@ -116,8 +116,11 @@ async fn run_live(
     scratch: &std::path::Path,
 ) -> Result<History, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let scenario_file =
+        std::path::absolute(&setup.scenario_file).unwrap_or_else(|_| setup.scenario_file.clone());
+    let workdir = scenario_file.parent().unwrap_or(std::path::Path::new("."));
     let mut supervisor =
-        Supervisor::new(&scratch.join("logs")).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        Supervisor::new(&scratch.join("logs"), workdir).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let masters = scenario.master_names();
     let mut nodes = Vec::new();
     for name in &masters {
@@ -138,8 +141,6 @@ async fn run_live(
         .command
         .clone()
         .unwrap_or_else(|| setup.default_worker.clone());
-    let scenario_file =
-        std::path::absolute(&setup.scenario_file).unwrap_or_else(|_| setup.scenario_file.clone());
     let mut workers = BTreeMap::new();
     for client in scenario.client_names() {
         let mut urls = Vec::new();

@@ -8,7 +8,7 @@
 //!   token seen, reads included, as the simulator's fenced register refuses it;
 //! - `LOCKSIM.HELD client token [fence]`: the worker believes it now holds the lock;
 //! - `LOCKSIM.RELEASED client`: it no longer does (it is about to release);
-//! - `PING`, `CLIENT …`, `SELECT`, `QUIT`, which clients send on their own.
+//! - `HELLO`, `PING`, `CLIENT …`, `SELECT`, `QUIT`, which clients send on their own.
 //!
 //! Each client has a listener of its own, so the service knows who reads and writes
 //! without the worker saying so; the held and released reports name their client, and a
@@ -22,7 +22,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::recorder::LiveRecorder;
 use crate::history::EventKind;
 use crate::redis::Frame;
-use crate::redis::connection::{Connection, ConnectionError, Protocol};
+use crate::redis::connection::{Connection, ConnectionError, Protocol, Reply};
 use crate::redis::request::string_to_i64;
 use crate::world::workload::{Register, Stale};
 
@@ -69,13 +69,11 @@ impl Resource {
                 }
             };
             let quit = words[0].eq_ignore_ascii_case(b"QUIT");
-            let reply = self.execute(client, &words);
-            if connection
-                .write_reply(&reply.into(), Protocol::Resp2)
-                .await
-                .is_err()
-                || quit
-            {
+            let (reply, protocol) = match words[0].eq_ignore_ascii_case(b"HELLO") {
+                true => hello(&words[1..]),
+                false => (self.execute(client, &words).into(), Protocol::Resp2),
+            };
+            if connection.write_reply(&reply, protocol).await.is_err() || quit {
                 return;
             }
         }
@@ -163,6 +161,30 @@ impl Resource {
     }
 }
 
+/// `HELLO [protover …]`, which clients such as redis-py 8 send first: the handshake map,
+/// in the protocol asked for. The service's replies are alike in RESP2 and RESP3 (it never
+/// sends a null or a map), so nothing else changes.
+fn hello(args: &[Vec<u8>]) -> (Reply, Protocol) {
+    let (protocol, version) = match args.first().map(Vec::as_slice) {
+        None | Some(b"2") => (Protocol::Resp2, 2),
+        Some(b"3") => (Protocol::Resp3, 3),
+        Some(_) => {
+            let error = Frame::Error("NOPROTO unsupported protocol version".into());
+            return (error.into(), Protocol::Resp2);
+        }
+    };
+    let text = |s: &str| Frame::BulkString(s.as_bytes().to_vec());
+    let map = vec![
+        (text("server"), text("locksim-resource")),
+        (text("version"), text(crate::redis::REDIS_VERSION)),
+        (text("proto"), Frame::Integer(version)),
+        (text("mode"), text("standalone")),
+        (text("role"), text("master")),
+        (text("modules"), Frame::Array(Vec::new())),
+    ];
+    (Reply::Map(map), protocol)
+}
+
 fn ok() -> Frame {
     Frame::SimpleString("OK".into())
 }
@@ -231,6 +253,10 @@ mod tests {
                 ask(&mut conn, &["PING"]).await,
                 Frame::SimpleString("PONG".into())
             );
+            // redis-py 8 opens with HELLO 3 and checks the `proto` it gets back.
+            let (greeting, protocol) = hello(&[b"3".to_vec()]);
+            assert_eq!(protocol, Protocol::Resp3);
+            assert!(greeting.encode(protocol).starts_with(b"%6\r\n"));
             assert_eq!(ask(&mut conn, &["LOCKSIM.HELD", "client-1", "tok"]).await, ok());
             assert_eq!(
                 ask(&mut conn, &["GET", "counter"]).await,

@@ -51,6 +51,9 @@ pub struct Supervisor {
     processes: Vec<Process>,
     /// Where each process's output is kept (`NAME.log`).
     log_dir: PathBuf,
+    /// The directory processes start in (a worker beside its scenario names itself
+    /// relatively: `["python3", "worker.py"]`).
+    workdir: PathBuf,
 }
 
 /// A process that ended on its own before the run did.
@@ -76,12 +79,14 @@ impl std::fmt::Display for Exited {
 const QUOTED_LINES: usize = 10;
 
 impl Supervisor {
-    /// A supervisor whose processes write their output into `log_dir` (created).
-    pub fn new(log_dir: &Path) -> io::Result<Self> {
+    /// A supervisor whose processes start in `workdir` and write their output into
+    /// `log_dir` (created).
+    pub fn new(log_dir: &Path, workdir: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(log_dir)?;
         Ok(Supervisor {
             processes: Vec::new(),
             log_dir: log_dir.to_path_buf(),
+            workdir: workdir.to_path_buf(),
         })
     }
 
@@ -93,6 +98,7 @@ impl Supervisor {
         let mut command = Command::new(&argv[0]);
         command
             .args(&argv[1..])
+            .current_dir(&self.workdir)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
@@ -186,7 +192,7 @@ mod tests {
     #[test]
     fn dropping_the_supervisor_kills_every_process_of_each_group() {
         let dir = scratch("drop");
-        let mut supervisor = Supervisor::new(&dir).unwrap();
+        let mut supervisor = Supervisor::new(&dir, &dir).unwrap();
         // The worker starts a grandchild and prints its pid: the group's signal must reach it.
         supervisor
             .start("client-1", &sh("sleep 60 & echo $!; wait"), &[])
@@ -216,7 +222,7 @@ mod tests {
     #[test]
     fn a_process_that_ends_early_is_reported_with_its_last_output() {
         let dir = scratch("exit");
-        let mut supervisor = Supervisor::new(&dir).unwrap();
+        let mut supervisor = Supervisor::new(&dir, &dir).unwrap();
         supervisor
             .start("client-2", &sh("echo cannot import redis >&2; exit 3"), &[])
             .unwrap();
@@ -237,7 +243,7 @@ mod tests {
     #[test]
     fn a_command_that_cannot_start_is_an_error_naming_it() {
         let dir = scratch("missing");
-        let mut supervisor = Supervisor::new(&dir).unwrap();
+        let mut supervisor = Supervisor::new(&dir, &dir).unwrap();
         let error = supervisor
             .start("client-1", &["/no/such/worker".to_string()], &[])
             .unwrap_err();

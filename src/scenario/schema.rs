@@ -419,8 +419,9 @@ pub struct ClientsSpec {
     #[serde(default, deserialize_with = "limits::opt_ms_pair")]
     pub write_delay_ms: Option<[u64; 2]>,
     /// Live mode (`locksim run --live`): the program each client runs, as an argument
-    /// list (`["python3", "worker.py"]`), one process per client. The simulator ignores
-    /// it; live mode without it runs `locksim worker`, locksim's own client.
+    /// list (`["python3", "worker.py"]`), one process per client, started in the
+    /// scenario file's directory. The simulator ignores it; live mode without it runs
+    /// `locksim worker`, locksim's own client.
     #[serde(default)]
     pub command: Option<Vec<String>>,
 }

@@ -1,0 +1,59 @@
+"""A live worker for locksim: redis-py's Lock around a read-modify-write of the resource.
+
+`locksim run --live pause.json` (the scenario beside this file) starts one of these per
+client, in this directory, with the environment below, and judges what the resource saw.
+Copy it and put your own lock code where the Lock is.
+
+LOCKSIM_CLIENT      this worker's name (client-1, ...)
+LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (a redis-py Lock uses one)
+LOCKSIM_LOCK_KEY    the key to lock
+LOCKSIM_TTL_MS      the lock's time to live
+LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+LOCKSIM_WORK_MS     min,max of a critical section, in ms
+LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
+LOCKSIM_SEED        seeds this worker's random choices
+"""
+
+import os
+import random
+import sys
+import time
+
+import redis
+from redis.exceptions import LockError, RedisError
+
+
+def ms_range(name):
+    low, high = (int(part) for part in os.environ[name].split(","))
+    return low, high
+
+
+def main():
+    client = os.environ["LOCKSIM_CLIENT"]
+    node = redis.Redis.from_url(os.environ["LOCKSIM_REDIS_URLS"].split(",")[0], socket_timeout=1.0)
+    resource = redis.Redis.from_url(os.environ["LOCKSIM_RESOURCE"], socket_timeout=5.0)
+    ttl_s = int(os.environ["LOCKSIM_TTL_MS"]) / 1000
+    work_ms, think_ms = ms_range("LOCKSIM_WORK_MS"), ms_range("LOCKSIM_THINK_MS")
+    rng = random.Random(int(os.environ["LOCKSIM_SEED"]))
+    lock = node.lock(os.environ["LOCKSIM_LOCK_KEY"], timeout=ttl_s, blocking_timeout=ttl_s * 2)
+    while True:
+        try:
+            if lock.acquire():
+                # Tell the resource we hold the lock, then read, work, write back plus one.
+                resource.execute_command("LOCKSIM.HELD", client, lock.local.token.decode())
+                value = int(resource.get("counter") or 0)
+                time.sleep(rng.uniform(*work_ms) / 1000)
+                resource.set("counter", value + 1)
+                resource.execute_command("LOCKSIM.RELEASED", client)
+                try:
+                    lock.release()
+                except LockError:
+                    pass  # the key expired under us: the resource has seen what that did
+        except RedisError as error:
+            # A node or link fault: say so (live mode keeps this output), think, try again.
+            print(f"{client}: {error!r}", file=sys.stderr, flush=True)
+        time.sleep(rng.uniform(*think_ms) / 1000)
+
+
+if __name__ == "__main__":
+    main()
