@@ -46,14 +46,17 @@ enum Check {
     Seconds,
     /// A PTTL reply: within [`PTTL_TOLERANCE_MS`].
     Millis,
+    /// The same elements in any order (KEYS, and the keys of SCAN): arrays of bulk strings
+    /// are compared sorted.
+    Unordered,
     /// DBSIZE counts keys whose time has passed until expiry deletes them, which a real
     /// server does at moments of its own: first touch every key (EXISTS deletes the
     /// expired ones), then compare exactly.
     KeyCount,
 }
 
-/// Every key the sequences use.
-const KEYS: [&str; 4] = ["k1", "k2", "lock", "n"];
+/// Every key the sequences use (hash, list and sorted-set commands favour `h`, `l`, `z`).
+const KEYS: [&str; 7] = ["k1", "k2", "lock", "n", "h", "l", "z"];
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -158,6 +161,29 @@ const SCRIPTS: &[&str] = &[
     "return redis.call('select', 0)",
     "return pcall(error)",
     "return select('#', redis.call('get', 'nokey'))",
+    "return redis.call('zadd', KEYS[1], 1.5, 'a', 2, 'b')",
+    "return redis.call('zadd', KEYS[1], 'INCR', 0.1, 'a')",
+    "return redis.call('zrange', KEYS[1], 0, -1, 'WITHSCORES')",
+    "return redis.call('zscore', KEYS[1], 'a')",
+    "return redis.call('zremrangebyscore', KEYS[1], '-inf', 1)",
+    "return redis.call('hset', KEYS[1], 'f', 1, 'g', 2)",
+    "return redis.call('hincrby', KEYS[1], 'f', 5)",
+    "return redis.call('hgetall', KEYS[1])",
+    "return redis.call('hexists', KEYS[1], 'f')",
+    "return redis.call('rpush', KEYS[1], 'x', 'y')",
+    "return redis.call('blpop', KEYS[1], 0)",
+    "return redis.pcall('brpop', KEYS[1], 1)",
+    "return redis.call('lpop', KEYS[1], 5)",
+    "return redis.call('lrange', KEYS[1], 0, -1)",
+    "redis.call('select', 1) redis.call('set', KEYS[1], 'in1') return redis.call('get', KEYS[1])",
+    "return redis.call('getdel', KEYS[1])",
+    "return redis.call('mget', KEYS[1], 'k2')",
+    "return redis.call('type', KEYS[1])",
+    "return redis.call('keys', '*')",
+    // python-redis-lock's release script
+    "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 1 else redis.call('del', KEYS[2]) redis.call('lpush', KEYS[2], 1) redis.call('pexpire', KEYS[2], 1000) redis.call('del', KEYS[1]) return 0 end",
+    // redis-semaphore's Semaphore acquire script (the client's clock as ARGV[4])
+    "local key, limit, identifier, lockTimeout, now = KEYS[1], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]) redis.call('zremrangebyscore', key, '-inf', now - lockTimeout) if redis.call('zcard', key) < limit then redis.call('zadd', key, now, identifier) redis.call('pexpire', key, lockTimeout) return 1 else return 0 end",
 ];
 
 fn text(s: &str) -> Word {
@@ -260,6 +286,121 @@ fn script_call() -> impl Strategy<Value = Vec<Word>> {
         })
 }
 
+/// Hash, list and sorted-set requests, on their own keys and on the others (WRONGTYPE).
+fn typed_request() -> impl Strategy<Value = Vec<Word>> {
+    let member = || select(vec!["a", "b", "c", "x y"]).prop_map(text);
+    let score = || {
+        select(vec![
+            "1", "1.5", "-2", "0.1", "0", "3", "inf", "-inf", "+inf", "1e3", "x", "nan", "2.5e-5",
+        ])
+        .prop_map(text)
+    };
+    let bound = || {
+        select(vec![
+            "-inf", "+inf", "0", "1", "(1", "1.5", "(3", "-2", "x", "(", "inf",
+        ])
+        .prop_map(text)
+    };
+    let index = || select(vec!["0", "1", "-1", "2", "-3", "10", "-10", "x"]).prop_map(text);
+    let field = || select(vec!["f", "g", "h"]).prop_map(text);
+    let zadd_flags = prop::collection::vec(
+        select(vec!["NX", "XX", "GT", "LT", "CH", "INCR", "ch"]).prop_map(text),
+        0..3,
+    );
+    let zrange_options = prop::collection::vec(
+        prop_oneof![
+            select(vec!["WITHSCORES", "REV", "BYSCORE", "withscores", "bogus"]).prop_map(|o| vec![text(o)]),
+            (
+                select(vec!["0", "1", "-1", "x"]),
+                select(vec!["1", "2", "-1", "0"])
+            )
+                .prop_map(|(o, c)| vec![text("LIMIT"), text(o), text(c)]),
+        ],
+        0..3,
+    )
+    .prop_map(words);
+    prop_oneof![
+        3 => (key(), prop::collection::vec((field(), value()), 1..3))
+            .prop_map(|(k, p)| words(vec![vec![text("HSET"), k], p.into_iter().flat_map(|(f, v)| [f, v]).collect()])),
+        1 => key().prop_map(|k| vec![text("HSET"), k, text("f")]),
+        2 => (key(), field()).prop_map(|(k, f)| vec![text("HGET"), k, f]),
+        1 => (key(), prop::collection::vec(field(), 1..3)).prop_map(|(k, f)| words(vec![vec![text("HDEL"), k], f])),
+        1 => (key(), field()).prop_map(|(k, f)| vec![text("HEXISTS"), k, f]),
+        2 => (key(), field(), value()).prop_map(|(k, f, n)| vec![text("HINCRBY"), k, f, n]),
+        1 => (select(vec!["HLEN", "HKEYS", "HGETALL"]), key()).prop_map(|(c, k)| vec![text(c), k]),
+        3 => (key(), zadd_flags, prop::collection::vec((score(), member()), 1..3))
+            .prop_map(|(k, f, p)| words(vec![vec![text("ZADD"), k], f, p.into_iter().flat_map(|(s, m)| [s, m]).collect()])),
+        1 => (key(), score(), member()).prop_map(|(k, s, m)| vec![text("ZINCRBY"), k, s, m]),
+        2 => (select(vec!["ZSCORE", "ZRANK"]), key(), member()).prop_map(|(c, k, m)| vec![text(c), k, m]),
+        1 => (key(), prop::collection::vec(member(), 1..3)).prop_map(|(k, m)| words(vec![vec![text("ZREM"), k], m])),
+        1 => key().prop_map(|k| vec![text("ZCARD"), k]),
+        2 => (select(vec!["ZCOUNT", "ZREMRANGEBYSCORE"]), key(), bound(), bound())
+            .prop_map(|(c, k, a, b)| vec![text(c), k, a, b]),
+        3 => (key(), prop_oneof![index(), bound()], prop_oneof![index(), bound()], zrange_options.clone())
+            .prop_map(|(k, a, b, o)| words(vec![vec![text("ZRANGE"), k, a, b], o])),
+        1 => (key(), index(), index(), prop::option::of(Just(text("WITHSCORES"))))
+            .prop_map(|(k, a, b, w)| words(vec![vec![text("ZREVRANGE"), k, a, b], w.into_iter().collect()])),
+        2 => (key(), bound(), bound(), zrange_options)
+            .prop_map(|(k, a, b, o)| words(vec![vec![text("ZRANGEBYSCORE"), k, a, b], o])),
+        3 => (select(vec!["LPUSH", "RPUSH"]), key(), prop::collection::vec(member(), 1..4))
+            .prop_map(|(c, k, m)| words(vec![vec![text(c), k], m])),
+        2 => (select(vec!["LPOP", "RPOP"]), key(), prop::option::of(select(vec!["0", "1", "2", "5", "-1", "x"])))
+            .prop_map(|(c, k, n)| words(vec![vec![text(c), k], n.into_iter().map(text).collect()])),
+        1 => (key(), index()).prop_map(|(k, i)| vec![text("LINDEX"), k, i]),
+        2 => (select(vec!["LRANGE", "LTRIM"]), key(), index(), index()).prop_map(|(c, k, a, b)| vec![text(c), k, a, b]),
+        1 => (key(), select(vec!["0", "1", "-1", "2", "x"]), member()).prop_map(|(k, n, m)| vec![text("LREM"), k, text(n), m]),
+        1 => key().prop_map(|k| vec![text("LLEN"), k]),
+        1 => (select(vec!["BLPOP", "BRPOP"]), prop::collection::vec(key(), 1..3), select(vec!["0.01", "0.05", "x", "-1"]))
+            .prop_map(|(c, k, t)| words(vec![vec![text(c)], k, vec![text(t)]])),
+    ]
+}
+
+/// String, key and database requests beyond the lock's.
+fn more_request() -> impl Strategy<Value = (Vec<Word>, Check)> {
+    let exact = |s: BoxedStrategy<Vec<Word>>| s.prop_map(|w| (w, Check::Exact));
+    let database = || select(vec!["0", "1", "15", "16", "-1", "x"]).prop_map(text);
+    prop_oneof![
+        2 => exact((select(vec!["SETEX", "PSETEX"]), key(), relative_time(), value())
+            .prop_map(|(c, k, t, v)| vec![text(c), k, t, v]).boxed()),
+        1 => exact(key().prop_map(|k| vec![text("GETDEL"), k]).boxed()),
+        2 => exact((key(), prop::collection::vec(prop_oneof![
+                select(vec!["PERSIST", "bogus"]).prop_map(|o| vec![text(o)]),
+                (select(vec!["EX", "PX"]), relative_time()).prop_map(|(o, t)| vec![text(o), t]),
+                absolute_time(false).prop_map(|t| vec![text("PXAT"), t]),
+                absolute_time(true).prop_map(|t| vec![text("EXAT"), t]),
+            ], 0..3))
+            .prop_map(|(k, o)| words(vec![vec![text("GETEX"), k], o.into_iter().flatten().collect()])).boxed()),
+        1 => exact(key().prop_map(|k| vec![text("DECR"), k]).boxed()),
+        1 => exact((key(), value()).prop_map(|(k, n)| vec![text("DECRBY"), k, n]).boxed()),
+        1 => exact(prop::collection::vec(key(), 1..4).prop_map(|k| words(vec![vec![text("MGET")], k])).boxed()),
+        2 => exact((select(vec!["MSET", "MSETNX"]), prop::collection::vec((key(), value()), 1..3), any::<bool>())
+            .prop_map(|(c, p, odd)| {
+                let mut w = vec![text(c)];
+                w.extend(p.into_iter().flat_map(|(k, v)| [k, v]));
+                if odd { w.pop(); }
+                w
+            }).boxed()),
+        1 => exact((key(), value()).prop_map(|(k, v)| vec![text("APPEND"), k, v]).boxed()),
+        1 => exact(key().prop_map(|k| vec![text("STRLEN"), k]).boxed()),
+        1 => exact(prop::collection::vec(key(), 1..3).prop_map(|k| words(vec![vec![text("UNLINK")], k])).boxed()),
+        1 => select(vec!["*", "k*", "?", "[hl]", "*o*", "[^k]*", "\\*"]).prop_map(|p| (vec![text("KEYS"), text(p)], Check::Unordered)),
+        2 => prop::collection::vec(prop_oneof![
+                select(vec!["*", "k*", "[hlz]"]).prop_map(|p| vec![text("MATCH"), text(p)]),
+                select(vec!["string", "hash", "list", "zset", "none"]).prop_map(|t| vec![text("TYPE"), text(t)]),
+                select(vec!["100", "0", "x"]).prop_map(|c| vec![text("COUNT"), text(c)]),
+            ], 0..3)
+            .prop_map(|o| (words(vec![vec![text("SCAN"), text("0")], o.into_iter().flatten().collect()]), Check::Unordered)),
+        1 => exact(select(vec!["x", " 1", "1x"]).prop_map(|c| vec![text("SCAN"), text(c)]).boxed()),
+        1 => exact(key().prop_map(|k| vec![text("TYPE"), k]).boxed()),
+        2 => exact((key(), key()).prop_map(|(a, b)| vec![text("RENAME"), a, b]).boxed()),
+        3 => exact(database().prop_map(|d| vec![text("SELECT"), d]).boxed()),
+        1 => exact((database(), database()).prop_map(|(a, b)| vec![text("SWAPDB"), a, b]).boxed()),
+        1 => exact(select(vec![vec!["FLUSHDB"], vec!["FLUSHDB", "ASYNC"], vec!["FLUSHDB", "x"]])
+            .prop_map(|w| w.into_iter().map(text).collect()).boxed()),
+        6 => exact(typed_request().boxed()),
+    ]
+}
+
 fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
     let exact = |s: BoxedStrategy<Vec<Word>>| s.prop_map(|w| (w, Check::Exact));
     prop_oneof![
@@ -286,6 +427,7 @@ fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
         1 => exact(select(SCRIPTS.to_vec())
             .prop_map(|s| vec![text("SCRIPT"), text("EXISTS"), Word::Text(sha1_smol::Sha1::from(s).digest().to_string())])
             .boxed()),
+        10 => more_request(),
         1 => exact(select(vec![
             vec!["PING"], vec!["ping", "hi"], vec!["PING", "a", "b"], vec!["ECHO", "e"], vec!["ECHO"],
             vec!["SELECT", "0"], vec!["SELECT", "16"], vec!["SELECT", "x"],
@@ -324,10 +466,23 @@ fn sequence() -> impl Strategy<Value = Vec<Step>> {
         check,
     });
     (
+        any::<bool>(),
         prop::collection::vec(step, 1..8),
         prop::option::weighted(0.1, last_step()),
     )
-        .prop_map(|(mut steps, last)| {
+        .prop_map(|(resp3, mut steps, last)| {
+            if resp3 {
+                // RESP3 from the start: every reply in its RESP3 shape.
+                let hello = vec![text("HELLO"), text("3")];
+                steps.insert(
+                    0,
+                    Step::Request {
+                        words: hello,
+                        inline: false,
+                        check: Check::Exact,
+                    },
+                );
+            }
             steps.extend(last);
             steps
         })
@@ -368,8 +523,22 @@ fn without_client_id(value: Value) -> Value {
     }
 }
 
+/// `value` with every array of bulk strings in it sorted.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Array(items) if items.iter().all(|i| matches!(i, Value::Bulk(_))) => {
+            let mut items = items.clone();
+            items.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+            Value::Array(items)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 fn agree(real: &Value, fake: &Value, check: Check) -> bool {
     match (check, real, fake) {
+        (Check::Unordered, _, _) => sorted(real) == sorted(fake),
         (Check::Seconds, Value::Int(a), Value::Int(b)) if *a >= 0 && *b >= 0 => (a - b).abs() <= 1,
         (Check::Millis, Value::Int(a), Value::Int(b)) if *a >= 0 && *b >= 0 => {
             (a - b).abs() <= PTTL_TOLERANCE_MS

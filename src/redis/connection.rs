@@ -18,16 +18,25 @@ pub enum Protocol {
     Resp3,
 }
 
-/// A reply of the node: a RESP2 frame, or one of the two RESP3 shapes Redis 7.0 uses for
-/// the commands here. Each is encoded in the connection's protocol: RESP3 differs from
-/// RESP2 only in its null (`_`), maps and verbatim strings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A reply of the node: a RESP2 frame, or one of the shapes whose RESP3 form differs. Each
+/// is encoded in the connection's protocol; scripts see the RESP2 form
+/// ([`Reply::into_resp2`]), as Redis's `redis.call` does.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     Frame(Frame),
-    /// HELLO's reply: `%N` in RESP3, a flat array of keys and values in RESP2.
+    /// HELLO's and HGETALL's reply: `%N` in RESP3, a flat array of keys and values in RESP2.
     Map(Vec<(Frame, Frame)>),
     /// INFO's reply: `=N` with `txt:` in RESP3, a bulk string in RESP2.
     Verbatim(Vec<u8>),
+    /// A score: `,` in RESP3, a bulk string in RESP2, written as Redis 7.0 writes doubles
+    /// ([`format_double`]).
+    Double(f64),
+    /// Members and scores (ZRANGE WITHSCORES): `[member, score]` pairs in RESP3, one flat
+    /// array in RESP2.
+    Scored(Vec<(Vec<u8>, f64)>),
+    /// No array (a blocking pop's timeout, a counted pop of a missing list): `*-1` in
+    /// RESP2, `_` in RESP3.
+    NullArray,
 }
 
 impl From<Frame> for Reply {
@@ -36,7 +45,53 @@ impl From<Frame> for Reply {
     }
 }
 
+/// A double as Redis 7.0 replies with one (`addReplyDouble`): `%.17g`, and `inf`/`-inf`.
+pub fn format_double(value: f64) -> String {
+    const DIGITS: i32 = 17;
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let scientific = format!("{:.*e}", (DIGITS - 1) as usize, value);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trimmed = |digits: &str| -> String {
+        if digits.contains('.') {
+            digits.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            digits.to_string()
+        }
+    };
+    if !(-4..DIGITS).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trimmed(mantissa), exponent.abs())
+    } else {
+        let decimals = (DIGITS - 1 - exponent) as usize;
+        trimmed(&format!("{value:.decimals$}"))
+    }
+}
+
 impl Reply {
+    /// The RESP2 form, as a frame (what a script's `redis.call` converts).
+    pub fn into_resp2(self) -> Frame {
+        let bulk = Frame::BulkString;
+        match self {
+            Reply::Frame(frame) => frame,
+            Reply::Map(pairs) => Frame::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
+            Reply::Verbatim(text) => bulk(text),
+            Reply::Double(value) => bulk(format_double(value).into_bytes()),
+            Reply::Scored(pairs) => Frame::Array(
+                pairs
+                    .into_iter()
+                    .flat_map(|(member, score)| [bulk(member), bulk(format_double(score).into_bytes())])
+                    .collect(),
+            ),
+            Reply::NullArray => Frame::Null,
+        }
+    }
+
     /// The bytes of this reply in `protocol`.
     pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
@@ -64,8 +119,28 @@ impl Reply {
                 out.extend(text);
                 out.extend(b"\r\n");
             }
+            (Reply::Double(value), Protocol::Resp3) => {
+                out.extend(format!(",{}\r\n", format_double(*value)).as_bytes());
+            }
+            (Reply::Scored(pairs), Protocol::Resp3) => {
+                push_line(&mut out, b'*', pairs.len() as i64);
+                for (member, score) in pairs {
+                    out.extend(b"*2\r\n");
+                    encode_frame(&Frame::BulkString(member.clone()), protocol, &mut out);
+                    Reply::Double(*score).encode_into(protocol, &mut out);
+                }
+            }
+            (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
+            (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
+            (Reply::Double(_) | Reply::Scored(_), Protocol::Resp2) => {
+                encode_frame(&self.clone().into_resp2(), protocol, &mut out)
+            }
         }
         out
+    }
+
+    fn encode_into(&self, protocol: Protocol, out: &mut Vec<u8>) {
+        out.extend(self.encode(protocol));
     }
 }
 
@@ -190,6 +265,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 };
             }
         }
+    }
+
+    /// Reads whatever bytes arrive next into the buffer, without parsing them (a blocked
+    /// connection watching for its client to hang up); `Ok(0)` when the client closed.
+    pub async fn read_more(&mut self) -> std::io::Result<usize> {
+        self.stream.read_buf(&mut self.buffer).await
     }
 
     /// Writes one reply in the connection's protocol and flushes it.

@@ -1,20 +1,178 @@
-//! The keyspace, and expiry by the node's own wall clock.
+//! The keyspace: 16 numbered databases of typed values, and expiry by the node's own wall
+//! clock.
 //!
 //! Redis compares a key's absolute expiry time with `gettimeofday`, so a node whose clock
 //! jumps forward expires keys early. Every method here takes `now_ms` from the node's
 //! wall clock for the same reason. Keys expire lazily (on access) and actively (the
-//! server calls [`Db::expire_due`] on its cron tick).
+//! server calls [`Db::expire_due`] on its cron tick), whatever their type.
 //!
 //! A replica expires nothing itself: it hides logically expired keys from reads and waits
-//! for its master's DEL, as Redis replicas do. Every change is recorded so a master can
-//! stream its effects to replicas (`replication.rs`).
+//! for its master's DEL, as Redis replicas do. Every change is recorded, per database, so a
+//! master can stream its effects to replicas and its AOF (`replication.rs`).
+//!
+//! Hashes keep their fields in insertion order and lists are deques: what Redis's small
+//! encodings (listpacks) answer, which is what lock libraries' small values get. Sorted
+//! sets are ordered by score, then member, as Redis orders them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::{Deref, DerefMut};
 
-/// A stored string and its absolute expiry time (node wall clock, ms), if any.
+use super::cmd::ReplyError;
+
+/// Redis's database count (`databases 16`).
+pub const DATABASES: usize = 16;
+
+/// A sorted-set score: never NaN, so it orders totally (with `-0` equal to `0`, as Redis's
+/// comparisons have it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score(pub f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
+    }
+}
+
+/// A sorted set: each member's score, and the members in (score, member) order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SortedSet {
+    scores: BTreeMap<Vec<u8>, Score>,
+    order: BTreeSet<(Score, Vec<u8>)>,
+}
+
+impl SortedSet {
+    /// The member's score.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.scores.get(member).map(|s| s.0)
+    }
+
+    /// Sets a member's score; returns its old one.
+    pub fn insert(&mut self, member: Vec<u8>, score: f64) -> Option<f64> {
+        let old = self.remove(&member);
+        self.order.insert((Score(score), member.clone()));
+        self.scores.insert(member, Score(score));
+        old
+    }
+
+    /// Removes a member; returns its score.
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let score = self.scores.remove(member)?;
+        self.order.remove(&(score, member.to_vec()));
+        Some(score.0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// Members and scores, lowest score first (ties by member bytes).
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + ExactSizeIterator {
+        self.order
+            .iter()
+            .map(|(score, member)| (member.as_slice(), score.0))
+    }
+
+    /// The member's position, lowest score first.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        let score = *self.scores.get(member)?;
+        Some(self.order.range(..(score, member.to_vec())).count())
+    }
+}
+
+/// A hash: fields and values in insertion order.
+pub type Hash = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A stored value of one of the types the node models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    String(Vec<u8>),
+    Hash(Hash),
+    List(VecDeque<Vec<u8>>),
+    SortedSet(SortedSet),
+}
+
+/// The types, as TYPE names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    String,
+    Hash,
+    List,
+    SortedSet,
+}
+
+impl Kind {
+    /// TYPE's word for it (and SCAN's TYPE filter's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Hash => "hash",
+            Kind::List => "list",
+            Kind::SortedSet => "zset",
+        }
+    }
+}
+
+impl Value {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Value::String(_) => Kind::String,
+            Value::Hash(_) => Kind::Hash,
+            Value::List(_) => Kind::List,
+            Value::SortedSet(_) => Kind::SortedSet,
+        }
+    }
+
+    /// An empty value of `kind` (what a write to a missing collection creates).
+    fn empty(kind: Kind) -> Value {
+        match kind {
+            Kind::String => Value::String(Vec::new()),
+            Kind::Hash => Value::Hash(Hash::new()),
+            Kind::List => Value::List(VecDeque::new()),
+            Kind::SortedSet => Value::SortedSet(SortedSet::default()),
+        }
+    }
+
+    /// Whether it is a collection with nothing left (Redis deletes such keys).
+    fn is_empty_collection(&self) -> bool {
+        match self {
+            Value::String(_) => false,
+            Value::Hash(hash) => hash.is_empty(),
+            Value::List(list) => list.is_empty(),
+            Value::SortedSet(set) => set.is_empty(),
+        }
+    }
+
+    /// The bytes of a string value.
+    pub fn as_string(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
+}
+
+/// Redis's error for a command on a key of another type.
+pub fn wrong_type() -> ReplyError {
+    ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value".into())
+}
+
+/// A stored value and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    pub value: Vec<u8>,
+    pub value: Value,
     pub expires_at_ms: Option<u64>,
 }
 
@@ -26,14 +184,19 @@ impl Entry {
         self.expires_at_ms.is_some_and(|at| now_ms > at)
     }
 
+    /// Whether the key is still live at `now_ms`.
+    pub fn is_live(&self, now_ms: u64) -> bool {
+        !self.is_expired(now_ms)
+    }
+
     /// The first millisecond at which the key is expired.
     fn expired_from_ms(&self) -> Option<u64> {
         self.expires_at_ms.map(|at| at + 1)
     }
 }
 
-/// What changed in a keyspace since it was last asked.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// What changed in one database since it was last asked.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Changes {
     /// Every key was deleted (before the changes to `keys`).
     pub cleared: bool,
@@ -41,16 +204,22 @@ pub struct Changes {
     pub keys: BTreeSet<Vec<u8>>,
 }
 
-/// The keyspace of one node (database 0).
+impl Changes {
+    fn is_empty(&self) -> bool {
+        !self.cleared && self.keys.is_empty()
+    }
+}
+
+/// One numbered database.
 #[derive(Debug, Default)]
-pub struct Db {
+pub struct Database {
     entries: BTreeMap<Vec<u8>, Entry>,
     /// On a replica: expired keys are hidden from reads, never deleted here.
     replica: bool,
     changes: Changes,
 }
 
-impl Db {
+impl Database {
     /// The live entry under `key`. On a master an expired one is deleted first (lazy
     /// expiry); a replica only hides it.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
@@ -61,14 +230,59 @@ impl Db {
         self.entries.get(key).filter(|e| !e.is_expired(now_ms))
     }
 
+    /// The live value under `key` if it is of `kind`; WRONGTYPE if it is another.
+    pub fn get_of(&mut self, key: &[u8], kind: Kind, now_ms: u64) -> Result<Option<&Value>, ReplyError> {
+        match self.get(key, now_ms) {
+            None => Ok(None),
+            Some(entry) if entry.value.kind() == kind => Ok(Some(&entry.value)),
+            Some(_) => Err(wrong_type()),
+        }
+    }
+
+    /// The live string under `key`; WRONGTYPE if the key holds another type.
+    pub fn get_string(&mut self, key: &[u8], now_ms: u64) -> Result<Option<&[u8]>, ReplyError> {
+        Ok(self.get_of(key, Kind::String, now_ms)?.and_then(Value::as_string))
+    }
+
+    /// The live value under `key` for a write, if it is of `kind` (WRONGTYPE if another);
+    /// with `create`, a missing key is created empty. A collection the write leaves empty
+    /// is deleted by [`Database::drop_if_empty`].
+    pub fn get_mut_of(
+        &mut self,
+        key: &[u8],
+        kind: Kind,
+        create: bool,
+        now_ms: u64,
+    ) -> Result<Option<&mut Value>, ReplyError> {
+        match self.get(key, now_ms).map(|e| e.value.kind()) {
+            Some(found) if found != kind => return Err(wrong_type()),
+            None if !create => return Ok(None),
+            None => self.store(key.to_vec(), Value::empty(kind), None),
+            Some(_) => {}
+        }
+        Ok(self.live_mut(key, now_ms).map(|entry| &mut entry.value))
+    }
+
+    /// Deletes `key` if it holds an empty collection (after a write emptied it).
+    pub fn drop_if_empty(&mut self, key: &[u8]) {
+        if self
+            .entries
+            .get(key)
+            .is_some_and(|e| e.value.is_empty_collection())
+        {
+            self.entries.remove(key);
+            self.changes.keys.insert(key.to_vec());
+        }
+    }
+
     /// The entry under `key`, expired or not (what a master's snapshot sends).
     pub fn raw(&self, key: &[u8]) -> Option<&Entry> {
         self.entries.get(key)
     }
 
-    /// Every stored key, in order.
-    pub fn keys(&self) -> impl Iterator<Item = &Vec<u8>> {
-        self.entries.keys()
+    /// Every stored key, in order, with its entry (expired ones included).
+    pub fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Entry)> {
+        self.entries.iter()
     }
 
     fn live_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
@@ -77,19 +291,30 @@ impl Db {
         self.entries.get_mut(key)
     }
 
-    /// Stores `value` under `key`, replacing any entry and its expiry.
+    /// Stores the string `value` under `key`, replacing any entry and its expiry.
     pub fn set(&mut self, key: Vec<u8>, value: Vec<u8>, expires_at_ms: Option<u64>) {
+        self.store(key, Value::String(value), expires_at_ms);
+    }
+
+    /// Stores `value` under `key`, replacing any entry and its expiry.
+    pub fn store(&mut self, key: Vec<u8>, value: Value, expires_at_ms: Option<u64>) {
         self.changes.keys.insert(key.clone());
         self.entries.insert(key, Entry { value, expires_at_ms });
     }
 
     /// Deletes a key (a replica's hidden expired one too); says whether it was live.
     pub fn remove(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.take(key, now_ms).is_some()
+    }
+
+    /// Deletes a key and hands back its entry if it was live.
+    pub fn take(&mut self, key: &[u8], now_ms: u64) -> Option<Entry> {
         let live = self.get(key, now_ms).is_some();
-        if self.entries.remove(key).is_some() {
+        let entry = self.entries.remove(key);
+        if entry.is_some() {
             self.changes.keys.insert(key.to_vec());
         }
-        live
+        entry.filter(|_| live)
     }
 
     /// Sets the absolute expiry of a live key; says whether there was one.
@@ -105,7 +330,7 @@ impl Db {
             .is_some_and(|entry| entry.expires_at_ms.take().is_some())
     }
 
-    /// Deletes every key (FLUSHALL).
+    /// Deletes every key (FLUSHDB).
     pub fn clear(&mut self) {
         self.entries.clear();
         self.changes = Changes {
@@ -114,22 +339,17 @@ impl Db {
         };
     }
 
-    /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
-    pub fn set_replica(&mut self, replica: bool) {
-        self.replica = replica;
+    /// Number of keys stored, expired or not (DBSIZE).
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
-    /// What changed since the last call.
-    pub fn take_changes(&mut self) -> Changes {
-        std::mem::take(&mut self.changes)
+    /// Whether no key is stored.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
-    /// Deletes every key whose time has come (never on a replica); returns how many.
-    ///
-    /// Real Redis samples 20 keys with a TTL per cycle and repeats while many were
-    /// expired; scanning all of them in key order deletes the same keys without drawing
-    /// random numbers, and keys here are few.
-    pub fn expire_due(&mut self, now_ms: u64) -> usize {
+    fn expire_due(&mut self, now_ms: u64) -> usize {
         if self.replica {
             return 0;
         }
@@ -146,23 +366,127 @@ impl Db {
         due.len()
     }
 
+    fn earliest_expiry_ms(&self) -> Option<u64> {
+        self.entries.values().filter_map(Entry::expired_from_ms).min()
+    }
+}
+
+/// What changed in each database since the keyspace was last asked, by database number.
+pub type KeyspaceChanges = BTreeMap<usize, Changes>;
+
+/// A node's keyspace: [`DATABASES`] databases, one of them selected. It derefs to the
+/// selected one, which is what every key command works on; the server selects the
+/// connection's database before each command (SELECT changes it).
+#[derive(Debug)]
+pub struct Db {
+    databases: Vec<Database>,
+    selected: usize,
+}
+
+impl Default for Db {
+    fn default() -> Self {
+        Db {
+            databases: (0..DATABASES).map(|_| Database::default()).collect(),
+            selected: 0,
+        }
+    }
+}
+
+impl Deref for Db {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        &self.databases[self.selected]
+    }
+}
+
+impl DerefMut for Db {
+    fn deref_mut(&mut self) -> &mut Database {
+        &mut self.databases[self.selected]
+    }
+}
+
+impl Db {
+    /// The number of the selected database.
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// Selects database `index` (below [`DATABASES`]; a larger one selects the last).
+    pub fn select(&mut self, index: usize) {
+        self.selected = index.min(DATABASES - 1);
+    }
+
+    /// Database `index` (below [`DATABASES`]).
+    pub fn database(&self, index: usize) -> &Database {
+        &self.databases[index]
+    }
+
+    /// Database `index` for a write (below [`DATABASES`]).
+    pub fn database_mut(&mut self, index: usize) -> &mut Database {
+        &mut self.databases[index]
+    }
+
+    /// Swaps two databases' contents (SWAPDB): every key of both changes.
+    pub fn swap(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        let (low, high) = (a.min(b), a.max(b));
+        let (first, rest) = self.databases.split_at_mut(high);
+        std::mem::swap(&mut first[low].entries, &mut rest[0].entries);
+        for index in [a, b] {
+            let database = &mut self.databases[index];
+            database.changes.cleared = true;
+            let keys: Vec<Vec<u8>> = database.entries.keys().cloned().collect();
+            database.changes.keys = keys.into_iter().collect();
+        }
+    }
+
+    /// Deletes every key of every database (FLUSHALL).
+    pub fn clear_all(&mut self) {
+        for database in &mut self.databases {
+            database.clear();
+        }
+    }
+
+    /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
+    pub fn set_replica(&mut self, replica: bool) {
+        for database in &mut self.databases {
+            database.replica = replica;
+        }
+    }
+
+    /// What changed since the last call, in the databases that changed.
+    pub fn take_changes(&mut self) -> KeyspaceChanges {
+        self.databases
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, database)| !database.changes.is_empty())
+            .map(|(index, database)| (index, std::mem::take(&mut database.changes)))
+            .collect()
+    }
+
+    /// Deletes every key whose time has come, in every database (never on a replica);
+    /// returns how many.
+    ///
+    /// Real Redis samples 20 keys with a TTL per cycle and repeats while many were
+    /// expired; scanning all of them in key order deletes the same keys without drawing
+    /// random numbers, and keys here are few.
+    pub fn expire_due(&mut self, now_ms: u64) -> usize {
+        self.databases.iter_mut().map(|d| d.expire_due(now_ms)).sum()
+    }
+
     /// The earliest time (node wall clock, ms) at which a key is expired: when
     /// [`Db::expire_due`] next has work. `None` on a replica, which expires nothing itself.
     pub fn earliest_expiry_ms(&self) -> Option<u64> {
-        if self.replica {
+        if self.databases[0].replica {
             return None;
         }
-        self.entries.values().filter_map(Entry::expired_from_ms).min()
-    }
-
-    /// Number of keys stored, expired or not.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no key is stored.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.databases
+            .iter()
+            .filter_map(Database::earliest_expiry_ms)
+            .min()
     }
 }
 

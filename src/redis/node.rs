@@ -1,5 +1,5 @@
-//! Everything one node keeps between commands: its keyspace, its script interpreter, its
-//! replication state and its AOF.
+//! Everything one node keeps between commands: its keyspace, the connections blocked on
+//! it, its script interpreter, its replication state and its AOF.
 //!
 //! The server owns one `Node` and lends it to each command in turn, as Redis's single
 //! thread does, so a script and the commands it calls see one consistent keyspace.
@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use super::cmd::Clients;
-use super::db::{Changes, Db};
+use super::cmd::{Blocked, Clients};
+use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
 use super::replication::{Replication, effects};
@@ -49,8 +49,9 @@ pub enum Writes {
 #[derive(Clone)]
 pub struct WriteHook(pub Arc<OnWrite>);
 
-/// The hook's function: the keys the write changed, the keyspace after it.
-pub type OnWrite = dyn Fn(&BTreeSet<Vec<u8>>, &Db) -> Option<Gate> + Send + Sync;
+/// The hook's function: the keys of database 0 the write changed (the simulated lock
+/// clients use database 0), that database after it.
+pub type OnWrite = dyn Fn(&BTreeSet<Vec<u8>>, &Database) -> Option<Gate> + Send + Sync;
 
 /// Holds a master's replication stream back while closed.
 #[derive(Debug, Clone, Default)]
@@ -73,8 +74,9 @@ impl Gate {
 #[derive(Clone)]
 pub struct KeyWatch(pub Arc<OnChange>);
 
-/// The watch's function: what changed, the keyspace after it.
-pub type OnChange = dyn Fn(&Changes, &Db) + Send + Sync;
+/// The watch's function: what changed in database 0 (the simulated lock clients' database),
+/// that database after it.
+pub type OnChange = dyn Fn(&Changes, &Database) + Send + Sync;
 
 impl std::fmt::Debug for KeyWatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,8 +92,10 @@ impl std::fmt::Debug for WriteHook {
 
 /// The state of one fake Redis node.
 pub struct Node {
-    /// Database 0, the only one.
+    /// The 16 databases.
     pub db: Db,
+    /// Connections blocked on lists (BLPOP, BRPOP).
+    pub blocked: Blocked,
     /// The Lua interpreter and its script cache.
     pub scripts: Scripts,
     /// Master or replica, and the links.
@@ -125,6 +129,7 @@ impl Node {
     pub fn new() -> mlua::Result<Node> {
         Ok(Node {
             db: Db::default(),
+            blocked: Blocked::default(),
             scripts: Scripts::new()?,
             replication: Replication::default(),
             aof: Aof::default(),
@@ -170,14 +175,15 @@ impl Node {
     pub fn propagate(&mut self, now_ms: u64) {
         let changes = self.db.take_changes();
         if let Some(watch) = &self.key_watch
-            && (changes.cleared || !changes.keys.is_empty())
+            && let Some(changed) = changes.get(&0)
         {
-            (watch.0)(&changes, &self.db);
+            (watch.0)(changed, self.db.database(0));
         }
         if let Some(hook) = &self.on_write
-            && !changes.keys.is_empty()
+            && let Some(changed) = changes.get(&0)
+            && !changed.keys.is_empty()
             && !self.replication.is_replica()
-            && let Some(gate) = (hook.0)(&changes.keys, &self.db)
+            && let Some(gate) = (hook.0)(&changed.keys, self.db.database(0))
         {
             self.gate = Some(gate);
         }

@@ -4,7 +4,9 @@
 //! `+FULLRESYNC <replid> <offset>` and a snapshot (here: the commands that rebuild the
 //! keyspace, sent as one `$len` payload where Redis sends an RDB file), then the stream:
 //! the *effects* of every write, as Redis 7 propagates them (`SET key value PXAT t` with an
-//! absolute expiry, `DEL` for keys that expired or were deleted, `FLUSHALL`). Nothing waits
+//! absolute expiry, `DEL` for keys that expired or were deleted, `FLUSHALL`; a hash, list or
+//! sorted set is rebuilt whole: `DEL`, `HSET`/`RPUSH`/`ZADD`, `PEXPIREAT`; keys outside
+//! database 0 between `SELECT n` and `SELECT 0`). Nothing waits
 //! for replicas: the lag is the network's, and a cut link leaves the replica behind until
 //! it reconnects and resynchronises. Replicas acknowledge their offset every second and
 //! when asked (`REPLCONF GETACK *`), which is what WAIT counts. Replicas expire nothing
@@ -19,8 +21,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
 
 use super::Frame;
+use super::connection::format_double;
 use super::connection::{Protocol, Reply};
-use super::db::{Changes, Db};
+use super::db::{DATABASES, Database, Db, KeyspaceChanges, Value};
 use super::request::{Parsed, build as request, parse};
 
 /// Opens connections to other nodes (a replica to its master).
@@ -108,34 +111,101 @@ fn encode(words: Vec<Vec<u8>>) -> Vec<u8> {
 }
 
 /// The commands that bring a replica's key to the master's state: its expiry as an
-/// absolute time (`PXAT`), or with `relative_to` (the master's now) as the time left (`PX`).
-fn key_effect(db: &Db, key: &[u8], relative_to: Option<u64>) -> Vec<u8> {
-    match db.raw(key) {
-        None => encode(vec![b"DEL".to_vec(), key.to_vec()]),
-        Some(entry) => {
-            let mut words = vec![b"SET".to_vec(), key.to_vec(), entry.value.clone()];
-            match (entry.expires_at_ms, relative_to) {
-                (None, _) => {}
-                (Some(at), None) => words.extend([b"PXAT".to_vec(), at.to_string().into_bytes()]),
-                (Some(at), Some(now)) => words.extend([
-                    b"PX".to_vec(),
-                    at.saturating_sub(now).max(1).to_string().into_bytes(),
-                ]),
+/// absolute time (`PXAT`, `PEXPIREAT`), or with `relative_to` (the master's now) as the time
+/// left (`PX`, `PEXPIRE`). A string is one SET; another type is deleted and rebuilt.
+fn key_effect(database: &Database, key: &[u8], relative_to: Option<u64>) -> Vec<u8> {
+    let Some(entry) = database.raw(key) else {
+        return encode(vec![b"DEL".to_vec(), key.to_vec()]);
+    };
+    let expiry = entry.expires_at_ms.map(|at| match relative_to {
+        None => (at.to_string().into_bytes(), true),
+        Some(now) => (at.saturating_sub(now).max(1).to_string().into_bytes(), false),
+    });
+    let mut words = vec![key.to_vec()];
+    let rebuild: &[u8] = match &entry.value {
+        Value::String(value) => {
+            words.insert(0, b"SET".to_vec());
+            words.push(value.clone());
+            if let Some((time, absolute)) = expiry {
+                words.push(if absolute {
+                    b"PXAT".to_vec()
+                } else {
+                    b"PX".to_vec()
+                });
+                words.push(time);
             }
-            encode(words)
+            return encode(words);
         }
+        Value::Hash(hash) => {
+            words.extend(hash.iter().flat_map(|(f, v)| [f.clone(), v.clone()]));
+            b"HSET"
+        }
+        Value::List(list) => {
+            words.extend(list.iter().cloned());
+            b"RPUSH"
+        }
+        Value::SortedSet(set) => {
+            words.extend(
+                set.iter()
+                    .flat_map(|(member, score)| [format_double(score).into_bytes(), member.to_vec()]),
+            );
+            b"ZADD"
+        }
+    };
+    words.insert(0, rebuild.to_vec());
+    let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
+    bytes.extend(encode(words));
+    if let Some((time, absolute)) = expiry {
+        let command: &[u8] = if absolute { b"PEXPIREAT" } else { b"PEXPIRE" };
+        bytes.extend(encode(vec![command.to_vec(), key.to_vec(), time]));
     }
+    bytes
+}
+
+/// Effects in database `index`, bracketed by `SELECT index` and `SELECT 0` outside
+/// database 0, so that a stream or an AOF is always in database 0 between commands.
+fn in_database(index: usize, body: Vec<u8>) -> Vec<u8> {
+    if index == 0 || body.is_empty() {
+        return body;
+    }
+    let mut bytes = encode(vec![b"SELECT".to_vec(), index.to_string().into_bytes()]);
+    bytes.extend(body);
+    bytes.extend(encode(vec![b"SELECT".to_vec(), b"0".to_vec()]));
+    bytes
 }
 
 /// The commands that replay `changes` (what replicas and the AOF receive); see
 /// [`key_effect`] for `relative_to`.
-pub fn effects(changes: &Changes, db: &Db, relative_to: Option<u64>) -> Vec<u8> {
+pub fn effects(changes: &KeyspaceChanges, db: &Db, relative_to: Option<u64>) -> Vec<u8> {
     let mut bytes = Vec::new();
-    if changes.cleared {
+    let flushed_all = changes.len() == DATABASES && changes.values().all(|c| c.cleared);
+    if flushed_all {
         bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
     }
-    for key in &changes.keys {
-        bytes.extend(key_effect(db, key, relative_to));
+    for (index, change) in changes {
+        let database = db.database(*index);
+        let mut body = Vec::new();
+        if change.cleared && !flushed_all {
+            body.extend(encode(vec![b"FLUSHDB".to_vec()]));
+        }
+        for key in &change.keys {
+            body.extend(key_effect(database, key, relative_to));
+        }
+        bytes.extend(in_database(*index, body));
+    }
+    bytes
+}
+
+/// What a new replica loads first: every key of every database.
+fn snapshot(db: &Db) -> Vec<u8> {
+    let mut bytes = encode(vec![b"FLUSHALL".to_vec()]);
+    for index in 0..DATABASES {
+        let database = db.database(index);
+        let body = database
+            .entries()
+            .flat_map(|(key, _)| key_effect(database, key, None))
+            .collect();
+        bytes.extend(in_database(index, body));
     }
     bytes
 }
@@ -319,10 +389,7 @@ impl Replication {
         db: &Db,
         now_ms: u64,
     ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
-        let mut snapshot = encode(vec![b"FLUSHALL".to_vec()]);
-        for key in db.keys() {
-            snapshot.extend(key_effect(db, key, None));
-        }
+        let snapshot = snapshot(db);
         let mut handshake = format!(
             "+FULLRESYNC {} {}\r\n${}\r\n",
             self.replid,

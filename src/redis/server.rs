@@ -16,8 +16,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::Frame;
-use super::cmd::{Command, Replicaof, Session, Wait};
-use super::connection::{Connection, ConnectionError};
+use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
+use super::connection::{Connection, ConnectionError, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
@@ -102,12 +102,14 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     while let Ok(Some((words, _))) = next_request(&mut saved) {
         apply_effect(&mut node.db, words, clock.wall_ms());
     }
+    node.db.select(0);
     let restored = node.db.take_changes();
     node.key_watch = options.key_watch;
     if let Some(watch) = &node.key_watch
-        && !restored.keys.is_empty()
+        && let Some(changed) = restored.get(&0)
+        && !changed.keys.is_empty()
     {
-        (watch.0)(&restored, &node.db);
+        (watch.0)(changed, node.db.database(0));
     }
     let fsyncs_every_second = node.aof.fsyncs_every_second();
     let counts_good_replicas = node.min_replicas.is_some();
@@ -222,6 +224,12 @@ where
         let quit = matches!(command, Ok(Command::Quit(_)));
         let reply = match command {
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
+            Ok(Command::BlockingPop(pop)) => {
+                match pop_or_block(&context, &mut connection, &session, pop).await {
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
             Ok(Command::Psync(_)) if writes != Writes::ReadOnly => {
                 // A replica's link is no normal client: CLIENT KILL TYPE normal spares it.
                 drop(open);
@@ -235,8 +243,11 @@ where
             Ok(command) => {
                 let following = matches!(command, Command::Replicaof(Replicaof::Master(_)));
                 let mut node = node.borrow_mut();
-                let reply = command.apply(&mut node, &mut session, context.clock.wall_ms());
-                node.propagate(context.clock.wall_ms());
+                let now_ms = context.clock.wall_ms();
+                let reply = command.apply(&mut node, &mut session, now_ms);
+                let node = &mut *node;
+                node.blocked.serve(&mut node.db, now_ms);
+                node.propagate(now_ms);
                 session.write_offset = node.replication.offset;
                 if following {
                     let _ = context.links.send(node.replication.generation);
@@ -268,6 +279,55 @@ impl<'a> OpenClient<'a> {
 impl Drop for OpenClient<'_> {
     fn drop(&mut self) {
         self.0.borrow_mut().clients.open -= 1;
+    }
+}
+
+/// BLPOP, BRPOP: pops at once if a list has an element; otherwise blocks until a push
+/// serves it ([`Blocked`](super::cmd::Blocked), in the order connections blocked), or its
+/// timeout passes on the node's wall clock (checked at the server cron's rate, as Redis
+/// checks it), or the client hangs up (`None`).
+async fn pop_or_block<S, C, D>(
+    context: &Context<C, D>,
+    connection: &mut Connection<S>,
+    session: &Session,
+    pop: BlockingPop,
+) -> Option<Reply>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    C: Clock,
+    D: Dialer,
+{
+    let clock = &context.clock;
+    let timeout_ms = pop.timeout_ms;
+    let (ticket, mut served) = {
+        let mut node = context.node.borrow_mut();
+        let now_ms = clock.wall_ms();
+        node.db.select(session.db);
+        match pop.try_pop(&mut node.db, now_ms) {
+            Err(error) => return Some(Frame::from(error).into()),
+            Ok(Some(popped)) => {
+                node.propagate(now_ms);
+                return Some(popped.into());
+            }
+            Ok(None) => node.blocked.block(session.db, pop),
+        }
+    };
+    let deadline_ms = clock.wall_ms().saturating_add(timeout_ms);
+    loop {
+        tokio::select! {
+            biased;
+            popped = &mut served => return Some(popped.map_or(Reply::NullArray, Reply::from)),
+            _ = clock.sleep_until_wall_on_grid(deadline_ms, clock.monotonic_ms(), EXPIRY_CYCLE_MS), if timeout_ms > 0 => {
+                context.node.borrow_mut().blocked.cancel(ticket);
+                return Some(Reply::NullArray);
+            }
+            read = connection.read_more() => {
+                if !matches!(read, Ok(n) if n > 0) {
+                    context.node.borrow_mut().blocked.cancel(ticket);
+                    return None;
+                }
+            }
+        }
     }
 }
 
@@ -451,6 +511,8 @@ async fn replicate_from<C: Clock, D: Dialer>(
         read_more(&mut stream, &mut buffer).await?;
     }
     let mut snapshot: Vec<u8> = buffer.drain(..snapshot_len).collect();
+    // The database the stream's commands go to (it sends SELECT to change it).
+    let mut stream_db = 0;
     if !still_following() {
         return Ok(());
     }
@@ -459,7 +521,7 @@ async fn replicate_from<C: Clock, D: Dialer>(
         let node = &mut *node;
         let now_ms = context.clock.wall_ms();
         while let Some((words, _)) = next_request(&mut snapshot)? {
-            apply_from_master(node, words, now_ms);
+            apply_from_master(node, words, now_ms, &mut stream_db);
         }
         node.replication.replid = replid.to_string();
         node.replication.offset = offset;
@@ -488,7 +550,7 @@ async fn replicate_from<C: Clock, D: Dialer>(
                     if words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"REPLCONF")) {
                         acks_asked = true;
                     } else {
-                        apply_from_master(&mut node, words, context.clock.wall_ms());
+                        apply_from_master(&mut node, words, context.clock.wall_ms(), &mut stream_db);
                     }
                     node.replication.offset += size as u64;
                 }
@@ -516,9 +578,12 @@ fn apply_effect(db: &mut Db, words: Vec<Vec<u8>>, now_ms: u64) {
     }
 }
 
-/// Applies one command of the master's stream to a replica.
-fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64) {
+/// Applies one command of the master's stream to a replica, in the stream's database
+/// `stream_db` (which the stream's SELECT changes).
+fn apply_from_master(node: &mut Node, words: Vec<Vec<u8>>, now_ms: u64, stream_db: &mut usize) {
+    node.db.select(*stream_db);
     apply_effect(&mut node.db, words, now_ms);
+    *stream_db = node.db.selected();
     // Into the replica's own AOF; a replica streams nothing further.
     node.propagate(now_ms);
 }

@@ -26,7 +26,7 @@ pub fn key_watch(name: &str, clock: SimClock, recorder: Recorder) -> KeyWatch {
         let mut present = present.lock().expect("key watch lock poisoned");
         let event = match db.raw(LOCK_KEY) {
             Some(entry) => {
-                let token = String::from_utf8_lossy(&entry.value).into_owned();
+                let token = String::from_utf8_lossy(entry.value.as_string().unwrap_or_default()).into_owned();
                 // A key that expired unseen and was set anew by one command (`SET NX` on
                 // a master deletes the expired key first): the old one left, then this.
                 if let Some(old) = present.replace(token.clone())

@@ -17,6 +17,8 @@ pub enum Value {
     NullArray,
     /// RESP3 `_`.
     Null,
+    /// RESP3 `,`: a double, as the server wrote it.
+    Double(String),
     /// RESP3 `%`.
     Map(Vec<(Value, Value)>),
     /// RESP3 `=`: format and text.
@@ -123,6 +125,7 @@ fn read_value(reader: &mut impl BufRead) -> std::io::Result<Value> {
         "-" => Value::Error(rest.to_string()),
         ":" => number().map_or(Value::Garbage(header.clone()), Value::Int),
         "_" => Value::Null,
+        "," => Value::Double(rest.to_string()),
         "$" => match number() {
             Ok(-1) => Value::NullBulk,
             Ok(n) if n >= 0 => Value::Bulk(blob(reader, n as usize)?),

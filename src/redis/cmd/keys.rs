@@ -1,8 +1,9 @@
-//! Key commands: DEL, EXISTS, TYPE, TTL/PTTL, PERSIST, and the expire family
-//! (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT).
+//! Key commands: DEL, UNLINK, EXISTS, TYPE, TTL/PTTL, PERSIST, KEYS, SCAN, RENAME, and the
+//! expire family (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT). Every type expires alike.
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, request};
-use crate::redis::db::Db;
+use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, parse_int, request};
+use crate::redis::connection::Reply;
+use crate::redis::db::{Db, Entry};
 
 /// The generic key commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -12,6 +13,34 @@ pub(super) const COMMANDS: &[Spec] = &[
         flags: Flags::WRITE,
         summary: "delete keys: how many existed",
         handler: Handler::Parse(|args| Ok(Command::Del(Del::parse(args)?))),
+    },
+    Spec {
+        name: "unlink",
+        arity: -2,
+        flags: Flags::WRITE,
+        summary: "delete keys (as DEL here): how many existed",
+        handler: Handler::Parse(|args| Ok(Command::Del(Del::parse(args)?))),
+    },
+    Spec {
+        name: "keys",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the keys matching a glob pattern",
+        handler: Handler::Keyspace(keys),
+    },
+    Spec {
+        name: "scan",
+        arity: -2,
+        flags: Flags::READ,
+        summary: "iterate the keys; MATCH, COUNT, TYPE (one pass: the cursor comes back 0)",
+        handler: Handler::Keyspace(scan),
+    },
+    Spec {
+        name: "rename",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "move a value and its expiry to another key",
+        handler: Handler::Keyspace(rename),
     },
     Spec {
         name: "exists",
@@ -127,7 +156,7 @@ impl Exists {
     }
 }
 
-/// `TYPE key`: `string` (the only type here) or `none`.
+/// `TYPE key`: `string`, `hash`, `list`, `zset`, or `none`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Type {
     pub key: Vec<u8>,
@@ -141,12 +170,10 @@ impl Type {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let name: &[u8] = if db.get(&self.key, now_ms).is_some() {
-            b"string"
-        } else {
-            b"none"
-        };
-        Frame::SimpleString(name.to_vec())
+        let name = db
+            .get(&self.key, now_ms)
+            .map_or("none", |entry| entry.value.kind().name());
+        Frame::SimpleString(name.as_bytes().to_vec())
     }
 }
 
@@ -375,4 +402,178 @@ impl ExpireRequest {
         }
         Frame::Integer(1)
     }
+}
+
+/// Redis's `stringmatchlen`: glob matching with `*`, `?`, `[...]` (`^` negates, `a-z`
+/// ranges) and `\` escapes, byte for byte.
+pub fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
+    if pattern == b"*" {
+        return true;
+    }
+    glob(pattern, string, &mut false)
+}
+
+fn glob(pattern: &[u8], string: &[u8], skip_longer: &mut bool) -> bool {
+    // The C code reads the NUL after the pattern; 0 stands for it.
+    let at = |i: usize| pattern.get(i).copied().unwrap_or(0);
+    let (mut p, mut s) = (0, 0);
+    while p < pattern.len() && s < string.len() {
+        match pattern[p] {
+            b'*' => {
+                while p < pattern.len() && at(p + 1) == b'*' {
+                    p += 1;
+                }
+                if pattern.len() - p == 1 {
+                    return true;
+                }
+                while s < string.len() {
+                    if glob(&pattern[p + 1..], &string[s..], skip_longer) {
+                        return true;
+                    }
+                    if *skip_longer {
+                        return false;
+                    }
+                    s += 1;
+                }
+                *skip_longer = true;
+                return false;
+            }
+            b'?' => s += 1,
+            b'[' => {
+                p += 1;
+                let negate = at(p) == b'^';
+                if negate {
+                    p += 1;
+                }
+                let mut matched = false;
+                loop {
+                    let left = pattern.len().saturating_sub(p);
+                    if at(p) == b'\\' && left >= 2 {
+                        p += 1;
+                        matched |= at(p) == string[s];
+                    } else if at(p) == b']' {
+                        break;
+                    } else if left == 0 {
+                        p -= 1;
+                        break;
+                    } else if left >= 3 && at(p + 1) == b'-' {
+                        let (low, high) = (at(p).min(at(p + 2)), at(p).max(at(p + 2)));
+                        p += 2;
+                        matched |= (low..=high).contains(&string[s]);
+                    } else {
+                        matched |= at(p) == string[s];
+                    }
+                    p += 1;
+                }
+                if matched == negate {
+                    return false;
+                }
+                s += 1;
+            }
+            byte => {
+                if byte == b'\\' && pattern.len() - p >= 2 {
+                    p += 1;
+                }
+                if pattern[p] != string[s] {
+                    return false;
+                }
+                s += 1;
+            }
+        }
+        p += 1;
+        if s == string.len() {
+            while at(p) == b'*' {
+                p += 1;
+            }
+            break;
+        }
+    }
+    p >= pattern.len() && s == string.len()
+}
+
+/// The live keys of the selected database, in key order (expired ones are hidden).
+fn live_keys(db: &Db, now_ms: u64) -> impl Iterator<Item = (&Vec<u8>, &Entry)> {
+    db.entries().filter(move |(_, entry)| entry.is_live(now_ms))
+}
+
+/// `KEYS pattern`: every live key matching the pattern.
+fn keys(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let pattern = args.next_bytes()?;
+    Ok(Frame::Array(
+        live_keys(db, now_ms)
+            .filter(|(key, _)| glob_match(&pattern, key))
+            .map(|(key, _)| Frame::BulkString(key.clone()))
+            .collect(),
+    )
+    .into())
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]`: every matching key in one reply,
+/// with cursor 0 (COUNT is a hint Redis may exceed; the keyspaces here are small).
+fn scan(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let cursor = args.next_bytes()?;
+    let cursor = parse_cursor(&cursor).ok_or_else(|| ReplyError("ERR invalid cursor".into()))?;
+    let words = args.rest();
+    let mut pattern = None;
+    let mut kind = None;
+    let mut i = 0;
+    while i < words.len() {
+        let has_value = words.len() - i >= 2;
+        match words[i].to_ascii_uppercase().as_slice() {
+            b"COUNT" if has_value => {
+                if parse_int(&words[i + 1])? < 1 {
+                    return Err(ReplyError::syntax());
+                }
+            }
+            b"MATCH" if has_value => pattern = Some(words[i + 1].clone()),
+            b"TYPE" if has_value => kind = Some(words[i + 1].to_ascii_lowercase()),
+            _ => return Err(ReplyError::syntax()),
+        }
+        i += 2;
+    }
+    // A cursor this node never handed out (it hands out only 0) continues past the end.
+    let found = if cursor != 0 {
+        Vec::new()
+    } else {
+        live_keys(db, now_ms)
+            .filter(|(key, _)| pattern.as_ref().is_none_or(|p| glob_match(p, key)))
+            .filter(|(_, entry)| {
+                kind.as_ref()
+                    .is_none_or(|k| k.as_slice() == entry.value.kind().name().as_bytes())
+            })
+            .map(|(key, _)| Frame::BulkString(key.clone()))
+            .collect()
+    };
+    Ok(Frame::Array(vec![Frame::BulkString(b"0".to_vec()), Frame::Array(found)]).into())
+}
+
+/// A cursor as Redis reads one (`strtoul`, the whole word): an optional sign (a negative
+/// one wraps), digits, no leading space, no overflow; the empty word reads as 0.
+fn parse_cursor(word: &[u8]) -> Option<u64> {
+    let (negative, digits) = match word {
+        [] => return Some(0),
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, word),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if negative { n.wrapping_neg() } else { n })
+}
+
+/// `RENAME key newkey`: moves the value and its expiry; `ERR no such key` when absent.
+fn rename(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let from = args.next_bytes()?;
+    let to = args.next_bytes()?;
+    if db.get(&from, now_ms).is_none() {
+        return Err(ReplyError("ERR no such key".into()));
+    }
+    if from != to
+        && let Some(entry) = db.take(&from, now_ms)
+    {
+        db.store(to, entry.value, entry.expires_at_ms);
+    }
+    Ok(ok().into())
 }

@@ -9,16 +9,21 @@
 
 #[cfg(test)]
 mod coverage;
+mod hashes;
 mod keys;
+mod lists;
 mod replication;
 mod scripting;
 mod server;
 mod session;
 mod strings;
+mod zsets;
 
+pub use keys::glob_match;
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
+pub use lists::{Blocked, BlockingPop, End};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
 pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
@@ -37,7 +42,7 @@ use super::request::string_to_i64;
 pub struct ReplyError(pub String);
 
 impl ReplyError {
-    fn syntax() -> Self {
+    pub(crate) fn syntax() -> Self {
         ReplyError("ERR syntax error".into())
     }
     fn not_an_integer() -> Self {
@@ -46,7 +51,7 @@ impl ReplyError {
     fn invalid_expire(command: &str) -> Self {
         ReplyError(format!("ERR invalid expire time in '{command}' command"))
     }
-    fn wrong_arity(name: &str) -> Self {
+    pub(crate) fn wrong_arity(name: &str) -> Self {
         ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
     }
     /// How a node that does not take writes refuses one; `None` when it takes them.
@@ -117,6 +122,47 @@ pub enum Command {
     Info(Info),
     Psync(Psync),
     Replconf(Replconf),
+    BlockingPop(BlockingPop),
+    Keyspace(KeyspaceCall),
+}
+
+/// How a keyspace command runs: on the selected database, at the node's wall-clock time,
+/// from its arguments (the words after its name).
+pub(crate) type KeyspaceHandler = fn(&mut Args, &mut Db, u64) -> Result<Reply, ReplyError>;
+
+/// A keyspace command no client builds: its table's handler and its arguments, checked as
+/// it runs (as Redis checks them).
+#[derive(Clone)]
+pub struct KeyspaceCall {
+    name: &'static str,
+    handler: KeyspaceHandler,
+    args: Vec<Vec<u8>>,
+}
+
+impl KeyspaceCall {
+    fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
+        let mut args = Args {
+            words: self.args.into_iter(),
+        };
+        (self.handler)(&mut args, db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
+    }
+}
+
+impl PartialEq for KeyspaceCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.args == other.args
+    }
+}
+
+impl Eq for KeyspaceCall {}
+
+impl std::fmt::Debug for KeyspaceCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyspaceCall")
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish()
+    }
 }
 
 /// A command as the dispatch table knows it: Redis 7.0's name, arity and flags, what it
@@ -137,6 +183,8 @@ pub(crate) struct Spec {
 pub(crate) enum Handler {
     /// Parsed into its own [`Command`] type (the types lock clients build too).
     Parse(fn(&mut Args) -> Result<Command, ReplyError>),
+    /// Run on the keyspace straight from its arguments.
+    Keyspace(KeyspaceHandler),
 }
 
 /// The flags of Redis's command table that change how the node treats a command.
@@ -164,6 +212,11 @@ impl Flags {
         write: false,
         noscript: true,
     };
+    /// Writes, not callable from scripts (the blocking pops).
+    pub const WRITE_NOSCRIPT: Flags = Flags {
+        write: true,
+        noscript: true,
+    };
 
     /// Redis's names for these flags, as COMMAND INFO lists them (docs/redis-coverage.md).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -180,6 +233,9 @@ impl Flags {
 pub(crate) const FAMILIES: &[(&str, &[Spec])] = &[
     ("strings", strings::COMMANDS),
     ("keys", keys::COMMANDS),
+    ("hashes", hashes::COMMANDS),
+    ("sorted sets", zsets::COMMANDS),
+    ("lists", lists::COMMANDS),
     ("scripting", scripting::COMMANDS),
     ("server", server::COMMANDS),
     ("connection", session::COMMANDS),
@@ -215,7 +271,7 @@ fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
 /// [`ScriptCommand`]: super::lua::ScriptCommand
 pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Frame {
     match Command::from_script_words(words, writes) {
-        Ok(command) => command.apply_to_db(db, now_ms),
+        Ok(command) => command.apply_to_db(db, now_ms).into_resp2(),
         Err(error) => error.into(),
     }
 }
@@ -283,16 +339,22 @@ impl Command {
         let mut args = Args { words };
         match spec.handler {
             Handler::Parse(parse) => parse(&mut args),
+            Handler::Keyspace(handler) => Ok(Command::Keyspace(KeyspaceCall {
+                name: spec.name,
+                handler,
+                args: args.rest(),
+            })),
         }
     }
 
     /// Executes the command for a connection's `session` on the node, at wall-clock time
-    /// `now_ms`.
+    /// `now_ms`, in the session's database (SELECT changes it).
     ///
-    /// WAIT blocks, so the server answers it; the server also closes the connection after
-    /// QUIT's reply (see `server.rs`).
+    /// WAIT and the blocking pops block, so the server answers them; the server also
+    /// closes the connection after QUIT's reply (see `server.rs`).
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
-        match self {
+        node.db.select(session.db);
+        let reply = match self {
             Command::Hello(cmd) => cmd.apply(session, node.replication.is_replica()),
             Command::Client(cmd) => cmd.apply(session, &mut node.clients).into(),
             Command::Quit(Quit) => ok().into(),
@@ -302,31 +364,36 @@ impl Command {
             Command::Replicaof(cmd) => cmd.apply(node).into(),
             Command::Role(Role) => node.replication.role_frame().into(),
             Command::Info(cmd) => cmd.apply(node),
-            command => command.apply_to_db(&mut node.db, now_ms).into(),
-        }
+            command => command.apply_to_db(&mut node.db, now_ms),
+        };
+        session.db = node.db.selected();
+        reply
     }
 
-    /// Executes a keyspace command (what scripts may call) at wall-clock time `now_ms`.
-    pub(crate) fn apply_to_db(self, db: &mut Db, now_ms: u64) -> Frame {
+    /// Executes a keyspace command (what scripts may call) at wall-clock time `now_ms`, in
+    /// the keyspace's selected database. A blocking pop does not block here.
+    pub(crate) fn apply_to_db(self, db: &mut Db, now_ms: u64) -> Reply {
         match self {
-            Command::Ping(cmd) => cmd.apply(),
-            Command::Echo(cmd) => cmd.apply(),
-            Command::Select(cmd) => cmd.apply(),
-            Command::Get(cmd) => cmd.apply(db, now_ms),
-            Command::Set(cmd) => cmd.apply(db, now_ms),
-            Command::SetGet(cmd) => cmd.apply(db, now_ms),
-            Command::Setnx(cmd) => cmd.apply(db, now_ms),
-            Command::Incr(cmd) => cmd.apply(db, now_ms),
-            Command::Incrby(cmd) => cmd.apply(db, now_ms),
-            Command::Del(cmd) => cmd.apply(db, now_ms),
-            Command::Exists(cmd) => cmd.apply(db, now_ms),
-            Command::Type(cmd) => cmd.apply(db, now_ms),
-            Command::Pttl(cmd) => cmd.apply(db, now_ms),
-            Command::Ttl(cmd) => cmd.apply(db, now_ms),
-            Command::Persist(cmd) => cmd.apply(db, now_ms),
-            Command::Expire(cmd) => cmd.apply(db, now_ms),
-            Command::Dbsize(cmd) => cmd.apply(db),
-            Command::Flushall(cmd) => cmd.apply(db),
+            Command::Ping(cmd) => cmd.apply().into(),
+            Command::Echo(cmd) => cmd.apply().into(),
+            Command::Select(cmd) => cmd.apply(db).into(),
+            Command::Get(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Set(cmd) => cmd.apply(db, now_ms).into(),
+            Command::SetGet(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Setnx(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Incr(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Incrby(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Del(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Exists(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Type(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Pttl(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Ttl(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Persist(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Expire(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Dbsize(cmd) => cmd.apply(db).into(),
+            Command::Flushall(cmd) => cmd.apply(db).into(),
+            Command::BlockingPop(cmd) => cmd.apply(db, now_ms),
+            Command::Keyspace(call) => call.apply(db, now_ms),
             Command::Hello(_)
             | Command::Client(_)
             | Command::Quit(_)
@@ -338,7 +405,7 @@ impl Command {
             | Command::Role(_)
             | Command::Info(_)
             | Command::Psync(_)
-            | Command::Replconf(_) => ReplyError::not_from_script().into(),
+            | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }
     }
 }
@@ -408,7 +475,7 @@ mod tests {
     fn run(db: &mut Db, now_ms: u64, words: &[&str]) -> Frame {
         let frame = request(words.iter().map(|w| w.as_bytes().to_vec()));
         match Command::from_frame(frame) {
-            Ok(cmd) => cmd.apply_to_db(db, now_ms),
+            Ok(cmd) => cmd.apply_to_db(db, now_ms).into_resp2(),
             Err(ParseError::Reply(e)) => e.into(),
             Err(ParseError::Protocol(p)) => panic!("protocol error {p}"),
         }

@@ -86,8 +86,10 @@ impl Evalsha {
 /// Words of a request: keys, or arguments.
 type Words = Vec<Vec<u8>>;
 
-/// Runs a cached script on the node (EVAL and EVALSHA).
+/// Runs a cached script on the node (EVAL and EVALSHA). A SELECT inside the script changes
+/// the script's database only, as in Redis 7.0: the caller's comes back after it.
 fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Frame {
+    let selected = node.db.selected();
     let call = ScriptCall {
         keys,
         args,
@@ -95,7 +97,9 @@ fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u
         writes: node.writes(),
         command: super::run_for_script,
     };
-    node.scripts.run(sha, call, &mut node.db)
+    let reply = node.scripts.run(sha, call, &mut node.db);
+    node.db.select(selected);
+    reply
 }
 
 /// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.

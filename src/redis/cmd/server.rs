@@ -1,7 +1,8 @@
-//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, WAIT.
+//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT.
 
 use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
-use crate::redis::db::Db;
+use crate::redis::connection::Reply;
+use crate::redis::db::{DATABASES, Db};
 
 /// The server commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -23,7 +24,7 @@ pub(super) const COMMANDS: &[Spec] = &[
         name: "dbsize",
         arity: 1,
         flags: Flags::READ,
-        summary: "how many keys are stored",
+        summary: "how many keys the selected database holds",
         handler: Handler::Parse(|_| Ok(Command::Dbsize(Dbsize))),
     },
     Spec {
@@ -32,6 +33,20 @@ pub(super) const COMMANDS: &[Spec] = &[
         flags: Flags::WRITE,
         summary: "delete every key; ASYNC|SYNC",
         handler: Handler::Parse(|args| Ok(Command::Flushall(Flushall::parse(args)?))),
+    },
+    Spec {
+        name: "flushdb",
+        arity: -1,
+        flags: Flags::WRITE,
+        summary: "delete every key of the selected database; ASYNC|SYNC",
+        handler: Handler::Keyspace(flushdb),
+    },
+    Spec {
+        name: "swapdb",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "swap two databases' contents",
+        handler: Handler::Keyspace(swapdb),
     },
     Spec {
         name: "wait",
@@ -93,25 +108,54 @@ impl Dbsize {
     }
 }
 
-/// `FLUSHALL [ASYNC|SYNC]`: deletes every key (both modes do it at once here).
+/// The `[ASYNC|SYNC]` of FLUSHALL and FLUSHDB (both modes flush at once here).
+fn flush_mode(args: &mut Args) -> Result<(), ReplyError> {
+    match args.rest().as_slice() {
+        [] => Ok(()),
+        [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => Ok(()),
+        _ => Err(ReplyError::syntax()),
+    }
+}
+
+/// `FLUSHALL [ASYNC|SYNC]`: deletes every key of every database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flushall;
 
 impl Flushall {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
-        match args.rest().as_slice() {
-            [] => Ok(Flushall),
-            [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => {
-                Ok(Flushall)
-            }
-            _ => Err(ReplyError::syntax()),
-        }
+        flush_mode(args).map(|()| Flushall)
     }
 
     pub(crate) fn apply(self, db: &mut Db) -> Frame {
-        db.clear();
+        db.clear_all();
         ok()
     }
+}
+
+/// `FLUSHDB [ASYNC|SYNC]`: deletes every key of the selected database.
+fn flushdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyError> {
+    flush_mode(args)?;
+    db.clear();
+    Ok(ok().into())
+}
+
+/// `SWAPDB index1 index2`: the two databases trade contents (connections keep their
+/// selection, so they see the other's keys).
+fn swapdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyError> {
+    let index = |word: Vec<u8>, which: &str| {
+        super::parse_int(&word)
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .ok_or_else(|| ReplyError(format!("ERR invalid {which} DB index")))
+    };
+    let first = index(args.next_bytes()?, "first")?;
+    let second = index(args.next_bytes()?, "second")?;
+    let in_range = |n: i64| usize::try_from(n).ok().filter(|n| *n < DATABASES);
+    let (Some(first), Some(second)) = (in_range(first), in_range(second)) else {
+        return Err(ReplyError("ERR DB index is out of range".into()));
+    };
+    db.swap(first, second);
+    Ok(ok().into())
 }
 
 /// `WAIT numreplicas timeout`: blocks until that many replicas acknowledged this

@@ -4,6 +4,7 @@
 
 use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok};
 use crate::redis::connection::{Protocol, Reply};
+use crate::redis::db::{DATABASES, Db};
 
 /// The connection commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -18,7 +19,7 @@ pub(super) const COMMANDS: &[Spec] = &[
         name: "select",
         arity: 2,
         flags: Flags::READ,
-        summary: "choose the database (only 0 here)",
+        summary: "choose the database, 0 to 15",
         handler: Handler::Parse(|args| Ok(Command::Select(Select::parse(args)?))),
     },
     Spec {
@@ -44,6 +45,8 @@ pub struct Session {
     pub id: u64,
     /// The RESP version replies are written in.
     pub protocol: Protocol,
+    /// The database the connection selected (SELECT).
+    pub db: usize,
     /// The name set by CLIENT SETNAME or HELLO SETNAME.
     pub name: Option<Vec<u8>>,
     /// The replication offset after this connection's last command: what WAIT waits for.
@@ -155,14 +158,11 @@ impl Hello {
     }
 }
 
-/// `SELECT index`: only database 0 exists here.
+/// `SELECT index`: the database the connection's (or a script's) commands work on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Select {
     pub index: i64,
 }
-
-/// Redis's database count (`databases 16`).
-const DATABASES: i64 = 16;
 
 impl Select {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
@@ -171,10 +171,12 @@ impl Select {
         })
     }
 
-    pub(crate) fn apply(self) -> Frame {
-        match self.index {
-            0 => ok(),
-            1..DATABASES => Frame::Error("ERR locksim's fake Redis has only database 0".into()),
+    pub(crate) fn apply(self, db: &mut Db) -> Frame {
+        match usize::try_from(self.index) {
+            Ok(index) if index < DATABASES => {
+                db.select(index);
+                ok()
+            }
             _ => Frame::Error("ERR DB index is out of range".into()),
         }
     }

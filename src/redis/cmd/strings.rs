@@ -1,7 +1,10 @@
-//! String commands: GET, SET, SETNX, INCR, INCRBY.
+//! String commands: GET, SET, SETNX, SETEX, PSETEX, GETDEL, GETEX, INCR, INCRBY, DECR,
+//! DECRBY, MGET, MSET, MSETNX, APPEND, STRLEN. A command reading a string answers
+//! WRONGTYPE on a key of another type; SET and MSET replace any type.
 
 use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
-use crate::redis::db::Db;
+use crate::redis::connection::Reply;
+use crate::redis::db::{Db, wrong_type};
 
 /// The string commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -45,6 +48,83 @@ pub(super) const COMMANDS: &[Spec] = &[
         summary: "add an integer to an integer string",
         handler: Handler::Parse(|args| Ok(Command::Incrby(Incrby::parse(args)?))),
     },
+    Spec {
+        name: "setex",
+        arity: 4,
+        flags: Flags::WRITE,
+        summary: "set with an expiry in seconds",
+        handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Ex, "setex")),
+    },
+    Spec {
+        name: "psetex",
+        arity: 4,
+        flags: Flags::WRITE,
+        summary: "set with an expiry in milliseconds",
+        handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Px, "psetex")),
+    },
+    Spec {
+        name: "getdel",
+        arity: 2,
+        flags: Flags::WRITE,
+        summary: "the value, and delete the key",
+        handler: Handler::Keyspace(getdel),
+    },
+    Spec {
+        name: "getex",
+        arity: -2,
+        flags: Flags::WRITE,
+        summary: "the value, and set or remove the expiry; EX|PX|EXAT|PXAT|PERSIST",
+        handler: Handler::Keyspace(getex),
+    },
+    Spec {
+        name: "decr",
+        arity: 2,
+        flags: Flags::WRITE,
+        summary: "subtract 1 from an integer string",
+        handler: Handler::Keyspace(|args, db, now| add_to_integer(args.next_bytes()?, -1, db, now)),
+    },
+    Spec {
+        name: "decrby",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "subtract an integer from an integer string",
+        handler: Handler::Keyspace(decrby),
+    },
+    Spec {
+        name: "mget",
+        arity: -2,
+        flags: Flags::READ,
+        summary: "the values (nil for a missing key or another type)",
+        handler: Handler::Keyspace(mget),
+    },
+    Spec {
+        name: "mset",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "set several keys",
+        handler: Handler::Keyspace(|args, db, now| mset(args, db, now, false)),
+    },
+    Spec {
+        name: "msetnx",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "set several keys if none exists: 1 or 0",
+        handler: Handler::Keyspace(|args, db, now| mset(args, db, now, true)),
+    },
+    Spec {
+        name: "append",
+        arity: 3,
+        flags: Flags::WRITE,
+        summary: "append to a string: the new length",
+        handler: Handler::Keyspace(append),
+    },
+    Spec {
+        name: "strlen",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the length of a string",
+        handler: Handler::Keyspace(strlen),
+    },
 ];
 
 /// `GET key`: the value, or nil.
@@ -61,8 +141,10 @@ impl Get {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        db.get(&self.key, now_ms)
-            .map_or(Frame::Null, |e| Frame::BulkString(e.value.clone()))
+        match db.get_string(&self.key, now_ms) {
+            Ok(value) => value.map_or(Frame::Null, |v| Frame::BulkString(v.to_vec())),
+            Err(error) => error.into(),
+        }
     }
 
     /// The request frame a client sends.
@@ -157,18 +239,12 @@ impl Set {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let now = now_ms as i64;
         // Redis checks the time before the condition.
-        let expires_at = match self.expiry {
-            None | Some(SetExpiry::KeepTtl) => None,
-            Some(SetExpiry::Ex(s)) => s.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
-            Some(SetExpiry::Px(ms)) => ms.checked_add(now),
-            Some(SetExpiry::ExAt(s)) => s.checked_mul(1000),
-            Some(SetExpiry::PxAt(at)) => Some(at),
+        let expires_at = match self.expiry.map(|expiry| expiry_time_ms(expiry, now_ms)) {
+            None => None,
+            Some(None) => return ReplyError::invalid_expire("set").into(),
+            Some(Some(at)) => at,
         };
-        if self.expiry.is_some_and(|e| e != SetExpiry::KeepTtl) && expires_at.is_none_or(|at| at <= 0) {
-            return ReplyError::invalid_expire("set").into();
-        }
         let existing = db.get(&self.key, now_ms).map(|e| e.expires_at_ms);
         match (self.condition, existing) {
             (Some(Condition::Nx), Some(_)) | (Some(Condition::Xx), None) => return Frame::Null,
@@ -176,7 +252,7 @@ impl Set {
         }
         let expires_at = match self.expiry {
             Some(SetExpiry::KeepTtl) => existing.flatten(),
-            _ => expires_at.map(|at| at as u64),
+            _ => expires_at,
         };
         db.set(self.key, self.value, expires_at);
         ok()
@@ -231,7 +307,10 @@ pub struct SetGet(pub Set);
 
 impl SetGet {
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let old = db.get(&self.0.key, now_ms).map(|e| e.value.clone());
+        let old = match db.get_string(&self.0.key, now_ms) {
+            Ok(old) => old.map(<[u8]>::to_vec),
+            Err(error) => return error.into(),
+        };
         match self.0.apply(db, now_ms) {
             error @ Frame::Error(_) => error,
             _ => old.map_or(Frame::Null, Frame::BulkString),
@@ -312,17 +391,199 @@ impl Incrby {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
-        let (current, expires_at_ms) = match db.get(&self.key, now_ms) {
-            None => (0, None),
-            Some(entry) => match super::parse_int(&entry.value) {
-                Ok(n) => (n, entry.expires_at_ms),
-                Err(e) => return e.into(),
-            },
-        };
-        let Some(next) = current.checked_add(self.increment) else {
-            return ReplyError("ERR increment or decrement would overflow".into()).into();
-        };
-        db.set(self.key, next.to_string().into_bytes(), expires_at_ms);
-        Frame::Integer(next)
+        add_to_integer(self.key, self.increment, db, now_ms).map_or_else(Frame::from, Reply::into_resp2)
     }
+}
+
+/// The absolute expiry time (ms) an expiry option gives at `now_ms`, checked as Redis's
+/// `getExpireMillisecondsOrReply` checks it; `None` when the time is invalid. `KeepTtl`
+/// gives no time of its own.
+fn expiry_time_ms(expiry: SetExpiry, now_ms: u64) -> Option<Option<u64>> {
+    let now = now_ms as i64;
+    let at = match expiry {
+        SetExpiry::KeepTtl => return Some(None),
+        SetExpiry::Ex(s) => s.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
+        SetExpiry::Px(ms) => ms.checked_add(now),
+        SetExpiry::ExAt(s) => s.checked_mul(1000),
+        SetExpiry::PxAt(at) => Some(at),
+    };
+    at.filter(|at| *at > 0).map(|at| Some(at as u64))
+}
+
+/// `SETEX key seconds value`, `PSETEX key milliseconds value`.
+fn set_expiring(
+    args: &mut Args,
+    db: &mut Db,
+    now_ms: u64,
+    unit: fn(i64) -> SetExpiry,
+    name: &str,
+) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let amount = args.next_int()?;
+    let value = args.next_bytes()?;
+    if amount <= 0 {
+        return Err(ReplyError::invalid_expire(name));
+    }
+    let at = expiry_time_ms(unit(amount), now_ms).ok_or_else(|| ReplyError::invalid_expire(name))?;
+    db.set(key, value, at);
+    Ok(ok().into())
+}
+
+fn getdel(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let Some(value) = db.get_string(&key, now_ms)?.map(<[u8]>::to_vec) else {
+        return Ok(Frame::Null.into());
+    };
+    db.remove(&key, now_ms);
+    Ok(Frame::BulkString(value).into())
+}
+
+/// What GETEX does to the key's expiry: sets it (the time as sent, read once the key was
+/// found, as Redis reads it), or removes it.
+enum GetexExpiry {
+    Set(Vec<u8>),
+    Persist,
+}
+
+fn getex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let mut words = args.rest().into_iter().peekable();
+    let mut change: Option<(String, GetexExpiry)> = None;
+    while let Some(word) = words.next() {
+        let option = String::from_utf8_lossy(&word).to_uppercase();
+        let previous = change.as_ref().map(|(name, _)| name.as_str());
+        let has_next = words.peek().is_some();
+        change = Some(match (option.as_str(), previous) {
+            ("PERSIST", None | Some("PERSIST")) => (option, GetexExpiry::Persist),
+            ("EX" | "PX" | "EXAT" | "PXAT", _) if has_next && previous.is_none_or(|p| p == option) => {
+                let amount = words.next().unwrap_or_default();
+                (option, GetexExpiry::Set(amount))
+            }
+            _ => return Err(ReplyError::syntax()),
+        });
+    }
+    // Redis looks the key up before it checks the time.
+    let Some(value) = db.get_string(&key, now_ms)?.map(<[u8]>::to_vec) else {
+        return Ok(Frame::Null.into());
+    };
+    let at = match &change {
+        Some((option, GetexExpiry::Set(amount))) => {
+            let amount = super::parse_int(amount)?;
+            let invalid = || ReplyError::invalid_expire("getex");
+            if amount <= 0 {
+                return Err(invalid());
+            }
+            let expiry = match option.as_str() {
+                "EX" => SetExpiry::Ex(amount),
+                "PX" => SetExpiry::Px(amount),
+                "EXAT" => SetExpiry::ExAt(amount),
+                _ => SetExpiry::PxAt(amount),
+            };
+            expiry_time_ms(expiry, now_ms).ok_or_else(invalid)?
+        }
+        _ => None,
+    };
+    match (change, at) {
+        (Some((_, GetexExpiry::Persist)), _) => {
+            db.persist(&key, now_ms);
+        }
+        (Some(_), Some(at)) if at <= now_ms => {
+            db.remove(&key, now_ms);
+        }
+        (Some(_), Some(at)) => {
+            db.set_expiry(&key, at, now_ms);
+        }
+        _ => {}
+    }
+    Ok(Frame::BulkString(value).into())
+}
+
+/// A string's bytes and its expiry time.
+type StringEntry<'a> = (&'a [u8], Option<u64>);
+
+/// The live string under `key` and its expiry; WRONGTYPE if the key holds another type.
+fn string_entry<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<StringEntry<'a>>, ReplyError> {
+    match db.get(key, now_ms) {
+        None => Ok(None),
+        Some(entry) => match entry.value.as_string() {
+            Some(text) => Ok(Some((text, entry.expires_at_ms))),
+            None => Err(wrong_type()),
+        },
+    }
+}
+
+/// Adds `increment` to the integer stored as a string under `key` (0 when absent); the key
+/// keeps its expiry.
+fn add_to_integer(key: Vec<u8>, increment: i64, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let (current, expires_at_ms) = match string_entry(db, &key, now_ms)? {
+        None => (0, None),
+        Some((text, expires_at_ms)) => (super::parse_int(text)?, expires_at_ms),
+    };
+    let next = current
+        .checked_add(increment)
+        .ok_or_else(|| ReplyError("ERR increment or decrement would overflow".into()))?;
+    db.set(key, next.to_string().into_bytes(), expires_at_ms);
+    Ok(Frame::Integer(next).into())
+}
+
+fn decrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let decrement = args.next_int()?;
+    let increment = decrement
+        .checked_neg()
+        .ok_or_else(|| ReplyError("ERR decrement would overflow".into()))?;
+    add_to_integer(key, increment, db, now_ms)
+}
+
+fn mget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let values = args
+        .rest()
+        .iter()
+        .map(
+            |key| match db.get(key, now_ms).and_then(|e| e.value.as_string()) {
+                Some(value) => Frame::BulkString(value.to_vec()),
+                None => Frame::Null,
+            },
+        )
+        .collect();
+    Ok(Frame::Array(values).into())
+}
+
+/// `MSET key value [key value ...]`, and with `only_new` MSETNX (nothing is set if any key
+/// exists).
+fn mset(args: &mut Args, db: &mut Db, now_ms: u64, only_new: bool) -> Result<Reply, ReplyError> {
+    let words = args.rest();
+    if !words.len().is_multiple_of(2) {
+        return Err(ReplyError::wrong_arity(if only_new { "msetnx" } else { "mset" }));
+    }
+    if only_new && words.chunks(2).any(|pair| db.get(&pair[0], now_ms).is_some()) {
+        return Ok(Frame::Integer(0).into());
+    }
+    let mut words = words.into_iter();
+    while let (Some(key), Some(value)) = (words.next(), words.next()) {
+        db.set(key, value, None);
+    }
+    Ok(if only_new {
+        Frame::Integer(1).into()
+    } else {
+        ok().into()
+    })
+}
+
+fn append(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let suffix = args.next_bytes()?;
+    let (mut value, expires_at_ms) = match string_entry(db, &key, now_ms)? {
+        None => (Vec::new(), None),
+        Some((value, expires_at_ms)) => (value.to_vec(), expires_at_ms),
+    };
+    value.extend(suffix);
+    let length = value.len() as i64;
+    db.set(key, value, expires_at_ms);
+    Ok(Frame::Integer(length).into())
+}
+
+fn strlen(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    Ok(Frame::Integer(db.get_string(&key, now_ms)?.map_or(0, <[u8]>::len) as i64).into())
 }

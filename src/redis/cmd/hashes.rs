@@ -1,0 +1,193 @@
+//! Hash commands: HSET, HGET, HDEL, HEXISTS, HINCRBY, HLEN, HKEYS, HGETALL. Fields keep
+//! the order they were added in, as Redis's small hashes (listpacks) keep them.
+
+use super::{Args, Flags, Handler, ReplyError, Spec, parse_int};
+use crate::redis::Frame;
+use crate::redis::connection::Reply;
+use crate::redis::db::{Db, Hash, Kind, Value};
+
+/// The hash commands.
+pub(super) const COMMANDS: &[Spec] = &[
+    Spec {
+        name: "hset",
+        arity: -4,
+        flags: Flags::WRITE,
+        summary: "set fields: how many were new",
+        handler: Handler::Keyspace(hset),
+    },
+    Spec {
+        name: "hget",
+        arity: 3,
+        flags: Flags::READ,
+        summary: "a field's value, or nil",
+        handler: Handler::Keyspace(hget),
+    },
+    Spec {
+        name: "hdel",
+        arity: -3,
+        flags: Flags::WRITE,
+        summary: "delete fields: how many were there",
+        handler: Handler::Keyspace(hdel),
+    },
+    Spec {
+        name: "hexists",
+        arity: 3,
+        flags: Flags::READ,
+        summary: "whether a field exists: 1 or 0",
+        handler: Handler::Keyspace(hexists),
+    },
+    Spec {
+        name: "hincrby",
+        arity: 4,
+        flags: Flags::WRITE,
+        summary: "add an integer to a field: the new value",
+        handler: Handler::Keyspace(hincrby),
+    },
+    Spec {
+        name: "hlen",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "how many fields",
+        handler: Handler::Keyspace(hlen),
+    },
+    Spec {
+        name: "hkeys",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "the fields",
+        handler: Handler::Keyspace(hkeys),
+    },
+    Spec {
+        name: "hgetall",
+        arity: 2,
+        flags: Flags::READ,
+        summary: "fields and values (a map in RESP3)",
+        handler: Handler::Keyspace(hgetall),
+    },
+];
+
+fn read<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<&'a Hash>, ReplyError> {
+    Ok(match db.get_of(key, Kind::Hash, now_ms)? {
+        Some(Value::Hash(hash)) => Some(hash),
+        _ => None,
+    })
+}
+
+fn write<'a>(
+    db: &'a mut Db,
+    key: &[u8],
+    create: bool,
+    now_ms: u64,
+) -> Result<Option<&'a mut Hash>, ReplyError> {
+    Ok(match db.get_mut_of(key, Kind::Hash, create, now_ms)? {
+        Some(Value::Hash(hash)) => Some(hash),
+        _ => None,
+    })
+}
+
+fn field<'a>(hash: &'a Hash, name: &[u8]) -> Option<&'a Vec<u8>> {
+    hash.iter().find(|(f, _)| f == name).map(|(_, v)| v)
+}
+
+/// Sets a field, keeping its place if it exists; says whether it is new.
+fn set_field(hash: &mut Hash, name: Vec<u8>, value: Vec<u8>) -> bool {
+    match hash.iter_mut().find(|(f, _)| *f == name) {
+        Some((_, old)) => {
+            *old = value;
+            false
+        }
+        None => {
+            hash.push((name, value));
+            true
+        }
+    }
+}
+
+fn hset(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let pairs = args.rest();
+    if !pairs.len().is_multiple_of(2) {
+        return Err(ReplyError::wrong_arity("hset"));
+    }
+    let hash = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let mut pairs = pairs.into_iter();
+    let mut created = 0;
+    while let (Some(name), Some(value)) = (pairs.next(), pairs.next()) {
+        created += i64::from(set_field(hash, name, value));
+    }
+    Ok(Frame::Integer(created).into())
+}
+
+fn hget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let name = args.next_bytes()?;
+    Ok(read(db, &key, now_ms)?
+        .and_then(|hash| field(hash, &name))
+        .map_or(Frame::Null, |v| Frame::BulkString(v.clone()))
+        .into())
+}
+
+fn hdel(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let names = args.rest();
+    let mut deleted = 0;
+    if let Some(hash) = write(db, &key, false, now_ms)? {
+        for name in &names {
+            if let Some(at) = hash.iter().position(|(f, _)| f == name) {
+                hash.remove(at);
+                deleted += 1;
+            }
+        }
+    }
+    db.drop_if_empty(&key);
+    Ok(Frame::Integer(deleted).into())
+}
+
+fn hexists(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let name = args.next_bytes()?;
+    let exists = read(db, &key, now_ms)?.is_some_and(|hash| field(hash, &name).is_some());
+    Ok(Frame::Integer(i64::from(exists)).into())
+}
+
+fn hincrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let name = args.next_bytes()?;
+    let increment = args.next_int()?;
+    let hash = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let current = match field(hash, &name) {
+        None => 0,
+        Some(value) => parse_int(value).map_err(|_| ReplyError("ERR hash value is not an integer".into()))?,
+    };
+    let Some(next) = current.checked_add(increment) else {
+        db.drop_if_empty(&key);
+        return Err(ReplyError("ERR increment or decrement would overflow".into()));
+    };
+    set_field(hash, name, next.to_string().into_bytes());
+    Ok(Frame::Integer(next).into())
+}
+
+fn hlen(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    Ok(Frame::Integer(read(db, &key, now_ms)?.map_or(0, Vec::len) as i64).into())
+}
+
+fn hkeys(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let names = read(db, &key, now_ms)?
+        .map(|hash| hash.iter().map(|(f, _)| Frame::BulkString(f.clone())).collect())
+        .unwrap_or_default();
+    Ok(Frame::Array(names).into())
+}
+
+fn hgetall(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let pairs = read(db, &key, now_ms)?
+        .map(|hash| {
+            hash.iter()
+                .map(|(f, v)| (Frame::BulkString(f.clone()), Frame::BulkString(v.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Reply::Map(pairs))
+}
