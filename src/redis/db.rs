@@ -169,6 +169,38 @@ pub fn wrong_type() -> ReplyError {
     ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value".into())
 }
 
+/// A type a key can hold besides a string, taken out of its [`Value`]: each family
+/// reads and writes its own type through [`Database::read`] and [`Database::write`].
+pub trait Typed {
+    const KIND: Kind;
+    fn of(value: &Value) -> Option<&Self>;
+    fn of_mut(value: &mut Value) -> Option<&mut Self>;
+}
+
+macro_rules! typed {
+    ($ty:ty, $variant:ident) => {
+        impl Typed for $ty {
+            const KIND: Kind = Kind::$variant;
+            fn of(value: &Value) -> Option<&Self> {
+                match value {
+                    Value::$variant(inner) => Some(inner),
+                    _ => None,
+                }
+            }
+            fn of_mut(value: &mut Value) -> Option<&mut Self> {
+                match value {
+                    Value::$variant(inner) => Some(inner),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+typed!(Hash, Hash);
+typed!(VecDeque<Vec<u8>>, List);
+typed!(SortedSet, SortedSet);
+
 /// A stored value and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -237,6 +269,22 @@ impl Database {
             Some(entry) if entry.value.kind() == kind => Ok(Some(&entry.value)),
             Some(_) => Err(wrong_type()),
         }
+    }
+
+    /// The live `T` under `key`; WRONGTYPE if the key holds another type.
+    pub fn read<T: Typed>(&mut self, key: &[u8], now_ms: u64) -> Result<Option<&T>, ReplyError> {
+        Ok(self.get_of(key, T::KIND, now_ms)?.and_then(T::of))
+    }
+
+    /// The live `T` under `key` for a write, created empty if `create`; WRONGTYPE if the
+    /// key holds another type.
+    pub fn write<T: Typed>(
+        &mut self,
+        key: &[u8],
+        create: bool,
+        now_ms: u64,
+    ) -> Result<Option<&mut T>, ReplyError> {
+        Ok(self.get_mut_of(key, T::KIND, create, now_ms)?.and_then(T::of_mut))
     }
 
     /// The live string under `key`; WRONGTYPE if the key holds another type.

@@ -4,7 +4,7 @@
 use super::{Args, Flags, Handler, ReplyError, Spec, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
-use crate::redis::db::{Db, Hash, Kind, Value};
+use crate::redis::db::{Db, Hash};
 
 /// The hash commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -66,25 +66,6 @@ pub(super) const COMMANDS: &[Spec] = &[
     },
 ];
 
-fn read<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<&'a Hash>, ReplyError> {
-    Ok(match db.get_of(key, Kind::Hash, now_ms)? {
-        Some(Value::Hash(hash)) => Some(hash),
-        _ => None,
-    })
-}
-
-fn write<'a>(
-    db: &'a mut Db,
-    key: &[u8],
-    create: bool,
-    now_ms: u64,
-) -> Result<Option<&'a mut Hash>, ReplyError> {
-    Ok(match db.get_mut_of(key, Kind::Hash, create, now_ms)? {
-        Some(Value::Hash(hash)) => Some(hash),
-        _ => None,
-    })
-}
-
 fn field<'a>(hash: &'a Hash, name: &[u8]) -> Option<&'a Vec<u8>> {
     hash.iter().find(|(f, _)| f == name).map(|(_, v)| v)
 }
@@ -109,7 +90,9 @@ fn hset(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     if !pairs.len().is_multiple_of(2) {
         return Err(ReplyError::wrong_arity("hset"));
     }
-    let hash = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let hash = db
+        .write::<Hash>(&key, true, now_ms)?
+        .ok_or_else(ReplyError::syntax)?;
     let mut pairs = pairs.into_iter();
     let mut created = 0;
     while let (Some(name), Some(value)) = (pairs.next(), pairs.next()) {
@@ -121,7 +104,8 @@ fn hset(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 fn hget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let name = args.next_bytes()?;
-    Ok(read(db, &key, now_ms)?
+    Ok(db
+        .read::<Hash>(&key, now_ms)?
         .and_then(|hash| field(hash, &name))
         .map_or(Frame::Null, |v| Frame::BulkString(v.clone()))
         .into())
@@ -131,7 +115,7 @@ fn hdel(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let key = args.next_bytes()?;
     let names = args.rest();
     let mut deleted = 0;
-    if let Some(hash) = write(db, &key, false, now_ms)? {
+    if let Some(hash) = db.write::<Hash>(&key, false, now_ms)? {
         for name in &names {
             if let Some(at) = hash.iter().position(|(f, _)| f == name) {
                 hash.remove(at);
@@ -146,7 +130,9 @@ fn hdel(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 fn hexists(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let name = args.next_bytes()?;
-    let exists = read(db, &key, now_ms)?.is_some_and(|hash| field(hash, &name).is_some());
+    let exists = db
+        .read::<Hash>(&key, now_ms)?
+        .is_some_and(|hash| field(hash, &name).is_some());
     Ok(Frame::Integer(i64::from(exists)).into())
 }
 
@@ -154,7 +140,9 @@ fn hincrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyErro
     let key = args.next_bytes()?;
     let name = args.next_bytes()?;
     let increment = args.next_int()?;
-    let hash = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let hash = db
+        .write::<Hash>(&key, true, now_ms)?
+        .ok_or_else(ReplyError::syntax)?;
     let current = match field(hash, &name) {
         None => 0,
         Some(value) => parse_int(value).map_err(|_| ReplyError("ERR hash value is not an integer".into()))?,
@@ -169,12 +157,13 @@ fn hincrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyErro
 
 fn hlen(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    Ok(Frame::Integer(read(db, &key, now_ms)?.map_or(0, Vec::len) as i64).into())
+    Ok(Frame::Integer(db.read::<Hash>(&key, now_ms)?.map_or(0, Vec::len) as i64).into())
 }
 
 fn hkeys(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    let names = read(db, &key, now_ms)?
+    let names = db
+        .read::<Hash>(&key, now_ms)?
         .map(|hash| hash.iter().map(|(f, _)| Frame::BulkString(f.clone())).collect())
         .unwrap_or_default();
     Ok(Frame::Array(names).into())
@@ -182,7 +171,8 @@ fn hkeys(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError>
 
 fn hgetall(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    let pairs = read(db, &key, now_ms)?
+    let pairs = db
+        .read::<Hash>(&key, now_ms)?
         .map(|hash| {
             hash.iter()
                 .map(|(f, v)| (Frame::BulkString(f.clone()), Frame::BulkString(v.clone())))

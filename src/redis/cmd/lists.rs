@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::{Args, Command, Flags, Handler, ReplyError, Spec, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
-use crate::redis::db::{Db, Kind, Value};
+use crate::redis::db::Db;
 
 /// The list commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -104,28 +104,11 @@ pub enum End {
 
 type List = VecDeque<Vec<u8>>;
 
-fn read<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<&'a List>, ReplyError> {
-    Ok(match db.get_of(key, Kind::List, now_ms)? {
-        Some(Value::List(list)) => Some(list),
-        _ => None,
-    })
-}
-
-fn write<'a>(
-    db: &'a mut Db,
-    key: &[u8],
-    create: bool,
-    now_ms: u64,
-) -> Result<Option<&'a mut List>, ReplyError> {
-    Ok(match db.get_mut_of(key, Kind::List, create, now_ms)? {
-        Some(Value::List(list)) => Some(list),
-        _ => None,
-    })
-}
-
 fn push(args: &mut Args, db: &mut Db, now_ms: u64, end: End) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    let list = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let list = db
+        .write::<List>(&key, true, now_ms)?
+        .ok_or_else(ReplyError::syntax)?;
     for element in args.rest() {
         match end {
             End::Left => list.push_front(element),
@@ -137,7 +120,7 @@ fn push(args: &mut Args, db: &mut Db, now_ms: u64, end: End) -> Result<Reply, Re
 
 /// Pops one element from `end` of the list under `key` (deleting an emptied list).
 fn pop_one(db: &mut Db, key: &[u8], end: End, now_ms: u64) -> Result<Option<Vec<u8>>, ReplyError> {
-    let popped = write(db, key, false, now_ms)?.and_then(|list| match end {
+    let popped = db.write::<List>(key, false, now_ms)?.and_then(|list| match end {
         End::Left => list.pop_front(),
         End::Right => list.pop_back(),
     });
@@ -165,7 +148,7 @@ fn pop(args: &mut Args, db: &mut Db, now_ms: u64, end: End, name: &str) -> Resul
             .map_or(Frame::Null, Frame::BulkString)
             .into());
     };
-    let Some(list) = write(db, &key, false, now_ms)? else {
+    let Some(list) = db.write::<List>(&key, false, now_ms)? else {
         return Ok(Reply::NullArray);
     };
     let take = count.min(list.len());
@@ -201,7 +184,8 @@ fn span(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
 fn lindex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let index = args.next_int()?;
-    Ok(read(db, &key, now_ms)?
+    Ok(db
+        .read::<List>(&key, now_ms)?
         .and_then(|list| list.get(position(index, list.len())?))
         .map_or(Frame::Null, |e| Frame::BulkString(e.clone()))
         .into())
@@ -211,7 +195,8 @@ fn lrange(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
     let key = args.next_bytes()?;
     let start = args.next_int()?;
     let stop = args.next_int()?;
-    let items = read(db, &key, now_ms)?
+    let items = db
+        .read::<List>(&key, now_ms)?
         .and_then(|list| {
             let (from, to) = span(start, stop, list.len())?;
             Some(list.range(from..=to).cloned().map(Frame::BulkString).collect())
@@ -225,7 +210,7 @@ fn lrem(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let count = args.next_int()?;
     let element = args.next_bytes()?;
     let mut removed = 0;
-    if let Some(list) = write(db, &key, false, now_ms)? {
+    if let Some(list) = db.write::<List>(&key, false, now_ms)? {
         let limit = if count == 0 {
             usize::MAX
         } else {
@@ -260,14 +245,14 @@ fn lrem(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 
 fn llen(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    Ok(Frame::Integer(read(db, &key, now_ms)?.map_or(0, VecDeque::len) as i64).into())
+    Ok(Frame::Integer(db.read::<List>(&key, now_ms)?.map_or(0, VecDeque::len) as i64).into())
 }
 
 fn ltrim(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let start = args.next_int()?;
     let stop = args.next_int()?;
-    if let Some(list) = write(db, &key, false, now_ms)? {
+    if let Some(list) = db.write::<List>(&key, false, now_ms)? {
         match span(start, stop, list.len()) {
             None => list.clear(),
             Some((from, to)) => {

@@ -6,7 +6,7 @@
 use super::{Args, Flags, Handler, ReplyError, Spec, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
-use crate::redis::db::{Db, Kind, SortedSet, Value};
+use crate::redis::db::{Db, SortedSet};
 
 /// The sorted-set commands.
 pub(super) const COMMANDS: &[Spec] = &[
@@ -172,27 +172,6 @@ fn parse_range_double(word: &[u8]) -> Option<f64> {
     (!value.is_nan()).then_some(value)
 }
 
-/// The sorted set under `key` for reading (WRONGTYPE if another type).
-fn read<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<&'a SortedSet>, ReplyError> {
-    Ok(match db.get_of(key, Kind::SortedSet, now_ms)? {
-        Some(Value::SortedSet(set)) => Some(set),
-        _ => None,
-    })
-}
-
-/// The sorted set under `key` for a write, created if `create` (WRONGTYPE if another type).
-fn write<'a>(
-    db: &'a mut Db,
-    key: &[u8],
-    create: bool,
-    now_ms: u64,
-) -> Result<Option<&'a mut SortedSet>, ReplyError> {
-    Ok(match db.get_mut_of(key, Kind::SortedSet, create, now_ms)? {
-        Some(Value::SortedSet(set)) => Some(set),
-        _ => None,
-    })
-}
-
 /// ZADD's options.
 #[derive(Debug, Clone, Copy, Default)]
 struct AddOptions {
@@ -289,7 +268,7 @@ fn zadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let mut added = 0;
     let mut last_score = None;
     let mut failed = None;
-    if let Some(set) = write(db, &key, !options.xx, now_ms)? {
+    if let Some(set) = db.write::<SortedSet>(&key, !options.xx, now_ms)? {
         for (pair, score) in pairs.chunks(2).zip(scores) {
             match add_member(set, &pair[1], score, options) {
                 Ok(Added::New(score)) => {
@@ -328,7 +307,9 @@ fn zincrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyErro
         incr: true,
         ..AddOptions::default()
     };
-    let set = write(db, &key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
+    let set = db
+        .write::<SortedSet>(&key, true, now_ms)?
+        .ok_or_else(ReplyError::syntax)?;
     let outcome = add_member(set, &member, increment, options);
     db.drop_if_empty(&key);
     match outcome? {
@@ -340,7 +321,8 @@ fn zincrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyErro
 fn zscore(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let member = args.next_bytes()?;
-    Ok(read(db, &key, now_ms)?
+    Ok(db
+        .read::<SortedSet>(&key, now_ms)?
         .and_then(|set| set.score(&member))
         .map_or(Frame::Null.into(), Reply::Double))
 }
@@ -348,7 +330,7 @@ fn zscore(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
 fn zrem(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let members = args.rest();
-    let removed = match write(db, &key, false, now_ms)? {
+    let removed = match db.write::<SortedSet>(&key, false, now_ms)? {
         Some(set) => members.iter().filter(|m| set.remove(m).is_some()).count(),
         None => 0,
     };
@@ -358,13 +340,14 @@ fn zrem(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 
 fn zcard(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    Ok(Frame::Integer(read(db, &key, now_ms)?.map_or(0, SortedSet::len) as i64).into())
+    Ok(Frame::Integer(db.read::<SortedSet>(&key, now_ms)?.map_or(0, SortedSet::len) as i64).into())
 }
 
 fn zrank(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let member = args.next_bytes()?;
-    Ok(read(db, &key, now_ms)?
+    Ok(db
+        .read::<SortedSet>(&key, now_ms)?
         .and_then(|set| set.rank(&member))
         .map_or(Frame::Null, |rank| Frame::Integer(rank as i64))
         .into())
@@ -373,7 +356,7 @@ fn zrank(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError>
 fn zcount(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let range = ScoreRange::parse(&args.next_bytes()?, &args.next_bytes()?)?;
-    let count = read(db, &key, now_ms)?.map_or(0, |set| {
+    let count = db.read::<SortedSet>(&key, now_ms)?.map_or(0, |set| {
         set.iter().filter(|(_, score)| range.contains(*score)).count()
     });
     Ok(Frame::Integer(count as i64).into())
@@ -382,7 +365,7 @@ fn zcount(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
 fn zremrangebyscore(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let range = ScoreRange::parse(&args.next_bytes()?, &args.next_bytes()?)?;
-    let removed = match write(db, &key, false, now_ms)? {
+    let removed = match db.write::<SortedSet>(&key, false, now_ms)? {
         Some(set) => {
             let doomed: Vec<Vec<u8>> = set
                 .iter()
@@ -477,7 +460,7 @@ fn range(request: RangeRequest, db: &mut Db, now_ms: u64) -> Result<Reply, Reply
         RangeBy::Rank => {
             let start = parse_int(&request.start)?;
             let stop = parse_int(&request.stop)?;
-            match read(db, &request.key, now_ms)? {
+            match db.read::<SortedSet>(&request.key, now_ms)? {
                 None => Vec::new(),
                 Some(set) => by_rank(set, start, stop, request.reverse),
             }
@@ -490,7 +473,7 @@ fn range(request: RangeRequest, db: &mut Db, now_ms: u64) -> Result<Reply, Reply
                 (&request.start, &request.stop)
             };
             let range = ScoreRange::parse(min, max)?;
-            match read(db, &request.key, now_ms)? {
+            match db.read::<SortedSet>(&request.key, now_ms)? {
                 None => Vec::new(),
                 Some(set) => by_score(set, range, &request),
             }
