@@ -19,7 +19,7 @@ use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
-use cli::live::{WorkerArgs, worker};
+use cli::live::{WorkerArgs, run_live, worker};
 use cli::lock::{LockArgs, lock_and_run};
 use cli::merge::{merge, merge_report};
 use cli::parse_address;
@@ -202,6 +202,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) if args.live => run_live(args),
         Command::Run(args) => run(args),
         Command::Merge {
             logs,

@@ -60,10 +60,8 @@ pub struct RunArgs {
 /// Runs every scenario of `paths` over its seeds (or a shard's share of them), prints the
 /// verdict table, writes JSON. A shard's expectations are judged on its share only, so a
 /// sharded run fails only when a run failed; `locksim merge` judges the whole.
+/// (`--live` runs go to [`run_live`](super::live::run_live) instead; `main` decides.)
 pub fn run(args: RunArgs) -> ExitCode {
-    if args.live {
-        return super::live::run_live(args);
-    }
     let RunArgs {
         paths,
         seeds,
