@@ -2,6 +2,8 @@
 //! break, it can find a hold, fencing's absorbed overlap shows, and a written cell
 //! replays its counterexample with `locksim replay`.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -9,33 +11,14 @@ use locksim::check;
 use locksim::report::Finding;
 use locksim::report::matrix::{GRID_FILE, Matrix, MatrixRun, cell_file};
 use serde_json::Value;
+use support::grid::shipped_grid_subset;
 
 /// Seeds per cell: enough for each claim below, quick in CI.
 const SEEDS: u64 = 6;
 
 /// The shipped grid cut down to these setups and fault classes.
 fn shipped_subset(setups: &[&str], faults: &[&str]) -> Matrix {
-    let mut grid: Value = serde_json::from_str(&std::fs::read_to_string(GRID_FILE).unwrap()).unwrap();
-    let keep = |list: &mut Value, names: &[&str]| {
-        let entries = list.as_array_mut().unwrap();
-        entries.retain(|entry| names.contains(&entry["name"].as_str().unwrap()));
-        assert_eq!(
-            entries.len(),
-            names.len(),
-            "the shipped grid lacks one of {names:?}"
-        );
-    };
-    keep(&mut grid["setups"], setups);
-    keep(&mut grid["faults"], faults);
-    // Only the comparisons of setups kept.
-    if let Some(pairs) = grid["comparisons"].as_array_mut() {
-        pairs.retain(|pair| {
-            pair.as_array()
-                .unwrap()
-                .iter()
-                .all(|name| setups.contains(&name.as_str().unwrap()))
-        });
-    }
+    let grid = shipped_grid_subset(setups, faults);
     Matrix::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"))
 }
 

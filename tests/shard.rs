@@ -11,6 +11,7 @@ use std::process::Output;
 
 use serde_json::Value;
 use support::cli::{locksim, scratch};
+use support::grid::shipped_grid_subset;
 
 fn json_lines(file: &Path) -> Vec<Value> {
     std::fs::read_to_string(file)
@@ -105,18 +106,10 @@ const REPORT_SCENARIOS: [&str; 2] = [
 /// The shipped grid cut to three setups and three fault classes (one of which applies to
 /// the replicated setup only), written into `dir`.
 fn small_grid(dir: &Path) -> String {
-    let mut grid: Value =
-        serde_json::from_str(&std::fs::read_to_string("scenarios/matrix/grid.json").unwrap()).unwrap();
-    let keep = |list: &mut Value, names: &[&str]| {
-        list.as_array_mut()
-            .unwrap()
-            .retain(|entry| names.contains(&entry["name"].as_str().unwrap()));
-    };
-    keep(
-        &mut grid["setups"],
+    let grid = shipped_grid_subset(
         &["set-nx-px", "lua-release-fencing", "replicated"],
+        &["none", "holder-pause", "failover"],
     );
-    keep(&mut grid["faults"], &["none", "holder-pause", "failover"]);
     let file = dir.join("grid.json");
     std::fs::write(&file, grid.to_string()).unwrap();
     file.to_str().unwrap().to_string()

@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod cli;
+pub mod grid;
 pub mod proxy;
 pub mod resp;
 pub mod sim;
