@@ -100,3 +100,43 @@ fn the_lock_scripts_run_on_a_served_node() {
     assert_eq!(client.request(&release("a")), Value::Int(1));
     assert_eq!(client.request(&set("b")), Value::Simple("OK".into()));
 }
+
+#[test]
+fn a_pipeline_is_answered_in_order() {
+    let served = Served::start();
+    let mut client = RespClient::connect(served.addr);
+    let mut pipeline = Vec::new();
+    for i in 0..16 {
+        pipeline.extend(support::resp::encode(&words(&format!("INCRBY n {i}"))));
+    }
+    pipeline.extend(support::resp::encode(&words("GET n")));
+    client.send(&pipeline);
+    let mut total = 0;
+    for i in 0..16 {
+        total += i;
+        assert_eq!(client.read(), Value::Int(total), "reply {i} of the pipeline");
+    }
+    assert_eq!(client.read(), Value::Bulk("120".into()));
+}
+
+#[test]
+fn a_thousand_clients_are_served_at_once() {
+    const CLIENTS: usize = 1000;
+    // The test holds one end of every connection, as the server holds the other.
+    let limit = locksim::real::raise_open_files_limit().unwrap();
+    assert!(
+        limit > CLIENTS as u64 + 64,
+        "this host allows only {limit} open files"
+    );
+    let served = Served::start();
+    let mut clients: Vec<RespClient> = (0..CLIENTS).map(|_| RespClient::connect(served.addr)).collect();
+    // Every connection is open before any is answered: the server holds them all at once.
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.send(&support::resp::encode(&words(&format!("SET client:{i} {i}"))));
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        assert_eq!(client.read(), Value::Simple("OK".into()), "client {i}");
+    }
+    let mut last = clients.pop().unwrap();
+    assert_eq!(last.request(&words("DBSIZE")), Value::Int(CLIENTS as i64));
+}
