@@ -415,9 +415,13 @@ async fn serve_replica<S, C, D>(
         let node = &mut *node;
         let port = session.replica_port.unwrap_or(0);
         let ip = session.replica_ip.clone().unwrap_or_else(|| "?".into());
-        let added = node
-            .replication
-            .add_replica(id, ip, port, &node.db, clock.wall_ms());
+        let added = node.replication.add_replica(
+            id,
+            (ip, port),
+            session.replica_reads_rdb,
+            &node.db,
+            clock.wall_ms(),
+        );
         node.count_good_replicas(clock.wall_ms());
         added
     };
