@@ -278,7 +278,8 @@ where
         };
         connection.queue_reply(&reply, session.protocol);
         // The rest of a pipeline is answered before its replies go out together.
-        if (quit || !connection.has_request()) && connection.flush().await.is_err() || quit {
+        let flushes = quit || !connection.has_request();
+        if flushes && connection.flush().await.is_err() || quit {
             return;
         }
     }
