@@ -345,6 +345,29 @@ impl Listener for TcpListener {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit, as redis-server does
+/// at start for its `maxclients`: a served node then holds as many client connections as
+/// the host allows (1,024 is a common soft default). Returns the limit now in force.
+pub fn raise_open_files_limit() -> std::io::Result<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(limit.rlim_cur)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,3 +100,86 @@ fn the_lock_scripts_run_on_a_served_node() {
     assert_eq!(client.request(&release("a")), Value::Int(1));
     assert_eq!(client.request(&set("b")), Value::Simple("OK".into()));
 }
+
+#[test]
+fn a_pipeline_is_answered_in_order() {
+    let served = Served::start();
+    let mut client = RespClient::connect(served.addr);
+    let mut pipeline = Vec::new();
+    for i in 0..16 {
+        pipeline.extend(support::resp::encode(&words(&format!("INCRBY n {i}"))));
+    }
+    pipeline.extend(support::resp::encode(&words("GET n")));
+    client.send(&pipeline);
+    let mut total = 0;
+    for i in 0..16 {
+        total += i;
+        assert_eq!(client.read(), Value::Int(total), "reply {i} of the pipeline");
+    }
+    assert_eq!(client.read(), Value::Bulk("120".into()));
+}
+
+#[test]
+fn a_thousand_clients_are_served_at_once() {
+    const CLIENTS: usize = 1000;
+    // The test holds one end of every connection, as the server holds the other.
+    let limit = locksim::real::raise_open_files_limit().unwrap();
+    assert!(
+        limit > CLIENTS as u64 + 64,
+        "this host allows only {limit} open files"
+    );
+    let served = Served::start();
+    let mut clients: Vec<RespClient> = (0..CLIENTS).map(|_| RespClient::connect(served.addr)).collect();
+    // Every connection is open before any is answered: the server holds them all at once.
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.send(&support::resp::encode(&words(&format!("SET client:{i} {i}"))));
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        assert_eq!(client.read(), Value::Simple("OK".into()), "client {i}");
+    }
+    let mut last = clients.pop().unwrap();
+    assert_eq!(last.request(&words("DBSIZE")), Value::Int(CLIENTS as i64));
+}
+
+/// A real redis-server pointed at a served node with `--replicaof` loads the node's
+/// keyspace (every type, every database, expiry kept) from the RDB file the node sends,
+/// then follows its stream.
+#[test]
+fn a_real_redis_server_replicates_a_served_node() {
+    let served = Served::start();
+    let mut master = RespClient::connect(served.addr);
+    for request in [
+        "SET s v PX 100000",
+        "HSET h f1 v1 f2 v2",
+        "ZADD z 1.5 a 2 b",
+        "RPUSH l x y z",
+        "SELECT 3",
+        "SET other 1",
+        "SELECT 0",
+    ] {
+        let reply = master.request(&words(request));
+        assert!(!matches!(reply, Value::Error(_)), "{request}: {reply:?}");
+    }
+    let port = served.addr.port().to_string();
+    let replica = support::RedisServer::start(&["--replicaof", "127.0.0.1", &port]);
+    support::wait_for_link(replica.addr);
+    let mut follower = RespClient::connect(replica.addr);
+    let bulks = |items: &[&str]| Value::Array(items.iter().map(|i| Value::Bulk(i.to_string())).collect());
+    assert_eq!(follower.request(&words("GET s")), Value::Bulk("v".into()));
+    let Value::Int(ttl) = follower.request(&words("PTTL s")) else {
+        panic!("PTTL answers an integer")
+    };
+    assert!(0 < ttl && ttl <= 100_000, "the expiry came along: PTTL {ttl}");
+    assert_eq!(
+        follower.request(&words("HGETALL h")),
+        bulks(&["f1", "v1", "f2", "v2"])
+    );
+    assert_eq!(
+        follower.request(&words("ZRANGE z 0 -1 WITHSCORES")),
+        bulks(&["a", "1.5", "b", "2"])
+    );
+    assert_eq!(follower.request(&words("LRANGE l 0 -1")), bulks(&["x", "y", "z"]));
+    assert_eq!(follower.request(&words("SELECT 3")), Value::Simple("OK".into()));
+    assert_eq!(follower.request(&words("GET other")), Value::Bulk("1".into()));
+    support::wait_for_stream(served.addr, replica.addr);
+}

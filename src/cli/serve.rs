@@ -20,6 +20,9 @@ pub fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
             return ExitCode::from(EXIT_UNMET);
         }
     };
+    if let Err(e) = locksim::real::raise_open_files_limit() {
+        eprintln!("warning: cannot raise the open-files limit, so fewer clients can connect: {e}");
+    }
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let result = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await?;

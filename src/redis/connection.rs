@@ -222,10 +222,15 @@ pub enum ConnectionError {
     Protocol(String),
 }
 
-/// A RESP connection: reads whole frames, writes whole frames.
+/// A RESP connection: reads whole frames, writes whole frames. Replies can be queued and
+/// written together ([`Connection::queue_reply`], [`Connection::flush`]): a pipeline's
+/// replies then leave in one write, as Redis sends what a client's buffer holds before
+/// the event loop sleeps.
 pub struct Connection<S> {
     stream: S,
     buffer: BytesMut,
+    /// Encoded replies not yet written to the stream.
+    out: Vec<u8>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -234,6 +239,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         Connection {
             stream,
             buffer: BytesMut::with_capacity(4096),
+            out: Vec::new(),
         }
     }
 
@@ -289,14 +295,38 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.stream.read_buf(&mut self.buffer).await
     }
 
-    /// Writes one reply in the connection's protocol and flushes it.
-    pub async fn write_reply(&mut self, reply: &Reply, protocol: Protocol) -> std::io::Result<()> {
-        self.stream.write_all(&reply.encode(protocol)).await?;
+    /// Whether the bytes already read hold another whole request (or bytes that are not
+    /// RESP, which the next read reports): a pipeline the node answers before it writes.
+    pub fn has_request(&self) -> bool {
+        !matches!(request::parse(&self.buffer), Ok(Parsed::Incomplete))
+    }
+
+    /// Queues one reply in the connection's protocol; [`Connection::flush`] writes it.
+    pub fn queue_reply(&mut self, reply: &Reply, protocol: Protocol) {
+        self.out.extend(reply.encode(protocol));
+    }
+
+    /// Writes every queued reply and flushes the stream. Cancel-safe: what was written
+    /// leaves the queue as it goes, so a flush cut short resumes where it stopped.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        while !self.out.is_empty() {
+            let written = self.stream.write(&self.out).await?;
+            if written == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            self.out.drain(..written);
+        }
         self.stream.flush().await
     }
 
+    /// Writes one reply in the connection's protocol, after any queued ones, and flushes.
+    pub async fn write_reply(&mut self, reply: &Reply, protocol: Protocol) -> std::io::Result<()> {
+        self.queue_reply(reply, protocol);
+        self.flush().await
+    }
+
     /// The byte stream back, with the bytes read but not yet parsed (a connection that
-    /// becomes a replication link).
+    /// becomes a replication link). Replies still queued are dropped: flush first.
     pub fn into_parts(self) -> (S, Vec<u8>) {
         (self.stream, self.buffer.to_vec())
     }

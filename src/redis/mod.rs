@@ -14,6 +14,7 @@ pub mod db;
 pub mod lua;
 pub mod node;
 pub mod persistence;
+pub mod rdb;
 pub mod replication;
 pub mod request;
 pub mod server;

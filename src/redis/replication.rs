@@ -390,16 +390,21 @@ impl Replication {
     }
 
     /// Registers a replica that sent PSYNC on connection `id`; returns the FULLRESYNC line,
-    /// the snapshot payload, and the receiver of its stream.
+    /// the snapshot payload (an RDB file for a real redis-server, `reads_rdb`), and the
+    /// receiver of its stream.
     pub fn add_replica(
         &mut self,
         id: u64,
-        ip: String,
-        port: u16,
+        (ip, port): (String, u16),
+        reads_rdb: bool,
         db: &Db,
         now_ms: u64,
     ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
-        let snapshot = snapshot(db);
+        let snapshot = if reads_rdb {
+            super::rdb::snapshot(db, now_ms)
+        } else {
+            snapshot(db)
+        };
         let mut handshake = format!(
             "+FULLRESYNC {} {}\r\n${}\r\n",
             self.replid,
@@ -480,7 +485,7 @@ mod tests {
     #[test]
     fn a_held_write_counts_in_the_offset_but_no_replica_acknowledges_it() {
         let mut replication = Replication::default();
-        let (_, mut stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default(), 0);
+        let (_, mut stream) = replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 0);
         let before = replication.offset;
         replication.hold(true);
         replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
@@ -499,7 +504,8 @@ mod tests {
     #[test]
     fn a_replica_is_good_while_its_last_ack_is_at_most_the_lag_old_in_whole_seconds() {
         let mut replication = Replication::default();
-        let (_, _stream) = replication.add_replica(1, "10.1.1.1".into(), 6379, &Db::default(), 10_999);
+        let (_, _stream) =
+            replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 10_999);
         // Redis subtracts Unix seconds: 10.999 s counts as 10, 20.999 s as 20.
         assert_eq!(replication.good_replicas(20_999, 10), 1);
         assert_eq!(replication.good_replicas(21_000, 10), 0);

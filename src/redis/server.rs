@@ -27,6 +27,9 @@ use crate::platform::{Clock, Listener};
 /// How often active expiry runs: Redis's default `hz 10`.
 pub const EXPIRY_CYCLE_MS: u64 = 100;
 
+/// How long a node waits to accept again after an accept failed.
+const ACCEPT_RETRY_MS: u64 = 10;
+
 /// How a node serves, beyond its listener and clock.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -77,7 +80,7 @@ impl Dialer for NoDialer {
     }
 }
 
-/// Serves the listener forever (until its node is killed, or accept fails), as a master
+/// Serves the listener forever (until its node is killed), as a master
 /// that cannot follow another node.
 pub async fn serve<L: Listener, C: Clock>(listener: L, clock: C) -> std::io::Result<()> {
     serve_node(listener, clock, NoDialer, ServeOptions::default()).await
@@ -134,6 +137,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
     let mut next_count_ms = clock.monotonic_ms() + REPLICA_CRON_MS;
     let mut next_client_id = 1;
+    let mut accept_after_ms = 0;
     let replan = node.borrow().cycle_replan.clone();
     loop {
         // The expiry cycle ticks every EXPIRY_CYCLE_MS, but only a tick that finds work
@@ -150,11 +154,18 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
             Some(generation) = link_requests.recv() => {
                 tasks.push(Box::pin(follow_master(context.clone(), generation)));
             }
-            stream = listener.accept() => {
-                let session = Session { id: next_client_id, ..Session::default() };
-                next_client_id += 1;
-                tasks.push(Box::pin(serve_connection(stream?, session, context.clone())));
-            }
+            stream = listener.accept(), if accept_after_ms <= clock.monotonic_ms() => match stream {
+                Ok(stream) => {
+                    let session = Session { id: next_client_id, ..Session::default() };
+                    next_client_id += 1;
+                    tasks.push(Box::pin(serve_connection(stream, session, context.clone())));
+                }
+                // Out of file descriptors (or another failed accept): the clients already
+                // connected are served on, and accepting resumes a moment later, as
+                // Redis logs the failure and goes on.
+                Err(_) => accept_after_ms = clock.monotonic_ms() + ACCEPT_RETRY_MS,
+            },
+            () = clock.sleep_until_monotonic(accept_after_ms), if accept_after_ms > clock.monotonic_ms() => {}
             () = replan.notified() => {}
             tick = clock.sleep_until_wall_on_grid(cycle_work_ms.unwrap_or(u64::MAX), next_cycle_ms, EXPIRY_CYCLE_MS),
                 if cycle_work_ms.is_some() => {
@@ -237,6 +248,15 @@ where
         };
         let command = Command::from_client_words(words, writes, subscribed);
         let quit = matches!(command, Ok(Command::Quit(_)));
+        let blocks = matches!(
+            command,
+            Ok(Command::Wait(_) | Command::BlockingPop(_) | Command::Psync(_))
+        );
+        // A command that may wait (or hand the stream over) first sends the replies a
+        // pipeline queued before it.
+        if blocks && connection.flush().await.is_err() {
+            return;
+        }
         let reply = match command {
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
             Ok(Command::BlockingPop(pop)) => {
@@ -273,11 +293,12 @@ where
         };
         // Messages the command published to this very connection go first, as in Redis.
         while let Ok(message) = messages.try_recv() {
-            if connection.write_reply(&message, session.protocol).await.is_err() {
-                return;
-            }
+            connection.queue_reply(&message, session.protocol);
         }
-        if connection.write_reply(&reply, session.protocol).await.is_err() || quit {
+        connection.queue_reply(&reply, session.protocol);
+        // The rest of a pipeline is answered before its replies go out together.
+        let flushes = quit || !connection.has_request();
+        if flushes && connection.flush().await.is_err() || quit {
             return;
         }
     }
@@ -418,9 +439,13 @@ async fn serve_replica<S, C, D>(
         let node = &mut *node;
         let port = session.replica_port.unwrap_or(0);
         let ip = session.replica_ip.clone().unwrap_or_else(|| "?".into());
-        let added = node
-            .replication
-            .add_replica(id, ip, port, &node.db, clock.wall_ms());
+        let added = node.replication.add_replica(
+            id,
+            (ip, port),
+            session.replica_reads_rdb,
+            &node.db,
+            clock.wall_ms(),
+        );
         node.count_good_replicas(clock.wall_ms());
         added
     };

@@ -32,7 +32,7 @@ pub(super) const COMMANDS: &[Spec] = &[
         name: "scan",
         arity: -2,
         flags: Flags::READ,
-        summary: "iterate the keys; MATCH, COUNT, TYPE (one pass: the cursor comes back 0)",
+        summary: "iterate the keys; MATCH, COUNT, TYPE in pages of COUNT keys (10 by default) with a cursor",
         handler: Handler::Keyspace(scan),
     },
     Spec {
@@ -508,22 +508,29 @@ fn keys(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     .into())
 }
 
-/// `SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]`: every matching key in one reply,
-/// with cursor 0 (COUNT is a hint Redis may exceed; the keyspaces here are small).
+/// `SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]`: a page of about COUNT keys
+/// (10 by default) and the cursor of the next page, 0 at the end. As in Redis, COUNT
+/// bounds the keys looked at, not the keys returned (MATCH and TYPE filter the page, so a
+/// page may come back empty before the end), and a key present for a whole iteration is
+/// returned at least once however the keyspace changes in between: keys are visited in
+/// the order of their [`scan_position`], and the cursor is the position to go on from.
 fn scan(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    const DEFAULT_COUNT: usize = 10;
     let cursor = args.next_bytes()?;
     let cursor = parse_cursor(&cursor).ok_or_else(|| ReplyError("ERR invalid cursor".into()))?;
     let words = args.rest();
     let mut pattern = None;
     let mut kind = None;
+    let mut count = DEFAULT_COUNT;
     let mut i = 0;
     while i < words.len() {
         let has_value = words.len() - i >= 2;
         match words[i].to_ascii_uppercase().as_slice() {
             b"COUNT" if has_value => {
-                if parse_int(&words[i + 1])? < 1 {
-                    return Err(ReplyError::syntax());
-                }
+                count = usize::try_from(parse_int(&words[i + 1])?)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(ReplyError::syntax)?;
             }
             b"MATCH" if has_value => pattern = Some(words[i + 1].clone()),
             b"TYPE" if has_value => kind = Some(words[i + 1].to_ascii_lowercase()),
@@ -531,20 +538,31 @@ fn scan(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
         }
         i += 2;
     }
-    // A cursor this node never handed out (it hands out only 0) continues past the end.
-    let found = if cursor != 0 {
-        Vec::new()
-    } else {
-        live_keys(db, now_ms)
-            .filter(|(key, _)| pattern.as_ref().is_none_or(|p| glob_match(p, key)))
-            .filter(|(_, entry)| {
-                kind.as_ref()
-                    .is_none_or(|k| k.as_slice() == entry.value.kind().name().as_bytes())
-            })
-            .map(|(key, _)| Frame::BulkString(key.clone()))
-            .collect()
-    };
-    Ok(Frame::Array(vec![Frame::BulkString(b"0".to_vec()), Frame::Array(found)]).into())
+    let mut ahead: Vec<(u64, &Vec<u8>, &Entry)> = live_keys(db, now_ms)
+        .map(|(key, entry)| (scan_position(key), key, entry))
+        .filter(|(position, _, _)| *position >= cursor)
+        .collect();
+    ahead.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let next = ahead.get(count).map_or(0, |(position, _, _)| *position);
+    let found = ahead
+        .into_iter()
+        .take(count)
+        .filter(|(_, key, _)| pattern.as_ref().is_none_or(|p| glob_match(p, key)))
+        .filter(|(_, _, entry)| {
+            kind.as_ref()
+                .is_none_or(|k| k.as_slice() == entry.value.kind().name().as_bytes())
+        })
+        .map(|(_, key, _)| Frame::BulkString(key.clone()))
+        .collect();
+    let next = Frame::BulkString(next.to_string().into_bytes());
+    Ok(Frame::Array(vec![next, Frame::Array(found)]).into())
+}
+
+/// Where SCAN visits a key: a hash of its name, never 0 (the cursor that starts and ends
+/// an iteration). Fixed for a key, so inserting or deleting other keys moves no key past
+/// the cursor; keys sharing a position are returned again by the next page, never skipped.
+fn scan_position(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key) | 1
 }
 
 /// A cursor as Redis reads one (`strtoul`, the whole word): an optional sign (a negative
@@ -576,4 +594,89 @@ fn rename(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
         db.store(to, entry.value, entry.expires_at_ms);
     }
     Ok(ok().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::redis::node::Writes;
+
+    fn run(db: &mut Db, words: &[&str]) -> Frame {
+        let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        super::super::run_for_script(words, Writes::Taken, db, 0)
+    }
+
+    /// Scans to the end with COUNT `count`, calling `between` before each next page;
+    /// returns how often each key came back and how many pages it took.
+    fn scan_all(
+        db: &mut Db,
+        count: usize,
+        mut between: impl FnMut(&mut Db, usize),
+    ) -> (BTreeMap<Vec<u8>, usize>, usize) {
+        let mut seen = BTreeMap::new();
+        let mut cursor = "0".to_string();
+        for page in 1.. {
+            let reply = run(db, &["SCAN", &cursor, "COUNT", &count.to_string()]);
+            let Frame::Array(parts) = reply else {
+                panic!("SCAN answers an array: {reply:?}")
+            };
+            let [Frame::BulkString(next), Frame::Array(keys)] = parts.as_slice() else {
+                panic!("SCAN answers a cursor and keys: {parts:?}")
+            };
+            assert!(keys.len() <= count, "a page holds at most COUNT keys");
+            for key in keys {
+                let Frame::BulkString(key) = key else {
+                    panic!("a key is a bulk string")
+                };
+                *seen.entry(key.clone()).or_insert(0) += 1;
+            }
+            cursor = String::from_utf8(next.clone()).unwrap();
+            if cursor == "0" {
+                return (seen, page);
+            }
+            between(db, page);
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn scan_pages_through_every_key_once() {
+        let mut db = Db::default();
+        for i in 0..100 {
+            run(&mut db, &["SET", &format!("key:{i}"), "v"]);
+        }
+        let (seen, pages) = scan_all(&mut db, 7, |_, _| {});
+        assert_eq!(seen.len(), 100);
+        assert!(seen.values().all(|&n| n == 1));
+        assert_eq!(pages, 100usize.div_ceil(7));
+        // Without COUNT, a page of 10.
+        let reply = run(&mut db, &["SCAN", "0"]);
+        let Frame::Array(parts) = reply else {
+            panic!("SCAN answers an array")
+        };
+        assert!(matches!(&parts[1], Frame::Array(keys) if keys.len() == 10));
+    }
+
+    #[test]
+    fn a_key_present_for_the_whole_scan_is_returned_though_others_come_and_go() {
+        let mut db = Db::default();
+        for i in 0..100 {
+            run(&mut db, &["SET", &format!("stays:{i}"), "v"]);
+            run(&mut db, &["SET", &format!("goes:{i}"), "v"]);
+        }
+        let (seen, _) = scan_all(&mut db, 9, |db, page| {
+            for i in (page * 10)..(page * 10 + 10) {
+                run(db, &["DEL", &format!("goes:{i}")]);
+                run(db, &["SET", &format!("new:{page}:{i}"), "v"]);
+            }
+        });
+        for i in 0..100 {
+            assert!(
+                seen.contains_key(format!("stays:{i}").as_bytes()),
+                "stays:{i} was skipped"
+            );
+        }
+    }
 }

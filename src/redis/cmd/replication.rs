@@ -177,8 +177,16 @@ impl Replconf {
         Ok(Replconf { words: args.rest() })
     }
 
-    /// Records what a replica announces: `ip-address IP`, `listening-port N`.
+    /// Records what a replica announces: `ip-address IP`, `listening-port N`, and whether
+    /// it is a real redis-server (`capa …`).
     pub fn apply(self, session: &mut Session) {
+        if self
+            .words
+            .first()
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"capa"))
+        {
+            session.replica_reads_rdb = true;
+        }
         if let [option, value] = self.words.as_slice() {
             let value = String::from_utf8_lossy(value).into_owned();
             if option.eq_ignore_ascii_case(b"ip-address") {

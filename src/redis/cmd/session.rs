@@ -61,6 +61,9 @@ pub struct Session {
     /// The address a replica announced (REPLCONF ip-address, listening-port).
     pub replica_ip: Option<String>,
     pub replica_port: Option<u16>,
+    /// The replica announced capabilities (`REPLCONF capa …`), as every real redis-server
+    /// does and our own replicas do not: it takes its snapshot as an RDB file.
+    pub replica_reads_rdb: bool,
     /// The node's count of `CLIENT KILL TYPE normal`s this connection outlives: it opened
     /// after them, or sent the last one (SKIPME yes). One more closes it.
     pub kills_survived: u64,
