@@ -40,6 +40,8 @@ pub enum Reply {
     /// Out-of-band messages (pub/sub confirmations and messages), one after another: each
     /// a `>N` push frame in RESP3, an array in RESP2.
     Pushes(Vec<Vec<Frame>>),
+    /// An array of replies, each in its own shape (EXEC's).
+    Replies(Vec<Reply>),
 }
 
 impl From<Frame> for Reply {
@@ -93,6 +95,7 @@ impl Reply {
             ),
             Reply::NullArray => Frame::Null,
             Reply::Pushes(pushes) => Frame::Array(pushes.into_iter().map(Frame::Array).collect()),
+            Reply::Replies(replies) => Frame::Array(replies.into_iter().map(Reply::into_resp2).collect()),
         }
     }
 
@@ -136,6 +139,12 @@ impl Reply {
             }
             (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
             (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
+            (Reply::Replies(replies), _) => {
+                push_line(&mut out, b'*', replies.len() as i64);
+                for reply in replies {
+                    reply.encode_into(protocol, &mut out);
+                }
+            }
             (Reply::Pushes(pushes), _) => {
                 let prefix = match protocol {
                     Protocol::Resp2 => b'*',

@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use super::cmd::{Blocked, Clients};
+use super::cmd::{Blocked, Clients, Watches};
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
-use super::replication::{Replication, effects, publishes};
+use super::replication::{Replication, effects, in_transaction, publishes};
 
 /// How a master tells its replicas when keys expire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,6 +122,10 @@ pub struct Node {
     /// Replicas that acknowledged within the lag when last counted (see
     /// [`Node::count_good_replicas`]).
     good_replicas: u32,
+    /// The keys each connection WATCHes, told of every change the node applies.
+    pub watches: Watches,
+    /// The last command was an EXEC: what it changed goes out between MULTI and EXEC.
+    pub in_transaction: bool,
 }
 
 impl Node {
@@ -142,6 +146,8 @@ impl Node {
             clients: Clients::default(),
             min_replicas: None,
             good_replicas: 0,
+            watches: Watches::default(),
+            in_transaction: false,
         })
     }
 }
@@ -174,6 +180,13 @@ impl Node {
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
     pub fn propagate(&mut self, now_ms: u64) {
         let changes = self.db.take_changes();
+        self.watches.touch(&changes);
+        // Redis wraps a transaction's effects in MULTI … EXEC when there is more than one.
+        let changed: usize = changes
+            .values()
+            .map(|c| c.keys.len() + usize::from(c.cleared))
+            .sum();
+        let wrap = std::mem::take(&mut self.in_transaction) && changed > 1;
         if let Some(watch) = &self.key_watch
             && let Some(changed) = changes.get(&0)
         {
@@ -187,11 +200,11 @@ impl Node {
         {
             self.gate = Some(gate);
         }
-        let saved = effects(&changes, &self.db, None);
+        let saved = in_transaction(wrap, effects(&changes, &self.db, None));
         self.aof.append(&saved);
         let mut streamed = match self.ttl_replication {
             TtlReplication::Absolute => saved,
-            TtlReplication::Relative => effects(&changes, &self.db, Some(now_ms)),
+            TtlReplication::Relative => in_transaction(wrap, effects(&changes, &self.db, Some(now_ms))),
         };
         streamed.extend(publishes(self.db.pubsub.take_published()));
         if self.gate.as_ref().is_some_and(Gate::is_open) {

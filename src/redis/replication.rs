@@ -197,6 +197,18 @@ pub fn effects(changes: &KeyspaceChanges, db: &Db, relative_to: Option<u64>) -> 
     bytes
 }
 
+/// `body` between `MULTI` and `EXEC` when `wrap` (a transaction's effects), as it is
+/// otherwise.
+pub fn in_transaction(wrap: bool, body: Vec<u8>) -> Vec<u8> {
+    if !wrap || body.is_empty() {
+        return body;
+    }
+    let mut bytes = encode(vec![b"MULTI".to_vec()]);
+    bytes.extend(body);
+    bytes.extend(encode(vec![b"EXEC".to_vec()]));
+    bytes
+}
+
 /// The PUBLISH commands that carry `messages` (channel, message) to replicas, which
 /// deliver them to their own subscribers. Redis sends them to replicas only, never to the AOF.
 pub fn publishes(messages: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {

@@ -246,7 +246,7 @@ where
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
             )
         };
-        let command = Command::from_client_words(words, writes, subscribed);
+        let command = Command::for_session(words, writes, subscribed, &mut session);
         let quit = matches!(command, Ok(Command::Quit(_)));
         let blocks = matches!(
             command,
@@ -305,7 +305,7 @@ where
 }
 
 /// Counts a normal client connection open on its node while it lives (what CLIENT KILL
-/// reports killing), and keeps its pub/sub mailbox open as long.
+/// reports killing), and keeps its pub/sub mailbox open and its watched keys as long.
 struct OpenClient<'a>(&'a RefCell<Node>, u64);
 
 impl<'a> OpenClient<'a> {
@@ -325,6 +325,7 @@ impl Drop for OpenClient<'_> {
         let mut node = self.0.borrow_mut();
         node.clients.open -= 1;
         node.db.pubsub.close(self.1);
+        node.watches.unwatch(self.1);
     }
 }
 

@@ -18,6 +18,7 @@ mod scripting;
 mod server;
 mod session;
 mod strings;
+mod transactions;
 mod zsets;
 
 pub use keys::glob_match;
@@ -31,6 +32,7 @@ pub use scripting::{Eval, Evalsha, Script};
 pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
 pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
+pub use transactions::{Transaction, Watches};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
@@ -103,6 +105,13 @@ pub enum Command {
     Reset(Reset),
     Subscribe(Subscribe),
     Unsubscribe(Unsubscribe),
+    Multi,
+    Exec,
+    Discard,
+    Watch(Vec<Vec<u8>>),
+    Unwatch,
+    /// A request a connection in MULTI queued: its words, parsed when EXEC runs it.
+    Queued(Vec<Vec<u8>>),
     Get(Get),
     Set(Set),
     SetGet(SetGet),
@@ -242,6 +251,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec])] = &[
     ("sorted sets", zsets::COMMANDS),
     ("lists", lists::COMMANDS),
     ("pub/sub", pubsub::COMMANDS),
+    ("transactions", transactions::COMMANDS),
     ("scripting", scripting::COMMANDS),
     ("server", server::COMMANDS),
     ("connection", session::COMMANDS),
@@ -304,16 +314,40 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
-        Command::from_client_words(words, writes, false)
+        Command::for_connection(words, writes, false, false)
     }
 
-    /// [`Command::from_words`] for a connection that may be `subscribed` (a RESP2 connection
-    /// with subscriptions), which may send only the subscription commands, PING, QUIT and
-    /// RESET.
-    pub fn from_client_words(
+    /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
+    /// connection with subscriptions (`subscribed`) may send only the subscription commands,
+    /// PING, QUIT and RESET; a connection in MULTI has its requests queued once their name
+    /// and arity passed, and a refusal then fails its transaction.
+    pub fn for_session(
         words: Vec<Vec<u8>>,
         writes: Writes,
         subscribed: bool,
+        session: &mut Session,
+    ) -> Result<Command, ReplyError> {
+        let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
+        let queuing = session.transaction.is_some();
+        Command::for_connection(words, writes, subscribed, queuing).map_err(|error| {
+            if let Some(transaction) = &mut session.transaction {
+                transaction.failed = true;
+            }
+            if exec {
+                transactions::exec_abort(error)
+            } else {
+                error
+            }
+        })
+    }
+
+    /// The checks of [`Command::for_session`], on a connection `subscribed` or not and
+    /// `queuing` (in MULTI) or not.
+    fn for_connection(
+        words: Vec<Vec<u8>>,
+        writes: Writes,
+        subscribed: bool,
+        queuing: bool,
     ) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
@@ -324,15 +358,16 @@ impl Command {
         {
             return Err(refusal);
         }
-        if !subscribed {
-            return Command::parse(spec, words);
+        if subscribed {
+            let parsed = Command::parse(spec, words.clone());
+            if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, &words, &parsed) {
+                return Err(refusal);
+            }
         }
-        let shown = words.get(..2).unwrap_or(&words).to_vec();
-        let parsed = Command::parse(spec, words);
-        match pubsub::refusal_while_subscribed(spec.name, &shown, &parsed) {
-            Some(refusal) => Err(refusal),
-            None => parsed,
+        if queuing && transactions::is_queued(spec.name) {
+            return Ok(Command::Queued(words));
         }
+        Command::parse(spec, words)
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
@@ -385,9 +420,24 @@ impl Command {
             Command::Quit(Quit) => ok().into(),
             Command::Reset(Reset) => {
                 node.db.pubsub.drop_subscriptions(session.id);
+                node.watches.unwatch(session.id);
                 node.db.select(0);
                 Reset::apply(session)
             }
+            Command::Multi => transactions::multi(session),
+            Command::Queued(words) => {
+                if let Some(transaction) = &mut session.transaction {
+                    transaction.queued.push(words);
+                }
+                Frame::SimpleString(b"QUEUED".to_vec()).into()
+            }
+            Command::Discard => transactions::discard(session, &mut node.watches),
+            Command::Watch(keys) => transactions::watch(keys, session, &mut node.watches, &node.db, now_ms),
+            Command::Unwatch => {
+                node.watches.unwatch(session.id);
+                ok().into()
+            }
+            Command::Exec => exec(node, session, now_ms),
             Command::Subscribe(cmd) => cmd.apply(&mut node.db.pubsub, session.id),
             Command::Unsubscribe(cmd) => cmd.apply(&mut node.db.pubsub, session.id),
             Command::Ping(cmd)
@@ -437,6 +487,12 @@ impl Command {
             | Command::Reset(_)
             | Command::Subscribe(_)
             | Command::Unsubscribe(_)
+            | Command::Multi
+            | Command::Exec
+            | Command::Discard
+            | Command::Watch(_)
+            | Command::Unwatch
+            | Command::Queued(_)
             | Command::Eval(_)
             | Command::Evalsha(_)
             | Command::Script(_)
@@ -448,6 +504,28 @@ impl Command {
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }
     }
+}
+
+/// EXEC: runs the connection's queue at one instant (`now_ms`), nothing else in between, and
+/// replies with every reply; WAIT inside counts the replicas that have the connection's
+/// writes now, and a blocking pop does not block. What it wrote reaches replicas and the
+/// AOF between MULTI and EXEC.
+fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
+    let queue = match transactions::exec_queue(session, &mut node.watches, &node.db, now_ms) {
+        Ok(queue) => queue,
+        Err(reply) => return reply,
+    };
+    node.in_transaction = true;
+    let mut replies = Vec::with_capacity(queue.len());
+    for words in queue {
+        let writes = node.writes();
+        replies.push(match Command::from_words(words, writes) {
+            Ok(Command::Wait(_)) => Frame::Integer(node.replication.acked(session.write_offset)).into(),
+            Ok(command) => command.apply(node, session, now_ms),
+            Err(error) => Frame::from(error).into(),
+        });
+    }
+    Reply::Replies(replies)
 }
 
 /// Redis's reply to an unknown command: the name and the first arguments (about 128

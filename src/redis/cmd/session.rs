@@ -67,6 +67,8 @@ pub struct Session {
     /// The node's count of `CLIENT KILL TYPE normal`s this connection outlives: it opened
     /// after them, or sent the last one (SKIPME yes). One more closes it.
     pub kills_survived: u64,
+    /// The transaction MULTI opened, until EXEC or DISCARD.
+    pub transaction: Option<super::Transaction>,
 }
 
 /// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
@@ -283,7 +285,7 @@ impl Clients {
 }
 
 /// `RESET`: the connection returns to the state of a new one (its id stays); the node drops
-/// its subscriptions.
+/// its subscriptions and watched keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reset;
 
@@ -293,6 +295,7 @@ impl Reset {
         session.protocol = Protocol::Resp2;
         session.db = 0;
         session.name = None;
+        session.transaction = None;
         Frame::SimpleString(b"RESET".to_vec()).into()
     }
 }
