@@ -111,3 +111,93 @@ fn python_redis_lock_stores_its_id_under_lock_name_and_signals_on_release() {
         "signal_expire 1000 ms: {signal_ttl:?}"
     );
 }
+
+fn redisson(ttl_ms: u64) -> LockOptions {
+    LockOptions::new(Algorithm::LuaRelease, ttl_ms).profile(Profile::Redisson)
+}
+
+#[test]
+fn redisson_counts_reentrant_holds_in_its_hash_and_frees_the_lock_at_zero() {
+    let seen = simulate(7, || async move {
+        let redis = start_redis(1);
+        let client = client_node(1).spawn(async move {
+            let mut holder = lock(&[redis], redisson(30_000), 1, StopAt::nowhere());
+            let mut rival = lock(&[redis], redisson(30_000), 2, StopAt::nowhere());
+            let mut node = inspector(redis);
+            let first = holder.acquire(NAME).await.expect("granted");
+            let again = holder.acquire(NAME).await.expect("the same thread re-enters");
+            let field = first.token.clone();
+            let holds = ask(&mut node, &[b"HGET", NAME, field.as_bytes()]).await;
+            let once_released = holder.release(&again).await.expect("one hold given back");
+            let rival_while_one_hold = rival.try_acquire(NAME).await.expect("answered").is_some();
+            let holds_left = ask(&mut node, &[b"HGET", NAME, field.as_bytes()]).await;
+            holder.release(&first).await.expect("the last hold given back");
+            let gone = ask(&mut node, &[b"EXISTS", NAME]).await;
+            let rival_after = rival.try_acquire(NAME).await.expect("answered").is_some();
+            (
+                field,
+                again.token,
+                holds,
+                once_released,
+                rival_while_one_hold,
+                holds_left,
+                gone,
+                rival_after,
+            )
+        });
+        client.await.unwrap()
+    });
+    let (field, again, holds, once_released, rival_while_one_hold, holds_left, gone, rival_after) = seen;
+    assert!(field.ends_with(":1"), "uuid:threadId: {field}");
+    assert_eq!(field.len(), 36 + 2, "a UUID and the thread id: {field}");
+    assert_eq!(again, field, "re-entry uses the same field");
+    assert_eq!(holds, Frame::BulkString(b"2".to_vec()));
+    assert!(once_released);
+    assert!(!rival_while_one_hold, "one hold is left: the lock is still held");
+    assert_eq!(holds_left, Frame::BulkString(b"1".to_vec()));
+    assert_eq!(gone, Frame::Integer(0), "the hash is deleted at zero holds");
+    assert!(rival_after, "the lock is free once every hold is given back");
+}
+
+#[test]
+fn redisson_waiter_wakes_on_the_unlock_message_long_before_the_pttl() {
+    let (granted_at, published_to) = simulate(9, || async move {
+        let redis = start_redis(1);
+        client_node(1).spawn(async move {
+            let mut holder = lock(&[redis], redisson(30_000), 1, StopAt::nowhere());
+            let lease = holder.acquire(NAME).await.expect("granted");
+            clock().sleep_ms(500).await;
+            assert!(holder.release(&lease).await.expect("released"));
+        });
+        clock().sleep_ms(100).await;
+        let waiter = client_node(2).spawn(async move {
+            let mut waiter = lock(&[redis], redisson(30_000), 2, StopAt::nowhere());
+            let mut node = inspector(redis);
+            clock().sleep_ms(200).await;
+            let subscribers = async {
+                clock().sleep_ms(100).await;
+                ask(
+                    &mut node,
+                    &[b"PUBSUB", b"NUMSUB", b"redisson_lock__channel:{jobs}"],
+                )
+                .await
+            };
+            let (granted, subscribers) = futures::join!(waiter.acquire(NAME), subscribers);
+            granted.expect("granted in the end");
+            (now_ms(), subscribers)
+        });
+        waiter.await.unwrap()
+    });
+    assert!(
+        (500..600).contains(&granted_at),
+        "granted at {granted_at} ms; the unlock was at ~500 ms and the PTTL ~30 s"
+    );
+    assert_eq!(
+        published_to,
+        Frame::Array(vec![
+            Frame::BulkString(b"redisson_lock__channel:{jobs}".to_vec()),
+            Frame::Integer(1)
+        ]),
+        "the waiter listens on the lock's channel"
+    );
+}

@@ -132,6 +132,8 @@ pub struct Lock<C: Connect, K: Clock, R: Rng> {
     client_uuid: String,
     /// How long the last refused attempt was told the lock stays held (Redisson's `PTTL`).
     held_for_ms: Option<u64>,
+    /// Redisson's subscription to the lock's channel while an acquire waits.
+    subscription: Option<redisson::Subscription<C::Stream>>,
 }
 
 /// Random bytes in a token: as the Redis distlock page suggests (20 bytes from urandom).
@@ -166,6 +168,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             observer: Arc::new(Unobserved),
             client_uuid: String::new(),
             held_for_ms: None,
+            subscription: None,
         };
         if lock.options.protocol == Protocol::Redisson {
             lock.client_uuid = lock.random_uuid();
@@ -294,7 +297,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             let token = shared_token.clone().unwrap_or_else(|| self.new_token());
             last_token.clone_from(&token);
             match self.attempt(key, token, acquire_started).await {
-                Ok(Some(lease)) => return Ok(lease),
+                Ok(Some(lease)) => {
+                    self.stop_waiting().await;
+                    return Ok(lease);
+                }
                 Ok(None) => {
                     self.observer
                         .attempt_failed(attempt, "the lock is held by another client");
@@ -309,6 +315,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 self.wait_before_retry(key).await;
             }
         }
+        self.stop_waiting().await;
         if self.options.attempt_cleanup == AttemptCleanup::AfterFinalFailure
             && self.options.algorithm.unique_token()
         {
@@ -318,8 +325,9 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     }
 
     /// Between two attempts of one acquire: the ladder sleeps `delay + U(0, jitter)`;
-    /// Redisson waits at most the holder's `PTTL` (polling every `delay` meanwhile);
-    /// python-redis-lock blocks on its signal list.
+    /// Redisson subscribes to the lock's channel after its first refusal and tries again at
+    /// once, then waits for an unlock message at most the holder's `PTTL` (the whole `PTTL`
+    /// when it could not subscribe); python-redis-lock blocks on its signal list.
     async fn wait_before_retry(&mut self, key: &[u8]) {
         let retry = &self.options.retry;
         match self.options.protocol {
@@ -328,14 +336,42 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 self.clock.sleep_ms(retry.delay_ms + jitter).await;
             }
             Protocol::Redisson => {
-                let wait_ms = self
-                    .held_for_ms
-                    .map_or(retry.delay_ms, |ms| ms.min(retry.delay_ms));
-                self.clock.sleep_ms(wait_ms.max(1)).await;
+                // A hash without TTL (`PTTL` -1) is waited on for its message alone;
+                // Redisson never leaves one, so a lease's length bounds that wait here.
+                let wait_ms = self.held_for_ms.unwrap_or(self.options.ttl_ms).max(1);
+                let clock = self.clock.clone();
+                let Some(subscription) = &mut self.subscription else {
+                    let opened = tokio::select! {
+                        biased;
+                        opened = redisson::Subscription::open(&self.nodes[0], key) => opened.ok(),
+                        () = clock.sleep_ms(self.options.request_timeout_ms) => None,
+                    };
+                    match opened {
+                        Some(subscription) => self.subscription = Some(subscription),
+                        None => clock.sleep_ms(wait_ms).await,
+                    }
+                    return;
+                };
+                let message = tokio::select! {
+                    biased;
+                    message = subscription.unlocked() => Some(message),
+                    () = clock.sleep_ms(wait_ms) => None,
+                };
+                if let Some(Err(_)) = message {
+                    // The subscription's connection broke: subscribe again next time.
+                    self.subscription = None;
+                }
             }
             Protocol::PythonRedisLock => {
                 python_redis_lock::wait_for_signal(&mut self.nodes[0], &self.options, key).await;
             }
+        }
+    }
+
+    /// An acquire is over: Redisson unsubscribes from the lock's channel.
+    async fn stop_waiting(&mut self) {
+        if let Some(subscription) = self.subscription.take() {
+            subscription.close().await;
         }
     }
 

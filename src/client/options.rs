@@ -301,14 +301,12 @@ impl Profile {
     pub fn defaults(self) -> ProfileDefaults {
         match self {
             Profile::Redisson => ProfileDefaults {
-                // Redisson's own protocol (`Protocol::Redisson`) takes over once the fake
-                // node carries PUBLISH, which its unlock script calls.
-                protocol: Protocol::Ladder,
-                // A refused client waits for the unlock message, at most the holder's PTTL;
-                // it polls every 100 ms until the fake node's pub/sub carries the message.
+                protocol: Protocol::Redisson,
+                // A refused client waits for the unlock message, at most the holder's PTTL
+                // (no delay of its own); the count bounds one acquire's waits.
                 retry: Retry {
                     count: 100,
-                    delay_ms: 100,
+                    delay_ms: 0,
                     jitter_ms: 0,
                 },
                 drift: Drift::NONE,

@@ -6,8 +6,11 @@
 //! answer the hash's `PTTL`, which bounds how long a refused client waits before it tries
 //! again. Unlock decrements the count, and at zero deletes the hash and `PUBLISH`es `0` on
 //! `redisson_lock__channel:{<name>}`; an unlock latch key answers a retried unlock as the
-//! first one was answered. The watchdog renews through the hash: `PEXPIRE` only while our
-//! field is there. Scripts are sent with `EVAL` (EVALSHA became the default only in 3.46).
+//! first one was answered. A refused client subscribes to that channel on a connection of
+//! its own, tries once more, and then waits for an unlock message, at most the `PTTL` it was
+//! told, before each further try ([`Subscription`]); without the subscription it waits the
+//! `PTTL` out, Redisson's fallback when the message is lost. The watchdog renews through the
+//! hash: `PEXPIRE` only while our field is there. Scripts are sent with `EVAL` (EVALSHA became the default only in 3.46).
 //! Around each acquire and renewal the WAIT rule of the options applies
 //! (`checkLockSyncedSlaves`: see [`WaitFor::Connected`](crate::client::WaitFor::Connected)).
 
@@ -19,6 +22,8 @@ use crate::client::profiles::Grant;
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Del, Eval};
+use crate::redis::connection::{Connection, ConnectionError};
+use crate::redis::request::build as request;
 
 /// `RedissonLock.tryLockInnerAsync`: KEYS = [name], ARGV = [leaseMs, uuid:threadId].
 pub const ACQUIRE: &str = "if ((redis.call('exists', KEYS[1]) == 0) \
@@ -84,6 +89,50 @@ pub fn latch(name: &[u8], request_id: &str) -> Vec<u8> {
 /// The hash field of client `uuid`'s workload thread: the value its holds are counted under.
 pub fn field(uuid: &str) -> String {
     format!("{uuid}:{THREAD_ID}")
+}
+
+/// A client's subscription to one lock's channel (`PublishSubscribe.subscribe`), on a
+/// connection of its own, as Redisson keeps pub/sub apart from commands.
+pub(crate) struct Subscription<S> {
+    connection: Connection<S>,
+    channel: Vec<u8>,
+}
+
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Subscription<S> {
+    /// `SUBSCRIBE redisson_lock__channel:{<name>}` on a new connection to `conn`'s node,
+    /// once the node confirmed it.
+    pub(crate) async fn open<C: Connect<Stream = S>, K: Clock>(
+        conn: &Conn<C, K>,
+        name: &[u8],
+    ) -> Result<Self, ConnectionError> {
+        let mut connection = conn.open_another().await?;
+        let channel = channel(name);
+        let subscribe = request([b"SUBSCRIBE".to_vec(), channel.clone()]);
+        connection.write_frame(&subscribe).await?;
+        connection.read_frame().await?.ok_or(ConnectionError::Closed)?;
+        Ok(Subscription { connection, channel })
+    }
+
+    /// Waits for the next message on the channel (`LockPubSub.onMessage`: an unlock).
+    pub(crate) async fn unlocked(&mut self) -> Result<(), ConnectionError> {
+        loop {
+            if let Frame::Array(parts) = self
+                .connection
+                .read_frame()
+                .await?
+                .ok_or(ConnectionError::Closed)?
+                && parts.first() == Some(&Frame::BulkString(b"message".to_vec()))
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `UNSUBSCRIBE` once the waiting is over; the connection goes with it.
+    pub(crate) async fn close(mut self) {
+        let unsubscribe = request([b"UNSUBSCRIBE".to_vec(), self.channel]);
+        let _ = self.connection.write_frame(&unsubscribe).await;
+    }
 }
 
 /// One acquire: `Granted`, or `Held` for the `PTTL` the script answered.
