@@ -70,4 +70,11 @@ pub trait Connect: Send + Sync {
 
     /// Opens a new connection to the server.
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send;
+
+    /// Opens a connection for a side conversation beside the one requests go on (a pub/sub
+    /// subscription); the same as [`Connect::connect`] unless a connector keeps track of
+    /// its request connection.
+    fn connect_aside(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
+        self.connect()
+    }
 }

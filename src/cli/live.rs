@@ -166,7 +166,7 @@ pub struct WorkerArgs {
 
 fn parse_profile(text: &str) -> Result<Profile, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string()))
-        .map_err(|_| "one of redisson, redsync, node-redlock, redis-py".to_string())
+        .map_err(|_| "one of redisson, redsync, node-redlock, redis-py, python-redis-lock".to_string())
 }
 
 /// `locksim worker`: locksim's lock client as a live worker, configured by the

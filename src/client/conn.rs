@@ -98,6 +98,12 @@ impl<C: Connect, K: Clock> Conn<C, K> {
         Ok(reply)
     }
 
+    /// A new connection of its own to the same node, for a conversation that is not
+    /// request/reply (a pub/sub subscription).
+    pub async fn open_another(&self) -> Result<Connection<C::Stream>, ConnectionError> {
+        Ok(Connection::new(self.connector.connect_aside().await?))
+    }
+
     async fn exchange(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {
         let connection = match &mut self.connection {
             Some(connection) => connection,

@@ -2,7 +2,8 @@
 //!
 //! [`Lock`](super::Lock) runs these on every node (one for the single-node tiers, N for
 //! Redlock) and decides from the answers; this file only says which commands, in which
-//! order, and where the [`Step`]s fall between them.
+//! order, and where the [`Step`]s fall between them. The libraries that speak a protocol of
+//! their own live beside it in `profiles/`, and share its WAIT rule.
 
 use super::conn::Conn;
 use super::error::LockError;
@@ -79,11 +80,11 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
 }
 
 /// What to WAIT for after the next write: `(replicas, needed)`, or nothing.
-type WaitPlan = Option<(u32, u32)>;
+pub(crate) type WaitPlan = Option<(u32, u32)>;
 
 /// Decides, before a write, what `options.wait_replicas` will WAIT for after it. Redisson
 /// reads the master's replica count first and skips WAIT on a master without replicas.
-async fn plan_wait<C: Connect, K: Clock>(
+pub(crate) async fn plan_wait<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
 ) -> Result<WaitPlan, LockError> {
@@ -114,7 +115,7 @@ async fn connected_replicas<C: Connect, K: Clock>(conn: &mut Conn<C, K>) -> Resu
 
 /// After a write that granted or extended the lock: WAIT as planned; too few
 /// acknowledgements are [`LockError::NotReplicated`], the key left on the node.
-async fn confirm_replicated<C: Connect, K: Clock>(
+pub(crate) async fn confirm_replicated<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
     plan: WaitPlan,

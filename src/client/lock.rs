@@ -20,6 +20,7 @@ use super::observe::{Observe, Request, Unobserved};
 use super::options::{
     AttemptCleanup, Fencing, LockOptions, OnReadonly, RenewalOnError, RetryToken, ValidityClock,
 };
+use super::profiles::{self, Grant, Protocol, python_redis_lock, redisson};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 
@@ -126,6 +127,13 @@ pub struct Lock<C: Connect, K: Clock, R: Rng> {
     options: LockOptions,
     steps: Arc<dyn Steps>,
     observer: Arc<dyn Observe>,
+    /// Redisson's client id (`ServiceManager.id`, a random UUID): its hash field is this
+    /// and the thread id. Empty for the other protocols.
+    client_uuid: String,
+    /// How long the last refused attempt was told the lock stays held (Redisson's `PTTL`).
+    held_for_ms: Option<u64>,
+    /// Redisson's subscription to the lock's channel while an acquire waits.
+    subscription: Option<redisson::Subscription<C::Stream>>,
 }
 
 /// Random bytes in a token: as the Redis distlock page suggests (20 bytes from urandom).
@@ -150,7 +158,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                     .reconnect_on_readonly(reconnect_on_readonly)
             })
             .collect();
-        Lock {
+        let mut lock = Lock {
             nodes,
             fence_counter: None,
             clock,
@@ -158,7 +166,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             options,
             steps: Arc::new(NoSteps),
             observer: Arc::new(Unobserved),
+            client_uuid: String::new(),
+            held_for_ms: None,
+            subscription: None,
+        };
+        if lock.options.protocol == Protocol::Redisson {
+            lock.client_uuid = lock.random_uuid();
         }
+        lock
     }
 
     /// Calls `steps` at every [`Step`] (crash and pause points).
@@ -210,12 +225,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
-        let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let reply = ladder::acquire_on(node, options, key, token_ref, steps).await;
+        let answers = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
+            let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
+            let held_for_ms = match answer {
+                Ok(Grant::Held { for_ms }) => for_ms,
+                _ => None,
+            };
+            let reply = answer.map(|grant| grant == Grant::Granted);
             observer.answered(Request::Acquire, i, &reply);
-            reply
+            (reply, held_for_ms)
         }))
         .await;
+        self.held_for_ms = answers.iter().filter_map(|(_, held_for_ms)| *held_for_ms).min();
+        let replies: Vec<Result<bool, LockError>> = answers.into_iter().map(|(reply, _)| reply).collect();
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
@@ -256,20 +278,29 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.refusal(replies).map(|()| None)
     }
 
-    /// Tries up to `1 + retry.count` times, sleeping `delay + U(0, jitter)` in between;
-    /// the last attempt's error, or [`LockError::Contended`], when all fail.
+    /// Tries up to `1 + retry.count` times, waiting in between as the protocol waits (the
+    /// ladder sleeps `delay + U(0, jitter)`); the last attempt's error, or
+    /// [`LockError::Contended`], when all fail.
     pub async fn acquire(&mut self, key: &[u8]) -> Result<Lease, LockError> {
         let attempts = self.options.retry.count.saturating_add(1);
         let mut last_error = None;
         // node-redlock draws one value per acquire and sends it on every retry.
         let shared_token = (self.options.retry_token != RetryToken::Fresh).then(|| self.new_token());
+        if self.options.protocol == Protocol::PythonRedisLock
+            && let Some(id) = &shared_token
+        {
+            python_redis_lock::check_not_held(&mut self.nodes[0], key, id).await?;
+        }
         let mut last_token = String::new();
         let acquire_started = self.validity_clock_ms();
         for attempt in 1..=attempts {
             let token = shared_token.clone().unwrap_or_else(|| self.new_token());
             last_token.clone_from(&token);
             match self.attempt(key, token, acquire_started).await {
-                Ok(Some(lease)) => return Ok(lease),
+                Ok(Some(lease)) => {
+                    self.stop_waiting().await;
+                    return Ok(lease);
+                }
                 Ok(None) => {
                     self.observer
                         .attempt_failed(attempt, "the lock is held by another client");
@@ -281,17 +312,67 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 }
             }
             if attempt < attempts {
-                let retry = &self.options.retry;
-                let jitter = self.rng.random_range(0..=retry.jitter_ms);
-                self.clock.sleep_ms(retry.delay_ms + jitter).await;
+                self.wait_before_retry(key).await;
             }
         }
+        self.stop_waiting().await;
         if self.options.attempt_cleanup == AttemptCleanup::AfterFinalFailure
             && self.options.algorithm.unique_token()
         {
             let _ = self.release_everywhere(key, &last_token).await;
         }
         Err(last_error.unwrap_or(LockError::Contended { attempts }))
+    }
+
+    /// Between two attempts of one acquire: the ladder sleeps `delay + U(0, jitter)`;
+    /// Redisson subscribes to the lock's channel after its first refusal and tries again at
+    /// once, then waits for an unlock message at most the holder's `PTTL` (the whole `PTTL`
+    /// when it could not subscribe); python-redis-lock blocks on its signal list.
+    async fn wait_before_retry(&mut self, key: &[u8]) {
+        let retry = &self.options.retry;
+        match self.options.protocol {
+            Protocol::Ladder => {
+                let jitter = self.rng.random_range(0..=retry.jitter_ms);
+                self.clock.sleep_ms(retry.delay_ms + jitter).await;
+            }
+            Protocol::Redisson => {
+                // A hash without TTL (`PTTL` -1) is waited on for its message alone;
+                // Redisson never leaves one, so a lease's length bounds that wait here.
+                let wait_ms = self.held_for_ms.unwrap_or(self.options.ttl_ms).max(1);
+                let clock = self.clock.clone();
+                let Some(subscription) = &mut self.subscription else {
+                    let opened = tokio::select! {
+                        biased;
+                        opened = redisson::Subscription::open(&self.nodes[0], key) => opened.ok(),
+                        () = clock.sleep_ms(self.options.request_timeout_ms) => None,
+                    };
+                    match opened {
+                        Some(subscription) => self.subscription = Some(subscription),
+                        None => clock.sleep_ms(wait_ms).await,
+                    }
+                    return;
+                };
+                let message = tokio::select! {
+                    biased;
+                    message = subscription.unlocked() => Some(message),
+                    () = clock.sleep_ms(wait_ms) => None,
+                };
+                if let Some(Err(_)) = message {
+                    // The subscription's connection broke: subscribe again next time.
+                    self.subscription = None;
+                }
+            }
+            Protocol::PythonRedisLock => {
+                python_redis_lock::wait_for_signal(&mut self.nodes[0], &self.options, key).await;
+            }
+        }
+    }
+
+    /// An acquire is over: Redisson unsubscribes from the lock's channel.
+    async fn stop_waiting(&mut self) {
+        if let Some(subscription) = self.subscription.take() {
+            subscription.close().await;
+        }
     }
 
     /// Releases on every node; `Ok(false)` when the key no longer held our value on enough
@@ -315,7 +396,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let started = self.validity_clock_ms();
         let (ttl_ms, options, observer) = (self.options.ttl_ms, &self.options, &*self.observer);
         let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let reply = ladder::extend_on(node, options, &lease.key, &lease.token).await;
+            let reply = profiles::extend_on(node, options, &lease.key, &lease.token).await;
             observer.answered(Request::Extend, i, &reply);
             reply
         }))
@@ -530,7 +611,13 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         token: &str,
         chosen: &[bool],
     ) -> Vec<Result<bool, LockError>> {
-        let (algorithm, steps, observer) = (self.options.algorithm, &*self.steps, &*self.observer);
+        // Redisson names each unlock request (its latch key); nobody else draws one.
+        let request_id = match self.options.protocol {
+            Protocol::Redisson => self.random_hex(redisson::REQUEST_ID_BYTES),
+            Protocol::Ladder | Protocol::PythonRedisLock => String::new(),
+        };
+        let (options, steps, observer, request_id) =
+            (&self.options, &*self.steps, &*self.observer, &request_id);
         join_all(
             self.nodes
                 .iter_mut()
@@ -540,7 +627,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                     if !chosen {
                         return Ok(false);
                     }
-                    let reply = ladder::release_on(node, algorithm, key, token, steps).await;
+                    let reply = profiles::release_on(node, options, key, token, request_id, steps).await;
                     observer.answered(Request::Release, i, &reply);
                     reply
                 }),
@@ -594,16 +681,52 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.options.validity_clock.read(&self.clock)
     }
 
+    /// The value an acquire stores: a random token (tiers 4, 5, Redlock), `1` (tiers 1–3),
+    /// Redisson's `uuid:threadId` (the same for every acquire of this client: reentrancy),
+    /// or a python-redis-lock id.
     fn new_token(&mut self) -> String {
+        match self.options.protocol {
+            Protocol::Redisson => return redisson::field(&self.client_uuid),
+            Protocol::PythonRedisLock => return python_redis_lock::new_id(&mut self.rng),
+            Protocol::Ladder => {}
+        }
         if !self.options.algorithm.unique_token() {
             return SHARED_VALUE.to_string();
         }
-        let mut bytes = [0u8; TOKEN_BYTES];
-        self.rng.fill(&mut bytes);
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let hex = bytes
-            .iter()
-            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
-        hex.map(char::from).collect()
+        self.random_hex(TOKEN_BYTES)
     }
+
+    /// `bytes` random bytes, in hex.
+    fn random_hex(&mut self, bytes: usize) -> String {
+        let mut drawn = vec![0u8; bytes];
+        self.rng.fill(&mut drawn[..]);
+        hex(&drawn)
+    }
+
+    /// A random (version 4) UUID, as `java.util.UUID.randomUUID()` prints one.
+    fn random_uuid(&mut self) -> String {
+        let mut bytes = [0u8; 16];
+        self.rng.fill(&mut bytes);
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex = hex(&bytes);
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
+    }
+}
+
+/// Bytes in lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    bytes
+        .iter()
+        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]])
+        .map(char::from)
+        .collect()
 }

@@ -3,7 +3,8 @@
 //!
 //! [`Lock`] runs every algorithm of the ladder and Redlock ([`Algorithm`]), with retry,
 //! watchdog renewal ([`Lock::hold`], [`Lock::with_lock`]), fencing tokens and the client
-//! profiles ([`Profile`]); [`Steps`] lets a simulation crash or pause it between commands,
+//! profiles ([`Profile`]), some speaking their library's own protocol ([`Protocol`],
+//! `profiles/`); [`Steps`] lets a simulation crash or pause it between commands,
 //! and [`Observe`] hears every node's answer.
 //!
 //! [`Connect`]: crate::platform::Connect
@@ -15,6 +16,7 @@ mod ladder;
 pub mod lock;
 pub mod observe;
 pub mod options;
+pub mod profiles;
 pub mod scripts;
 pub mod steps;
 
@@ -26,4 +28,5 @@ pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, Profile, ProfileDefaults,
     RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
+pub use profiles::Protocol;
 pub use steps::{NoSteps, Step, Steps};

@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 
+use super::profiles::Protocol;
 use crate::platform::Clock;
 
 /// The algorithms of the ladder (lock-algorithms.md), each with its defect kept, plus
@@ -225,12 +226,15 @@ pub enum OnReadonly {
     Reconnect,
 }
 
-/// Lock libraries whose defaults and quirks a client can copy.
+/// Lock libraries whose defaults and quirks a client can copy; Redisson and
+/// python-redis-lock also speak their library's own protocol ([`Protocol`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
-    /// Redisson RLock: watchdog renewing every TTL/3; after each acquire and renewal, WAIT
-    /// for the replicas the master says it has (none: no WAIT).
+    /// Redisson RLock, in its own protocol (a reentrant hash per lock, an unlock that
+    /// publishes, waiters bounded by the holder's `PTTL`): watchdog renewing every TTL/3;
+    /// after each acquire and renewal, WAIT for the replicas the master says it has (none:
+    /// no WAIT).
     Redisson,
     /// go-redsync v4: 32 tries 50–250 ms apart with one value, released on every node
     /// between tries, drift `ttl × 0.01` without the 2 ms.
@@ -241,11 +245,29 @@ pub enum Profile {
     /// redis-py Lock: single node, a fixed 100 ms retry, one token per acquire, no
     /// elapsed-time check, no clean-up after a failed `SET`.
     RedisPy,
+    /// python-redis-lock 4.0.1, in its own protocol (`SET NX EX`, waiters on a `BLPOP`
+    /// signal list, a release script that signals one of them); `watchdog` is its
+    /// `auto_renewal`, every `expire × 2/3`, which dies silently at the first failed extend.
+    PythonRedisLock,
+}
+
+impl Profile {
+    /// The profile's name, as scenario files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Redisson => "redisson",
+            Profile::Redsync => "redsync",
+            Profile::NodeRedlock => "node-redlock",
+            Profile::RedisPy => "redis-py",
+            Profile::PythonRedisLock => "python-redis-lock",
+        }
+    }
 }
 
 /// The settings a profile fills in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileDefaults {
+    pub protocol: Protocol,
     pub retry: Retry,
     pub drift: Drift,
     pub validity_check: bool,
@@ -265,6 +287,7 @@ pub struct ProfileDefaults {
     /// retries: #296).
     pub expiration_from_first_attempt: bool,
     pub on_readonly: OnReadonly,
+    pub renewal_on_error: RenewalOnError,
 }
 
 /// The drift allowance of redlock-rb and the Redis distlock page.
@@ -278,10 +301,12 @@ impl Profile {
     pub fn defaults(self) -> ProfileDefaults {
         match self {
             Profile::Redisson => ProfileDefaults {
-                // Waiters wake through pub/sub; polling every 100 ms stands in for it.
+                protocol: Protocol::Redisson,
+                // A refused client waits for the unlock message, at most the holder's PTTL
+                // (no delay of its own); the count bounds one acquire's waits.
                 retry: Retry {
                     count: 100,
-                    delay_ms: 100,
+                    delay_ms: 0,
                     jitter_ms: 0,
                 },
                 drift: Drift::NONE,
@@ -301,8 +326,10 @@ impl Profile {
                 attempt_cleanup: AttemptCleanup::EveryNode,
                 expiration_from_first_attempt: false,
                 on_readonly: OnReadonly::Retry,
+                renewal_on_error: RenewalOnError::Retry,
             },
             Profile::Redsync => ProfileDefaults {
+                protocol: Protocol::Ladder,
                 retry: Retry {
                     count: 31,
                     delay_ms: 50,
@@ -324,8 +351,10 @@ impl Profile {
                 attempt_cleanup: AttemptCleanup::EveryNode,
                 expiration_from_first_attempt: false,
                 on_readonly: OnReadonly::Reconnect,
+                renewal_on_error: RenewalOnError::Retry,
             },
             Profile::NodeRedlock => ProfileDefaults {
+                protocol: Protocol::Ladder,
                 retry: Retry {
                     count: 10,
                     delay_ms: 100,
@@ -345,8 +374,10 @@ impl Profile {
                 attempt_cleanup: AttemptCleanup::AfterFinalFailure,
                 expiration_from_first_attempt: true,
                 on_readonly: OnReadonly::Retry,
+                renewal_on_error: RenewalOnError::Retry,
             },
             Profile::RedisPy => ProfileDefaults {
+                protocol: Protocol::Ladder,
                 retry: Retry {
                     count: 100,
                     delay_ms: 100,
@@ -367,6 +398,34 @@ impl Profile {
                 attempt_cleanup: AttemptCleanup::Never,
                 expiration_from_first_attempt: false,
                 on_readonly: OnReadonly::Reconnect,
+                renewal_on_error: RenewalOnError::Retry,
+            },
+            Profile::PythonRedisLock => ProfileDefaults {
+                protocol: Protocol::PythonRedisLock,
+                // Waiters block on the signal list; the count bounds one acquire's waits.
+                retry: Retry {
+                    count: 100,
+                    delay_ms: 0,
+                    jitter_ms: 0,
+                },
+                drift: Drift::NONE,
+                validity_check: false,
+                validity_clock: ValidityClock::Monotonic,
+                // `auto_renewal=False` by default; `watchdog: true` turns it on.
+                watchdog_divisor: None,
+                wait_replicas: None,
+                timeout_factor: None,
+                // The renewal thread dies with its exception; the holder is not told.
+                signal_loss: false,
+                extend: ExtendMode::CompareAndExpire,
+                // One id per `Lock` object, sent on every `SET` of its acquire; a `SET`
+                // whose reply was lost is never cleaned up.
+                retry_token: RetryToken::Reused,
+                attempt_cleanup: AttemptCleanup::Never,
+                expiration_from_first_attempt: false,
+                // redis-py under it: a Sentinel connection disconnects on READONLY.
+                on_readonly: OnReadonly::Reconnect,
+                renewal_on_error: RenewalOnError::GiveUp,
             },
         }
     }
@@ -376,6 +435,8 @@ impl Profile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockOptions {
     pub algorithm: Algorithm,
+    /// The commands sent: the ladder's (the algorithm says which tier) or a library's own.
+    pub protocol: Protocol,
     /// Time to live of the key on every node; 0 for a lock that never expires (redis-py's
     /// `timeout=None`): held until released, like tier 1.
     pub ttl_ms: u64,
@@ -426,6 +487,7 @@ impl LockOptions {
         let redlock = algorithm == Algorithm::Redlock;
         LockOptions {
             algorithm,
+            protocol: Protocol::Ladder,
             ttl_ms,
             retry: DEFAULT_RETRY,
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
@@ -449,6 +511,7 @@ impl LockOptions {
     /// Takes every setting `profile` defines (call before the overriding setters).
     pub fn profile(mut self, profile: Profile) -> Self {
         let d = profile.defaults();
+        self.protocol = d.protocol;
         self.retry = d.retry;
         self.drift = d.drift;
         self.validity_check = d.validity_check;
@@ -461,6 +524,7 @@ impl LockOptions {
         self.attempt_cleanup = d.attempt_cleanup;
         self.expiration_from_first_attempt = d.expiration_from_first_attempt;
         self.on_readonly = d.on_readonly;
+        self.renewal_on_error = d.renewal_on_error;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }
@@ -493,9 +557,9 @@ impl LockOptions {
         self
     }
 
-    /// Renew every TTL/3, the usual choice.
+    /// Renew at the protocol's usual interval (TTL/3; python-redis-lock: TTL × 2/3).
     pub fn watchdog(self) -> Self {
-        let interval = (self.ttl_ms / 3).max(1);
+        let interval = self.protocol.renewal_interval_ms(self.ttl_ms);
         self.watchdog_ms(interval)
     }
 

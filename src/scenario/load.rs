@@ -715,6 +715,25 @@ fn validate_lock(lock: &LockSpec) -> Result<(), (String, String)> {
     if lock.profile == Some(Profile::RedisPy) && lock.algorithm == Algorithm::Redlock {
         return fail("profile", &"redis-py is a single-node client; it has no Redlock");
     }
+    if let Some(profile @ (Profile::Redisson | Profile::PythonRedisLock)) = lock.profile
+        && lock.algorithm != Algorithm::LuaRelease
+    {
+        return fail(
+            "algorithm",
+            &format!(
+                "profile `{}` speaks its library's own single-node protocol (a unique value, released by a script): write `lua-release`",
+                profile.name()
+            ),
+        );
+    }
+    if lock.profile == Some(Profile::PythonRedisLock) && (ttl == 0 || !ttl.is_multiple_of(1000)) {
+        return fail(
+            "ttl_ms",
+            &format!(
+                "{ttl}: python-redis-lock's `expire` is a whole number of seconds (SET NX EX): give a multiple of 1000"
+            ),
+        );
+    }
     if lock.watchdog.is_some_and(|w| w != WatchdogSpec::Enabled(false)) && !lock.algorithm.unique_token() {
         return fail(
             "watchdog",

@@ -4,29 +4,30 @@
 //! stamps each event, and an expiry is given on that clock too, so a trace shows why a key
 //! outlived or fell short of its TTL. A key that expired unseen and was replaced by the
 //! next client's `SET` in one command is told as gone, then set. A crash takes the key with it silently: the node's
-//! `crashed` event says so.
+//! `crashed` event says so. The key is the lock's Redis key as its protocol names it; a
+//! Redisson lock is a hash, whose token is its one field (`uuid:threadId`).
 
 use std::sync::{Arc, Mutex};
 
 use super::clock::{EPOCH_NS, SimClock};
 use super::recorder::Recorder;
-use super::workload::LOCK_KEY;
 use crate::history::EventKind;
+use crate::redis::db::Value;
 use crate::redis::node::KeyWatch;
 
-/// A watch for one incarnation of node `name`: it starts believing the key absent, as a
-/// freshly started process holds nothing until its AOF or its master says otherwise.
-pub fn key_watch(name: &str, clock: SimClock, recorder: Recorder) -> KeyWatch {
+/// A watch of `key` for one incarnation of node `name`: it starts believing the key absent,
+/// as a freshly started process holds nothing until its AOF or its master says otherwise.
+pub fn key_watch(name: &str, key: Vec<u8>, clock: SimClock, recorder: Recorder) -> KeyWatch {
     let name = name.to_string();
     let present: Mutex<Option<String>> = Mutex::new(None);
     KeyWatch(Arc::new(move |changes, db| {
-        if !changes.cleared && !changes.keys.contains(LOCK_KEY) {
+        if !changes.cleared && !changes.keys.contains(key.as_slice()) {
             return;
         }
         let mut present = present.lock().expect("key watch lock poisoned");
-        let event = match db.raw(LOCK_KEY) {
+        let event = match db.raw(&key) {
             Some(entry) => {
-                let token = String::from_utf8_lossy(entry.value.as_string().unwrap_or_default()).into_owned();
+                let token = String::from_utf8_lossy(token_of(&entry.value)).into_owned();
                 // A key that expired unseen and was set anew by one command (`SET NX` on
                 // a master deletes the expired key first): the old one left, then this.
                 if let Some(old) = present.replace(token.clone())
@@ -48,4 +49,13 @@ pub fn key_watch(name: &str, clock: SimClock, recorder: Recorder) -> KeyWatch {
         };
         recorder.record(&name, clock.local_us(), event);
     }))
+}
+
+/// The holder a lock key names: a string's value, a hash's first field (Redisson).
+fn token_of(value: &Value) -> &[u8] {
+    match value {
+        Value::String(bytes) => bytes,
+        Value::Hash(fields) => fields.first().map_or(&[][..], |(field, _)| field),
+        Value::List(_) | Value::SortedSet(_) => &[],
+    }
 }

@@ -36,7 +36,7 @@ use self::recorder::Recorder;
 use self::sentinel::Sentinel;
 use self::sentinel::discovery::SentinelRoute;
 use self::topology::Group;
-use self::workload::{ClientProcess, Register, Route, draw};
+use self::workload::{ClientProcess, LOCK_KEY, Register, Route, draw};
 use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::Scenario;
@@ -114,11 +114,13 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
         .enumerate()
         .map(|(i, names)| Group::new(i, names, &scenario))
         .collect();
+    // The Redis key the lock lives in, as the clients' protocol names it.
+    let lock_key = scenario.lock.options().protocol.redis_key(LOCK_KEY);
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
             let clock = new_clock(&mut rng, &scenario);
             let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
-            let (hook, node_name) = (writes.hook(name), name.clone());
+            let (hook, node_name, node_key) = (writes.hook(name, &lock_key), name.clone(), lock_key.clone());
             nodes.add(
                 name,
                 group.addrs[index].ip(),
@@ -126,7 +128,12 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
                 group.nics[index].clone(),
                 move || {
                     // Each incarnation watches its keys afresh: a restart starts empty.
-                    let watch = key_watch::key_watch(&node_name, node_clock.clone(), node_recorder.clone());
+                    let watch = key_watch::key_watch(
+                        &node_name,
+                        node_key.clone(),
+                        node_clock.clone(),
+                        node_recorder.clone(),
+                    );
                     group_of_node
                         .clone()
                         .serve(index, node_clock.clone(), Some(hook.clone()), Some(watch))

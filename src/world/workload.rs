@@ -302,6 +302,22 @@ impl Connect for PeerConnector {
     type Stream = <SimConnector as Connect>::Stream;
 
     fn connect(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
+        self.open(true)
+    }
+
+    /// A subscription's connection: it must not pass for the request connection.
+    fn connect_aside(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send {
+        self.open(false)
+    }
+}
+
+impl PeerConnector {
+    /// Connects to the group's master; the request connection (`remember`) notes where it
+    /// went and where it comes from.
+    fn open(
+        &self,
+        remember: bool,
+    ) -> impl Future<Output = io::Result<<Self as Connect>::Stream>> + Send + use<> {
         let (route, nic, clock, peer, local) = (
             self.route.clone(),
             self.nic.clone(),
@@ -314,9 +330,13 @@ impl Connect for PeerConnector {
                 Route::Direct(address) => address.get(),
                 Route::Sentinel(sentinel) => sentinel.master(&clock, &nic).await?,
             };
-            *peer.lock().expect("peer lock poisoned") = master;
+            if remember {
+                *peer.lock().expect("peer lock poisoned") = master;
+            }
             let stream = SimConnector(Address::new(master), nic).connect().await?;
-            *local.lock().expect("local lock poisoned") = stream.local_addr().ok();
+            if remember {
+                *local.lock().expect("local lock poisoned") = stream.local_addr().ok();
+            }
             Ok(stream)
         }
     }

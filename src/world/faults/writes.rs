@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 use crate::redis::node::{Gate, WriteHook};
-use crate::world::workload::LOCK_KEY;
 
 /// An armed trap: told which master wrote, and the gate holding its stream.
 type Trap = oneshot::Sender<(String, Gate)>;
@@ -37,12 +36,12 @@ impl WriteTraps {
         }
     }
 
-    /// The write hook of Redis node `name`.
-    pub fn hook(&self, name: &str) -> WriteHook {
-        let (traps, name) = (self.clone(), name.to_string());
+    /// The write hook of Redis node `name`, watching the lock's Redis key `key`.
+    pub fn hook(&self, name: &str, key: &[u8]) -> WriteHook {
+        let (traps, name, key) = (self.clone(), name.to_string(), key.to_vec());
         WriteHook(Arc::new(move |keys, db| {
             // A grant or a renewal leaves the key in place; a release deletes it.
-            if !keys.contains(LOCK_KEY) || db.raw(LOCK_KEY).is_none() {
+            if !keys.contains(key.as_slice()) || db.raw(&key).is_none() {
                 return None;
             }
             let sprung = traps.armed.lock().expect("traps lock poisoned").pop()?;
