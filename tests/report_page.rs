@@ -159,6 +159,67 @@ fn comparisons_agree_with_the_cells(summary: &Value, dom: &str) {
     }
 }
 
+/// One shrunk counterexample per fault class that broke something, and none for a class
+/// that broke nothing; each up front (after the contents, before the matrix), with a short
+/// story, its timeline inline, and a scenario file beside the page that replays it.
+fn minimal_counterexamples_come_first(dir: &Path, summary: &Value, dom: &str) {
+    let cells = summary["matrix"]["cells"].as_array().unwrap();
+    let minimal = summary["minimal_counterexamples"].as_array().unwrap();
+    let mut broken_classes = 0;
+    for fault in summary["matrix"]["faults"].as_array().unwrap() {
+        let broke = cells
+            .iter()
+            .filter(|c| c["fault"] == fault["name"] && c["applies"] == true)
+            .any(|c| c["violating_seeds"].as_u64().unwrap() > 0);
+        let shown = minimal.iter().filter(|m| m["fault"] == fault["name"]).count();
+        assert_eq!(
+            shown,
+            usize::from(broke),
+            "{}: one if it broke something",
+            fault["name"]
+        );
+        broken_classes += usize::from(broke);
+    }
+    assert!(broken_classes > 0, "the shipped grid breaks something");
+    let contents = dom.find("id=\"contents\"").unwrap();
+    let first = dom
+        .find("id=\"minimal\"")
+        .expect("the minimal counterexamples are on the page");
+    assert!(contents < first && first < dom.find("id=\"matrix\"").unwrap());
+    for entry in minimal {
+        let example = &entry["counterexample"];
+        let checker = entry["checker"].as_str().unwrap();
+        assert!(
+            example["violations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v["checker"] == checker),
+            "the shrunk run still breaks {checker}: {entry}"
+        );
+        let story = example["story"].as_array().unwrap();
+        assert!(
+            (2..=20).contains(&story.len()),
+            "a short story: {} lines in {entry}",
+            story.len()
+        );
+        let id = example["id"].as_str().unwrap();
+        assert!(dom[first..].contains(&format!("id=\"{id}\"")), "{id} is shown");
+        let file = example["file"].as_str().unwrap();
+        assert!(
+            file.starts_with(dir.to_str().unwrap()) && Path::new(file).exists(),
+            "{file}"
+        );
+        let seed = example["seed"].to_string();
+        let replay = locksim(&["replay", file, "--seed", &seed]);
+        let digest = example["digest"].as_str().unwrap();
+        assert!(
+            String::from_utf8_lossy(&replay.stdout).contains(digest),
+            "the shrunk file replays to the same run ({digest})"
+        );
+    }
+}
+
 /// Headless Chromium as the environment notes start it: no sandbox as root, no
 /// background networking (this machine's network is closed), a fresh profile.
 fn chromium(dir: &Path, args: &[&str]) -> Output {
@@ -273,6 +334,12 @@ fn the_page_opens_in_chromium_with_every_section() {
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     comparisons_agree_with_the_cells(&summary, &dom);
+    minimal_counterexamples_come_first(&dir, &summary, &dom);
+    assert!(
+        html.len() < 3_000_000,
+        "the page stays under 3 MB: {} bytes",
+        html.len()
+    );
     for figure in [
         "single-node-gc-pause-seed-0",
         "matrix",

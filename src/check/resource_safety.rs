@@ -13,11 +13,28 @@ use crate::history::{EventKind, History, fmt_ms};
 /// The checker's name in scenario files and reports.
 pub const NAME: &str = "resource_safety";
 
-/// Finds the first write based on a read that another write had made stale.
-pub fn check(history: &History) -> Verdict {
+/// An update erased by a write based on a stale read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostUpdate {
+    /// The client whose write erased it, when, and the value it wrote.
+    pub writer: String,
+    pub at_us: u64,
+    pub value: i64,
+    /// The value the writer had read, which another write had made stale.
+    pub basis: i64,
+    /// The write that was lost: its client and time (`None` when the register's value
+    /// came from before the run's first recorded write).
+    pub lost: Option<(String, u64)>,
+    /// The value the lost write had stored.
+    pub lost_value: i64,
+}
+
+/// The first write based on a read that another write had made stale, and the write it
+/// erased.
+pub fn lost_update(history: &History) -> Option<LostUpdate> {
     let mut current: Option<i64> = None;
     let mut read_by: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut last_writer: Option<&str> = None;
+    let mut last_write: Option<(&str, u64)> = None;
     for event in &history.events {
         match event.kind {
             EventKind::ResourceRead { value, .. } => {
@@ -28,26 +45,39 @@ pub fn check(history: &History) -> Verdict {
                 if let (Some(basis), Some(now)) = (read_by.remove(event.node.as_str()), current)
                     && basis != now
                 {
-                    return Verdict {
-                        checker: NAME,
-                        violation: Some(format!(
-                            "{} wrote {value} at {} ms from its read of {basis}, but {} had written {now} \
-                             meanwhile: that update is lost",
-                            event.node,
-                            fmt_ms(event.true_us as i64),
-                            last_writer.unwrap_or("another client"),
-                        )),
-                    };
+                    return Some(LostUpdate {
+                        writer: event.node.clone(),
+                        at_us: event.true_us,
+                        value,
+                        basis,
+                        lost: last_write.map(|(client, at_us)| (client.to_string(), at_us)),
+                        lost_value: now,
+                    });
                 }
                 current = Some(value);
-                last_writer = Some(&event.node);
+                last_write = Some((&event.node, event.true_us));
             }
             _ => {}
         }
     }
+    None
+}
+
+/// Finds the first write based on a read that another write had made stale.
+pub fn check(history: &History) -> Verdict {
     Verdict {
         checker: NAME,
-        violation: None,
+        violation: lost_update(history).map(|lost| {
+            format!(
+                "{} wrote {} at {} ms from its read of {}, but {} had written {} meanwhile: that update is lost",
+                lost.writer,
+                lost.value,
+                fmt_ms(lost.at_us as i64),
+                lost.basis,
+                lost.lost.as_ref().map_or("another client", |(client, _)| client.as_str()),
+                lost.lost_value,
+            )
+        }),
     }
 }
 
@@ -86,6 +116,13 @@ mod tests {
             violation.contains("client-1 wrote 1") && violation.contains("client-2"),
             "{violation}"
         );
+        let lost = lost_update(&history).unwrap();
+        assert_eq!(
+            lost.lost,
+            Some(("client-2".to_string(), 20_000)),
+            "client-2's write at 20 ms"
+        );
+        assert_eq!((lost.writer.as_str(), lost.at_us), ("client-1", 30_000));
     }
 
     #[test]

@@ -116,7 +116,7 @@ pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
         shards.len(),
         plan.total_seeds()
     ));
-    finish(&plan, out, swept)
+    finish(&plan, out, swept, jobs_or_all_cores(None))
 }
 
 /// Each log's header; `Err` when one is not a report log, or they are not distinct shards

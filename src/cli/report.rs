@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
@@ -19,6 +20,7 @@ use locksim::report::figures::{
     timeline::{self, Timeline},
 };
 use locksim::report::matrix::{self, CellRun, MatrixRun};
+use locksim::report::minimal;
 use locksim::report::page::{self, Figures};
 use locksim::report::plan::{Plan, ReportOptions, Swept};
 use locksim::report::summary::{Counterexample, Summary};
@@ -27,7 +29,7 @@ use locksim::scenario::Scenario;
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
-use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit, write_json};
 
 /// What `locksim report` is asked: sweep the scenarios and write the safety report, one
 /// self-contained page (DIR/index.html), every number as JSON (DIR/summary.json) and the
@@ -110,7 +112,7 @@ pub fn report(args: ReportArgs) -> ExitCode {
             run.wall_ms as f64 / 1000.0
         ));
     }
-    finish(&plan, &args.out, swept)
+    finish(&plan, &args.out, swept, jobs)
 }
 
 /// Runs shard `shard`'s share of every sweep of `plan` on `jobs` threads, writing the
@@ -238,7 +240,7 @@ pub fn matrix_line(run: &MatrixRun) -> String {
 /// Replays the first violating seed of every catalogue scenario and matrix cell that
 /// broke, draws the figures and writes the report into `out` (made by [`prepare`]); says
 /// where it is. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
-pub fn finish(plan: &Plan, out: &Path, swept: Swept) -> ExitCode {
+pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
     let Swept {
         catalogue,
         matrix,
@@ -261,12 +263,42 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept) -> ExitCode {
             matrix_counterexamples.push(example);
         }
     }
+    let matrix = matrix.map(|run| run.summary());
+    let started = Instant::now();
+    let shrunk = matrix
+        .as_ref()
+        .map(|matrix| minimal::shrink_all(matrix, out, jobs))
+        .unwrap_or_default();
+    if !shrunk.is_empty() {
+        emit(format_args!(
+            "minimal counterexamples: {} fault classes shrunk in {} simulated runs, {:.1} s",
+            shrunk.len(),
+            shrunk.iter().map(|(m, _)| m.runs).sum::<u64>(),
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    let mut minimal = Vec::new();
+    if !shrunk.is_empty()
+        && let Err(e) = std::fs::create_dir_all(out.join("minimal"))
+    {
+        eprintln!("error: {}: {e}", out.join("minimal").display());
+        return ExitCode::from(EXIT_UNMET);
+    }
+    for (example, timeline) in shrunk {
+        if let Err(e) = write_json(&minimal::scenario_file(out, &example.fault), &example.scenario) {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+        timelines.push((example.example.id.clone(), timeline));
+        minimal.push(example);
+    }
     let summary = Summary {
         catalogue,
-        matrix: matrix.map(|run| run.summary()),
+        matrix,
         counterexamples,
         matrix_counterexamples,
         envelopes,
+        minimal,
     };
     let figures = match draw_figures(out, &timelines, &summary) {
         Ok(figures) => figures,

@@ -10,6 +10,7 @@ pub mod control;
 pub mod envelope;
 pub mod figures;
 pub mod matrix;
+pub mod minimal;
 pub mod outcome;
 pub mod page;
 pub mod plan;

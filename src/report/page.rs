@@ -48,18 +48,57 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
     let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
     page.push_str("<h1>locksim safety report</h1>\n");
+    contents(&mut page, summary);
     answer(&mut page, summary);
     verdict(&mut page, summary);
+    minimal_counterexamples(&mut page, summary, figures);
     if let Some(matrix) = &summary.matrix {
         matrix_section(&mut page, matrix, summary);
         clients_compared(&mut page, matrix, summary);
     }
-    counterexamples(&mut page, summary, figures);
-    matrix_counterexamples(&mut page, summary);
     envelopes(&mut page, summary, figures);
+    all_counterexamples(&mut page, summary);
     catalogue(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
+}
+
+/// The table of contents: every section the page has, in order.
+fn contents(page: &mut String, summary: &Summary) {
+    let has_matrix = summary.matrix.is_some();
+    let has_clients = summary
+        .matrix
+        .as_ref()
+        .is_some_and(|m| m.setups.iter().any(|s| s.label.contains("profile")));
+    let sections = [
+        (
+            "answer",
+            "The answer: setups compared",
+            !summary.answer_sentences().is_empty(),
+        ),
+        ("verdict", "Verdict", true),
+        (
+            "minimal",
+            "One minimal counterexample per fault class",
+            !summary.minimal.is_empty(),
+        ),
+        ("matrix", "Safety matrix", has_matrix),
+        ("clients", "Clients compared", has_clients),
+        ("envelopes", "Safety envelopes", !summary.envelopes.is_empty()),
+        (
+            "counterexamples",
+            "All counterexamples",
+            !summary.counterexamples.is_empty() || !summary.matrix_counterexamples.is_empty(),
+        ),
+        ("catalogue", "Catalogue", true),
+    ];
+    page.push_str("<nav id=\"contents\" aria-label=\"Contents\">\n<h2>Contents</h2>\n<ol>\n");
+    for (id, title, present) in sections {
+        if present {
+            let _ = writeln!(page, "<li><a href=\"#{id}\">{title}</a></li>");
+        }
+    }
+    page.push_str("</ol>\n</nav>\n");
 }
 
 /// The answer first: each pair of setups the grid compares, in a sentence computed from
@@ -133,21 +172,38 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
     page.push_str("</table></div>\n</section>\n");
 }
 
-fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
-    if summary.counterexamples.is_empty() {
+/// One shrunk counterexample per fault class that broke something, each with its
+/// timeline inline and its story open: the page's evidence, up front.
+fn minimal_counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
+    if summary.minimal.is_empty() {
         return;
     }
-    page.push_str("<section id=\"timelines\">\n<h2>Counterexamples</h2>\n");
-    page.push_str("<p>The first violating seed of each scenario that broke: its lease timeline (true time; \
-                   believed holdings per client, the key's life on each Redis node, faults, the overlap in red) \
-                   and the events that matter. Each replays bit for bit with the command shown.</p>\n");
-    for example in &summary.counterexamples {
+    page.push_str("<section id=\"minimal\">\n<h2>One minimal counterexample per fault class</h2>\n");
+    page.push_str("<p>For each fault class that broke something, one cell of the matrix (the setups the answer \
+                   compares first), its first violating seed shrunk to the smallest schedule that still breaks the \
+                   same checker: fewer faults, clients and nodes, the faults moved early, the run cut after the \
+                   violation. The timeline outlines the first two clients that believed they held the lock and \
+                   rings the write a stale write erased; the story runs from the first grant that matters to the \
+                   violation. Each replays bit for bit with the command shown.</p>\n<ul class=\"small\">\n");
+    for minimal in &summary.minimal {
         let _ = writeln!(
             page,
-            "<article id=\"{}\">\n<h3>{} — seed {}</h3>",
+            "<li><a href=\"#{}\">{}</a>: {}, {}</li>",
+            escape(&minimal.example.id),
+            escape(&minimal.fault_label),
+            escape(&minimal.setup_label),
+            escape(&minimal.checker)
+        );
+    }
+    page.push_str("</ul>\n");
+    for minimal in &summary.minimal {
+        let example = &minimal.example;
+        let _ = writeln!(
+            page,
+            "<article id=\"{}\">\n<h3>{} — {}</h3>",
             escape(&example.id),
-            escape(&example.scenario),
-            example.seed
+            escape(&minimal.fault_label),
+            escape(&minimal.setup_label)
         );
         page.push_str("<ul>\n");
         violation_items(page, example);
@@ -157,17 +213,86 @@ fn counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
         }
         let _ = writeln!(
             page,
-            "<p><code>{}</code> <span class=\"small\">digest {}</span></p>",
+            "<pre>{}</pre>\n<p><code>{}</code> <span class=\"small\">digest {}</span></p>",
+            escape(&example.story.join("\n")),
             escape(&example.replay_command()),
             &example.digest[..16.min(example.digest.len())]
         );
         let _ = writeln!(
             page,
-            "<details open><summary>the story</summary><pre>{}</pre></details>\n</article>",
-            escape(&example.story.join("\n"))
+            "<p class=\"small\">Shrunk from {} seed {} in {} simulated runs: {}. The shrunk schedule breaks {} \
+             in {} of seeds 0–{}.</p>\n</article>",
+            escape(&minimal.from_file),
+            minimal.from_seed,
+            minimal.runs,
+            escape(&if minimal.shrink_steps.is_empty() {
+                "nothing could be taken away".to_string()
+            } else {
+                minimal.shrink_steps.join("; ")
+            }),
+            escape(&minimal.checker),
+            minimal.neighbours.0,
+            minimal.neighbours.1.saturating_sub(1)
         );
     }
     page.push_str("</section>\n");
+}
+
+/// Every other counterexample, folded: the first violating seed of each catalogue
+/// scenario that broke, then of each matrix cell that broke.
+fn all_counterexamples(page: &mut String, summary: &Summary) {
+    if summary.counterexamples.is_empty() && summary.matrix_counterexamples.is_empty() {
+        return;
+    }
+    page.push_str("<section id=\"counterexamples\">\n<h2>All counterexamples</h2>\n");
+    page.push_str("<p>The first violating seed of every scenario and matrix cell that broke, not shrunk, folded: \
+                   what broke, the replay command, the story, and its lease timeline as a file beside the page \
+                   (true time; believed holdings per client, the key's life on each Redis node, faults, the \
+                   overlap in red).</p>\n");
+    if !summary.counterexamples.is_empty() {
+        page.push_str("<h3 id=\"timelines\">Catalogue scenarios</h3>\n");
+        for example in &summary.counterexamples {
+            folded_counterexample(page, example);
+        }
+    }
+    if !summary.matrix_counterexamples.is_empty() {
+        page.push_str(
+            "<h3 id=\"matrix-counterexamples\">Matrix cells</h3>\n<p class=\"small\">A cell's rate links \
+             here.</p>\n",
+        );
+        for example in &summary.matrix_counterexamples {
+            folded_counterexample(page, example);
+        }
+    }
+    page.push_str("</section>\n");
+}
+
+/// One counterexample, folded: what broke in its summary line; the replay command, a link
+/// to its timeline and the story inside.
+fn folded_counterexample(page: &mut String, example: &Counterexample) {
+    let _ = write!(
+        page,
+        "<details id=\"{id}\"><summary>{} — seed {}: {}</summary>\n<ul>\n",
+        escape(&example.scenario),
+        example.seed,
+        escape(
+            &example
+                .violations
+                .iter()
+                .map(|(checker, _)| checker.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        id = escape(&example.id)
+    );
+    violation_items(page, example);
+    let _ = writeln!(
+        page,
+        "</ul>\n<p><code>{}</code> <a href=\"figures/{id}.svg\">timeline</a></p>\n<pre>{}</pre>\n</details>",
+        escape(&example.replay_command()),
+        escape(&example.story.join("\n")),
+        id = escape(&example.id)
+    );
 }
 
 /// One cell of the matrix (also shown in Clients compared), in two bands: the seeds in
@@ -287,45 +412,6 @@ fn violation_items(page: &mut String, example: &Counterexample) {
             escape(why)
         );
     }
-}
-
-/// One violating seed per broken matrix cell, folded: what broke, the story, the replay
-/// command and its timeline as a file beside the page (inlining them all would make the
-/// page tens of megabytes).
-fn matrix_counterexamples(page: &mut String, summary: &Summary) {
-    if summary.matrix_counterexamples.is_empty() {
-        return;
-    }
-    page.push_str("<section id=\"matrix-counterexamples\">\n<h2>Matrix counterexamples</h2>\n");
-    page.push_str(
-        "<p>The first violating seed of every matrix cell that broke; a cell's rate links here.</p>\n",
-    );
-    for example in &summary.matrix_counterexamples {
-        let _ = write!(
-            page,
-            "<details id=\"{id}\"><summary>{} — seed {}: {}</summary>\n<ul>\n",
-            escape(&example.scenario),
-            example.seed,
-            escape(
-                &example
-                    .violations
-                    .iter()
-                    .map(|(checker, _)| checker.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            id = escape(&example.id)
-        );
-        violation_items(page, example);
-        let _ = writeln!(
-            page,
-            "</ul>\n<p><code>{}</code> <a href=\"figures/{id}.svg\">timeline</a></p>\n<pre>{}</pre>\n</details>",
-            escape(&example.replay_command()),
-            escape(&example.story.join("\n")),
-            id = escape(&example.id)
-        );
-    }
-    page.push_str("</section>\n");
 }
 
 fn envelopes(page: &mut String, summary: &Summary, figures: &Figures) {

@@ -11,6 +11,7 @@ use super::compare;
 use super::envelope::Envelope;
 use super::figures::heatmap::{Band, Cell, Fill, Heatmap, Panel};
 use super::matrix::SetupRow;
+use super::minimal::Minimal;
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
 use crate::check;
@@ -128,26 +129,56 @@ pub struct Summary {
     pub matrix_counterexamples: Vec<Counterexample>,
     /// The safety envelopes, when they were swept.
     pub envelopes: Vec<Envelope>,
+    /// One shrunk counterexample per fault class of the matrix that broke something.
+    pub minimal: Vec<Minimal>,
 }
 
 impl Counterexample {
-    /// The first violating seed of `report`, replayed: what broke and the events around it.
+    /// The first violating seed of `report`, replayed: what broke and the events around it,
+    /// told for the first checker it violated.
     pub fn new(report: &ScenarioReport, seed: u64, history: &History, verdicts: &[check::Verdict]) -> Self {
+        let first = verdicts
+            .iter()
+            .find(|v| v.violation.is_some())
+            .map_or("", |v| v.checker);
+        Counterexample::of_run(
+            format!("{}-seed-{seed}", report.name),
+            report.name.clone(),
+            report.file.clone(),
+            seed,
+            history,
+            verdicts,
+            first,
+        )
+    }
+
+    /// A run of `scenario` (replayed from `file` on `seed`): what broke, and the story of
+    /// `checker`'s violation (none when it did not fire).
+    pub fn of_run(
+        id: String,
+        scenario: String,
+        file: PathBuf,
+        seed: u64,
+        history: &History,
+        verdicts: &[check::Verdict],
+        checker: &str,
+    ) -> Self {
         let violations = verdicts
             .iter()
             .filter_map(|v| v.violation.clone().map(|why| (v.checker.to_string(), why)))
             .collect();
         let story = match verdicts
             .iter()
-            .find_map(|v| v.violation.as_ref().map(|why| (v.checker, why)))
+            .find(|v| v.checker == checker)
+            .and_then(|v| v.violation.as_ref())
         {
-            Some((checker, why)) => story::render(&story::story(history, checker, why), checker, why),
+            Some(why) => story::render(&story::story(history, checker, why), checker, why),
             None => Vec::new(),
         };
         Counterexample {
-            id: format!("{}-seed-{seed}", report.name),
-            scenario: report.name.clone(),
-            file: report.file.clone(),
+            id,
+            scenario,
+            file,
             seed,
             violations,
             story,
@@ -232,6 +263,7 @@ impl Summary {
             "counterexamples": self.counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
             "matrix_counterexamples": self.matrix_counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
             "envelopes": self.envelopes.iter().map(Envelope::to_json).collect::<Vec<_>>(),
+            "minimal_counterexamples": self.minimal.iter().map(Minimal::to_json).collect::<Vec<_>>(),
             "verdict": self.verdict_sentences(),
             "answer": self.answer_sentences(),
         })

@@ -22,6 +22,19 @@ pub struct Step {
     /// The node's own clock then.
     pub local_us: i64,
     pub text: String,
+    /// The part this step plays in a client's routine lock cycle (key stored, grant,
+    /// write, release, key gone), if it is one: such cycles in a row fold into one step.
+    pub routine: Option<Routine>,
+}
+
+/// A step of one client's routine lock cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routine {
+    KeyStored,
+    Granted,
+    Wrote,
+    Released,
+    KeyGone,
 }
 
 /// The most steps a story tells; past that, it says how many it left out.
@@ -129,7 +142,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         }
         _ => false,
     };
-    history
+    let steps = history
         .events
         .iter()
         .enumerate()
@@ -146,11 +159,12 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                     let from = grants
                         .get(&index)
                         .map_or(String::new(), |answers| answers.to_string());
-                    format!(
+                    let text = format!(
                         "{} gets the lock{from} (it believes it for {}{fence})",
                         e.node,
                         validity(*validity_ms)
-                    )
+                    );
+                    return Some((step(e, text, Some(Routine::Granted)), None));
                 }
                 EventKind::RenewalFailed { reason } if involved(&e.node) => {
                     format!("{}'s renewal fails: {reason}", e.node)
@@ -160,13 +174,17 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 }
                 EventKind::ResourceWrite { value, fence } if involved(&e.node) => {
                     let fence = fence.map_or(String::new(), |f| format!(" with token {f}"));
-                    format!("{} writes {value} to the resource{fence}", e.node)
+                    let text = format!("{} writes {value} to the resource{fence}", e.node);
+                    return Some((step(e, text, Some(Routine::Wrote)), None));
                 }
                 EventKind::ResourceRejected { fence, highest } if involved(&e.node) => format!(
                     "the resource refuses {}'s token {fence} (it has seen {highest})",
                     e.node
                 ),
-                EventKind::ReleaseSent { .. } if involved(&e.node) => format!("{} releases the lock", e.node),
+                EventKind::ReleaseSent { .. } if involved(&e.node) => {
+                    let text = format!("{} releases the lock", e.node);
+                    return Some((step(e, text, Some(Routine::Released)), None));
+                }
                 EventKind::LockLost { reason } if involved(&e.node) => {
                     format!("{} learns it lost the lock: {reason}", e.node)
                 }
@@ -181,7 +199,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                         expiries_us: expires_at_us.iter().copied().collect(),
                         stored: true,
                     };
-                    return Some((step(e, note.to_string()), Some(note)));
+                    return Some((step(e, note.to_string(), Some(Routine::KeyStored)), Some(note)));
                 }
                 EventKind::KeyGone { token } => {
                     let client = owner(token)?;
@@ -194,7 +212,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                         expiries_us: Vec::new(),
                         stored: false,
                     };
-                    return Some((step(e, note.to_string()), Some(note)));
+                    return Some((step(e, note.to_string(), Some(Routine::KeyGone)), Some(note)));
                 }
                 EventKind::FaultStarted { fault } => format!("fault: {fault}"),
                 EventKind::FaultEnded { fault } => format!("fault over: {fault}"),
@@ -205,12 +223,80 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 }
                 _ => return None,
             };
-            Some((step(e, text), None))
+            Some((step(e, text, None), None))
         })
-        .fold(Vec::new(), merge_key_notes)
-        .into_iter()
-        .map(|(step, _)| step)
-        .collect()
+        .fold(Vec::new(), merge_key_notes);
+    fold_routine_cycles(steps.into_iter().map(|(step, _)| step).collect())
+}
+
+/// The steps with each stretch of one client's routine cycles shortened: a stretch of
+/// consecutive routine steps of one client that spans two grants or more keeps its steps
+/// up to its first grant (where an overlap begins) and from its last write on (the write
+/// a lost update erases); what lies between becomes one step saying how many times the
+/// client released the lock and took it again.
+pub fn fold_routine_cycles(steps: Vec<Step>) -> Vec<Step> {
+    let mut folded = Vec::with_capacity(steps.len());
+    let mut start = 0;
+    while start < steps.len() {
+        let end = match routine_client(&steps[start]) {
+            None => start + 1,
+            Some(client) => {
+                let mut end = start;
+                while end < steps.len() && routine_client(&steps[end]).as_deref() == Some(client.as_str()) {
+                    end += 1;
+                }
+                end.max(start + 1)
+            }
+        };
+        let stretch = &steps[start..end];
+        let first_grant = stretch.iter().position(|s| s.routine == Some(Routine::Granted));
+        let last_write = stretch.iter().rposition(|s| s.routine == Some(Routine::Wrote));
+        match (first_grant, last_write) {
+            (Some(grant), Some(write))
+                if write > grant + 1
+                    && stretch[grant + 1..write]
+                        .iter()
+                        .any(|s| s.routine == Some(Routine::Granted)) =>
+            {
+                let middle = &stretch[grant + 1..write];
+                let again = middle
+                    .iter()
+                    .filter(|s| s.routine == Some(Routine::Granted))
+                    .count();
+                folded.extend_from_slice(&stretch[..=grant]);
+                folded.push(Step {
+                    true_us: middle[0].true_us,
+                    node: middle[0].node.clone(),
+                    local_us: middle[0].local_us,
+                    text: format!(
+                        "… {} writes, releases the lock and takes it again {again} time(s), to {} ms ({} routine steps \
+                         folded)",
+                        routine_client(&middle[0]).unwrap_or_default(),
+                        fmt_ms(middle[middle.len() - 1].true_us as i64),
+                        middle.len()
+                    ),
+                    routine: None,
+                });
+                folded.extend_from_slice(&stretch[write..]);
+            }
+            _ => folded.extend_from_slice(stretch),
+        }
+        start = end;
+    }
+    folded
+}
+
+/// The client whose routine cycle `step` belongs to: the node for a client's own step,
+/// the key's owner (the text's first `client-N` after the node list) for a key's.
+fn routine_client(step: &Step) -> Option<String> {
+    match step.routine? {
+        Routine::KeyStored | Routine::KeyGone => step
+            .text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .find(|word| word.starts_with("client-"))
+            .map(str::to_string),
+        _ => Some(step.node.clone()),
+    }
 }
 
 /// The indexes of the faults started before `at_us` and not yet over then, and of the
@@ -237,12 +323,13 @@ fn in_effect_at(history: &History, at_us: u64) -> BTreeSet<usize> {
         .collect()
 }
 
-fn step(event: &crate::history::Event, text: String) -> Step {
+fn step(event: &crate::history::Event, text: String, routine: Option<Routine>) -> Step {
     Step {
         true_us: event.true_us,
         node: event.node.clone(),
         local_us: event.local_us,
         text,
+        routine,
     }
 }
 
@@ -657,6 +744,54 @@ mod tests {
             "redis-1, redis-2 and redis-10"
         );
         assert_eq!(list(&names(&["redis-1a", "sentinel"])), "redis-1a and sentinel");
+    }
+
+    #[test]
+    fn routine_cycles_in_a_row_fold_between_the_first_grant_and_the_last_write() {
+        let write = |value| EventKind::ResourceWrite { value, fence: None };
+        let key = |token: &str| EventKind::KeySet {
+            token: token.into(),
+            expires_at_us: Some(9_000_000),
+        };
+        let mut events = vec![
+            at(0, "redis-1", key("a")),
+            at(1, "client-1", acquired("a")),
+            at(2, "world", fault("pause client-1 for 9000 ms")),
+        ];
+        // client-2 takes the lock four times while client-1 sleeps, writing 1 to 4.
+        for cycle in 0..4 {
+            let t = 2000 + cycle * 500;
+            let token = format!("b{cycle}");
+            events.push(at(t, "redis-1", key(&token)));
+            events.push(at(t + 1, "client-2", acquired(&token)));
+            events.push(at(t + 100, "client-2", write(cycle as i64 + 1)));
+            events.push(at(t + 100, "client-2", released(&token)));
+        }
+        events.push(at(9002, "client-1", write(1)));
+        let history = History {
+            events,
+            end_us: 10_000_000,
+            ..History::default()
+        };
+        let violation =
+            "client-1 wrote 1 at 9002.000 ms from its read of 0, but client-2 had written 4 meanwhile";
+        let steps = story(&history, "resource_safety", violation);
+        let texts: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts.len(), 8, "{texts:#?}");
+        assert_eq!(
+            texts[3], "client-2 gets the lock (it believes it for 2000 ms)",
+            "the first grant stays"
+        );
+        assert!(
+            texts[4].starts_with("… client-2 writes, releases the lock and takes it again 3 time(s)"),
+            "{}",
+            texts[4]
+        );
+        assert_eq!(
+            texts[5], "client-2 writes 4 to the resource",
+            "the last write stays"
+        );
+        assert_eq!(texts[7], "client-1 writes 1 to the resource");
     }
 
     #[test]

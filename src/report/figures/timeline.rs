@@ -10,7 +10,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{CLIENT_COLOURS, OVERLAP};
-use crate::check::mutual_exclusion::holdings;
+use crate::check::mutual_exclusion::{holdings, overlap};
+use crate::check::resource_safety::lost_update;
 use crate::history::{EventKind, History, names_node};
 
 /// A span on one row.
@@ -43,6 +44,11 @@ pub struct Timeline {
     pub marks: Vec<(f64, String)>,
     /// Spans where two clients believed they held the lock.
     pub overlaps: Vec<(f64, f64)>,
+    /// The first two clients that believed they held the lock at once: (row, from, to)
+    /// of each holding, outlined on the chart.
+    pub holders: Vec<(usize, f64, f64)>,
+    /// The first update lost: (row, ms) of the write a stale write erased.
+    pub lost_write: Option<(usize, f64)>,
 }
 
 /// The band on the row of a node a fault targets (paused, partitioned, slowed).
@@ -206,6 +212,15 @@ impl Timeline {
                 }
             }
         }
+        let first_pair = overlap(history);
+        let holders: Vec<(usize, f64, f64)> = first_pair
+            .iter()
+            .flat_map(|(earlier, later)| [earlier, later])
+            .filter_map(|h| Some((row_of(&h.client)?, ms(h.from_us), ms(h.to_us))))
+            .collect();
+        let lost_write = lost_update(history)
+            .and_then(|lost| lost.lost)
+            .and_then(|(client, at_us)| Some((row_of(&client)?, ms(at_us))));
         let first_fault = faults
             .iter()
             .map(|f| f.0)
@@ -236,18 +251,24 @@ impl Timeline {
                 });
             }
         }
-        // Each row says how far its node's clock is off true time where the chart ends.
+        // Each row says how far its node's clock is off true time where the chart ends, and
+        // which of the first two believed holders its client is.
         let rows = rows
             .iter()
-            .map(|node| {
+            .enumerate()
+            .map(|(row, node)| {
                 let offset_us = history
                     .events
                     .iter()
                     .rfind(|e| e.node == *node && ms(e.true_us) <= to_ms)
                     .map_or(0, |e| e.local_us - e.true_us as i64);
+                let name = match holders.iter().position(|h| h.0 == row) {
+                    Some(i) => format!("{node}: holder {}", i + 1),
+                    None => node.clone(),
+                };
                 match offset_us / 1000 {
-                    0 => node.clone(),
-                    offset_ms => format!("{node} (clock {offset_ms:+} ms)"),
+                    0 => name,
+                    offset_ms => format!("{name} (clock {offset_ms:+} ms)"),
                 }
             })
             .collect();
@@ -262,6 +283,8 @@ impl Timeline {
             faults,
             marks,
             overlaps,
+            holders,
+            lost_write,
         }
     }
 
@@ -347,6 +370,19 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
                     Cross::new(centre, 7, OVERLAP.stroke_width(3)).into_dyn()
                 }
             }),
+    );
+    // The first two believed holders outlined, the lost write ringed.
+    let _ = chart.draw_series(t.holders.iter().map(|(row, from, to)| {
+        Rectangle::new(
+            [(clip(*from), *row as f64 + 0.12), (clip(*to), *row as f64 + 0.88)],
+            BLACK.stroke_width(3),
+        )
+    }));
+    let _ = chart.draw_series(
+        t.lost_write
+            .iter()
+            .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
+            .map(|(row, at)| Circle::new((*at, *row as f64 + 0.5), 12, OVERLAP.stroke_width(4))),
     );
     for (i, (at, label)) in t
         .marks
@@ -443,6 +479,12 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) {
             let _ = root.draw(&Cross::new((x + 9, y + 1), 7, OVERLAP.stroke_width(3)));
         },
         "write refused",
+    );
+    item(
+        &|x| {
+            let _ = root.draw(&Circle::new((x + 9, y + 1), 9, OVERLAP.stroke_width(4)));
+        },
+        "lost write",
     );
 }
 
