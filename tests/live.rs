@@ -53,11 +53,16 @@ const PAUSE_HOLDER: &str =
     r#"[ { "kind": "pause", "target": "holder", "at_ms": 1500, "duration_ms": 2000 } ]"#;
 
 fn run_live(file: &Path, dir: &Path) -> History {
+    run_live_on(file, dir, false)
+}
+
+/// Runs `file` live, on real redis-server when `redis_server`.
+fn run_live_on(file: &Path, dir: &Path, redis_server: bool) -> History {
     let scenario = scenario::load(file).unwrap();
     let setup = LiveSetup {
         scenario_file: file.to_path_buf(),
         default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
-        redis_server: false,
+        redis_server,
         worker_env: Vec::new(),
         scratch: dir.join("runs"),
     };
@@ -299,4 +304,108 @@ fn processes_a_worker_starts_die_when_locksim_is_killed() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+#[test]
+fn the_wall_clock_shim_moves_redis_servers_expiry_and_nothing_else() {
+    use support::resp::{RespClient, Value};
+    let dir = scratch("shim");
+    let shim = locksim::live::clock::WallClockShim::build(&dir).unwrap();
+    let clock = shim.clock(&dir.join("redis.clock"), 0).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let argv = locksim::live::nodes::redis_server_argv(port, &dir);
+    let mut server = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(clock.env())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut client = loop {
+        match RespClient::try_connect(addr, std::time::Duration::from_secs(5)) {
+            Ok(client) => break client,
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Err(e) => {
+                let _ = server.kill();
+                panic!("redis-server under the shim never listened: {e}");
+            }
+        }
+    };
+    let words = |text: &str| text.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+    let seconds = |client: &mut RespClient| match client.request(&words("TIME")) {
+        Value::Array(parts) => match &parts[0] {
+            Value::Bulk(text) => text.parse::<u64>().unwrap(),
+            other => panic!("TIME: {other:?}"),
+        },
+        other => panic!("TIME: {other:?}"),
+    };
+    let before = seconds(&mut client);
+    assert_eq!(
+        client.request(&words("SET lock me PX 5000")),
+        Value::Simple("OK".into())
+    );
+    clock.jump(10_000).unwrap();
+    // The key dies by the active expire cycle (DBSIZE does not look it up), within a few
+    // of its 100 ms cycles, not in 5 s: the server's wall clock moved 10 s.
+    let jumped = std::time::Instant::now();
+    while client.request(&words("DBSIZE")) != Value::Int(0) {
+        assert!(
+            jumped.elapsed() < std::time::Duration::from_secs(3),
+            "the key outlived the jump"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let after = seconds(&mut client);
+    assert!(
+        (10..=13).contains(&(after - before)),
+        "TIME went from {before} to {after}"
+    );
+    // The event loop (CLOCK_MONOTONIC) kept its pace: the server still answers at once.
+    assert_eq!(client.request(&words("PING")), Value::Simple("PONG".into()));
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does() {
+    let dir = scratch("redis-server-clock-jump");
+    // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward.
+    let file = scenario_file_working(
+        &dir,
+        "redis-server-clock-jump",
+        "none",
+        r#"[ { "kind": "clock_jump", "target": "redis-1", "at_ms": 1500, "by_ms": 5000 } ]"#,
+        "{}",
+        "[600, 800]",
+    );
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace(r#""ttl_ms": 500"#, r#""ttl_ms": 2000"#);
+    std::fs::write(&file, text).unwrap();
+    let history = run_live_on(&file, &dir, true);
+    assert!(
+        violated(&history, &file, "mutual_exclusion"),
+        "{:#?}",
+        history.events
+    );
+    // The same workers on redis-server without the jump: the control.
+    let calm = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
+    let setup = LiveSetup {
+        scenario_file: file.clone(),
+        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
+        redis_server: true,
+        worker_env: Vec::new(),
+        scratch: dir.join("runs"),
+    };
+    let history = live::run(&calm, 0, &setup).unwrap();
+    let verdicts = check_all(&history, &calm.check_settings());
+    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 2);
 }

@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
-use super::nodes::{LiveNode, NodeKind};
+use super::nodes::LiveNode;
 use super::proxy::Proxy;
 use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
@@ -95,9 +95,8 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         FaultAction::Pause { .. } if names_redis && !redis_server => {
             Err("pausing a Redis node needs --redis-server (locksim's nodes run inside locksim)".into())
         }
-        FaultAction::ClockJump { .. } if names_client || redis_server => Err(
-            "a live clock jump steps locksim's own nodes only (a worker's clock is its host's; redis-server's needs a faketime shim)"
-                .into(),
+        FaultAction::ClockJump { .. } if names_client => Err(
+            "a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)".into(),
         ),
         FaultAction::Partition { one_way: true, .. } | FaultAction::Latency { one_way: true, .. } => {
             Err("live links are cut or slowed both ways (`one_way` does not run live yet)".into())
@@ -247,9 +246,8 @@ impl Faults {
                     fault: format!("clock jump {who} by {by_ms} ms"),
                 });
                 for node in self.nodes.borrow().iter().filter(|n| targets.contains(&n.name)) {
-                    if let NodeKind::Locksim { clock, .. } = &node.kind {
-                        clock.jump(by_ms);
-                    }
+                    node.jump_clock(by_ms)
+                        .map_err(|e| format!("stepping {}'s clock: {e}", node.name))?;
                 }
             }
             FaultAction::Partition {

@@ -38,7 +38,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use self::clock::LiveClock;
+use self::clock::{LiveClock, WallClockShim};
 use self::faults::Links;
 use self::nodes::LiveNode;
 use self::proxy::Proxy;
@@ -86,14 +86,23 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
     if clients.write_delay_ms.is_some() || clients.stop_at_validity {
         return Err("clients: write_delay_ms and stop_at_validity are the simulated client's; a live worker decides its own".into());
     }
-    if scenario.clocks.drift_ppm != [0, 0] || (setup.redis_server && scenario.clocks.offset_ms != [0, 0]) {
-        return Err("clocks: live nodes take a wall-clock offset (locksim's nodes only), not drift".into());
+    if scenario.clocks.drift_ppm != [0, 0] {
+        return Err("clocks: live nodes take a wall-clock offset, not drift".into());
     }
     for (index, fault) in scenario.faults.iter().enumerate() {
         faults::supported(scenario, fault, setup.redis_server)
             .map_err(|reason| format!("faults[{index}]: {reason}"))?;
     }
     Ok(())
+}
+
+/// Whether the scenario offsets or steps a Redis node's wall clock.
+fn moves_clocks(scenario: &Scenario) -> bool {
+    scenario.clocks.offset_ms != [0, 0]
+        || scenario
+            .faults
+            .iter()
+            .any(|fault| matches!(fault.action, crate::scenario::FaultAction::ClockJump { .. }))
 }
 
 /// Runs one seed of `scenario` live and returns its history; `Err` says what failed (a
@@ -133,14 +142,24 @@ async fn run_live(
     let mut supervisor =
         Supervisor::new(&scratch.join("logs"), workdir).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let masters = scenario.master_names();
+    // redis-server's wall clock is shifted by a shim only when the scenario moves it.
+    let shim = match setup.redis_server && moves_clocks(scenario) {
+        true => Some(WallClockShim::build(&scratch.join("shim"))?),
+        false => None,
+    };
     let mut nodes = Vec::new();
     for name in &masters {
-        let node = if setup.redis_server {
-            LiveNode::redis_server(name, scratch, &mut supervisor).await
-        } else {
-            let [min, max] = scenario.clocks.offset_ms;
-            let offset = rand::RngExt::random_range(&mut rng, min..=max);
-            LiveNode::locksim(name, LiveClock::with_offset(offset)).await
+        let [min, max] = scenario.clocks.offset_ms;
+        let offset = rand::RngExt::random_range(&mut rng, min..=max);
+        let node = match &shim {
+            _ if !setup.redis_server => LiveNode::locksim(name, LiveClock::with_offset(offset)).await,
+            Some(shim) => {
+                let clock = shim
+                    .clock(&scratch.join(format!("{name}.clock")), offset)
+                    .map_err(|e| format!("{name}'s clock file: {e}"))?;
+                LiveNode::redis_server(name, scratch, &mut supervisor, Some(clock)).await
+            }
+            None => LiveNode::redis_server(name, scratch, &mut supervisor, None).await,
         };
         nodes.push(node.map_err(|e| format!("starting {name}: {e}"))?);
     }

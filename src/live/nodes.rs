@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::clock::LiveClock;
+use super::clock::{LiveClock, ShimClock};
 use super::supervisor::Supervisor;
 use crate::real::{TcpDialer, TcpListener};
 use crate::redis::server::{ServeOptions, serve_node};
@@ -28,8 +28,9 @@ pub enum NodeKind {
         clock: LiveClock,
         task: Option<JoinHandle<()>>,
     },
-    /// A `redis-server` process under the supervisor, by the node's name.
-    RedisServer,
+    /// A `redis-server` process under the supervisor, by the node's name, on a shifted
+    /// wall clock when the run has clock faults.
+    RedisServer { clock: Option<ShimClock> },
 }
 
 /// How long a node may take to listen.
@@ -50,20 +51,35 @@ impl LiveNode {
     }
 
     /// Starts `redis-server` as node `name` on a free port, in `dir/name/`, without
-    /// persistence, and waits until it answers.
+    /// persistence, on `clock` if given, and waits until it answers.
     pub async fn redis_server(
         name: &str,
         dir: &Path,
         supervisor: &mut Supervisor,
+        clock: Option<ShimClock>,
     ) -> std::io::Result<LiveNode> {
         let addr = free_port()?;
-        start_redis_server(name, addr, dir, supervisor)?;
+        start_redis_server(name, addr, dir, supervisor, clock.as_ref())?;
         until_listening(addr).await?;
         Ok(LiveNode {
             name: name.to_string(),
             addr,
-            kind: NodeKind::RedisServer,
+            kind: NodeKind::RedisServer { clock },
         })
+    }
+
+    /// Steps the node's wall clock by `by_ms`.
+    pub fn jump_clock(&self, by_ms: i64) -> std::io::Result<()> {
+        match &self.kind {
+            NodeKind::Locksim { clock, .. } => {
+                clock.jump(by_ms);
+                Ok(())
+            }
+            NodeKind::RedisServer { clock: Some(clock) } => clock.jump(by_ms),
+            NodeKind::RedisServer { clock: None } => Err(std::io::Error::other(
+                "this redis-server was started without the wall-clock shim",
+            )),
+        }
     }
 
     /// Kills the node: its process, its connections and (without persistence) its keys.
@@ -74,7 +90,7 @@ impl LiveNode {
                     task.abort();
                 }
             }
-            NodeKind::RedisServer => supervisor.kill(&self.name),
+            NodeKind::RedisServer { .. } => supervisor.kill(&self.name),
         }
     }
 
@@ -85,8 +101,9 @@ impl LiveNode {
                 let listener = rebind(self.addr).await?;
                 *task = Some(serve_locksim(listener, clock.clone())?);
             }
-            NodeKind::RedisServer => {
-                start_redis_server(&self.name, self.addr, dir, &mut supervisor.borrow_mut())?;
+            NodeKind::RedisServer { clock } => {
+                let clock = clock.as_ref();
+                start_redis_server(&self.name, self.addr, dir, &mut supervisor.borrow_mut(), clock)?;
                 until_listening(self.addr).await?;
             }
         }
@@ -117,11 +134,12 @@ fn start_redis_server(
     addr: SocketAddr,
     dir: &Path,
     supervisor: &mut Supervisor,
+    clock: Option<&ShimClock>,
 ) -> std::io::Result<()> {
     let dir = dir.join(name);
     std::fs::create_dir_all(&dir)?;
     let argv = redis_server_argv(addr.port(), &dir);
-    supervisor.start(name, &argv, &[])
+    supervisor.start(name, &argv, &clock.map(ShimClock::env).unwrap_or_default())
 }
 
 /// The command line of a `redis-server` on loopback `port` keeping its files in `dir`:
