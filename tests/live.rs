@@ -58,6 +58,7 @@ fn run_live(file: &Path, dir: &Path) -> History {
         scenario_file: file.to_path_buf(),
         default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
         redis_server: false,
+        worker_env: Vec::new(),
         scratch: dir.join("runs"),
     };
     live::unsupported(&scenario, &setup).unwrap();
@@ -226,6 +227,7 @@ fn the_redis_py_worker_breaks_under_a_pause_and_holds_without_it() {
         scenario_file: file.clone(),
         default_worker: Vec::new(),
         redis_server: false,
+        worker_env: Vec::new(),
         scratch: dir.join("runs"),
     };
     let history = live::run(&scenario, 0, &setup).unwrap();
@@ -233,4 +235,68 @@ fn the_redis_py_worker_breaks_under_a_pause_and_holds_without_it() {
     let verdicts = check_all(&history, &settings);
     assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its reaper does not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn processes_a_worker_starts_die_when_locksim_is_killed() {
+    let dir = scratch("orphans");
+    // Each worker starts a process of its own and writes down its pid: PR_SET_PDEATHSIG
+    // reaches the worker, not that process; the supervisor's watchdog must.
+    let file = dir.join("orphans.json");
+    let text = r#"{
+  "name": "orphans",
+  "duration_ms": 60000,
+  "seeds": 1,
+  "topology": { "kind": "single" },
+  "lock": { "algorithm": "lua-release", "ttl_ms": 500 },
+  "clients": { "count": 2, "work_ms": [50, 100],
+               "command": ["sh", "-c", "sleep 600 & echo $! >> grandchildren; wait"] },
+  "faults": [],
+  "expect": {}
+}"#;
+    std::fs::write(&file, text).unwrap();
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_locksim"))
+        .args(["run", "--live", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pids = dir.join("grandchildren");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let grandchildren: Vec<i32> = loop {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let found: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if found.len() == 2 {
+            break found;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = run.kill();
+            let _ = run.wait();
+            panic!("the workers never wrote their children's pids: {text:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(grandchildren.iter().all(|&pid| running(pid)));
+    run.kill().unwrap(); // SIGKILL: locksim cleans nothing up itself
+    run.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while grandchildren.iter().any(|&pid| running(pid)) {
+        if std::time::Instant::now() > deadline {
+            for &pid in &grandchildren {
+                // SAFETY: kill(2) of the processes this test had started; stop them anyway.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            panic!("a worker's own process outlived a SIGKILLed locksim");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

@@ -9,81 +9,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use support::libraries::{LIBRARIES, node_libraries, python_libraries, run};
 use support::{FakeServer, RedisServer};
-
-const LIBRARIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/libraries");
-
-/// Where the pinned libraries are installed: under the target directory, out of the tree.
-fn install_root() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("libraries")
-}
-
-/// Runs `command`, failing the test with its output when it fails.
-fn run(command: &mut Command, what: &str) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not start it ({e}); is it installed?"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// Installs the pinned Python libraries once (a marker file records which pins were installed).
-fn python_libraries() -> PathBuf {
-    let pins = std::fs::read_to_string(format!("{LIBRARIES}/requirements.txt")).unwrap();
-    let dir = install_root().join("python");
-    let marker = dir.join(".installed");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(pins.as_str()) {
-        let _ = std::fs::remove_dir_all(&dir);
-        run(
-            Command::new("python3")
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--target",
-                ])
-                .arg(&dir)
-                .arg("-r")
-                .arg(format!("{LIBRARIES}/requirements.txt")),
-            "pip install of tests/libraries/requirements.txt",
-        );
-        std::fs::write(&marker, &pins).unwrap();
-    }
-    dir
-}
-
-/// Installs the pinned npm libraries once, exactly as package-lock.json says (`npm ci`).
-fn node_libraries() -> PathBuf {
-    let lock = std::fs::read_to_string(format!("{LIBRARIES}/package-lock.json")).unwrap();
-    let dir = install_root().join("node");
-    let marker = dir.join(".installed");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(lock.as_str()) {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(format!("{LIBRARIES}/{file}"), dir.join(file)).unwrap();
-        }
-        run(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(&dir),
-            "npm ci of tests/libraries/package.json",
-        );
-        std::fs::write(&marker, &lock).unwrap();
-    }
-    dir.join("node_modules")
-}
 
 /// What each library did against the server at `addr`, as the script printed it.
 fn outcomes(

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
-use locksim::client::{Algorithm, LockOptions, Profile};
+use locksim::client::{Algorithm, Fencing, LockOptions, Profile};
 use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
 use locksim::report::ScenarioReport;
@@ -58,6 +58,7 @@ pub fn run_live(args: RunArgs) -> ExitCode {
             scenario_file: file.clone(),
             default_worker: vec![locksim.clone(), "worker".into()],
             redis_server: args.redis_server,
+            worker_env: Vec::new(),
             scratch: std::env::temp_dir().join("locksim-live"),
         })
         .collect();
@@ -188,7 +189,11 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
             } else {
                 Algorithm::LuaRelease
             };
-            LockOptions::new(algorithm, env.ttl_ms)
+            let mut options = LockOptions::new(algorithm, env.ttl_ms);
+            if env.fencing {
+                options.fencing = Fencing::MasterIncr;
+            }
+            options
         }
     };
     if let Some(profile) = args.profile {

@@ -60,10 +60,16 @@ pub struct LiveSetup {
     pub default_worker: Vec<String>,
     /// Real `redis-server` processes instead of locksim's nodes.
     pub redis_server: bool,
+    /// Variables added to every worker's environment (a test points PYTHONPATH or
+    /// NODE_PATH at the libraries it installed).
+    pub worker_env: Vec<(String, String)>,
     /// Where each run keeps its processes' output and the nodes' directories (a
     /// directory per seed is made in it, and removed after a run that went well).
     pub scratch: PathBuf,
 }
+
+/// How long the workers may take to connect to their nodes.
+const READY_PATIENCE: Duration = Duration::from_secs(60);
 
 /// How often the run checks that its workers still live.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
@@ -98,9 +104,14 @@ pub fn run(scenario: &Scenario, seed: u64, setup: &LiveSetup) -> Result<History,
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let scratch = setup
-        .scratch
-        .join(format!("{}-seed-{seed}-{}", scenario.name, std::process::id()));
+    // Runs of one scenario and seed may go side by side (a test's variants of a scenario).
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = setup.scratch.join(format!(
+        "{}-seed-{seed}-{}-{run}",
+        scenario.name,
+        std::process::id()
+    ));
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_live(scenario, seed, setup, &scratch));
     if result.is_ok() {
@@ -147,7 +158,10 @@ async fn run_live(
         for node in &nodes {
             let proxy = Proxy::start(node.addr, rng.next_u64())
                 .map_err(|e| format!("a proxy to {}: {e}", node.name))?;
-            proxy.update(|f| f.latencies_ms.push(scenario.network.latency_ms));
+            proxy.update(|f| {
+                f.latencies_ms.push(scenario.network.latency_ms);
+                f.gated = true;
+            });
             urls.push(format!("redis://{}", proxy.addr));
             links.push(faults::Link {
                 client: client.clone(),
@@ -169,8 +183,10 @@ async fn run_live(
             work_ms: scenario.clients.work_ms_of(&client),
             think_ms: scenario.clients.think_ms,
             seed: rng.next_u64(),
+            fencing: scenario.lock.options().fencing == crate::client::Fencing::MasterIncr,
         };
-        let mut vars = env.to_vars();
+        let mut vars = setup.worker_env.clone();
+        vars.extend(env.to_vars());
         vars.push(("LOCKSIM_SCENARIO".into(), scenario_file.display().to_string()));
         workers.insert(client, vars);
     }
@@ -178,6 +194,30 @@ async fn run_live(
         supervisor
             .start(client, &command, vars)
             .map_err(|e| e.to_string())?;
+    }
+    // Time 0 is when every worker has connected to a node: an interpreter that takes
+    // seconds to import its library on a loaded machine does not eat the scenario's time,
+    // and none takes the lock before the others are there to contend.
+    let ready_by = tokio::time::Instant::now() + READY_PATIENCE;
+    while let Some(late) = scenario.client_names().into_iter().find(|client| {
+        !links
+            .iter()
+            .any(|l: &faults::Link| &l.client == client && l.proxy.connected())
+    }) {
+        if let Some(exited) = supervisor.exited() {
+            return Err(exited.to_string());
+        }
+        if tokio::time::Instant::now() > ready_by {
+            return Err(format!(
+                "{late} never connected to a Redis node (LOCKSIM_REDIS_URLS) within {} s",
+                READY_PATIENCE.as_secs()
+            ));
+        }
+        tokio::time::sleep(WATCH_EVERY).await;
+    }
+    recorder.begin_now();
+    for link in &links {
+        link.proxy.update(|f| f.gated = false);
     }
     let world = Rc::new(faults::Faults::new(
         recorder.clone(),

@@ -120,10 +120,18 @@ fn start_redis_server(
 ) -> std::io::Result<()> {
     let dir = dir.join(name);
     std::fs::create_dir_all(&dir)?;
-    let argv: Vec<String> = [
+    let argv = redis_server_argv(addr.port(), &dir);
+    supervisor.start(name, &argv, &[])
+}
+
+/// The command line of a `redis-server` on loopback `port` keeping its files in `dir`:
+/// no persistence, and replicas that sync at once (`--repl-diskless-sync-delay 0`: 6 ms
+/// to link up instead of 5 s). The tests' redis-servers start from it too.
+pub fn redis_server_argv(port: u16, dir: &Path) -> Vec<String> {
+    [
         "redis-server",
         "--port",
-        &addr.port().to_string(),
+        &port.to_string(),
         "--bind",
         "127.0.0.1",
         "--save",
@@ -137,8 +145,7 @@ fn start_redis_server(
     ]
     .iter()
     .map(|word| word.to_string())
-    .collect();
-    supervisor.start(name, &argv, &[])
+    .collect()
 }
 
 /// Binds `addr` again: the aborted task of the crashed node lets go of it once the

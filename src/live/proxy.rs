@@ -10,6 +10,8 @@
 //!   so overlapping partitions nest.
 //! - **latency** delays each chunk by a draw from its range (from a seeded generator) on
 //!   top of its arrival, in order; chunks of one burst wait one after another.
+//! - a **gate** holds bytes too, before the run begins, but accepts: a worker's connect
+//!   says it is ready, and none gets ahead of the others.
 //! - a **reset** closes every connection open now with an RST (zero linger), as a load
 //!   balancer dropping them does; new connections are untouched.
 
@@ -33,6 +35,9 @@ pub struct LinkFaults {
     pub latencies_ms: Vec<[u64; 2]>,
     /// How many resets have struck: a connection opened before the latest one is closed.
     pub resets: u64,
+    /// Before the run begins: connections are accepted (and counted) but carry no bytes
+    /// yet, so a worker that is ready first cannot take the lock before the others are.
+    pub gated: bool,
 }
 
 /// One proxy: where clients connect instead of the upstream, and the switch of its faults.
@@ -41,6 +46,8 @@ pub struct Proxy {
     /// Where to connect instead of the upstream.
     pub addr: SocketAddr,
     faults: watch::Sender<LinkFaults>,
+    /// How many connections it has accepted.
+    accepted: watch::Receiver<u64>,
     acceptor: JoinHandle<()>,
 }
 
@@ -58,10 +65,12 @@ impl Proxy {
         let listener = socket.listen(1)?;
         let addr = listener.local_addr()?;
         let (faults, watching) = watch::channel(LinkFaults::default());
-        let acceptor = tokio::spawn(accept(listener, upstream, watching, seed));
+        let (count, accepted) = watch::channel(0);
+        let acceptor = tokio::spawn(accept(listener, upstream, watching, count, seed));
         Ok(Proxy {
             addr,
             faults,
+            accepted,
             acceptor,
         })
     }
@@ -85,6 +94,11 @@ impl Proxy {
     pub fn reset(&self) {
         self.update(|f| f.resets += 1);
     }
+
+    /// Whether anyone has connected through the proxy yet.
+    pub fn connected(&self) -> bool {
+        *self.accepted.borrow() > 0
+    }
 }
 
 impl Drop for Proxy {
@@ -99,6 +113,7 @@ async fn accept(
     listener: TcpListener,
     upstream: SocketAddr,
     mut faults: watch::Receiver<LinkFaults>,
+    count: watch::Sender<u64>,
     seed: u64,
 ) {
     let mut links = JoinSet::new();
@@ -111,9 +126,10 @@ async fn accept(
         tokio::select! {
             biased;
             cut = cuts.wait_for(|f| f.cuts > 0) => if cut.is_err() { return },
-            accepted = listener.accept() => {
-                if let Ok((client, _)) = accepted {
+            connection = listener.accept() => {
+                if let Ok((client, _)) = connection {
                     links.spawn(forward(client, upstream, faults.clone(), rng.next_u64()));
+                    count.send_modify(|n| *n += 1);
                 }
             }
         }
@@ -168,7 +184,7 @@ async fn pump(
     let mut buffer = vec![0; CHUNK_BYTES];
     loop {
         // While cut, read nothing more: the sender's kernel buffers hold the rest.
-        let _ = faults.wait_for(|f| f.cuts == 0).await;
+        let _ = faults.wait_for(|f| f.cuts == 0 && !f.gated).await;
         let read = from.read(&mut buffer).await?;
         if read == 0 {
             return to.shutdown().await;
@@ -256,6 +272,25 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(answer, b"new");
+        });
+    }
+
+    #[test]
+    fn a_gated_proxy_accepts_and_counts_connections_but_carries_bytes_only_once_opened() {
+        runtime().block_on(async {
+            let proxy = Proxy::start(echo_server().await, 4).unwrap();
+            proxy.update(|f| f.gated = true);
+            assert!(!proxy.connected());
+            let mut stream = TcpStream::connect(proxy.addr).await.unwrap();
+            assert_eq!(round_trip(&mut stream, b"early", SILENCE).await, None);
+            assert!(proxy.connected());
+            proxy.update(|f| f.gated = false);
+            let mut echoed = vec![0; 5];
+            tokio::time::timeout(PATIENCE, stream.read_exact(&mut echoed))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(echoed, b"early");
         });
     }
 

@@ -11,12 +11,12 @@ use crate::history::{Event, EventKind, History, Strike};
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone)]
 pub struct LiveRecorder {
-    started: Instant,
     log: Arc<Mutex<Log>>,
 }
 
-#[derive(Default)]
 struct Log {
+    /// True time 0.
+    started: Instant,
     events: Vec<Event>,
     strikes: Vec<Strike>,
 }
@@ -25,14 +25,23 @@ impl LiveRecorder {
     /// A log whose true time 0 is now.
     pub fn start() -> Self {
         LiveRecorder {
-            started: Instant::now(),
-            log: Arc::default(),
+            log: Arc::new(Mutex::new(Log {
+                started: Instant::now(),
+                events: Vec::new(),
+                strikes: Vec::new(),
+            })),
         }
+    }
+
+    /// Makes now true time 0, when the run begins (its workers are ready). Nothing is
+    /// recorded before: the workers' links carry no bytes until then.
+    pub fn begin_now(&self) {
+        self.log().started = Instant::now();
     }
 
     /// True time since the run began, in microseconds.
     pub fn true_us(&self) -> u64 {
-        self.started.elapsed().as_micros() as u64
+        self.log().started.elapsed().as_micros() as u64
     }
 
     fn log(&self) -> std::sync::MutexGuard<'_, Log> {
@@ -41,8 +50,9 @@ impl LiveRecorder {
 
     /// Appends an event that happened now on `node`.
     pub fn record(&self, node: &str, kind: EventKind) {
-        let true_us = self.true_us();
-        self.log().events.push(Event {
+        let mut log = self.log();
+        let true_us = log.started.elapsed().as_micros() as u64;
+        log.events.push(Event {
             true_us,
             node: node.to_string(),
             local_us: true_us as i64,
@@ -52,8 +62,8 @@ impl LiveRecorder {
 
     /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
     pub fn struck(&self, fault: usize) {
-        let true_us = self.true_us();
         let mut log = self.log();
+        let true_us = log.started.elapsed().as_micros() as u64;
         let events_before = log.events.len();
         if log.strikes.iter().all(|strike| strike.fault != fault) {
             log.strikes.push(Strike {
@@ -95,8 +105,8 @@ impl LiveRecorder {
 
     /// Ends the run: the log so far, closed now.
     pub fn finish(&self) -> History {
-        let end_us = self.true_us();
         let mut log = self.log();
+        let end_us = log.started.elapsed().as_micros() as u64;
         History {
             events: std::mem::take(&mut log.events),
             end_us,

@@ -1,8 +1,10 @@
 //! The processes of a live run: one worker per client, and real `redis-server` nodes when
 //! asked for. Each leads a process group of its own, so a pause (SIGSTOP/SIGCONT) and a
-//! kill reach everything it started, and each dies with locksim (PR_SET_PDEATHSIG), so no
-//! exit, error or Ctrl-C leaves one behind. Dropping the supervisor kills every group and
-//! reaps every process.
+//! kill reach everything it started. Each dies with locksim (PR_SET_PDEATHSIG), and so do
+//! the processes it starts itself, which that signal does not reach: a watchdog per group
+//! kills the whole group when locksim dies, however it dies (SIGKILL included), so no exit,
+//! error or Ctrl-C leaves one behind. Dropping the supervisor kills every group and reaps
+//! every process.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 /// Makes the command lead a process group of its own (so that signals reach everything it
 /// starts) and die with locksim: the kernel sends it SIGKILL when locksim dies, however
 /// it dies. Processes the command starts are not covered by that signal: they stop with
-/// the group's signals.
+/// the group's signals, and [`Supervisor::start`] adds a watchdog that sends the group one
+/// when locksim dies.
 pub fn dies_with_us(command: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid(2) has no preconditions.
@@ -39,11 +42,41 @@ pub fn signal_group(group: libc::pid_t, signal: libc::c_int) {
     unsafe { libc::kill(-group, signal) };
 }
 
-/// One started process: its node name, the process, and where its output goes.
+/// One started process: its node name, the process, its group's watchdog, and where its
+/// output goes.
 struct Process {
     name: String,
     child: Child,
+    watchdog: Child,
     log: PathBuf,
+}
+
+impl Process {
+    /// Kills the whole group (the watchdog first, so it never signals a group id the
+    /// system may since have given to someone else) and reaps the process.
+    fn kill(&mut self) {
+        let _ = self.watchdog.kill();
+        let _ = self.watchdog.wait();
+        signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the watchdog of process group `group`: a shell, in a group of its own (a pause
+/// of the group does not stop it), reading its stdin, a pipe whose only writer is this
+/// process (std opens pipes close-on-exec). When locksim dies the kernel closes the pipe,
+/// the read ends, and the watchdog kills the group: grandchildren that PR_SET_PDEATHSIG
+/// does not reach (`sh -c`, `npm start`, a worker's own helpers) die too.
+fn watchdog(group: libc::pid_t) -> io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    Command::new("sh")
+        .args(["-c", "read line; kill -9 -\"$0\"", &group.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot start the watchdog `sh`: {e}")))
 }
 
 /// Every process of one live run.
@@ -103,12 +136,21 @@ impl Supervisor {
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
-        let child = dies_with_us(&mut command)
+        let mut child = dies_with_us(&mut command)
             .spawn()
             .map_err(|e| io::Error::new(e.kind(), format!("cannot start `{}` for {name}: {e}", argv[0])))?;
+        let watchdog = match watchdog(child.id() as libc::pid_t) {
+            Ok(watchdog) => watchdog,
+            Err(e) => {
+                signal_group(child.id() as libc::pid_t, libc::SIGKILL);
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         self.processes.push(Process {
             name: name.to_string(),
             child,
+            watchdog,
             log,
         });
         Ok(())
@@ -140,9 +182,7 @@ impl Supervisor {
     /// later exit is not reported as one of its own.
     pub fn kill(&mut self, name: &str) {
         if let Some(index) = self.processes.iter().rposition(|p| p.name == name) {
-            let mut process = self.processes.remove(index);
-            signal_group(process.child.id() as libc::pid_t, libc::SIGKILL);
-            let _ = process.child.wait();
+            self.processes.remove(index).kill();
         }
     }
 
@@ -165,8 +205,7 @@ impl Supervisor {
 impl Drop for Supervisor {
     fn drop(&mut self) {
         for process in &mut self.processes {
-            signal_group(process.child.id() as libc::pid_t, libc::SIGKILL);
-            let _ = process.child.wait();
+            process.kill();
         }
     }
 }

@@ -36,10 +36,14 @@ pub struct WorkerEnv {
     pub think_ms: [u64; 2],
     /// `LOCKSIM_SEED`: seeds the worker's random choices.
     pub seed: u64,
+    /// `LOCKSIM_FENCING`: `master-incr` when the worker is to take a fencing token after
+    /// each acquire (`INCR <lock key>:fence` on the first node) and present it to the
+    /// resource; `none` otherwise.
+    pub fencing: bool,
 }
 
 /// The variable names, in the order a missing one is reported.
-pub const ENV_NAMES: [&str; 8] = [
+pub const ENV_NAMES: [&str; 9] = [
     "LOCKSIM_CLIENT",
     "LOCKSIM_REDIS_URLS",
     "LOCKSIM_LOCK_KEY",
@@ -48,6 +52,7 @@ pub const ENV_NAMES: [&str; 8] = [
     "LOCKSIM_WORK_MS",
     "LOCKSIM_THINK_MS",
     "LOCKSIM_SEED",
+    "LOCKSIM_FENCING",
 ];
 
 impl WorkerEnv {
@@ -63,6 +68,7 @@ impl WorkerEnv {
             pair(self.work_ms),
             pair(self.think_ms),
             self.seed.to_string(),
+            if self.fencing { "master-incr" } else { "none" }.to_string(),
         ];
         ENV_NAMES
             .iter()
@@ -103,6 +109,15 @@ impl WorkerEnv {
             work_ms: pair("LOCKSIM_WORK_MS")?,
             think_ms: pair("LOCKSIM_THINK_MS")?,
             seed: number("LOCKSIM_SEED")?,
+            fencing: match get("LOCKSIM_FENCING")?.as_str() {
+                "master-incr" => true,
+                "none" => false,
+                other => {
+                    return Err(format!(
+                        "LOCKSIM_FENCING is `master-incr` or `none`, not `{other}`"
+                    ));
+                }
+            },
         })
     }
 }
@@ -201,6 +216,7 @@ mod tests {
             work_ms: [100, 500],
             think_ms: [10, 100],
             seed: 42,
+            fencing: true,
         };
         let vars: BTreeMap<String, String> = env.to_vars().into_iter().collect();
         assert_eq!(WorkerEnv::from_vars(&vars), Ok(env));

@@ -37,6 +37,9 @@ pub enum Reply {
     /// No array (a blocking pop's timeout, a counted pop of a missing list): `*-1` in
     /// RESP2, `_` in RESP3.
     NullArray,
+    /// Out-of-band messages (pub/sub confirmations and messages), one after another: each
+    /// a `>N` push frame in RESP3, an array in RESP2.
+    Pushes(Vec<Vec<Frame>>),
 }
 
 impl From<Frame> for Reply {
@@ -89,6 +92,7 @@ impl Reply {
                     .collect(),
             ),
             Reply::NullArray => Frame::Null,
+            Reply::Pushes(pushes) => Frame::Array(pushes.into_iter().map(Frame::Array).collect()),
         }
     }
 
@@ -132,6 +136,18 @@ impl Reply {
             }
             (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
             (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
+            (Reply::Pushes(pushes), _) => {
+                let prefix = match protocol {
+                    Protocol::Resp2 => b'*',
+                    Protocol::Resp3 => b'>',
+                };
+                for push in pushes {
+                    push_line(&mut out, prefix, push.len() as i64);
+                    for frame in push {
+                        encode_frame(frame, protocol, &mut out);
+                    }
+                }
+            }
             (Reply::Double(_) | Reply::Scored(_), Protocol::Resp2) => {
                 encode_frame(&self.clone().into_resp2(), protocol, &mut out)
             }

@@ -18,7 +18,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 
-use super::cmd::ReplyError;
+use super::cmd::{PubSub, ReplyError};
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;
@@ -429,6 +429,9 @@ pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 pub struct Db {
     databases: Vec<Database>,
     selected: usize,
+    /// The node's pub/sub subscriptions: here, beside the keys, because a script's
+    /// `redis.call` reaches only the keyspace and may PUBLISH.
+    pub pubsub: PubSub,
 }
 
 impl Default for Db {
@@ -436,6 +439,7 @@ impl Default for Db {
         Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
+            pubsub: PubSub::default(),
         }
     }
 }

@@ -15,7 +15,7 @@ use super::cmd::{Blocked, Clients};
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
-use super::replication::{Replication, effects};
+use super::replication::{Replication, effects, publishes};
 
 /// How a master tells its replicas when keys expire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -169,8 +169,8 @@ impl Node {
         }
     }
 
-    /// Persists what the last command or expiry cycle changed and streams it to the
-    /// replicas. The AOF always stores absolute expiry times; replicas get them in the form
+    /// Persists what the last command or expiry cycle changed and streams it, with what it
+    /// published, to the replicas. The AOF always stores absolute expiry times; replicas get them in the form
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
     pub fn propagate(&mut self, now_ms: u64) {
         let changes = self.db.take_changes();
@@ -189,10 +189,11 @@ impl Node {
         }
         let saved = effects(&changes, &self.db, None);
         self.aof.append(&saved);
-        let streamed = match self.ttl_replication {
+        let mut streamed = match self.ttl_replication {
             TtlReplication::Absolute => saved,
             TtlReplication::Relative => effects(&changes, &self.db, Some(now_ms)),
         };
+        streamed.extend(publishes(self.db.pubsub.take_published()));
         if self.gate.as_ref().is_some_and(Gate::is_open) {
             self.gate = None;
         }

@@ -6,7 +6,8 @@
 //! the *effects* of every write, as Redis 7 propagates them (`SET key value PXAT t` with an
 //! absolute expiry, `DEL` for keys that expired or were deleted, `FLUSHALL`; a hash, list or
 //! sorted set is rebuilt whole: `DEL`, `HSET`/`RPUSH`/`ZADD`, `PEXPIREAT`; keys outside
-//! database 0 between `SELECT n` and `SELECT 0`). Nothing waits
+//! database 0 between `SELECT n` and `SELECT 0`; `PUBLISH` after a command's effects).
+//! Nothing waits
 //! for replicas: the lag is the network's, and a cut link leaves the replica behind until
 //! it reconnects and resynchronises. Replicas acknowledge their offset every second and
 //! when asked (`REPLCONF GETACK *`), which is what WAIT counts. Replicas expire nothing
@@ -194,6 +195,15 @@ pub fn effects(changes: &KeyspaceChanges, db: &Db, relative_to: Option<u64>) -> 
         bytes.extend(in_database(*index, body));
     }
     bytes
+}
+
+/// The PUBLISH commands that carry `messages` (channel, message) to replicas, which
+/// deliver them to their own subscribers. Redis sends them to replicas only, never to the AOF.
+pub fn publishes(messages: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {
+    messages
+        .into_iter()
+        .flat_map(|(channel, message)| encode(vec![b"PUBLISH".to_vec(), channel, message]))
+        .collect()
 }
 
 /// What a new replica loads first: every key of every database.

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::Frame;
 use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
-use super::connection::{Connection, ConnectionError, Reply};
+use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
@@ -197,7 +197,9 @@ where
 {
     let mut connection = Connection::new(stream);
     let node = &context.node;
-    let open = OpenClient::new(node, &mut session);
+    // Pub/sub messages for this connection, written out between its replies.
+    let (mailbox, mut messages) = mpsc::unbounded_channel();
+    let open = OpenClient::new(node, &mut session, mailbox);
     let killed = node.borrow().clients.killed.clone();
     loop {
         if node.borrow().clients.kills > session.kills_survived {
@@ -207,6 +209,12 @@ where
         let read = tokio::select! {
             biased;
             () = killed.notified() => continue,
+            Some(message) = messages.recv() => {
+                if connection.write_reply(&message, session.protocol).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             read = connection.read_request() => read,
         };
         let words = match read {
@@ -219,8 +227,15 @@ where
                 return;
             }
         };
-        let writes = node.borrow().writes();
-        let command = Command::from_words(words, writes);
+        let (writes, subscribed) = {
+            let node = node.borrow();
+            let subscriptions = node.db.pubsub.subscriptions(session.id);
+            (
+                node.writes(),
+                session.protocol == Protocol::Resp2 && subscriptions > 0,
+            )
+        };
+        let command = Command::from_client_words(words, writes, subscribed);
         let quit = matches!(command, Ok(Command::Quit(_)));
         let reply = match command {
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
@@ -256,6 +271,12 @@ where
             }
             Err(error) => Frame::from(error).into(),
         };
+        // Messages the command published to this very connection go first, as in Redis.
+        while let Ok(message) = messages.try_recv() {
+            if connection.write_reply(&message, session.protocol).await.is_err() {
+                return;
+            }
+        }
         if connection.write_reply(&reply, session.protocol).await.is_err() || quit {
             return;
         }
@@ -263,22 +284,26 @@ where
 }
 
 /// Counts a normal client connection open on its node while it lives (what CLIENT KILL
-/// reports killing).
-struct OpenClient<'a>(&'a RefCell<Node>);
+/// reports killing), and keeps its pub/sub mailbox open as long.
+struct OpenClient<'a>(&'a RefCell<Node>, u64);
 
 impl<'a> OpenClient<'a> {
-    /// Counts the connection of `session`, which outlives the kills run before it opened.
-    fn new(node: &'a RefCell<Node>, session: &mut Session) -> Self {
+    /// Counts the connection of `session`, which outlives the kills run before it opened;
+    /// its pub/sub messages go to `mailbox`.
+    fn new(node: &'a RefCell<Node>, session: &mut Session, mailbox: mpsc::UnboundedSender<Reply>) -> Self {
         let mut state = node.borrow_mut();
         state.clients.open += 1;
         session.kills_survived = state.clients.kills;
-        OpenClient(node)
+        state.db.pubsub.open(session.id, mailbox);
+        OpenClient(node, session.id)
     }
 }
 
 impl Drop for OpenClient<'_> {
     fn drop(&mut self) {
-        self.0.borrow_mut().clients.open -= 1;
+        let mut node = self.0.borrow_mut();
+        node.clients.open -= 1;
+        node.db.pubsub.close(self.1);
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod grid;
+pub mod libraries;
 pub mod proxy;
 pub mod resp;
 pub mod sim;
@@ -178,20 +179,9 @@ impl RedisServer {
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("locksim-redis-{}-{port}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .arg("--dir")
-            .arg(&dir)
-            .args(["--repl-diskless-sync-delay", "0"])
+        let argv = locksim::live::nodes::redis_server_argv(port, &dir);
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -12,6 +12,8 @@ LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM
 LOCKSIM_WORK_MS     min,max of a critical section, in ms
 LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 LOCKSIM_SEED        seeds this worker's random choices
+LOCKSIM_FENCING     master-incr: take a fencing token (INCR <key>:fence on the node) and
+                    present it to the resource; none: no token
 """
 
 import os
@@ -35,22 +37,27 @@ def main():
     ttl_s = int(os.environ["LOCKSIM_TTL_MS"]) / 1000
     work_ms, think_ms = ms_range("LOCKSIM_WORK_MS"), ms_range("LOCKSIM_THINK_MS")
     rng = random.Random(int(os.environ["LOCKSIM_SEED"]))
-    lock = node.lock(os.environ["LOCKSIM_LOCK_KEY"], timeout=ttl_s, blocking_timeout=ttl_s * 2)
+    key = os.environ["LOCKSIM_LOCK_KEY"]
+    fencing = os.environ["LOCKSIM_FENCING"] == "master-incr"
+    lock = node.lock(key, timeout=ttl_s, blocking_timeout=ttl_s * 2)
     while True:
         try:
             if lock.acquire():
-                # Tell the resource we hold the lock, then read, work, write back plus one.
-                resource.execute_command("LOCKSIM.HELD", client, lock.local.token.decode())
-                value = int(resource.get("counter") or 0)
-                time.sleep(rng.uniform(*work_ms) / 1000)
-                resource.set("counter", value + 1)
-                resource.execute_command("LOCKSIM.RELEASED", client)
                 try:
+                    fence = [str(node.incr(key + ":fence"))] if fencing else []
+                    fenced = ["FENCE", *fence] if fence else []
+                    # Tell the resource we hold the lock, then read, work, write back plus one.
+                    resource.execute_command("LOCKSIM.HELD", client, lock.local.token.decode(), *fence)
+                    value = int(resource.execute_command("GET", "counter", *fenced))
+                    time.sleep(rng.uniform(*work_ms) / 1000)
+                    resource.execute_command("SET", "counter", value + 1, *fenced)
+                finally:
+                    # Whatever happened, this worker no longer believes it holds the lock.
+                    resource.execute_command("LOCKSIM.RELEASED", client)
                     lock.release()
-                except LockError:
-                    pass  # the key expired under us: the resource has seen what that did
-        except RedisError as error:
-            # A node or link fault: say so (live mode keeps this output), think, try again.
+        except (RedisError, LockError) as error:
+            # A fault, a stale token refused, or a lock that expired under us: say so (live
+            # mode keeps this output), think, try again.
             print(f"{client}: {error!r}", file=sys.stderr, flush=True)
         time.sleep(rng.uniform(*think_ms) / 1000)
 

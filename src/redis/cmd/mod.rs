@@ -12,6 +12,7 @@ mod coverage;
 mod hashes;
 mod keys;
 mod lists;
+mod pubsub;
 mod replication;
 mod scripting;
 mod server;
@@ -24,14 +25,15 @@ pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
 pub use lists::{Blocked, BlockingPop, End};
+pub use pubsub::{Kind as SubscriptionKind, PubSub, Subscribe, Unsubscribe};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
 pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
-pub use session::{Client, Clients, Hello, Quit, Select, Session};
+pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 
 use super::Frame;
-use super::connection::Reply;
+use super::connection::{Protocol, Reply};
 use super::db::Db;
 use super::node::{Node, Writes};
 pub(crate) use super::request::build as request;
@@ -98,6 +100,9 @@ pub enum Command {
     Select(Select),
     Client(Client),
     Quit(Quit),
+    Reset(Reset),
+    Subscribe(Subscribe),
+    Unsubscribe(Unsubscribe),
     Get(Get),
     Set(Set),
     SetGet(SetGet),
@@ -236,6 +241,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec])] = &[
     ("hashes", hashes::COMMANDS),
     ("sorted sets", zsets::COMMANDS),
     ("lists", lists::COMMANDS),
+    ("pub/sub", pubsub::COMMANDS),
     ("scripting", scripting::COMMANDS),
     ("server", server::COMMANDS),
     ("connection", session::COMMANDS),
@@ -298,6 +304,17 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
+        Command::from_client_words(words, writes, false)
+    }
+
+    /// [`Command::from_words`] for a connection that may be `subscribed` (a RESP2 connection
+    /// with subscriptions), which may send only the subscription commands, PING, QUIT and
+    /// RESET.
+    pub fn from_client_words(
+        words: Vec<Vec<u8>>,
+        writes: Writes,
+        subscribed: bool,
+    ) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
@@ -307,7 +324,15 @@ impl Command {
         {
             return Err(refusal);
         }
-        Command::parse(spec, words)
+        if !subscribed {
+            return Command::parse(spec, words);
+        }
+        let shown = words.get(..2).unwrap_or(&words).to_vec();
+        let parsed = Command::parse(spec, words);
+        match pubsub::refusal_while_subscribed(spec.name, &shown, &parsed) {
+            Some(refusal) => Err(refusal),
+            None => parsed,
+        }
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
@@ -358,6 +383,18 @@ impl Command {
             Command::Hello(cmd) => cmd.apply(session, node.replication.is_replica()),
             Command::Client(cmd) => cmd.apply(session, &mut node.clients).into(),
             Command::Quit(Quit) => ok().into(),
+            Command::Reset(Reset) => {
+                node.db.pubsub.drop_subscriptions(session.id);
+                node.db.select(0);
+                Reset::apply(session)
+            }
+            Command::Subscribe(cmd) => cmd.apply(&mut node.db.pubsub, session.id),
+            Command::Unsubscribe(cmd) => cmd.apply(&mut node.db.pubsub, session.id),
+            Command::Ping(cmd)
+                if session.protocol == Protocol::Resp2 && node.db.pubsub.subscriptions(session.id) > 0 =>
+            {
+                pubsub::subscribed_pong(cmd.message)
+            }
             Command::Eval(cmd) => cmd.apply(node, now_ms).into(),
             Command::Evalsha(cmd) => cmd.apply(node, now_ms).into(),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
@@ -397,6 +434,9 @@ impl Command {
             Command::Hello(_)
             | Command::Client(_)
             | Command::Quit(_)
+            | Command::Reset(_)
+            | Command::Subscribe(_)
+            | Command::Unsubscribe(_)
             | Command::Eval(_)
             | Command::Evalsha(_)
             | Command::Script(_)

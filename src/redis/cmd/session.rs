@@ -36,6 +36,13 @@ pub(super) const COMMANDS: &[Spec] = &[
         summary: "OK, then close the connection",
         handler: Handler::Parse(|_| Ok(Command::Quit(Quit))),
     },
+    Spec {
+        name: "reset",
+        arity: 1,
+        flags: Flags::NOSCRIPT,
+        summary: "back to a fresh connection's state: RESP2, database 0, no name, no subscriptions",
+        handler: Handler::Parse(|_| Ok(Command::Reset(Reset))),
+    },
 ];
 
 /// What the node keeps per connection.
@@ -269,6 +276,21 @@ impl Clients {
         self.kills += 1;
         self.killed.notify_waiters();
         self.open.saturating_sub(1)
+    }
+}
+
+/// `RESET`: the connection returns to the state of a new one (its id stays); the node drops
+/// its subscriptions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reset;
+
+impl Reset {
+    /// Resets the session's own state and replies `+RESET`.
+    pub(crate) fn apply(session: &mut Session) -> Reply {
+        session.protocol = Protocol::Resp2;
+        session.db = 0;
+        session.name = None;
+        Frame::SimpleString(b"RESET".to_vec()).into()
     }
 }
 
