@@ -220,6 +220,51 @@ fn minimal_counterexamples_come_first(dir: &Path, summary: &Value, dom: &str) {
     }
 }
 
+/// A viewport meta; every inline figure an image with a text alternative that says what it
+/// shows; every table captioned, with each header cell's scope.
+fn accessible_structure(dom: &str) {
+    assert!(
+        dom.contains("<meta name=\"viewport\" content=\"width=device-width"),
+        "a viewport meta"
+    );
+    let figures: Vec<&str> = dom.split("<figure").skip(1).collect();
+    assert!(figures.len() >= 4, "the figures: {}", figures.len());
+    for figure in figures {
+        let open = &figure[..figure.find('>').unwrap()];
+        assert!(open.contains("role=\"img\""), "a figure is an image: {open}");
+        let label = open
+            .split_once("aria-label=\"")
+            .map(|(_, rest)| &rest[..rest.find('"').unwrap()])
+            .unwrap_or_else(|| panic!("a figure has a text alternative: {open}"));
+        assert!(
+            label.len() > 80 && (label.starts_with("Lease timeline of") || label.starts_with("Heatmap:")),
+            "the text alternative says what the figure shows: {label}"
+        );
+    }
+    let tables: Vec<&str> = dom.split("<table").skip(1).collect();
+    assert!(
+        tables.len() >= 4,
+        "the matrix, clients, envelopes, catalogue: {}",
+        tables.len()
+    );
+    for table in tables {
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(
+            table.trim_start_matches(|c| c != '<').starts_with("<caption>"),
+            "a caption first: {}",
+            &table[..200.min(table.len())]
+        );
+        let headers = table.matches("<th").count();
+        let scoped = table.matches("<th scope=\"col\"").count() + table.matches("<th scope=\"row\"").count();
+        assert_eq!(
+            headers,
+            scoped,
+            "every header cell has a scope: {}",
+            &table[..300.min(table.len())]
+        );
+    }
+}
+
 /// Headless Chromium as the environment notes start it: no sandbox as root, no
 /// background networking (this machine's network is closed), a fresh profile.
 fn chromium(dir: &Path, args: &[&str]) -> Output {
@@ -241,28 +286,28 @@ fn chromium(dir: &Path, args: &[&str]) -> Output {
         .expect("chromium must be installed (make test installs it: apt-get install chromium)")
 }
 
-/// The rendered width and height of every inline SVG and image of `dir/index.html`.
-fn figure_sizes(dir: &Path) -> Vec<(u32, u32)> {
+/// What `expression` (JavaScript over `page`, the report's document laid out at 1400 px
+/// in a frame) gives, as text: the report itself runs no script, so a page beside it
+/// frames it and measures.
+fn measure(dir: &Path, expression: &str) -> String {
     let measure = dir.join("measure.html");
     std::fs::write(
         &measure,
-        "<!DOCTYPE html><html><body><iframe id=\"f\" src=\"index.html\" style=\"width:1400px;height:1000px\"></iframe>
+        format!(
+            "<!DOCTYPE html><html><body><iframe id=\"f\" src=\"index.html\" style=\"width:1400px;height:1000px\"></iframe>
 <script>
-const measure = () => {
+const measure = () => {{
   const page = document.getElementById('f').contentDocument;
-  if (!page || page.readyState !== 'complete' || !page.getElementById('catalogue')) {
+  if (!page || page.readyState !== 'complete' || !page.getElementById('catalogue')) {{
     return setTimeout(measure, 50);
-  }
-  const sizes = [...page.querySelectorAll('svg, img')].map(e => {
-    const r = e.getBoundingClientRect();
-    return Math.round(r.width) + 'x' + Math.round(r.height);
-  });
+  }}
   const out = document.createElement('pre');
-  out.textContent = 'MEASURED ' + sizes.join(' ');
+  out.textContent = 'MEASURED ' + ({expression});
   document.body.appendChild(out);
-};
+}};
 measure();
-</script></body></html>",
+</script></body></html>"
+        ),
     )
     .unwrap();
     let url = format!("file://{}", measure.display());
@@ -276,11 +321,22 @@ measure();
         ],
     );
     let dom = String::from_utf8_lossy(&dom.stdout);
-    let measured = dom
-        .split_once("<pre>MEASURED ")
+    dom.split_once("<pre>MEASURED ")
         .and_then(|(_, rest)| rest.split_once("</pre>"))
-        .unwrap_or_else(|| panic!("the measuring page reports sizes: {dom}"))
-        .0;
+        .unwrap_or_else(|| panic!("the measuring page reports: {dom}"))
+        .0
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+/// The rendered width and height of every inline SVG and image of `dir/index.html`.
+fn figure_sizes(dir: &Path) -> Vec<(u32, u32)> {
+    let measured = measure(
+        dir,
+        "[...page.querySelectorAll('svg, img')].map(e => { const r = e.getBoundingClientRect(); \
+         return Math.round(r.width) + 'x' + Math.round(r.height); }).join(' ')",
+    );
     measured
         .split_whitespace()
         .filter_map(|size| {
@@ -288,6 +344,76 @@ measure();
             Some((w.parse().ok()?, h.parse().ok()?))
         })
         .collect()
+}
+
+/// Every piece of text on the page outside the figures, with its colour and the colour
+/// behind it as the browser computes them: `text|r,g,b|r,g,b` per line. Behind a text is
+/// the first ancestor's background colour that is not transparent; a hatched background
+/// (a gradient) counts as its darker stripe, #eee.
+fn text_colours(dir: &Path) -> Vec<(String, [f64; 3], [f64; 3])> {
+    let measured = measure(
+        dir,
+        "(() => {
+  const rgb = c => (c.match(/[0-9.]+/g) || []).map(Number);
+  const lines = [];
+  const walker = page.createTreeWalker(page.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const text = walker.currentNode;
+    const element = text.parentElement;
+    if (!text.textContent.trim() || element.closest('svg, head, style')) continue;
+    if (!element.getClientRects().length) continue;
+    const colour = rgb(getComputedStyle(element).color);
+    let behind = [255, 255, 255];
+    for (let e = element; e; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (style.backgroundImage.includes('gradient')) { behind = [238, 238, 238]; break; }
+      const bg = rgb(style.backgroundColor);
+      if (bg.length === 3 || (bg.length === 4 && bg[3] > 0)) { behind = bg.slice(0, 3); break; }
+    }
+    lines.push(text.textContent.trim().slice(0, 40).replace(/[|\\n]/g, ' ') + '|' + colour.slice(0, 3) + '|' + behind);
+  }
+  return lines.join('\\n');
+})()",
+    );
+    measured
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split('|');
+            let text = parts.next()?.to_string();
+            let mut colour = || -> Option<[f64; 3]> {
+                let values: Vec<f64> = parts.next()?.split(',').filter_map(|v| v.parse().ok()).collect();
+                Some([*values.first()?, *values.get(1)?, *values.get(2)?])
+            };
+            Some((text, colour()?, colour()?))
+        })
+        .collect()
+}
+
+/// WCAG 2's contrast ratio of two sRGB colours (0-255 a channel): 1 to 21.
+fn contrast([a, b]: [[f64; 3]; 2]) -> f64 {
+    let luminance = |rgb: [f64; 3]| {
+        let channel = |v: f64| {
+            let v = v / 255.0;
+            if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * channel(rgb[0]) + 0.7152 * channel(rgb[1]) + 0.0722 * channel(rgb[2])
+    };
+    let (x, y) = (luminance(a), luminance(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+#[test]
+fn contrast_is_computed_as_wcag_does() {
+    assert!((contrast([[0.0; 3], [255.0; 3]]) - 21.0).abs() < 1e-9);
+    assert!(
+        (contrast([[119.0; 3], [255.0; 3]]) - 4.48).abs() < 0.01,
+        "#777 on white just fails"
+    );
+    assert_eq!(contrast([[34.0; 3], [34.0; 3]]), 1.0);
 }
 
 #[test]
@@ -367,6 +493,33 @@ fn the_page_opens_in_chromium_with_every_section() {
         sizes.iter().all(|(w, h)| *w > 100 && *h > 100),
         "every inline figure has a size: {sizes:?}"
     );
+    // Text on every coloured cell (and everywhere else) reads at 4.5:1 or better.
+    let texts = text_colours(&dir);
+    assert!(
+        texts.len() > 100,
+        "the page's texts are measured: {}",
+        texts.len()
+    );
+    let coloured = texts
+        .iter()
+        .filter(|(_, _, behind)| *behind != [255.0; 3])
+        .count();
+    assert!(
+        coloured > 50,
+        "texts on coloured cells are among them: {coloured}"
+    );
+    let poor: Vec<String> = texts
+        .iter()
+        .filter(|(_, colour, behind)| contrast([*colour, *behind]) < 4.5)
+        .map(|(text, colour, behind)| {
+            format!(
+                "{text:?} {colour:?} on {behind:?}: {:.2}",
+                contrast([*colour, *behind])
+            )
+        })
+        .collect();
+    assert!(poor.is_empty(), "text below 4.5:1 contrast: {poor:#?}");
+    accessible_structure(&dom);
     let shot = dir.join("shot.png");
     let screenshot = chromium(
         &dir,

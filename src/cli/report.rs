@@ -21,7 +21,7 @@ use locksim::report::figures::{
 };
 use locksim::report::matrix::{self, CellRun, MatrixRun};
 use locksim::report::minimal;
-use locksim::report::page::{self, Figures};
+use locksim::report::page::{self, Figure, Figures};
 use locksim::report::plan::{Plan, ReportOptions, Swept};
 use locksim::report::summary::{Counterexample, Summary};
 use locksim::report::sweeps::{Sweep, SweepKind};
@@ -359,15 +359,15 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir)?;
     let mut figures = Figures::new();
-    let mut write = |id: &str, svg: String, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
+    let mut write = |id: &str, svg: String, alt: String, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
         std::fs::write(dir.join(format!("{id}.svg")), &svg)?;
         draw_png(&dir.join(format!("{id}.png")))?;
-        figures.insert(id.to_string(), svg);
+        figures.insert(id.to_string(), Figure { svg, alt });
         std::io::Result::Ok(())
     };
     for (id, t) in timelines {
         let svg = figures::svg(t.size(), |root| timeline::draw(root, t));
-        write(id, svg, &|png| {
+        write(id, svg, t.describe(), &|png| {
             figures::png(png, t.size(), |root| timeline::draw(root, t))
         })?;
     }
@@ -383,7 +383,7 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
         );
     for (id, map) in heatmaps {
         let svg = figures::svg(map.size(), |root| heatmap::draw(root, &map));
-        write(&id, svg, &|png| {
+        write(&id, svg, map.describe(), &|png| {
             figures::png(png, map.size(), |root| heatmap::draw(root, &map))
         })?;
     }

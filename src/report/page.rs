@@ -12,31 +12,43 @@ use super::rate::Rate;
 use super::summary::{CHECKERS, Counterexample, MatrixSummary, Summary};
 use crate::scenario::Expectation;
 
-/// Figures by id, as inline SVG: each counterexample's timeline (by the counterexample's
-/// id), each envelope's heatmap (`envelope-<name>`), the matrix (`matrix`).
-pub type Figures = BTreeMap<String, String>;
+/// A figure drawn for the page: its SVG and the words that say what it shows (its text
+/// alternative).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Figure {
+    pub svg: String,
+    pub alt: String,
+}
+
+/// Figures by id: each counterexample's timeline (by the counterexample's id), each
+/// envelope's heatmap (`envelope-<name>`), the matrix (`matrix`).
+pub type Figures = BTreeMap<String, Figure>;
 
 /// The CSS of the page; fixed, so the page is byte-identical run to run.
 const STYLE: &str = "
-body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; line-height: 1.4; }
+body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1400px; color: #222; line-height: 1.4; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: .85em; }
+caption { text-align: left; font-weight: bold; padding: .3em 0; }
 th, td { border: 1px solid #ccc; padding: .3em .5em; vertical-align: top; }
 th { background: #f3f3f3; text-align: left; }
+th.scenario { font-weight: normal; }
 td.cell { text-align: center; min-width: 6.5em; }
-td.na { color: #888; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
+td.na { color: #555; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
 td.nx { color: #222; background: #bdbdbd; font-style: italic; }
 td.two { padding: 0; }
 .band { padding: .2em .4em; }
 .stuck { color: #8a1c00; font-weight: bold; font-size: .8em; padding: .1em .3em; }
 .small { font-size: .8em; color: #555; }
-.dark { color: #fff; } .dark a, .dark .small { color: #f0f0f0; }
+td.cell .small, td.cell a, td.cell .met, td.cell .unmet { color: inherit; }
+.dark { color: #fff; }
 code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: .85em; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; }
 .met { color: #1a7f37; } .unmet { color: #b3261e; font-weight: bold; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.legend span { display: inline-block; width: 2.2em; text-align: center; border: 1px solid #ccc; }
-.legend .na { background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); padding: 0 .3em; }
+.legend span { display: inline-block; width: 2.2em; text-align: center; border: 1px solid #ccc; color: #222; }
+.legend span.dark { color: #fff; }
+.legend .na { color: #555; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); padding: 0 .3em; }
 .legend .nx { background: #bdbdbd; font-style: italic; padding: 0 .3em; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 ";
@@ -45,6 +57,7 @@ figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 pub fn render(summary: &Summary, figures: &Figures) -> String {
     let mut page = String::new();
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
     let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
     page.push_str("<h1>locksim safety report</h1>\n");
@@ -157,13 +170,16 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
         " fraction of seeds (white: none) <span class=\"na\" style=\"width:auto\">does not apply</span> \
                    <span class=\"nx\" style=\"width:auto\">not exercised</span></p>\n",
     );
-    page.push_str("<div class=\"scroll\"><table>\n<tr><th>setup \\ fault</th>");
+    page.push_str(
+        "<div class=\"scroll\"><table>\n<caption>Each setup (rows) under each fault class (columns): seeds with \
+         two holders over seeds with data damaged</caption>\n<tr><th scope=\"col\">setup \\ fault</th>",
+    );
     for fault in &matrix.faults {
-        let _ = write!(page, "<th>{}</th>", escape(&fault.label));
+        let _ = write!(page, "<th scope=\"col\">{}</th>", escape(&fault.label));
     }
     page.push_str("</tr>\n");
     for (s, setup) in matrix.setups.iter().enumerate() {
-        let _ = write!(page, "<tr><th>{}</th>", escape(&setup.label));
+        let _ = write!(page, "<tr><th scope=\"row\">{}</th>", escape(&setup.label));
         for f in 0..matrix.faults.len() {
             matrix_cell(page, matrix, s, f, summary);
         }
@@ -208,8 +224,8 @@ fn minimal_counterexamples(page: &mut String, summary: &Summary, figures: &Figur
         page.push_str("<ul>\n");
         violation_items(page, example);
         page.push_str("</ul>\n");
-        if let Some(svg) = figures.get(&example.id) {
-            let _ = writeln!(page, "<figure>{}</figure>", strip_xml_declaration(svg));
+        if let Some(figure) = figures.get(&example.id) {
+            inline_figure(page, figure);
         }
         let _ = writeln!(
             page,
@@ -368,14 +384,21 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
                    exclusion (and the checkers that fired), and how much the lock gets done: acquisitions per \
                    simulated second and the longest any client waited for it, without faults and at worst \
                    under any fault.</p>\n");
-    page.push_str("<div class=\"scroll\"><table>\n<tr><th>profile</th><th>acquisitions/s<br>(no fault)</th><th>longest wait<br>(no fault)</th>\
-                   <th>longest wait<br>(any fault)</th>");
+    page.push_str(
+        "<div class=\"scroll\"><table>\n<caption>Client profiles: how much the lock gets done, and what \
+         each fault class did to it</caption>\n<tr><th scope=\"col\">profile</th><th scope=\"col\">acquisitions/s<br>(no \
+         fault)</th><th scope=\"col\">longest wait<br>(no fault)</th><th scope=\"col\">longest wait<br>(any fault)</th>",
+    );
     for fault in &matrix.faults {
-        let _ = write!(page, "<th>{}</th>", escape(&fault.label));
+        let _ = write!(page, "<th scope=\"col\">{}</th>", escape(&fault.label));
     }
     page.push_str("</tr>\n");
     for s in profiles {
-        let _ = write!(page, "<tr><th>{}</th>", escape(&matrix.setups[s].label));
+        let _ = write!(
+            page,
+            "<tr><th scope=\"row\">{}</th>",
+            escape(&matrix.setups[s].label)
+        );
         match no_fault.and_then(|f| matrix.cell(s, f)) {
             Some(report) => {
                 let _ = write!(
@@ -432,25 +455,25 @@ fn envelopes(page: &mut String, summary: &Summary, figures: &Figures) {
             escape(&envelope.name),
             escape(&envelope.title)
         );
-        if let Some(svg) = figures.get(&format!("envelope-{}", envelope.name)) {
-            let _ = writeln!(page, "<figure>{}</figure>", strip_xml_declaration(svg));
+        if let Some(figure) = figures.get(&format!("envelope-{}", envelope.name)) {
+            inline_figure(page, figure);
         }
         let _ = writeln!(page, "<p class=\"small\">{}</p>", escape(&envelope.caption()));
         page.push_str("<details><summary>the numbers, with their 95% intervals</summary>\n");
         for (series, safe) in envelope.series.iter().zip(&envelope.bound_safe) {
             let _ = write!(
                 page,
-                "<p><strong>{}</strong></p>\n<table>\n<tr><th>{} \\ {}</th>",
+                "<table>\n<caption>{}</caption>\n<tr><th scope=\"col\">{} \\ {}</th>",
                 escape(&series.label),
                 escape(&envelope.y_label),
                 escape(&envelope.x_label)
             );
             for x in &envelope.xs {
-                let _ = write!(page, "<th>{x}</th>");
+                let _ = write!(page, "<th scope=\"col\">{x}</th>");
             }
             page.push_str("</tr>\n");
             for (y, row) in series.rates.iter().enumerate().rev() {
-                let _ = write!(page, "<tr><th>{}</th>", envelope.ys[y]);
+                let _ = write!(page, "<tr><th scope=\"row\">{}</th>", envelope.ys[y]);
                 for (x, rate) in row.iter().enumerate() {
                     let (colour, dark) = shade(*rate);
                     let class = if dark { "cell dark" } else { "cell" };
@@ -482,11 +505,14 @@ fn catalogue(page: &mut String, summary: &Summary) {
                    <em>caused by the faults</em> when its first violating seeds, run again without the \
                    scenario's faults, no longer violate (the no-fault control).</p>\n",
     );
-    page.push_str("<table>\n<tr><th>scenario</th><th>exercised</th>");
+    page.push_str(
+        "<table>\n<caption>Every scenario file: seeds that violated each checker, against what the published \
+         analyses predict</caption>\n<tr><th scope=\"col\">scenario</th><th scope=\"col\">exercised</th>",
+    );
     for (_, short) in CHECKERS {
-        let _ = write!(page, "<th>{short}</th>");
+        let _ = write!(page, "<th scope=\"col\">{short}</th>");
     }
-    page.push_str("<th>verdict</th></tr>\n");
+    page.push_str("<th scope=\"col\">verdict</th></tr>\n");
     for report in &summary.catalogue {
         let link = summary
             .counterexamples
@@ -496,7 +522,7 @@ fn catalogue(page: &mut String, summary: &Summary) {
             .unwrap_or_default();
         let _ = write!(
             page,
-            "<tr><td><strong>{}</strong>{link}<br><span class=\"small\">{}</span></td><td class=\"cell\">{}/{}</td>",
+            "<tr><th scope=\"row\" class=\"scenario\"><strong>{}</strong>{link}<br><span class=\"small\">{}</span></th><td class=\"cell\">{}/{}</td>",
             escape(&report.name),
             escape(&report.description),
             report.exercised_seeds(),
@@ -540,6 +566,16 @@ fn catalogue(page: &mut String, summary: &Summary) {
         let _ = writeln!(page, "<td>{verdict}</td></tr>");
     }
     page.push_str("</table>\n</section>\n");
+}
+
+/// A figure inline: an image to assistive technology, named by its text alternative.
+fn inline_figure(page: &mut String, figure: &Figure) {
+    let _ = writeln!(
+        page,
+        "<figure role=\"img\" aria-label=\"{}\">{}</figure>",
+        escape(&figure.alt),
+        strip_xml_declaration(&figure.svg)
+    );
 }
 
 /// An SVG file's text without its `<?xml …?>` line, for inlining into HTML.

@@ -135,6 +135,42 @@ impl Heatmap {
         )
     }
 
+    /// What the figure shows, in words: the text alternative a page gives it.
+    pub fn describe(&self) -> String {
+        let panels: Vec<String> = self
+            .panels
+            .iter()
+            .map(|p| {
+                let span = |labels: &[String]| match labels {
+                    [] => String::new(),
+                    [one] => one.clone(),
+                    [first, .., last] => format!("{first} to {last}"),
+                };
+                let title = if p.title.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", p.title)
+                };
+                format!(
+                    "{title}{} rows ({}) by {} columns ({})",
+                    p.rows.len(),
+                    span(&p.rows),
+                    p.columns.len(),
+                    span(&p.columns)
+                )
+            })
+            .collect();
+        format!(
+            "Heatmap: {}. {} against {}; {}. Each cell is coloured by the fraction of seeds that broke, darker \
+             is worse; every cell's numbers are in the table beside it. {}",
+            self.title,
+            self.y_label,
+            self.x_label,
+            panels.join("; "),
+            self.note
+        )
+    }
+
     /// The note wrapped to the figure's width.
     fn note_lines(&self, width: u32) -> u32 {
         wrap_to(&self.note, 13, width.saturating_sub(20), u32::MAX).len() as u32

@@ -288,6 +288,61 @@ impl Timeline {
         }
     }
 
+    /// What the chart shows, in words: the text alternative a page gives the figure.
+    pub fn describe(&self) -> String {
+        let clients = self.rows.iter().filter(|r| r.starts_with("client-")).count();
+        let mut text = format!(
+            "Lease timeline of {}, true time {:.0} to {:.0} ms: {clients} client rows (the spans each believed it \
+             held the lock) and {} Redis node rows (each client's key on the node).",
+            self.title,
+            self.from_ms,
+            self.to_ms,
+            self.rows.len() - clients
+        );
+        match self.overlaps.first() {
+            Some((from, to)) => {
+                let names: Vec<&str> = self
+                    .holders
+                    .iter()
+                    .filter_map(|(row, _, _)| self.rows.get(*row))
+                    .map(|name| name.split(':').next().unwrap_or(name))
+                    .collect();
+                text.push_str(&format!(
+                    " Two clients ({}) believed they held the lock at once from {from:.0} to {to:.0} ms{}.",
+                    names.join(" and "),
+                    match self.overlaps.len() {
+                        1 => String::new(),
+                        n => format!(", {} overlaps in all", n),
+                    }
+                ));
+            }
+            None => text.push_str(" No two clients believed they held the lock at once."),
+        }
+        if let Some((row, at)) = self.lost_write {
+            let name = self
+                .rows
+                .get(row)
+                .map_or("a client", |r| r.split(':').next().unwrap_or(r));
+            text.push_str(&format!(
+                " {name}'s write at {at:.0} ms was lost (a stale write erased it)."
+            ));
+        }
+        let faults: Vec<String> = self
+            .faults
+            .iter()
+            .map(|(from, to, label)| format!("{label} ({from:.0}-{to:.0} ms)"))
+            .chain(
+                self.marks
+                    .iter()
+                    .map(|(at, label)| format!("{label} (at {at:.0} ms)")),
+            )
+            .collect();
+        if !faults.is_empty() {
+            text.push_str(&format!(" Faults: {}.", faults.join("; ")));
+        }
+        text
+    }
+
     /// The picture's size: rows of 34 px, room for the title, the axis and the legend.
     pub fn size(&self) -> (u32, u32) {
         (1400, 150 + 34 * self.rows.len() as u32)
