@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use locksim::platform::Connect;
 use locksim::redis::connection::Connection;
 use locksim::world::net::SimConnector;
+use support::differential::{assert_same_transcript, on_real_and_fake_replicas};
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer, wait_for_link};
 
@@ -134,20 +135,7 @@ fn subscribers_get_what_redis_server_7_0_sends_them_in_both_protocols() {
     for resp3 in [false, true] {
         let expected = transcript(real.addr, resp3);
         let got = transcript(fake.addr, resp3);
-        let shown: Vec<String> = expected
-            .iter()
-            .zip(&got)
-            .map(|((request, real_frames), (_, fake_frames))| {
-                let mark = if real_frames == fake_frames { "  " } else { "!!" };
-                format!("{mark} {request}\n      redis-server: {real_frames:?}\n      fake node:    {fake_frames:?}")
-            })
-            .collect();
-        assert!(
-            expected == got,
-            "the servers differ (RESP{}):\n{}",
-            if resp3 { 3 } else { 2 },
-            shown.join("\n")
-        );
+        assert_same_transcript(&expected, &got, resp3);
         // The dialogue reaches every kind of frame: a message and a pattern message.
         let all = format!("{got:?}");
         assert!(all.contains("Bulk(\"pmessage\")") && all.contains("Bulk(\"message\")"));
@@ -168,16 +156,7 @@ fn published_through_replication(master: SocketAddr, replica: SocketAddr) -> Vec
 
 #[test]
 fn a_masters_publish_reaches_its_replicas_subscribers_as_in_redis() {
-    let real_master = RedisServer::start(&[]);
-    let real_replica =
-        RedisServer::start(&["--replicaof", "127.0.0.1", &real_master.addr.port().to_string()]);
-    let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(
-        Some(fake_master.addr),
-        locksim::redis::persistence::Persistence::None,
-    );
-    let expected = published_through_replication(real_master.addr, real_replica.addr);
-    let got = published_through_replication(fake_master.addr, fake_replica.addr);
+    let (expected, got) = on_real_and_fake_replicas(published_through_replication);
     assert_eq!(expected, got);
     let message = |text: &str| Value::Bulk(text.into());
     assert_eq!(

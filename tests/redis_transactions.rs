@@ -7,6 +7,7 @@ mod support;
 
 use std::net::SocketAddr;
 
+use support::differential::{assert_same_transcript, on_real_and_fake_replicas};
 use support::resp::{RespClient, Value};
 use support::{FakeServer, RedisServer, wait_for_link, wait_for_stream};
 
@@ -107,22 +108,7 @@ fn transactions_answer_as_redis_server_7_0_does_in_both_protocols() {
     for resp3 in [false, true] {
         let expected = transcript(real.addr, resp3);
         let got = transcript(fake.addr, resp3);
-        let shown: Vec<String> = expected
-            .iter()
-            .zip(&got)
-            .map(|((request, real_reply), (_, fake_reply))| {
-                let mark = if real_reply == fake_reply { "  " } else { "!!" };
-                format!(
-                    "{mark} {request}\n      redis-server: {real_reply:?}\n      fake node:    {fake_reply:?}"
-                )
-            })
-            .collect();
-        assert!(
-            expected == got,
-            "the servers differ (RESP{}):\n{}",
-            if resp3 { 3 } else { 2 },
-            shown.join("\n")
-        );
+        assert_same_transcript(&expected, &got, resp3);
         let aborted = if resp3 { Value::Null } else { Value::NullArray };
         assert!(
             got.iter().any(|(_, reply)| *reply == aborted),
@@ -149,16 +135,7 @@ fn watched_through_replication(master: SocketAddr, replica: SocketAddr) -> Vec<V
 
 #[test]
 fn a_write_replicated_to_a_watched_key_aborts_exec_as_in_redis() {
-    let real_master = RedisServer::start(&[]);
-    let real_replica =
-        RedisServer::start(&["--replicaof", "127.0.0.1", &real_master.addr.port().to_string()]);
-    let fake_master = FakeServer::start();
-    let fake_replica = FakeServer::start_with(
-        Some(fake_master.addr),
-        locksim::redis::persistence::Persistence::None,
-    );
-    let expected = watched_through_replication(real_master.addr, real_replica.addr);
-    let got = watched_through_replication(fake_master.addr, fake_replica.addr);
+    let (expected, got) = on_real_and_fake_replicas(watched_through_replication);
     assert_eq!(expected, got);
     assert_eq!(got[4], Value::NullArray, "the replicated write aborted the EXEC");
     assert_eq!(

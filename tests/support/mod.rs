@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod cli;
+pub mod differential;
 pub mod grid;
 pub mod libraries;
 pub mod proxy;

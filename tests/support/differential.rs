@@ -1,0 +1,48 @@
+//! Running one client dialogue on redis-server and on the fake node, and comparing what
+//! each answered, for the tests that hold the fake node to Redis 7.0 reply for reply.
+
+use std::fmt::Debug;
+use std::net::SocketAddr;
+
+use super::{FakeServer, RedisServer};
+
+/// Runs `dialogue(master, replica)` on a real redis-server master and its replica, then on
+/// a fake master and its replica; returns what each run gave, real first.
+pub fn on_real_and_fake_replicas<T>(dialogue: impl Fn(SocketAddr, SocketAddr) -> T) -> (T, T) {
+    let real_master = RedisServer::start(&[]);
+    let real_replica =
+        RedisServer::start(&["--replicaof", "127.0.0.1", &real_master.addr.port().to_string()]);
+    let fake_master = FakeServer::start();
+    let fake_replica = FakeServer::start_with(
+        Some(fake_master.addr),
+        locksim::redis::persistence::Persistence::None,
+    );
+    let expected = dialogue(real_master.addr, real_replica.addr);
+    let got = dialogue(fake_master.addr, fake_replica.addr);
+    (expected, got)
+}
+
+/// Asserts that two transcripts of `(request, replies)` are equal, showing every step with
+/// both servers' replies and marking those that differ when they are not.
+pub fn assert_same_transcript<R: PartialEq + Debug>(
+    expected: &[(String, R)],
+    got: &[(String, R)],
+    resp3: bool,
+) {
+    let shown: Vec<String> = expected
+        .iter()
+        .zip(got)
+        .map(|((request, real_reply), (_, fake_reply))| {
+            let mark = if real_reply == fake_reply { "  " } else { "!!" };
+            format!(
+                "{mark} {request}\n      redis-server: {real_reply:?}\n      fake node:    {fake_reply:?}"
+            )
+        })
+        .collect();
+    assert!(
+        expected == got,
+        "the servers differ (RESP{}):\n{}",
+        if resp3 { 3 } else { 2 },
+        shown.join("\n")
+    );
+}
