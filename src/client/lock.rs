@@ -18,9 +18,9 @@ use super::error::LockError;
 use super::ladder;
 use super::observe::{Observe, Request, Unobserved};
 use super::options::{
-    AttemptCleanup, Fencing, LockOptions, OnReadonly, RenewalOnError, RetryToken, ValidityClock,
+    AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, RetryToken, ValidityClock,
 };
-use super::profiles::{self, Grant, Protocol, python_redis_lock, redisson};
+use super::profiles::{self, Grant, python_redis_lock, redisson};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
 

@@ -24,9 +24,9 @@ pub use conn::{Conn, RequestError};
 pub use error::LockError;
 pub use lock::{Held, Lease, Lock, LockGuard};
 pub use observe::{Observe, Request, Unobserved};
+pub use options::Protocol;
 pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, Profile, ProfileDefaults,
     RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
-pub use profiles::Protocol;
 pub use steps::{NoSteps, Step, Steps};

@@ -6,7 +6,6 @@
 
 use serde::Deserialize;
 
-use super::profiles::Protocol;
 use crate::platform::Clock;
 
 /// The algorithms of the ladder (lock-algorithms.md), each with its defect kept, plus
@@ -571,6 +570,39 @@ impl LockOptions {
     pub fn fencing(mut self, fencing: Fencing) -> Self {
         self.fencing = fencing;
         self
+    }
+}
+
+/// The command sequence a client sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// The ladder's tiers and Redlock (`LockOptions::algorithm` says which).
+    #[default]
+    Ladder,
+    /// Redisson `RLock` (3.x).
+    Redisson,
+    /// python-redis-lock 4.0.1.
+    PythonRedisLock,
+}
+
+impl Protocol {
+    /// The Redis key that holds the lock named `name` (python-redis-lock prefixes `lock:`).
+    pub fn redis_key(self, name: &[u8]) -> Vec<u8> {
+        match self {
+            Protocol::Ladder | Protocol::Redisson => name.to_vec(),
+            Protocol::PythonRedisLock => [b"lock:", name].concat(),
+        }
+    }
+
+    /// The watchdog's interval for a lock of `ttl_ms` when nothing else says: TTL/3 (the
+    /// usual choice, Redisson's `lockWatchdogTimeout / 3`), or python-redis-lock's
+    /// `expire * 2 / 3`.
+    pub fn renewal_interval_ms(self, ttl_ms: u64) -> u64 {
+        let interval = match self {
+            Protocol::Ladder | Protocol::Redisson => ttl_ms / 3,
+            Protocol::PythonRedisLock => ttl_ms * 2 / 3,
+        };
+        interval.max(1)
     }
 }
 

@@ -17,7 +17,7 @@ use rand::{Rng, RngExt};
 
 use crate::client::conn::Conn;
 use crate::client::error::LockError;
-use crate::client::options::LockOptions;
+use crate::client::options::{LockOptions, Protocol};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Condition, Evalsha, Get, Set, SetExpiry};
@@ -55,9 +55,9 @@ pub const SIGNAL_EXPIRE_MS: u64 = 1000;
 /// Random bytes in an id (`b64encode(urandom(18))`).
 const ID_BYTES: usize = 18;
 
-/// The key holding the lock `name`.
+/// The key holding the lock `name` (`lock:` and the name).
 pub fn lock_key(name: &[u8]) -> Vec<u8> {
-    [b"lock:", name].concat()
+    Protocol::PythonRedisLock.redis_key(name)
 }
 
 /// The list a release signals waiters on.
