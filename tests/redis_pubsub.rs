@@ -10,9 +10,9 @@ use std::net::SocketAddr;
 use locksim::platform::Connect;
 use locksim::redis::connection::Connection;
 use locksim::world::net::SimConnector;
-use support::differential::{assert_same_transcript, on_real_and_fake_replicas};
+use support::differential::{on_real_and_fake_replicas, same_transcripts_on_real_and_fake};
 use support::resp::{RespClient, Value, encode};
-use support::{FakeServer, RedisServer, wait_for_link};
+use support::wait_for_link;
 
 fn words(request: &str) -> Vec<Vec<u8>> {
     request.split('|').map(|w| w.as_bytes().to_vec()).collect()
@@ -130,12 +130,7 @@ fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Vec<Value>)> {
 
 #[test]
 fn subscribers_get_what_redis_server_7_0_sends_them_in_both_protocols() {
-    let real = RedisServer::start(&[]);
-    let fake = FakeServer::start();
-    for resp3 in [false, true] {
-        let expected = transcript(real.addr, resp3);
-        let got = transcript(fake.addr, resp3);
-        assert_same_transcript(&expected, &got, resp3);
+    for (_, got) in same_transcripts_on_real_and_fake(transcript) {
         // The dialogue reaches every kind of frame: a message and a pattern message.
         let all = format!("{got:?}");
         assert!(all.contains("Bulk(\"pmessage\")") && all.contains("Bulk(\"message\")"));

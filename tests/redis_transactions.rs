@@ -7,9 +7,9 @@ mod support;
 
 use std::net::SocketAddr;
 
-use support::differential::{assert_same_transcript, on_real_and_fake_replicas};
+use support::differential::{on_real_and_fake_replicas, same_transcripts_on_real_and_fake};
 use support::resp::{RespClient, Value};
-use support::{FakeServer, RedisServer, wait_for_link, wait_for_stream};
+use support::{wait_for_link, wait_for_stream};
 
 fn words(request: &str) -> Vec<Vec<u8>> {
     request.split('|').map(|w| w.as_bytes().to_vec()).collect()
@@ -103,12 +103,7 @@ fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Value)> {
 
 #[test]
 fn transactions_answer_as_redis_server_7_0_does_in_both_protocols() {
-    let real = RedisServer::start(&[]);
-    let fake = FakeServer::start();
-    for resp3 in [false, true] {
-        let expected = transcript(real.addr, resp3);
-        let got = transcript(fake.addr, resp3);
-        assert_same_transcript(&expected, &got, resp3);
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
         let aborted = if resp3 { Value::Null } else { Value::NullArray };
         assert!(
             got.iter().any(|(_, reply)| *reply == aborted),

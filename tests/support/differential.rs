@@ -22,13 +22,28 @@ pub fn on_real_and_fake_replicas<T>(dialogue: impl Fn(SocketAddr, SocketAddr) ->
     (expected, got)
 }
 
+/// Runs `transcript(addr, resp3)` on a redis-server and on a fake node, in RESP2 and then
+/// RESP3, and asserts that each pair is equal; returns the fake node's two transcripts, as
+/// `(resp3, transcript)`, for what a test checks beyond equality.
+pub fn same_transcripts_on_real_and_fake<R: PartialEq + Debug>(
+    transcript: impl Fn(SocketAddr, bool) -> Vec<(String, R)>,
+) -> Vec<(bool, Vec<(String, R)>)> {
+    let real = RedisServer::start(&[]);
+    let fake = FakeServer::start();
+    [false, true]
+        .into_iter()
+        .map(|resp3| {
+            let expected = transcript(real.addr, resp3);
+            let got = transcript(fake.addr, resp3);
+            assert_same_transcript(&expected, &got, resp3);
+            (resp3, got)
+        })
+        .collect()
+}
+
 /// Asserts that two transcripts of `(request, replies)` are equal, showing every step with
 /// both servers' replies and marking those that differ when they are not.
-pub fn assert_same_transcript<R: PartialEq + Debug>(
-    expected: &[(String, R)],
-    got: &[(String, R)],
-    resp3: bool,
-) {
+fn assert_same_transcript<R: PartialEq + Debug>(expected: &[(String, R)], got: &[(String, R)], resp3: bool) {
     let shown: Vec<String> = expected
         .iter()
         .zip(got)
