@@ -417,6 +417,8 @@ impl NetSim {
                 net.time.now_instant() + latency + extra
             })
         });
+        let net = self.clone();
+        let link_clogged = Arc::new(move || net.network.lock().link_clogged_to(node, dst, protocol));
         let sender = PayloadSender {
             test_link: test_link.clone(),
             tx,
@@ -424,8 +426,11 @@ impl NetSim {
         let recver = PayloadReceiver {
             rx,
             test_link,
+            link_clogged,
             time: self.time.clone(),
             in_flight: None,
+            catching_up: false,
+            closing: None,
         };
         (sender, recver)
     }
@@ -467,9 +472,17 @@ impl PayloadSender {
 pub struct PayloadReceiver {
     rx: mpsc::UnboundedReceiver<(Payload, State)>,
     test_link: Arc<dyn Fn() -> State + Send + Sync>,
+    /// locksim patch: whether the link would hold a segment now (draws no random number).
+    link_clogged: Arc<dyn Fn() -> bool + Send + Sync>,
     time: TimeHandle,
     /// The message received from `rx` and not yet delivered.
     in_flight: Option<InFlight>,
+    /// locksim patch: the last message delivered had waited out a clogged link, so the
+    /// ones sent behind it while the link was down arrive with it (see `poll_next`).
+    catching_up: bool,
+    /// locksim patch: the sender closed while the link was down; the end of stream (a
+    /// FIN) waits for the link like a segment, with this backoff and sleep.
+    closing: Option<(Duration, Sleep)>,
 }
 
 struct InFlight {
@@ -480,6 +493,8 @@ struct InFlight {
     backoff: Duration,
     /// Waits for `arrive_time`, or out the backoff.
     sleep: Sleep,
+    /// locksim patch: whether it found the link down (and so was retransmitted).
+    held: bool,
 }
 
 impl futures_util::Stream for PayloadReceiver {
@@ -492,11 +507,13 @@ impl futures_util::Stream for PayloadReceiver {
                 ready!(Pin::new(&mut in_flight.sleep).poll(cx));
                 if in_flight.arrive_time.is_some() {
                     let in_flight = this.in_flight.take().unwrap();
+                    this.catching_up = in_flight.held;
                     return Poll::Ready(Some(in_flight.value));
                 }
                 // backoff
                 in_flight.backoff = (in_flight.backoff * 2).min(Duration::from_secs(10));
                 // retry
+                in_flight.held = true;
                 in_flight.arrive_time = (this.test_link)();
                 in_flight.sleep = match in_flight.arrive_time {
                     Some(arrive_time) => this.time.sleep_until(arrive_time),
@@ -504,9 +521,35 @@ impl futures_util::Stream for PayloadReceiver {
                 };
                 continue;
             }
+            if let Some((backoff, sleep)) = &mut this.closing {
+                ready!(Pin::new(&mut *sleep).poll(cx));
+                if !(this.link_clogged)() {
+                    this.closing = None;
+                    return Poll::Ready(None);
+                }
+                *backoff = (*backoff * 2).min(Duration::from_secs(10));
+                *sleep = this.time.sleep(*backoff);
+                continue;
+            }
             let Some((value, arrive_time)) = ready!(this.rx.poll_recv(cx)) else {
+                // locksim patch: a FIN sent while the link is down waits for it, as a
+                // segment does (upstream ends the stream at once, through a partition).
+                if (this.link_clogged)() {
+                    let backoff = Duration::from_millis(1);
+                    this.closing = Some((backoff, this.time.sleep(backoff)));
+                    continue;
+                }
                 return Poll::Ready(None);
             };
+            // locksim patch: what was sent while the link was down, behind a message that
+            // has just waited it out, arrives with that message, as TCP retransmits a
+            // connection's unacknowledged bytes together once the path is back (one
+            // retransmission timer per connection, small segments collapsed). Upstream
+            // gives each such message a backoff and a latency of its own, spreading a
+            // partition's backlog over milliseconds after the heal.
+            if arrive_time.is_none() && this.catching_up && !(this.link_clogged)() {
+                return Poll::Ready(Some(value));
+            }
             // wait until the link is ready
             let backoff = Duration::from_millis(1);
             let sleep = match arrive_time {
@@ -518,6 +561,7 @@ impl futures_util::Stream for PayloadReceiver {
                 arrive_time,
                 backoff,
                 sleep,
+                held: arrive_time.is_none(),
             });
         }
     }

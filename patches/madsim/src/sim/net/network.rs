@@ -261,6 +261,14 @@ impl Network {
             || self.clogged_link.contains(&(src, dst))
     }
 
+    /// locksim patch: whether a segment `node` sends to `dst` would be held by a clogged
+    /// link now. Draws nothing from the network's generator. `false` when no node has
+    /// `dst`'s address.
+    pub fn link_clogged_to(&self, node: NodeId, dst: SocketAddr, protocol: IpProtocol) -> bool {
+        self.resolve_dest_node(node, dst, protocol)
+            .is_some_and(|peer| self.link_clogged(node, peer))
+    }
+
     /// locksim patch: whether the link between `node` and the node at `dst` is clogged in
     /// either direction (a SYN or its answer would be dropped). `false` when no node has
     /// `dst`'s address.
