@@ -3,13 +3,14 @@
 //! policy: Redis wrote it to the AOF, into the OS's page cache, before replying. A power
 //! loss also drops the page cache: under `always` every acknowledged write survives, under
 //! `everysec` one before the next fsync is lost, after it none. Without persistence
-//! nothing survives.
+//! nothing survives. Under RDB a restart starts from the last snapshot: what came after it
+//! is lost, and what was deleted after it comes back.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
-use locksim::redis::persistence::{Disk, FSYNC_EVERY_MS, Fsync, Persistence};
+use locksim::redis::persistence::{Disk, FSYNC_EVERY_MS, Fsync, Persistence, SavePoint};
 use support::FakeServer;
 use support::resp::{RespClient, Value};
 
@@ -112,4 +113,53 @@ fn appendfsync_everysec_loses_the_last_second_to_a_power_loss_and_nothing_to_a_p
 fn without_persistence_a_restarted_node_is_empty() {
     run_and_crash(Persistence::None, &["SET lock a"], Crash::AtOnce);
     assert_eq!(get(Persistence::None, "lock"), Value::NullBulk);
+}
+
+#[test]
+fn rdb_restarts_from_the_last_snapshot_losing_later_writes_and_reviving_later_deletes() {
+    let disk = Disk::new();
+    // A snapshot after three changes; the two made after it never reach the next one.
+    let rdb = || Persistence::Rdb {
+        disk: disk.clone(),
+        save_points: vec![SavePoint {
+            seconds: 0,
+            changes: 3,
+        }],
+    };
+    let node = FakeServer::start_with(None, rdb());
+    let mut client = RespClient::connect(node.addr);
+    for request in ["SET released a PX 600000", "SET kept k", "SET filler f"] {
+        assert_eq!(client.request(&words(request)), Value::Simple("OK".into()));
+    }
+    // Due once the wall clock's second has turned since the start; the server looks ten
+    // times a second.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while disk.contents().is_empty() {
+        assert!(Instant::now() < deadline, "no snapshot within 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(client.request(&words("DEL released")), Value::Int(1));
+    assert_eq!(client.request(&words("SET late l")), Value::Simple("OK".into()));
+    drop(client);
+    drop(node);
+    disk.lose_page_cache();
+    let node = FakeServer::start_with(None, rdb());
+    let mut client = RespClient::connect(node.addr);
+    let get = |client: &mut RespClient, key: &str| client.request(&words(&format!("GET {key}")));
+    assert_eq!(
+        get(&mut client, "released"),
+        Value::Bulk("a".into()),
+        "a delete after the snapshot is undone"
+    );
+    let pttl = client.request(&words("PTTL released"));
+    assert!(
+        matches!(pttl, Value::Int(ms) if ms > 500_000),
+        "the expiry is kept, absolute: {pttl:?}"
+    );
+    assert_eq!(get(&mut client, "kept"), Value::Bulk("k".into()));
+    assert_eq!(
+        get(&mut client, "late"),
+        Value::NullBulk,
+        "a write after the snapshot is lost"
+    );
 }

@@ -14,8 +14,8 @@ use tokio::sync::Notify;
 use super::cmd::{Blocked, Clients, Watches};
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
-use super::persistence::Aof;
-use super::replication::{Replication, effects, in_transaction, publishes};
+use super::persistence::Persister;
+use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
 
 /// How a master tells its replicas when keys expire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -100,8 +100,9 @@ pub struct Node {
     pub scripts: Scripts,
     /// Master or replica, and the links.
     pub replication: Replication,
-    /// Where write effects are persisted, if anywhere.
-    pub aof: Aof,
+    /// Where write effects are persisted (AOF) or counted towards a snapshot (RDB), if
+    /// anywhere.
+    pub persistence: Persister,
     /// How expiry times travel to replicas (the Redis version's rule).
     pub ttl_replication: TtlReplication,
     /// Told of each write a master applies, before its replicas are.
@@ -136,7 +137,7 @@ impl Node {
             blocked: Blocked::default(),
             scripts: Scripts::new()?,
             replication: Replication::default(),
-            aof: Aof::default(),
+            persistence: Persister::default(),
             ttl_replication: TtlReplication::default(),
             on_write: None,
             key_watch: None,
@@ -175,6 +176,19 @@ impl Node {
         }
     }
 
+    /// Takes an RDB snapshot if a save point is due at wall time `now_ms` (`serverCron`).
+    pub fn snapshot_if_due(&mut self, now_ms: u64) {
+        if self.persistence.snapshot_due(now_ms) {
+            self.save_snapshot(now_ms);
+        }
+    }
+
+    /// Writes the whole dataset as the node's RDB file (`BGSAVE`, `SAVE`, a due save
+    /// point); `false` when the node keeps none.
+    pub fn save_snapshot(&mut self, now_ms: u64) -> bool {
+        self.persistence.save(snapshot(&self.db), now_ms)
+    }
+
     /// Persists what the last command or expiry cycle changed and streams it, with what it
     /// published, to the replicas. The AOF always stores absolute expiry times; replicas get them in the form
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
@@ -187,6 +201,7 @@ impl Node {
             .map(|c| c.keys.len() + usize::from(c.cleared))
             .sum();
         let wrap = std::mem::take(&mut self.in_transaction) && changed > 1;
+        let changed = changed as u64;
         if let Some(watch) = &self.key_watch
             && let Some(changed) = changes.get(&0)
         {
@@ -201,7 +216,7 @@ impl Node {
             self.gate = Some(gate);
         }
         let saved = in_transaction(wrap, effects(&changes, &self.db, None));
-        self.aof.append(&saved);
+        self.persistence.append(&saved, changed);
         let mut streamed = match self.ttl_replication {
             TtlReplication::Absolute => saved,
             TtlReplication::Relative => in_transaction(wrap, effects(&changes, &self.db, Some(now_ms))),

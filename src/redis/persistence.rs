@@ -1,5 +1,6 @@
-//! Persistence modes of a node: none, or an append-only file (AOF) of its write effects,
-//! fsynced after every write (`appendfsync always`) or once a second (`everysec`).
+//! Persistence modes of a node: none, an append-only file (AOF) of its write effects,
+//! fsynced after every write (`appendfsync always`) or once a second (`everysec`), or RDB
+//! snapshots taken at save points (`save <seconds> <changes>`).
 //!
 //! The AOF holds the same effects a master streams to its replicas (`replication.rs`). A
 //! [`Disk`] is what survives the node's process: the world keeps it across a crash and
@@ -10,6 +11,14 @@
 //! to the last second of acknowledged writes, under `always` none. (Linux also writes
 //! dirty pages back on its own after ~30 s; that is not modelled: the page cache keeps
 //! them until the next fsync.)
+//!
+//! An RDB snapshot is the whole dataset at one instant, taken when a save point is due
+//! (`serverCron`, ten times a second: at least `changes` writes and more than `seconds`
+//! whole seconds of the wall clock since the last save) or on `BGSAVE`/`SAVE`. Redis writes
+//! it to a temporary file, fsyncs it and renames it over the last one, so the last finished
+//! snapshot survives a kill and a power loss alike, and a restart loses every write after
+//! it. The snapshot is taken at the instant the save is due (a small dataset's fork and
+//! write take milliseconds; a crash inside them is not modelled).
 
 use std::sync::{Arc, Mutex};
 
@@ -55,6 +64,13 @@ impl Disk {
         self.pages().cached.extend_from_slice(bytes);
     }
 
+    /// A snapshot written to a temporary file, fsynced and renamed over the last one.
+    fn replace(&self, bytes: Vec<u8>) {
+        let mut pages = self.pages();
+        pages.synced = bytes;
+        pages.cached.clear();
+    }
+
     /// fsync(2): the page cache onto the disk.
     fn sync(&self) {
         let mut pages = self.pages();
@@ -77,6 +93,33 @@ pub enum Fsync {
     EverySec,
 }
 
+/// How often Redis's `serverCron` looks at the save points (`hz 10`).
+pub const SAVE_CHECK_MS: u64 = 100;
+
+/// One `save <seconds> <changes>` point: snapshot once at least `changes` writes were made
+/// and more than `seconds` have passed since the last snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SavePoint {
+    pub seconds: u64,
+    pub changes: u64,
+}
+
+/// Redis 7.0's save points when its configuration names none: `3600 1 300 100 60 10000`.
+pub const DEFAULT_SAVE_POINTS: [SavePoint; 3] = [
+    SavePoint {
+        seconds: 3600,
+        changes: 1,
+    },
+    SavePoint {
+        seconds: 300,
+        changes: 100,
+    },
+    SavePoint {
+        seconds: 60,
+        changes: 10_000,
+    },
+];
+
 /// A node's persistence mode.
 #[derive(Debug, Clone, Default)]
 pub enum Persistence {
@@ -85,27 +128,71 @@ pub enum Persistence {
     None,
     /// An append-only file on `disk`.
     Aof { disk: Disk, fsync: Fsync },
+    /// RDB snapshots on `disk`, taken at `save_points` (none: only on `BGSAVE`/`SAVE`).
+    Rdb { disk: Disk, save_points: Vec<SavePoint> },
 }
 
-/// The node's AOF writer: appends effects, fsyncs them per its mode.
+/// The node's persistence writer: appends effects to the AOF and fsyncs them per its
+/// mode, or counts the writes since the last RDB snapshot and says when one is due.
 #[derive(Debug, Default)]
-pub struct Aof {
+pub struct Persister {
     persistence: Persistence,
+    /// Writes since the last snapshot (`server.dirty`).
+    dirty: u64,
+    /// The wall-clock second of the last snapshot, or of the start (`server.lastsave`).
+    last_save_s: u64,
 }
 
-impl Aof {
-    /// A writer for `persistence`, with nothing appended yet.
-    pub fn new(persistence: Persistence) -> Aof {
-        Aof { persistence }
+impl Persister {
+    /// A writer for `persistence`, started at wall time `now_ms`, with nothing written yet.
+    pub fn new(persistence: Persistence, now_ms: u64) -> Persister {
+        Persister {
+            persistence,
+            dirty: 0,
+            last_save_s: now_ms / 1000,
+        }
     }
 
     /// What a restarting node replays: every effect written to the AOF that its machine
-    /// still has.
+    /// still has, or the last snapshot.
     pub fn saved(&self) -> Vec<u8> {
         match &self.persistence {
             Persistence::None => Vec::new(),
-            Persistence::Aof { disk, .. } => disk.contents(),
+            Persistence::Aof { disk, .. } | Persistence::Rdb { disk, .. } => disk.contents(),
         }
+    }
+
+    /// Whether the server must call [`Persister::snapshot_due`] every [`SAVE_CHECK_MS`].
+    pub fn has_save_points(&self) -> bool {
+        matches!(&self.persistence, Persistence::Rdb { save_points, .. } if !save_points.is_empty())
+    }
+
+    /// Whether a save point is due at wall time `now_ms` (`serverCron`'s test).
+    pub fn snapshot_due(&self, now_ms: u64) -> bool {
+        let Persistence::Rdb { save_points, .. } = &self.persistence else {
+            return false;
+        };
+        let since_s = (now_ms / 1000).saturating_sub(self.last_save_s);
+        save_points
+            .iter()
+            .any(|point| self.dirty >= point.changes && since_s > point.seconds)
+    }
+
+    /// Writes `snapshot` (the whole dataset now) as the node's RDB file, at wall time
+    /// `now_ms`; `false` when the node keeps no RDB file (the snapshot is not kept).
+    pub fn save(&mut self, snapshot: Vec<u8>, now_ms: u64) -> bool {
+        let Persistence::Rdb { disk, .. } = &self.persistence else {
+            return false;
+        };
+        disk.replace(snapshot);
+        self.dirty = 0;
+        self.last_save_s = now_ms / 1000;
+        true
+    }
+
+    /// The wall-clock second of the last snapshot (`LASTSAVE`).
+    pub fn last_save_s(&self) -> u64 {
+        self.last_save_s
     }
 
     /// Whether the server must call [`Aof::fsync`] every [`FSYNC_EVERY_MS`].
@@ -120,8 +207,9 @@ impl Aof {
     }
 
     /// Appends the effects of a command (before its reply goes out), fsyncing them at once
-    /// under `always`.
-    pub fn append(&mut self, effects: &[u8]) {
+    /// under `always`; `changes` writes count towards the next snapshot.
+    pub fn append(&mut self, effects: &[u8], changes: u64) {
+        self.dirty += changes;
         if let Persistence::Aof { disk, fsync } = &self.persistence {
             disk.write(effects);
             if *fsync == Fsync::Always {
@@ -145,26 +233,84 @@ mod tests {
     #[test]
     fn a_process_kill_loses_nothing_written_and_a_power_loss_what_was_not_fsynced() {
         let disk = Disk::new();
-        let mut always = Aof::new(Persistence::Aof {
-            disk: disk.clone(),
-            fsync: Fsync::Always,
-        });
-        always.append(b"a");
+        let mut always = Persister::new(
+            Persistence::Aof {
+                disk: disk.clone(),
+                fsync: Fsync::Always,
+            },
+            0,
+        );
+        always.append(b"a", 1);
         disk.lose_page_cache();
         assert_eq!(disk.contents(), b"a", "fsynced before the reply");
 
         let disk = Disk::new();
-        let mut everysec = Aof::new(Persistence::Aof {
-            disk: disk.clone(),
-            fsync: Fsync::EverySec,
-        });
-        everysec.append(b"b");
+        let mut everysec = Persister::new(
+            Persistence::Aof {
+                disk: disk.clone(),
+                fsync: Fsync::EverySec,
+            },
+            0,
+        );
+        everysec.append(b"b", 1);
         assert_eq!(disk.contents(), b"b", "a killed process loses nothing written");
-        everysec.append(b"c");
+        everysec.append(b"c", 1);
         everysec.fsync();
-        everysec.append(b"d");
+        everysec.append(b"d", 1);
         assert_eq!(everysec.saved(), b"bcd");
         disk.lose_page_cache();
         assert_eq!(everysec.saved(), b"bc", "a power loss loses what was not fsynced");
+    }
+
+    #[test]
+    fn a_save_point_is_due_after_its_changes_and_more_than_its_seconds() {
+        let disk = Disk::new();
+        let points = vec![SavePoint {
+            seconds: 1,
+            changes: 2,
+        }];
+        let mut rdb = Persister::new(
+            Persistence::Rdb {
+                disk: disk.clone(),
+                save_points: points,
+            },
+            10_500,
+        );
+        rdb.append(b"ignored", 1);
+        assert!(!rdb.snapshot_due(20_000), "one change of the two");
+        rdb.append(b"ignored", 1);
+        assert!(
+            !rdb.snapshot_due(11_999),
+            "one whole second since the start is not more than one"
+        );
+        assert!(rdb.snapshot_due(12_000));
+        assert!(rdb.save(b"snap-1".to_vec(), 12_000));
+        assert!(!rdb.snapshot_due(60_000), "nothing written since");
+        assert_eq!(rdb.last_save_s(), 12);
+        assert_eq!(rdb.saved(), b"snap-1");
+        assert!(disk.contents() == b"snap-1", "the AOF's bytes are not written");
+    }
+
+    #[test]
+    fn the_last_snapshot_survives_a_power_loss_and_is_replaced_whole_by_the_next() {
+        let disk = Disk::new();
+        let mut rdb = Persister::new(
+            Persistence::Rdb {
+                disk: disk.clone(),
+                save_points: vec![],
+            },
+            0,
+        );
+        assert!(!rdb.has_save_points(), "`save \"\"`: snapshots only on request");
+        rdb.save(b"first".to_vec(), 1000);
+        rdb.save(b"second".to_vec(), 2000);
+        disk.lose_page_cache();
+        assert_eq!(rdb.saved(), b"second");
+        let mut none = Persister::new(Persistence::None, 0);
+        assert!(
+            !none.save(b"x".to_vec(), 0),
+            "a node without an RDB file keeps no snapshot"
+        );
+        assert!(none.saved().is_empty());
     }
 }

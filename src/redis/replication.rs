@@ -218,8 +218,9 @@ pub fn publishes(messages: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {
         .collect()
 }
 
-/// What a new replica loads first: every key of every database.
-fn snapshot(db: &Db) -> Vec<u8> {
+/// What a new replica loads first, and what an RDB snapshot holds: every key of every
+/// database, expiry times absolute.
+pub(super) fn snapshot(db: &Db) -> Vec<u8> {
     let mut bytes = encode(vec![b"FLUSHALL".to_vec()]);
     for index in 0..DATABASES {
         let database = db.database(index);

@@ -20,7 +20,7 @@ use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
-use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
+use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
 
@@ -96,12 +96,12 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     options: ServeOptions,
 ) -> std::io::Result<()> {
     let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
-    node.aof = Aof::new(options.persistence);
+    node.persistence = Persister::new(options.persistence, clock.wall_ms());
     node.ttl_replication = options.ttl_replication;
     node.on_write = options.on_write;
     node.min_replicas = options.min_replicas;
     // A restarted node starts from what it persisted.
-    let mut saved = node.aof.saved();
+    let mut saved = node.persistence.saved();
     while let Ok(Some((words, _))) = next_request(&mut saved) {
         apply_effect(&mut node.db, words, clock.wall_ms());
     }
@@ -114,7 +114,8 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     {
         (watch.0)(changed, node.db.database(0));
     }
-    let fsyncs_every_second = node.aof.fsyncs_every_second();
+    let fsyncs_every_second = node.persistence.fsyncs_every_second();
+    let has_save_points = node.persistence.has_save_points();
     let counts_good_replicas = node.min_replicas.is_some();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
@@ -136,6 +137,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut next_cycle_ms = clock.monotonic_ms() + EXPIRY_CYCLE_MS;
     let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
     let mut next_count_ms = clock.monotonic_ms() + REPLICA_CRON_MS;
+    let mut next_save_check_ms = clock.monotonic_ms() + SAVE_CHECK_MS;
     let mut next_client_id = 1;
     let mut accept_after_ms = 0;
     let replan = node.borrow().cycle_replan.clone();
@@ -175,8 +177,12 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 next_cycle_ms = tick + EXPIRY_CYCLE_MS;
             }
             () = clock.sleep_until_monotonic(next_fsync_ms), if fsyncs_every_second => {
-                node.borrow_mut().aof.fsync();
+                node.borrow_mut().persistence.fsync();
                 next_fsync_ms += FSYNC_EVERY_MS;
+            }
+            () = clock.sleep_until_monotonic(next_save_check_ms), if has_save_points => {
+                node.borrow_mut().snapshot_if_due(clock.wall_ms());
+                next_save_check_ms += SAVE_CHECK_MS;
             }
             () = clock.sleep_until_monotonic(next_count_ms), if counts_good_replicas => {
                 node.borrow_mut().count_good_replicas(clock.wall_ms());

@@ -10,8 +10,8 @@ use super::limits::{
     did_you_mean, in_range, nearest, pair_in_range,
 };
 use super::schema::{
-    Algorithm, DEFAULT_SENTINELS, ExtendMode, LockSpec, Profile, RetryToken, Scenario, TopologyKind,
-    WaitSpec, WatchdogSpec,
+    Algorithm, DEFAULT_SENTINELS, ExtendMode, LockSpec, PersistenceMode, Profile, RetryToken, Scenario,
+    TopologyKind, WaitSpec, WatchdogSpec,
 };
 
 /// Why a scenario file could not be used.
@@ -350,7 +350,7 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// The checks of `topology.sentinel` and of `min-replicas-to-write`.
+/// The checks of `topology.sentinel`, of `min-replicas-to-write` and of the RDB save points.
 fn validate_sentinel(s: &Scenario) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: &dyn fmt::Display| Err((field.to_string(), reason.to_string()));
     let topology = &s.topology;
@@ -386,6 +386,34 @@ fn validate_sentinel(s: &Scenario) -> Result<(), (String, String)> {
         }
         if let Some(ms) = spec.failover_timeout_ms {
             in_range("topology.sentinel.failover_timeout_ms", ms, 1, MAX_TIME_MS, "ms")?;
+        }
+    }
+    if let Some(points) = &topology.save {
+        let names = s.redis_groups().concat();
+        if !names
+            .iter()
+            .any(|name| s.persistence_of(name) == PersistenceMode::Rdb)
+        {
+            return fail(
+                "topology.save",
+                &"save points are for `rdb` persistence, and no node has it: set `persistence` to `rdb`",
+            );
+        }
+        for (i, &[seconds, changes]) in points.iter().enumerate() {
+            in_range(
+                &format!("topology.save[{i}][0]"),
+                seconds,
+                0,
+                MAX_TIME_MS / 1000,
+                "s",
+            )?;
+            in_range(
+                &format!("topology.save[{i}][1]"),
+                changes,
+                1,
+                u64::from(u32::MAX),
+                "changes",
+            )?;
         }
     }
     if topology.min_replicas_to_write > replicas {

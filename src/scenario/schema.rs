@@ -12,6 +12,7 @@ pub use crate::client::{
     RetryToken,
 };
 use crate::client::{LockOptions, Retry, WaitFor, WaitReplicas};
+use crate::redis::persistence::{DEFAULT_SAVE_POINTS, SavePoint};
 
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -120,10 +121,16 @@ pub struct Topology {
     #[serde(default, deserialize_with = "limits::opt_ms")]
     pub down_after_ms: Option<u64>,
     /// What a Redis node keeps across a crash: `none` (the default), `aof-everysec` (an
-    /// append-only file fsynced every second: a crash loses up to the last second) or
-    /// `aof-always` (fsynced before each reply: nothing acknowledged is lost).
+    /// append-only file fsynced every second: a power loss loses up to the last second),
+    /// `aof-always` (fsynced before each reply: nothing acknowledged is lost) or `rdb`
+    /// (snapshots at the `save` points: a restart loses every write since the last one).
     #[serde(default)]
     pub persistence: PersistenceMode,
+    /// The RDB save points of `rdb` nodes, each `[seconds, changes]`: a snapshot once at
+    /// least `changes` writes were made and more than `seconds` passed since the last one
+    /// (Redis's `save`; by default Redis 7.0's `[[3600, 1], [300, 100], [60, 10000]]`; `[]`
+    /// takes none).
+    pub save: Option<Vec<[u64; 2]>>,
     /// The Redis version whose rules the nodes follow where versions differ: 7 (the
     /// default) replicates TTLs as absolute times (PXAT), 6 as the time left.
     pub redis_version: Option<u8>,
@@ -221,6 +228,7 @@ pub enum PersistenceMode {
     None,
     AofEverysec,
     AofAlways,
+    Rdb,
 }
 
 /// Sentinel's usual `down-after-milliseconds` when the scenario does not say.
@@ -642,6 +650,17 @@ impl Scenario {
     pub fn sentinel_names(&self) -> Vec<String> {
         let count = self.sentinel().map_or(0, |s| s.count);
         (1..=count).map(sentinel_name).collect()
+    }
+
+    /// The RDB save points of `rdb` nodes (`topology.save`, or Redis's defaults).
+    pub fn save_points(&self) -> Vec<SavePoint> {
+        match &self.topology.save {
+            Some(points) => points
+                .iter()
+                .map(|&[seconds, changes]| SavePoint { seconds, changes })
+                .collect(),
+            None => DEFAULT_SAVE_POINTS.to_vec(),
+        }
     }
 
     /// Masters' `min-replicas-to-write` and `min-replicas-max-lag` (s): `None` when off.

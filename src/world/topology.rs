@@ -12,12 +12,13 @@ use std::sync::{Arc, Mutex};
 use super::clock::SimClock;
 use super::net::{Address, Nic, REDIS_PORT, SimDialer, SimListener};
 use crate::redis::node::{KeyWatch, TtlReplication, WriteHook};
-use crate::redis::persistence::{Disk, Fsync, Persistence};
+use crate::redis::persistence::{Disk, Fsync, Persistence, SavePoint};
 use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::{PersistenceMode, Scenario};
 
-/// A node's persistence, with a fresh disk that the world keeps across its crashes.
-fn persistence(mode: PersistenceMode) -> Persistence {
+/// A node's persistence, with a fresh disk that the world keeps across its crashes;
+/// `save_points` for `rdb`.
+fn persistence(mode: PersistenceMode, save_points: &[SavePoint]) -> Persistence {
     let aof = |fsync| Persistence::Aof {
         disk: Disk::new(),
         fsync,
@@ -26,6 +27,10 @@ fn persistence(mode: PersistenceMode) -> Persistence {
         PersistenceMode::None => Persistence::None,
         PersistenceMode::AofEverysec => aof(Fsync::EverySec),
         PersistenceMode::AofAlways => aof(Fsync::Always),
+        PersistenceMode::Rdb => Persistence::Rdb {
+            disk: Disk::new(),
+            save_points: save_points.to_vec(),
+        },
     }
 }
 
@@ -66,9 +71,10 @@ impl Group {
             })
             .collect();
         let address = Address::new(addrs[0]);
+        let save_points = scenario.save_points();
         let persistence = names
             .iter()
-            .map(|name| persistence(scenario.persistence_of(name)))
+            .map(|name| persistence(scenario.persistence_of(name), &save_points))
             .collect();
         let ttl_replication = names
             .iter()
@@ -100,7 +106,7 @@ impl Group {
             addrs: vec![addr],
             master: Arc::new(Mutex::new(0)),
             address: Address::new(addr),
-            persistence: vec![persistence(PersistenceMode::AofAlways)],
+            persistence: vec![persistence(PersistenceMode::AofAlways, &[])],
             nics: vec![Nic::default()],
             ttl_replication: vec![TtlReplication::default()],
             replication_lag_ms: 0,
@@ -108,10 +114,10 @@ impl Group {
         }
     }
 
-    /// Node `index`'s AOF disk, if it keeps one.
+    /// Node `index`'s disk (its AOF or RDB file), if it keeps one.
     pub fn disk(&self, index: usize) -> Option<Disk> {
         match &self.persistence[index] {
-            Persistence::Aof { disk, .. } => Some(disk.clone()),
+            Persistence::Aof { disk, .. } | Persistence::Rdb { disk, .. } => Some(disk.clone()),
             Persistence::None => None,
         }
     }
