@@ -190,11 +190,6 @@ impl Persister {
         true
     }
 
-    /// The wall-clock second of the last snapshot (`LASTSAVE`).
-    pub fn last_save_s(&self) -> u64 {
-        self.last_save_s
-    }
-
     /// Whether the server must call [`Aof::fsync`] every [`FSYNC_EVERY_MS`].
     pub fn fsyncs_every_second(&self) -> bool {
         matches!(
@@ -286,7 +281,7 @@ mod tests {
         assert!(rdb.snapshot_due(12_000));
         assert!(rdb.save(b"snap-1".to_vec(), 12_000));
         assert!(!rdb.snapshot_due(60_000), "nothing written since");
-        assert_eq!(rdb.last_save_s(), 12);
+        assert_eq!(rdb.last_save_s, 12);
         assert_eq!(rdb.saved(), b"snap-1");
         assert!(disk.contents() == b"snap-1", "the AOF's bytes are not written");
     }
