@@ -11,7 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use super::cmd::{Blocked, Clients, Watches};
+use super::cmd::error::Writes;
+use super::cmd::lists::Blocked;
+use super::cmd::session::Clients;
+use super::cmd::transactions::Watches;
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
@@ -27,19 +30,6 @@ pub enum TtlReplication {
     /// Redis 6: the time left (`SET … PX ms`), counted from when the replica applies it,
     /// so a lagging replica keeps the key a little longer.
     Relative,
-}
-
-/// Whether a node takes writes now and, if not, how it refuses them (before a command
-/// runs, and at each write a script makes).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Writes {
-    #[default]
-    Taken,
-    /// A replica: `READONLY You can't write against a read only replica.`
-    ReadOnly,
-    /// A master with fewer good replicas than `min-replicas-to-write`:
-    /// `NOREPLICAS Not enough good replicas to write.`
-    NoReplicas,
 }
 
 /// Told of every write a master applies, before the write is streamed to its replicas:

@@ -16,10 +16,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::Frame;
+use super::cmd::Writes;
 use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
-use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
+use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
 use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};

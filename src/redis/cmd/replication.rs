@@ -4,55 +4,62 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Session, Spec, ok, request};
+use super::error::ReplyError;
+use super::session::Session;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::node::Node;
+use crate::redis::request::build as request;
 
 /// The replication commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "replicaof",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "follow a master, or NO ONE",
-        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
-    },
-    Spec {
-        name: "slaveof",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "the old name of REPLICAOF",
-        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
-    },
-    Spec {
-        name: "role",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "master or replica, offsets, links",
-        handler: Handler::Parse(|_| Ok(Command::Role(Role))),
-    },
-    Spec {
-        name: "info",
-        arity: -1,
-        flags: Flags::READ,
-        summary: "the replication section",
-        handler: Handler::Parse(|args| Ok(Command::Info(Info::parse(args)?))),
-    },
-    Spec {
-        name: "psync",
-        arity: -3,
-        flags: Flags::NOSCRIPT,
-        summary: "a replica asks for the stream (full resync)",
-        handler: Handler::Parse(|_| Ok(Command::Psync(Psync))),
-    },
-    Spec {
-        name: "replconf",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "a replica's settings and acknowledgements",
-        handler: Handler::Parse(|args| Ok(Command::Replconf(Replconf::parse(args)?))),
-    },
-];
+pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From<Psync> + From<Replconf>>()
+-> [Spec<C>; 6] {
+    [
+        Spec {
+            name: "replicaof",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "follow a master, or NO ONE",
+            handler: Handler::Parse(|args| Ok(C::from(Replicaof::parse(args)?))),
+        },
+        Spec {
+            name: "slaveof",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "the old name of REPLICAOF",
+            handler: Handler::Parse(|args| Ok(C::from(Replicaof::parse(args)?))),
+        },
+        Spec {
+            name: "role",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "master or replica, offsets, links",
+            handler: Handler::Parse(|_| Ok(C::from(Role))),
+        },
+        Spec {
+            name: "info",
+            arity: -1,
+            flags: Flags::READ,
+            summary: "the replication section",
+            handler: Handler::Parse(|args| Ok(C::from(Info::parse(args)?))),
+        },
+        Spec {
+            name: "psync",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "a replica asks for the stream (full resync)",
+            handler: Handler::Parse(|_| Ok(C::from(Psync))),
+        },
+        Spec {
+            name: "replconf",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "a replica's settings and acknowledgements",
+            handler: Handler::Parse(|args| Ok(C::from(Replconf::parse(args)?))),
+        },
+    ]
+}
 
 /// `REPLICAOF host port | NO ONE`: follow a master, or become one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +75,7 @@ impl Replicaof {
         if host.eq_ignore_ascii_case(b"NO") && port.eq_ignore_ascii_case(b"ONE") {
             return Ok(Replicaof::NoOne);
         }
-        let port = super::parse_int(&port)?;
+        let port = parse_int(&port)?;
         let port = u16::try_from(port).map_err(|_| ReplyError("ERR Invalid master port".into()))?;
         let ip = match host.as_slice() {
             b"localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),

@@ -1,61 +1,67 @@
 //! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT.
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{DATABASES, Db};
+use crate::redis::request::build as request;
 
 /// The server commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "ping",
-        arity: -1,
-        flags: Flags::READ,
-        summary: "PONG, or the message",
-        handler: Handler::Parse(|args| Ok(Command::Ping(Ping::parse(args)?))),
-    },
-    Spec {
-        name: "echo",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the message",
-        handler: Handler::Parse(|args| Ok(Command::Echo(Echo::parse(args)?))),
-    },
-    Spec {
-        name: "dbsize",
-        arity: 1,
-        flags: Flags::READ,
-        summary: "how many keys the selected database holds",
-        handler: Handler::Parse(|_| Ok(Command::Dbsize(Dbsize))),
-    },
-    Spec {
-        name: "flushall",
-        arity: -1,
-        flags: Flags::WRITE,
-        summary: "delete every key; ASYNC|SYNC",
-        handler: Handler::Parse(|args| Ok(Command::Flushall(Flushall::parse(args)?))),
-    },
-    Spec {
-        name: "flushdb",
-        arity: -1,
-        flags: Flags::WRITE,
-        summary: "delete every key of the selected database; ASYNC|SYNC",
-        handler: Handler::Keyspace(flushdb),
-    },
-    Spec {
-        name: "swapdb",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "swap two databases' contents",
-        handler: Handler::Keyspace(swapdb),
-    },
-    Spec {
-        name: "wait",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "block until replicas acknowledged this connection's writes",
-        handler: Handler::Parse(|args| Ok(Command::Wait(Wait::parse(args)?))),
-    },
-];
+pub(super) const fn commands<C: From<Ping> + From<Echo> + From<Dbsize> + From<Flushall> + From<Wait>>()
+-> [Spec<C>; 7] {
+    [
+        Spec {
+            name: "ping",
+            arity: -1,
+            flags: Flags::READ,
+            summary: "PONG, or the message",
+            handler: Handler::Parse(|args| Ok(C::from(Ping::parse(args)?))),
+        },
+        Spec {
+            name: "echo",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the message",
+            handler: Handler::Parse(|args| Ok(C::from(Echo::parse(args)?))),
+        },
+        Spec {
+            name: "dbsize",
+            arity: 1,
+            flags: Flags::READ,
+            summary: "how many keys the selected database holds",
+            handler: Handler::Parse(|_| Ok(C::from(Dbsize))),
+        },
+        Spec {
+            name: "flushall",
+            arity: -1,
+            flags: Flags::WRITE,
+            summary: "delete every key; ASYNC|SYNC",
+            handler: Handler::Parse(|args| Ok(C::from(Flushall::parse(args)?))),
+        },
+        Spec {
+            name: "flushdb",
+            arity: -1,
+            flags: Flags::WRITE,
+            summary: "delete every key of the selected database; ASYNC|SYNC",
+            handler: Handler::Keyspace(flushdb),
+        },
+        Spec {
+            name: "swapdb",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "swap two databases' contents",
+            handler: Handler::Keyspace(swapdb),
+        },
+        Spec {
+            name: "wait",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "block until replicas acknowledged this connection's writes",
+            handler: Handler::Parse(|args| Ok(C::from(Wait::parse(args)?))),
+        },
+    ]
+}
 
 /// `PING [message]`: PONG, or the message back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +149,7 @@ fn flushdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyErr
 /// selection, so they see the other's keys).
 fn swapdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyError> {
     let index = |word: Vec<u8>, which: &str| {
-        super::parse_int(&word)
+        parse_int(&word)
             .ok()
             .filter(|n| i32::try_from(*n).is_ok())
             .ok_or_else(|| ReplyError(format!("ERR invalid {which} DB index")))
