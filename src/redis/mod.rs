@@ -9,6 +9,7 @@
 //! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
+pub mod config;
 pub mod connection;
 pub mod db;
 pub mod glob;

@@ -15,6 +15,7 @@ use super::cmd::error::Writes;
 use super::cmd::lists::Blocked;
 use super::cmd::session::Clients;
 use super::cmd::transactions::Watches;
+use super::config::Config;
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Aof;
@@ -116,6 +117,8 @@ pub struct Node {
     pub watches: Watches,
     /// The last command was an EXEC: what it changed goes out between MULTI and EXEC.
     pub in_transaction: bool,
+    /// The parameters CONFIG GET and SET see.
+    pub config: Config,
 }
 
 impl Node {
@@ -138,6 +141,7 @@ impl Node {
             good_replicas: 0,
             watches: Watches::default(),
             in_transaction: false,
+            config: Config::default(),
         })
     }
 }
@@ -153,6 +157,26 @@ impl Node {
             Some((needed, _)) if self.good_replicas < needed => Writes::NoReplicas,
             _ => Writes::Taken,
         }
+    }
+
+    /// Writes what the node models itself (`min-replicas-*`) into its parameters, for
+    /// CONFIG GET.
+    pub fn remember_modelled_config(&mut self) {
+        if let Some((needed, max_lag_s)) = self.min_replicas {
+            self.config.remember("min-replicas-to-write", needed.to_string());
+            self.config
+                .remember("min-replicas-max-lag", max_lag_s.to_string());
+        }
+    }
+
+    /// Makes the node follow its parameters after CONFIG SET at wall time `now_ms`:
+    /// `min-replicas-to-write` above 0 makes a master count its good replicas (now, and on
+    /// the replication cron) and refuse writes without enough of them.
+    pub fn apply_config(&mut self, now_ms: u64) {
+        let number = |name: &str| self.config.value(name).parse::<u64>().unwrap_or_default();
+        let needed = u32::try_from(number("min-replicas-to-write")).unwrap_or(u32::MAX);
+        self.min_replicas = (needed > 0).then(|| (needed, number("min-replicas-max-lag")));
+        self.count_good_replicas(now_ms);
     }
 
     /// Counts the good replicas at wall time `now_ms`, as Redis's `refreshGoodSlavesCount`

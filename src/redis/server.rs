@@ -21,7 +21,7 @@ use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
-use super::persistence::{Aof, FSYNC_EVERY_MS, Persistence};
+use super::persistence::{Aof, FSYNC_EVERY_MS, Fsync, Persistence};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
 
@@ -97,6 +97,14 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     options: ServeOptions,
 ) -> std::io::Result<()> {
     let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
+    if let Persistence::Aof { fsync, .. } = &options.persistence {
+        node.config.remember("appendonly", "yes".into());
+        let policy = match fsync {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+        };
+        node.config.remember("appendfsync", policy.into());
+    }
     node.aof = Aof::new(options.persistence);
     node.ttl_replication = options.ttl_replication;
     node.on_write = options.on_write;
@@ -116,7 +124,6 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         (watch.0)(changed, node.db.database(0));
     }
     let fsyncs_every_second = node.aof.fsyncs_every_second();
-    let counts_good_replicas = node.min_replicas.is_some();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
     if let Some(master) = options.replicaof {
@@ -179,7 +186,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 node.borrow_mut().aof.fsync();
                 next_fsync_ms += FSYNC_EVERY_MS;
             }
-            () = clock.sleep_until_monotonic(next_count_ms), if counts_good_replicas => {
+            () = clock.sleep_until_monotonic(next_count_ms), if node.borrow().min_replicas.is_some() => {
                 node.borrow_mut().count_good_replicas(clock.wall_ms());
                 next_count_ms += REPLICA_CRON_MS;
             }

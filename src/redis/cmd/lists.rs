@@ -350,6 +350,11 @@ impl Blocked {
         (ticket, receiver)
     }
 
+    /// How many connections are blocked now (INFO's `blocked_clients`).
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
+    }
+
     /// Forgets a connection that stopped waiting (its timeout passed, it hung up).
     pub fn cancel(&mut self, ticket: u64) {
         self.waiters.remove(&ticket);

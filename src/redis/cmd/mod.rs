@@ -31,7 +31,7 @@ pub use lists::{Blocked, BlockingPop, End};
 pub use pubsub::{Subscribe, Unsubscribe};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
-pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
+pub use server::{Config, Dbsize, Echo, Flushall, Ping, Wait};
 pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
@@ -98,6 +98,7 @@ pub enum Command {
     Evalsha(Evalsha),
     Script(Script),
     Wait(Wait),
+    Config(Config),
     Replicaof(Replicaof),
     Role(Role),
     Info(Info),
@@ -148,6 +149,7 @@ command_from!(
     Evalsha(Evalsha),
     Script(Script),
     Wait(Wait),
+    Config(Config),
     Replicaof(Replicaof),
     Role(Role),
     Info(Info),
@@ -427,7 +429,8 @@ impl Command {
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
             Command::Replicaof(cmd) => cmd.apply(node).into(),
             Command::Role(Role) => node.replication.role_frame().into(),
-            Command::Info(cmd) => cmd.apply(node),
+            Command::Info(cmd) => cmd.apply(node, now_ms),
+            Command::Config(cmd) => cmd.apply(node, now_ms),
             command => command.apply_to_db(&mut node.db, now_ms),
         };
         session.db = node.db.selected();
@@ -477,6 +480,7 @@ impl Command {
             | Command::Replicaof(_)
             | Command::Role(_)
             | Command::Info(_)
+            | Command::Config(_)
             | Command::Psync(_)
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }
