@@ -26,6 +26,12 @@ impl ReplyError {
     pub(crate) fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
     }
+
+    /// Whether Redis finds this error while looking the command up, before anything else
+    /// (subscribed mode, queuing in MULTI): an unknown subcommand, or a wrong word count.
+    pub(crate) fn is_found_at_lookup(&self) -> bool {
+        self.0.starts_with("ERR unknown subcommand") || self.0.starts_with("ERR wrong number of arguments")
+    }
 }
 
 impl From<ReplyError> for Frame {

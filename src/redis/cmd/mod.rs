@@ -344,6 +344,14 @@ impl Command {
             }
         }
         if queuing && transactions::is_queued(spec.name) {
+            // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
+            // (or its wrong word count) is refused at once and fails the transaction. (PUBSUB's
+            // subcommands are checked only as it runs here.)
+            if let Err(error) = Command::parse(spec, words.clone())
+                && error.is_found_at_lookup()
+            {
+                return Err(error);
+            }
             return Ok(Command::Queued(words));
         }
         Command::parse(spec, words)

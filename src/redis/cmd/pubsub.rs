@@ -95,10 +95,7 @@ pub(super) fn refusal_while_subscribed(
     if ALLOWED_WHILE_SUBSCRIBED.contains(&name) {
         return None;
     }
-    if let Some(error) = parse_error
-        && (error.0.starts_with("ERR unknown subcommand")
-            || error.0.starts_with("ERR wrong number of arguments"))
-    {
+    if parse_error.is_some_and(ReplyError::is_found_at_lookup) {
         return None;
     }
     let full_name = match words.get(1) {
