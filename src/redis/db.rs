@@ -18,7 +18,8 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 
-use super::cmd::{PubSub, ReplyError};
+use super::cmd::error::ReplyError;
+use super::subscriptions::PubSub;
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;

@@ -19,8 +19,8 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
+use super::cmd::error::Writes;
 use super::db::Db;
-use super::node::Writes;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
 const SCRIPT_CHUNK_NAME: &str = "@user_script";

@@ -9,8 +9,10 @@
 //! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
+pub mod config;
 pub mod connection;
 pub mod db;
+pub mod glob;
 pub mod lua;
 pub mod node;
 pub mod persistence;
@@ -18,6 +20,7 @@ pub mod rdb;
 pub mod replication;
 pub mod request;
 pub mod server;
+pub mod subscriptions;
 
 /// The Redis version the node answers as (HELLO, INFO, `redis.REDIS_VERSION`): the one its
 /// replies were checked against.

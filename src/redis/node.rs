@@ -11,7 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use super::cmd::{Blocked, Clients, Watches};
+use super::cmd::error::Writes;
+use super::cmd::lists::Blocked;
+use super::cmd::session::Clients;
+use super::cmd::transactions::Watches;
+use super::config::Config;
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
 use super::persistence::Persister;
@@ -27,19 +31,6 @@ pub enum TtlReplication {
     /// Redis 6: the time left (`SET … PX ms`), counted from when the replica applies it,
     /// so a lagging replica keeps the key a little longer.
     Relative,
-}
-
-/// Whether a node takes writes now and, if not, how it refuses them (before a command
-/// runs, and at each write a script makes).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Writes {
-    #[default]
-    Taken,
-    /// A replica: `READONLY You can't write against a read only replica.`
-    ReadOnly,
-    /// A master with fewer good replicas than `min-replicas-to-write`:
-    /// `NOREPLICAS Not enough good replicas to write.`
-    NoReplicas,
 }
 
 /// Told of every write a master applies, before the write is streamed to its replicas:
@@ -127,6 +118,8 @@ pub struct Node {
     pub watches: Watches,
     /// The last command was an EXEC: what it changed goes out between MULTI and EXEC.
     pub in_transaction: bool,
+    /// The parameters CONFIG GET and SET see.
+    pub config: Config,
 }
 
 impl Node {
@@ -149,6 +142,7 @@ impl Node {
             good_replicas: 0,
             watches: Watches::default(),
             in_transaction: false,
+            config: Config::default(),
         })
     }
 }
@@ -164,6 +158,26 @@ impl Node {
             Some((needed, _)) if self.good_replicas < needed => Writes::NoReplicas,
             _ => Writes::Taken,
         }
+    }
+
+    /// Writes what the node models itself (`min-replicas-*`) into its parameters, for
+    /// CONFIG GET.
+    pub fn remember_modelled_config(&mut self) {
+        if let Some((needed, max_lag_s)) = self.min_replicas {
+            self.config.remember("min-replicas-to-write", needed.to_string());
+            self.config
+                .remember("min-replicas-max-lag", max_lag_s.to_string());
+        }
+    }
+
+    /// Makes the node follow its parameters after CONFIG SET at wall time `now_ms`:
+    /// `min-replicas-to-write` above 0 makes a master count its good replicas (now, and on
+    /// the replication cron) and refuse writes without enough of them.
+    pub fn apply_config(&mut self, now_ms: u64) {
+        let number = |name: &str| self.config.value(name).parse::<u64>().unwrap_or_default();
+        let needed = u32::try_from(number("min-replicas-to-write")).unwrap_or(u32::MAX);
+        self.min_replicas = (needed > 0).then(|| (needed, number("min-replicas-max-lag")));
+        self.count_good_replicas(now_ms);
     }
 
     /// Counts the good replicas at wall time `now_ms`, as Redis's `refreshGoodSlavesCount`

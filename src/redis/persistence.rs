@@ -104,6 +104,16 @@ pub struct SavePoint {
     pub changes: u64,
 }
 
+/// The `save` parameter's value for these points, as `CONFIG GET save` shows it:
+/// `"3600 1 300 100"`, or `""` for none.
+pub fn save_parameter(points: &[SavePoint]) -> String {
+    points
+        .iter()
+        .map(|point| format!("{} {}", point.seconds, point.changes))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Redis 7.0's save points when its configuration names none: `3600 1 300 100 60 10000`.
 pub const DEFAULT_SAVE_POINTS: [SavePoint; 3] = [
     SavePoint {

@@ -16,11 +16,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::Frame;
+use super::cmd::Writes;
 use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
-use super::node::{KeyWatch, Node, TtlReplication, WriteHook, Writes};
-use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS};
+use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
+use super::persistence::{FSYNC_EVERY_MS, Fsync, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
 
@@ -96,6 +97,20 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     options: ServeOptions,
 ) -> std::io::Result<()> {
     let mut node = Node::new().map_err(|e| std::io::Error::other(e.to_string()))?;
+    match &options.persistence {
+        Persistence::Aof { fsync, .. } => {
+            node.config.remember("appendonly", "yes".into());
+            let policy = match fsync {
+                Fsync::Always => "always",
+                Fsync::EverySec => "everysec",
+            };
+            node.config.remember("appendfsync", policy.into());
+        }
+        Persistence::Rdb { save_points, .. } => {
+            node.config.remember("save", save_parameter(save_points));
+        }
+        Persistence::None => {}
+    }
     node.persistence = Persister::new(options.persistence, clock.wall_ms());
     node.ttl_replication = options.ttl_replication;
     node.on_write = options.on_write;
@@ -116,7 +131,6 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     }
     let fsyncs_every_second = node.persistence.fsyncs_every_second();
     let has_save_points = node.persistence.has_save_points();
-    let counts_good_replicas = node.min_replicas.is_some();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
     if let Some(master) = options.replicaof {
@@ -184,7 +198,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 node.borrow_mut().snapshot_if_due(clock.wall_ms());
                 next_save_check_ms += SAVE_CHECK_MS;
             }
-            () = clock.sleep_until_monotonic(next_count_ms), if counts_good_replicas => {
+            () = clock.sleep_until_monotonic(next_count_ms), if node.borrow().min_replicas.is_some() => {
                 node.borrow_mut().count_good_replicas(clock.wall_ms());
                 next_count_ms += REPLICA_CRON_MS;
             }

@@ -1,70 +1,73 @@
 //! Hash commands: HSET, HGET, HDEL, HEXISTS, HINCRBY, HLEN, HKEYS, HGETALL. Fields keep
 //! the order they were added in, as Redis's small hashes (listpacks) keep them.
 
-use super::{Args, Flags, Handler, ReplyError, Spec, parse_int};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, Hash};
 
 /// The hash commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "hset",
-        arity: -4,
-        flags: Flags::WRITE,
-        summary: "set fields: how many were new",
-        handler: Handler::Keyspace(hset),
-    },
-    Spec {
-        name: "hget",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "a field's value, or nil",
-        handler: Handler::Keyspace(hget),
-    },
-    Spec {
-        name: "hdel",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "delete fields: how many were there",
-        handler: Handler::Keyspace(hdel),
-    },
-    Spec {
-        name: "hexists",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "whether a field exists: 1 or 0",
-        handler: Handler::Keyspace(hexists),
-    },
-    Spec {
-        name: "hincrby",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "add an integer to a field: the new value",
-        handler: Handler::Keyspace(hincrby),
-    },
-    Spec {
-        name: "hlen",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "how many fields",
-        handler: Handler::Keyspace(hlen),
-    },
-    Spec {
-        name: "hkeys",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the fields",
-        handler: Handler::Keyspace(hkeys),
-    },
-    Spec {
-        name: "hgetall",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "fields and values (a map in RESP3)",
-        handler: Handler::Keyspace(hgetall),
-    },
-];
+pub(super) const fn commands<C>() -> [Spec<C>; 8] {
+    [
+        Spec {
+            name: "hset",
+            arity: -4,
+            flags: Flags::WRITE,
+            summary: "set fields: how many were new",
+            handler: Handler::Keyspace(hset),
+        },
+        Spec {
+            name: "hget",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "a field's value, or nil",
+            handler: Handler::Keyspace(hget),
+        },
+        Spec {
+            name: "hdel",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "delete fields: how many were there",
+            handler: Handler::Keyspace(hdel),
+        },
+        Spec {
+            name: "hexists",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "whether a field exists: 1 or 0",
+            handler: Handler::Keyspace(hexists),
+        },
+        Spec {
+            name: "hincrby",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "add an integer to a field: the new value",
+            handler: Handler::Keyspace(hincrby),
+        },
+        Spec {
+            name: "hlen",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "how many fields",
+            handler: Handler::Keyspace(hlen),
+        },
+        Spec {
+            name: "hkeys",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the fields",
+            handler: Handler::Keyspace(hkeys),
+        },
+        Spec {
+            name: "hgetall",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "fields and values (a map in RESP3)",
+            handler: Handler::Keyspace(hgetall),
+        },
+    ]
+}
 
 fn field<'a>(hash: &'a Hash, name: &[u8]) -> Option<&'a Vec<u8>> {
     hash.iter().find(|(f, _)| f == name).map(|(_, v)| v)

@@ -1,118 +1,119 @@
 //! Key commands: DEL, UNLINK, EXISTS, TYPE, TTL/PTTL, PERSIST, KEYS, SCAN, RENAME, and the
 //! expire family (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT). Every type expires alike.
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, parse_int, request};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, Entry};
+use crate::redis::glob::glob_match;
+use crate::redis::request::build as request;
 
 /// The generic key commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "del",
-        arity: -2,
-        flags: Flags::WRITE,
-        summary: "delete keys: how many existed",
-        handler: Handler::Parse(|args| Ok(Command::Del(Del::parse(args)?))),
-    },
-    Spec {
-        name: "unlink",
-        arity: -2,
-        flags: Flags::WRITE,
-        summary: "delete keys (as DEL here): how many existed",
-        handler: Handler::Parse(|args| Ok(Command::Del(Del::parse(args)?))),
-    },
-    Spec {
-        name: "keys",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the keys matching a glob pattern",
-        handler: Handler::Keyspace(keys),
-    },
-    Spec {
-        name: "scan",
-        arity: -2,
-        flags: Flags::READ,
-        summary: "iterate the keys; MATCH, COUNT, TYPE in pages of COUNT keys (10 by default) with a cursor",
-        handler: Handler::Keyspace(scan),
-    },
-    Spec {
-        name: "rename",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "move a value and its expiry to another key",
-        handler: Handler::Keyspace(rename),
-    },
-    Spec {
-        name: "exists",
-        arity: -2,
-        flags: Flags::READ,
-        summary: "how many of the keys exist",
-        handler: Handler::Parse(|args| Ok(Command::Exists(Exists::parse(args)?))),
-    },
-    Spec {
-        name: "type",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the type of the value, or none",
-        handler: Handler::Parse(|args| Ok(Command::Type(Type::parse(args)?))),
-    },
-    Spec {
-        name: "pttl",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "milliseconds left, -1 or -2",
-        handler: Handler::Parse(|args| Ok(Command::Pttl(Pttl::parse(args)?))),
-    },
-    Spec {
-        name: "ttl",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "seconds left (rounded), -1 or -2",
-        handler: Handler::Parse(|args| Ok(Command::Ttl(Ttl::parse(args)?))),
-    },
-    Spec {
-        name: "persist",
-        arity: 2,
-        flags: Flags::WRITE,
-        summary: "remove the expiry",
-        handler: Handler::Parse(|args| Ok(Command::Persist(Persist::parse(args)?))),
-    },
-    Spec {
-        name: "expire",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "expiry in seconds from now; NX|XX|GT|LT",
-        handler: Handler::Parse(|args| Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Expire, args)?))),
-    },
-    Spec {
-        name: "pexpire",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "expiry in milliseconds from now; NX|XX|GT|LT",
-        handler: Handler::Parse(|args| Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Pexpire, args)?))),
-    },
-    Spec {
-        name: "expireat",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "expiry at a Unix time in seconds; NX|XX|GT|LT",
-        handler: Handler::Parse(|args| {
-            Ok(Command::Expire(ExpireRequest::parse(ExpireKind::Expireat, args)?))
-        }),
-    },
-    Spec {
-        name: "pexpireat",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "expiry at a Unix time in milliseconds; NX|XX|GT|LT",
-        handler: Handler::Parse(|args| {
-            Ok(Command::Expire(ExpireRequest::parse(
-                ExpireKind::Pexpireat,
-                args,
-            )?))
-        }),
-    },
-];
+pub(super) const fn commands<
+    C: From<Del> + From<Exists> + From<Type> + From<Pttl> + From<Ttl> + From<Persist> + From<ExpireRequest>,
+>() -> [Spec<C>; 14] {
+    [
+        Spec {
+            name: "del",
+            arity: -2,
+            flags: Flags::WRITE,
+            summary: "delete keys: how many existed",
+            handler: Handler::Parse(|args| Ok(C::from(Del::parse(args)?))),
+        },
+        Spec {
+            name: "unlink",
+            arity: -2,
+            flags: Flags::WRITE,
+            summary: "delete keys (as DEL here): how many existed",
+            handler: Handler::Parse(|args| Ok(C::from(Del::parse(args)?))),
+        },
+        Spec {
+            name: "keys",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the keys matching a glob pattern",
+            handler: Handler::Keyspace(keys),
+        },
+        Spec {
+            name: "scan",
+            arity: -2,
+            flags: Flags::READ,
+            summary: "iterate the keys; MATCH, COUNT, TYPE in pages of COUNT keys (10 by default) with a cursor",
+            handler: Handler::Keyspace(scan),
+        },
+        Spec {
+            name: "rename",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "move a value and its expiry to another key",
+            handler: Handler::Keyspace(rename),
+        },
+        Spec {
+            name: "exists",
+            arity: -2,
+            flags: Flags::READ,
+            summary: "how many of the keys exist",
+            handler: Handler::Parse(|args| Ok(C::from(Exists::parse(args)?))),
+        },
+        Spec {
+            name: "type",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the type of the value, or none",
+            handler: Handler::Parse(|args| Ok(C::from(Type::parse(args)?))),
+        },
+        Spec {
+            name: "pttl",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "milliseconds left, -1 or -2",
+            handler: Handler::Parse(|args| Ok(C::from(Pttl::parse(args)?))),
+        },
+        Spec {
+            name: "ttl",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "seconds left (rounded), -1 or -2",
+            handler: Handler::Parse(|args| Ok(C::from(Ttl::parse(args)?))),
+        },
+        Spec {
+            name: "persist",
+            arity: 2,
+            flags: Flags::WRITE,
+            summary: "remove the expiry",
+            handler: Handler::Parse(|args| Ok(C::from(Persist::parse(args)?))),
+        },
+        Spec {
+            name: "expire",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "expiry in seconds from now; NX|XX|GT|LT",
+            handler: Handler::Parse(|args| Ok(C::from(ExpireRequest::parse(ExpireKind::Expire, args)?))),
+        },
+        Spec {
+            name: "pexpire",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "expiry in milliseconds from now; NX|XX|GT|LT",
+            handler: Handler::Parse(|args| Ok(C::from(ExpireRequest::parse(ExpireKind::Pexpire, args)?))),
+        },
+        Spec {
+            name: "expireat",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "expiry at a Unix time in seconds; NX|XX|GT|LT",
+            handler: Handler::Parse(|args| Ok(C::from(ExpireRequest::parse(ExpireKind::Expireat, args)?))),
+        },
+        Spec {
+            name: "pexpireat",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "expiry at a Unix time in milliseconds; NX|XX|GT|LT",
+            handler: Handler::Parse(|args| Ok(C::from(ExpireRequest::parse(ExpireKind::Pexpireat, args)?))),
+        },
+    ]
+}
 
 /// `DEL key [key ...]`: how many of the keys existed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,7 +364,7 @@ impl ExpireRequest {
         Ok(ExpireRequest {
             kind,
             key,
-            time: super::parse_int(&time)?,
+            time: parse_int(&time)?,
             flags,
         })
     }
@@ -402,93 +403,6 @@ impl ExpireRequest {
         }
         Frame::Integer(1)
     }
-}
-
-/// Redis's `stringmatchlen`: glob matching with `*`, `?`, `[...]` (`^` negates, `a-z`
-/// ranges) and `\` escapes, byte for byte.
-pub fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
-    if pattern == b"*" {
-        return true;
-    }
-    glob(pattern, string, &mut false)
-}
-
-fn glob(pattern: &[u8], string: &[u8], skip_longer: &mut bool) -> bool {
-    // The C code reads the NUL after the pattern; 0 stands for it.
-    let at = |i: usize| pattern.get(i).copied().unwrap_or(0);
-    let (mut p, mut s) = (0, 0);
-    while p < pattern.len() && s < string.len() {
-        match pattern[p] {
-            b'*' => {
-                while p < pattern.len() && at(p + 1) == b'*' {
-                    p += 1;
-                }
-                if pattern.len() - p == 1 {
-                    return true;
-                }
-                while s < string.len() {
-                    if glob(&pattern[p + 1..], &string[s..], skip_longer) {
-                        return true;
-                    }
-                    if *skip_longer {
-                        return false;
-                    }
-                    s += 1;
-                }
-                *skip_longer = true;
-                return false;
-            }
-            b'?' => s += 1,
-            b'[' => {
-                p += 1;
-                let negate = at(p) == b'^';
-                if negate {
-                    p += 1;
-                }
-                let mut matched = false;
-                loop {
-                    let left = pattern.len().saturating_sub(p);
-                    if at(p) == b'\\' && left >= 2 {
-                        p += 1;
-                        matched |= at(p) == string[s];
-                    } else if at(p) == b']' {
-                        break;
-                    } else if left == 0 {
-                        p -= 1;
-                        break;
-                    } else if left >= 3 && at(p + 1) == b'-' {
-                        let (low, high) = (at(p).min(at(p + 2)), at(p).max(at(p + 2)));
-                        p += 2;
-                        matched |= (low..=high).contains(&string[s]);
-                    } else {
-                        matched |= at(p) == string[s];
-                    }
-                    p += 1;
-                }
-                if matched == negate {
-                    return false;
-                }
-                s += 1;
-            }
-            byte => {
-                if byte == b'\\' && pattern.len() - p >= 2 {
-                    p += 1;
-                }
-                if pattern[p] != string[s] {
-                    return false;
-                }
-                s += 1;
-            }
-        }
-        p += 1;
-        if s == string.len() {
-            while at(p) == b'*' {
-                p += 1;
-            }
-            break;
-        }
-    }
-    p >= pattern.len() && s == string.len()
 }
 
 /// The live keys of the selected database, in key order (expired ones are hidden).
@@ -601,7 +515,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::redis::node::Writes;
+    use crate::redis::cmd::Writes;
 
     fn run(db: &mut Db, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();

@@ -9,91 +9,94 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tokio::sync::oneshot;
 
-use super::{Args, Command, Flags, Handler, ReplyError, Spec, parse_int};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::Db;
 
 /// The list commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "lpush",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "push at the head: the new length",
-        handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Left)),
-    },
-    Spec {
-        name: "rpush",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "push at the tail: the new length",
-        handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Right)),
-    },
-    Spec {
-        name: "lpop",
-        arity: -2,
-        flags: Flags::WRITE,
-        summary: "pop from the head, or count of them",
-        handler: Handler::Keyspace(|args, db, now| pop(args, db, now, End::Left, "lpop")),
-    },
-    Spec {
-        name: "rpop",
-        arity: -2,
-        flags: Flags::WRITE,
-        summary: "pop from the tail, or count of them",
-        handler: Handler::Keyspace(|args, db, now| pop(args, db, now, End::Right, "rpop")),
-    },
-    Spec {
-        name: "lindex",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "the element at an index (negative from the end)",
-        handler: Handler::Keyspace(lindex),
-    },
-    Spec {
-        name: "lrange",
-        arity: 4,
-        flags: Flags::READ,
-        summary: "the elements start..=stop",
-        handler: Handler::Keyspace(lrange),
-    },
-    Spec {
-        name: "lrem",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "remove count occurrences (negative: from the tail, 0: all)",
-        handler: Handler::Keyspace(lrem),
-    },
-    Spec {
-        name: "llen",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the length",
-        handler: Handler::Keyspace(llen),
-    },
-    Spec {
-        name: "ltrim",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "keep only start..=stop",
-        handler: Handler::Keyspace(ltrim),
-    },
-    Spec {
-        name: "blpop",
-        arity: -3,
-        flags: Flags::WRITE_NOSCRIPT,
-        summary: "pop from the head of the first non-empty list, or block (timeout in s, 0 = forever)",
-        handler: Handler::Parse(|args| Ok(Command::BlockingPop(BlockingPop::parse(args, End::Left)?))),
-    },
-    Spec {
-        name: "brpop",
-        arity: -3,
-        flags: Flags::WRITE_NOSCRIPT,
-        summary: "pop from the tail of the first non-empty list, or block",
-        handler: Handler::Parse(|args| Ok(Command::BlockingPop(BlockingPop::parse(args, End::Right)?))),
-    },
-];
+pub(super) const fn commands<C: From<BlockingPop>>() -> [Spec<C>; 11] {
+    [
+        Spec {
+            name: "lpush",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "push at the head: the new length",
+            handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Left)),
+        },
+        Spec {
+            name: "rpush",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "push at the tail: the new length",
+            handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Right)),
+        },
+        Spec {
+            name: "lpop",
+            arity: -2,
+            flags: Flags::WRITE,
+            summary: "pop from the head, or count of them",
+            handler: Handler::Keyspace(|args, db, now| pop(args, db, now, End::Left, "lpop")),
+        },
+        Spec {
+            name: "rpop",
+            arity: -2,
+            flags: Flags::WRITE,
+            summary: "pop from the tail, or count of them",
+            handler: Handler::Keyspace(|args, db, now| pop(args, db, now, End::Right, "rpop")),
+        },
+        Spec {
+            name: "lindex",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "the element at an index (negative from the end)",
+            handler: Handler::Keyspace(lindex),
+        },
+        Spec {
+            name: "lrange",
+            arity: 4,
+            flags: Flags::READ,
+            summary: "the elements start..=stop",
+            handler: Handler::Keyspace(lrange),
+        },
+        Spec {
+            name: "lrem",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "remove count occurrences (negative: from the tail, 0: all)",
+            handler: Handler::Keyspace(lrem),
+        },
+        Spec {
+            name: "llen",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the length",
+            handler: Handler::Keyspace(llen),
+        },
+        Spec {
+            name: "ltrim",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "keep only start..=stop",
+            handler: Handler::Keyspace(ltrim),
+        },
+        Spec {
+            name: "blpop",
+            arity: -3,
+            flags: Flags::WRITE_NOSCRIPT,
+            summary: "pop from the head of the first non-empty list, or block (timeout in s, 0 = forever)",
+            handler: Handler::Parse(|args| Ok(C::from(BlockingPop::parse(args, End::Left)?))),
+        },
+        Spec {
+            name: "brpop",
+            arity: -3,
+            flags: Flags::WRITE_NOSCRIPT,
+            summary: "pop from the tail of the first non-empty list, or block",
+            handler: Handler::Parse(|args| Ok(C::from(BlockingPop::parse(args, End::Right)?))),
+        },
+    ]
+}
 
 /// Which end of a list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,7 +265,7 @@ fn ltrim(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError>
         }
     }
     db.drop_if_empty(&key);
-    Ok(super::ok().into())
+    Ok(ok().into())
 }
 
 /// `BLPOP | BRPOP key [key ...] timeout`: pops from the first of the keys holding a list;
@@ -345,6 +348,11 @@ impl Blocked {
         self.next_ticket += 1;
         self.waiters.insert(ticket, Waiter { database, pop, reply });
         (ticket, receiver)
+    }
+
+    /// How many connections are blocked now (INFO's `blocked_clients`).
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
     }
 
     /// Forgets a connection that stopped waiting (its timeout passed, it hung up).

@@ -9,74 +9,41 @@
 
 #[cfg(test)]
 mod coverage;
+pub mod error;
 mod hashes;
-mod keys;
-mod lists;
+pub(crate) mod keys;
+pub(crate) mod lists;
 mod pubsub;
 mod replication;
 mod scripting;
 mod server;
-mod session;
+pub(crate) mod session;
+mod spec;
 mod strings;
-mod transactions;
+pub(crate) mod transactions;
 mod zsets;
 
-pub use keys::glob_match;
+pub use error::{ReplyError, Writes};
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
 pub use lists::{Blocked, BlockingPop, End};
-pub use pubsub::{Kind as SubscriptionKind, PubSub, Subscribe, Unsubscribe};
+pub use pubsub::{Subscribe, Unsubscribe};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, Evalsha, Script};
-pub use server::{Dbsize, Echo, Flushall, Ping, Wait};
-pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session};
+pub use server::{Config, Dbsize, Echo, Flushall, Ping, Wait};
+pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
-pub use transactions::{Transaction, Watches};
+pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
+
+pub(crate) use spec::{Args, Handler, KeyspaceHandler, Spec, ok};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
 use super::db::Db;
-use super::node::{Node, Writes};
-pub(crate) use super::request::build as request;
-use super::request::string_to_i64;
-
-/// An error reply (`-ERR …`), as Redis words it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplyError(pub String);
-
-impl ReplyError {
-    pub(crate) fn syntax() -> Self {
-        ReplyError("ERR syntax error".into())
-    }
-    fn not_an_integer() -> Self {
-        ReplyError("ERR value is not an integer or out of range".into())
-    }
-    fn invalid_expire(command: &str) -> Self {
-        ReplyError(format!("ERR invalid expire time in '{command}' command"))
-    }
-    pub(crate) fn wrong_arity(name: &str) -> Self {
-        ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
-    }
-    /// How a node that does not take writes refuses one; `None` when it takes them.
-    fn refusal(writes: Writes) -> Option<Self> {
-        let message = match writes {
-            Writes::Taken => return None,
-            Writes::ReadOnly => "READONLY You can't write against a read only replica.",
-            Writes::NoReplicas => "NOREPLICAS Not enough good replicas to write.",
-        };
-        Some(ReplyError(message.into()))
-    }
-    fn not_from_script() -> Self {
-        ReplyError("ERR This Redis command is not allowed from script".into())
-    }
-}
-
-impl From<ReplyError> for Frame {
-    fn from(e: ReplyError) -> Frame {
-        Frame::Error(e.0)
-    }
-}
+use super::node::Node;
+#[cfg(test)]
+use super::request::build as request;
 
 /// Why a frame is not a command at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +98,7 @@ pub enum Command {
     Evalsha(Evalsha),
     Script(Script),
     Wait(Wait),
+    Config(Config),
     Replicaof(Replicaof),
     Role(Role),
     Info(Info),
@@ -140,9 +108,85 @@ pub enum Command {
     Keyspace(KeyspaceCall),
 }
 
-/// How a keyspace command runs: on the selected database, at the node's wall-clock time,
-/// from its arguments (the words after its name).
-pub(crate) type KeyspaceHandler = fn(&mut Args, &mut Db, u64) -> Result<Reply, ReplyError>;
+/// Wraps each family's command type in its [`Command`] variant: the families' tables parse
+/// into any `C: From<…>` (see `spec.rs`), and this is the `C` they parse into.
+macro_rules! command_from {
+    ($($variant:ident($type:ty)),* $(,)?) => {
+        $(impl From<$type> for Command {
+            fn from(command: $type) -> Self {
+                Command::$variant(command)
+            }
+        })*
+    };
+}
+
+command_from!(
+    Ping(Ping),
+    Echo(Echo),
+    Hello(Hello),
+    Select(Select),
+    Client(Client),
+    Quit(Quit),
+    Reset(Reset),
+    Subscribe(Subscribe),
+    Unsubscribe(Unsubscribe),
+    Get(Get),
+    Set(Set),
+    SetGet(SetGet),
+    Setnx(Setnx),
+    Incr(Incr),
+    Incrby(Incrby),
+    Del(Del),
+    Exists(Exists),
+    Type(Type),
+    Pttl(Pttl),
+    Ttl(Ttl),
+    Persist(Persist),
+    Expire(ExpireRequest),
+    Dbsize(Dbsize),
+    Flushall(Flushall),
+    Eval(Eval),
+    Evalsha(Evalsha),
+    Script(Script),
+    Wait(Wait),
+    Config(Config),
+    Replicaof(Replicaof),
+    Role(Role),
+    Info(Info),
+    Psync(Psync),
+    Replconf(Replconf),
+    BlockingPop(BlockingPop),
+);
+
+impl From<Multi> for Command {
+    fn from(Multi: Multi) -> Self {
+        Command::Multi
+    }
+}
+
+impl From<Exec> for Command {
+    fn from(Exec: Exec) -> Self {
+        Command::Exec
+    }
+}
+
+impl From<Discard> for Command {
+    fn from(Discard: Discard) -> Self {
+        Command::Discard
+    }
+}
+
+impl From<Watch> for Command {
+    fn from(Watch(keys): Watch) -> Self {
+        Command::Watch(keys)
+    }
+}
+
+impl From<Unwatch> for Command {
+    fn from(Unwatch: Unwatch) -> Self {
+        Command::Unwatch
+    }
+}
 
 /// A keyspace command no client builds: its table's handler and its arguments, checked as
 /// it runs (as Redis checks them).
@@ -155,9 +199,7 @@ pub struct KeyspaceCall {
 
 impl KeyspaceCall {
     fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
-        let mut args = Args {
-            words: self.args.into_iter(),
-        };
+        let mut args = Args::new(self.args);
         (self.handler)(&mut args, db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
     }
 }
@@ -179,83 +221,19 @@ impl std::fmt::Debug for KeyspaceCall {
     }
 }
 
-/// A command as the dispatch table knows it: Redis 7.0's name, arity and flags, what it
-/// does in a few words (docs/redis-coverage.md), and how its arguments become a
-/// [`Command`]. Each family file owns a table of them ([`FAMILIES`]).
-pub(crate) struct Spec {
-    pub name: &'static str,
-    /// `n`: exactly `n` words, the name included; `-n`: at least `n`.
-    pub arity: i32,
-    pub flags: Flags,
-    /// Read only by `coverage.rs`, which writes docs/redis-coverage.md from the tables.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub summary: &'static str,
-    pub handler: Handler,
-}
-
-/// How a command's arguments, once its name and arity were checked, become what runs.
-pub(crate) enum Handler {
-    /// Parsed into its own [`Command`] type (the types lock clients build too).
-    Parse(fn(&mut Args) -> Result<Command, ReplyError>),
-    /// Run on the keyspace straight from its arguments.
-    Keyspace(KeyspaceHandler),
-}
-
-/// The flags of Redis's command table that change how the node treats a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Flags {
-    /// It may change the keyspace: a replica refuses it (READONLY).
-    pub write: bool,
-    /// Scripts may not call it.
-    pub noscript: bool,
-}
-
-impl Flags {
-    /// Reads, callable from scripts.
-    pub const READ: Flags = Flags {
-        write: false,
-        noscript: false,
-    };
-    /// Writes, callable from scripts.
-    pub const WRITE: Flags = Flags {
-        write: true,
-        noscript: false,
-    };
-    /// Not callable from scripts, and no write of its own.
-    pub const NOSCRIPT: Flags = Flags {
-        write: false,
-        noscript: true,
-    };
-    /// Writes, not callable from scripts (the blocking pops).
-    pub const WRITE_NOSCRIPT: Flags = Flags {
-        write: true,
-        noscript: true,
-    };
-
-    /// Redis's names for these flags, as COMMAND INFO lists them (docs/redis-coverage.md).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn names(self) -> Vec<&'static str> {
-        let mut names = vec![if self.write { "write" } else { "readonly" }];
-        if self.noscript {
-            names.push("noscript");
-        }
-        names
-    }
-}
-
 /// Every family's table: the order docs/redis-coverage.md lists them in.
-pub(crate) const FAMILIES: &[(&str, &[Spec])] = &[
-    ("strings", strings::COMMANDS),
-    ("keys", keys::COMMANDS),
-    ("hashes", hashes::COMMANDS),
-    ("sorted sets", zsets::COMMANDS),
-    ("lists", lists::COMMANDS),
-    ("pub/sub", pubsub::COMMANDS),
-    ("transactions", transactions::COMMANDS),
-    ("scripting", scripting::COMMANDS),
-    ("server", server::COMMANDS),
-    ("connection", session::COMMANDS),
-    ("replication", replication::COMMANDS),
+pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
+    ("strings", &strings::commands::<Command>()),
+    ("keys", &keys::commands::<Command>()),
+    ("hashes", &hashes::commands::<Command>()),
+    ("sorted sets", &zsets::commands::<Command>()),
+    ("lists", &lists::commands::<Command>()),
+    ("pub/sub", &pubsub::commands::<Command>()),
+    ("transactions", &transactions::commands::<Command>()),
+    ("scripting", &scripting::commands::<Command>()),
+    ("server", &server::commands::<Command>()),
+    ("connection", &session::commands::<Command>()),
+    ("replication", &replication::commands::<Command>()),
 ];
 
 /// Why a command name was refused before its arguments were looked at.
@@ -265,7 +243,7 @@ enum Rejection {
 }
 
 /// Finds the command a request names and checks its word count.
-fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec, Rejection> {
+fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec<Command>, Rejection> {
     // Redis looks commands up ignoring case (its command table's dict compares with
     // strcasecmp); every name here is ASCII.
     let name = words.first().ok_or(Rejection::Unknown)?;
@@ -354,17 +332,26 @@ impl Command {
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
         if spec.flags.write
-            && let Some(refusal) = ReplyError::refusal(writes)
+            && let Some(refusal) = writes.refusal()
         {
             return Err(refusal);
         }
         if subscribed {
             let parsed = Command::parse(spec, words.clone());
-            if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, &words, &parsed) {
+            if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, &words, parsed.as_ref().err())
+            {
                 return Err(refusal);
             }
         }
         if queuing && transactions::is_queued(spec.name) {
+            // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
+            // (or its wrong word count) is refused at once and fails the transaction. (PUBSUB's
+            // subcommands are checked only as it runs here.)
+            if let Err(error) = Command::parse(spec, words.clone())
+                && error.is_found_at_lookup()
+            {
+                return Err(error);
+            }
             return Ok(Command::Queued(words));
         }
         Command::parse(spec, words)
@@ -385,7 +372,7 @@ impl Command {
             return Err(ReplyError::not_from_script());
         }
         if spec.flags.write
-            && let Some(refusal) = ReplyError::refusal(writes)
+            && let Some(refusal) = writes.refusal()
         {
             return Err(refusal);
         }
@@ -393,10 +380,10 @@ impl Command {
     }
 
     /// Parses the arguments of a command whose name and arity were checked.
-    fn parse(spec: &Spec, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
+    fn parse(spec: &Spec<Command>, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
         let mut words = words.into_iter();
         words.next(); // the command's name
-        let mut args = Args { words };
+        let mut args = Args::new(words.collect());
         match spec.handler {
             Handler::Parse(parse) => parse(&mut args),
             Handler::Keyspace(handler) => Ok(Command::Keyspace(KeyspaceCall {
@@ -445,12 +432,13 @@ impl Command {
             {
                 pubsub::subscribed_pong(cmd.message)
             }
-            Command::Eval(cmd) => cmd.apply(node, now_ms).into(),
-            Command::Evalsha(cmd) => cmd.apply(node, now_ms).into(),
+            Command::Eval(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
+            Command::Evalsha(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
             Command::Replicaof(cmd) => cmd.apply(node).into(),
             Command::Role(Role) => node.replication.role_frame().into(),
-            Command::Info(cmd) => cmd.apply(node),
+            Command::Info(cmd) => cmd.apply(node, now_ms),
+            Command::Config(cmd) => cmd.apply(node, now_ms),
             command => command.apply_to_db(&mut node.db, now_ms),
         };
         session.db = node.db.selected();
@@ -500,6 +488,7 @@ impl Command {
             | Command::Replicaof(_)
             | Command::Role(_)
             | Command::Info(_)
+            | Command::Config(_)
             | Command::Psync(_)
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }
@@ -554,36 +543,6 @@ fn unknown_command(words: &[Vec<u8>]) -> ReplyError {
         )
         .replace(['\r', '\n'], " "),
     )
-}
-
-/// The arguments of a request after the command name.
-pub(crate) struct Args {
-    words: std::vec::IntoIter<Vec<u8>>,
-}
-
-impl Args {
-    /// The next argument; arity was checked before parsing, so a missing one is a syntax error.
-    fn next_bytes(&mut self) -> Result<Vec<u8>, ReplyError> {
-        self.words.next().ok_or_else(ReplyError::syntax)
-    }
-
-    fn next_int(&mut self) -> Result<i64, ReplyError> {
-        parse_int(&self.next_bytes()?)
-    }
-
-    fn rest(&mut self) -> Vec<Vec<u8>> {
-        self.words.by_ref().collect()
-    }
-}
-
-/// Parses a decimal integer as Redis's `string2ll` does: no `+`, no spaces, no leading zeros.
-fn parse_int(bytes: &[u8]) -> Result<i64, ReplyError> {
-    string_to_i64(bytes).ok_or_else(ReplyError::not_an_integer)
-}
-
-/// The `+OK` reply.
-pub(crate) fn ok() -> Frame {
-    Frame::SimpleString(b"OK".to_vec())
 }
 
 #[cfg(test)]

@@ -11,60 +11,61 @@
 //! replication stream: a master sends `PUBLISH` to its replicas, which deliver it to their
 //! own subscribers, as Redis does (never to the AOF).
 
-use std::collections::BTreeMap;
-
-use tokio::sync::mpsc;
-
-use super::{Args, Command, Flags, Handler, ReplyError, Spec, glob_match};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::Db;
+use crate::redis::glob::glob_match;
+use crate::redis::subscriptions::{Kind, PubSub};
 
 /// The pub/sub commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "publish",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "send a message to a channel's subscribers: how many received it",
-        handler: Handler::Keyspace(publish),
-    },
-    Spec {
-        name: "subscribe",
-        arity: -2,
-        flags: Flags::NOSCRIPT,
-        summary: "listen on channels",
-        handler: Handler::Parse(|args| Ok(Command::Subscribe(Subscribe::parse(Kind::Channel, args)))),
-    },
-    Spec {
-        name: "unsubscribe",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "stop listening on channels (all of them without arguments)",
-        handler: Handler::Parse(|args| Ok(Command::Unsubscribe(Unsubscribe::parse(Kind::Channel, args)))),
-    },
-    Spec {
-        name: "psubscribe",
-        arity: -2,
-        flags: Flags::NOSCRIPT,
-        summary: "listen on channels matching glob patterns",
-        handler: Handler::Parse(|args| Ok(Command::Subscribe(Subscribe::parse(Kind::Pattern, args)))),
-    },
-    Spec {
-        name: "punsubscribe",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "stop listening on patterns (all of them without arguments)",
-        handler: Handler::Parse(|args| Ok(Command::Unsubscribe(Unsubscribe::parse(Kind::Pattern, args)))),
-    },
-    Spec {
-        name: "pubsub",
-        arity: -2,
-        flags: Flags::READ,
-        summary: "CHANNELS [pattern], NUMSUB [channel ...], NUMPAT",
-        handler: Handler::Keyspace(pubsub),
-    },
-];
+pub(super) const fn commands<C: From<Subscribe> + From<Unsubscribe>>() -> [Spec<C>; 6] {
+    [
+        Spec {
+            name: "publish",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "send a message to a channel's subscribers: how many received it",
+            handler: Handler::Keyspace(publish),
+        },
+        Spec {
+            name: "subscribe",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "listen on channels",
+            handler: Handler::Parse(|args| Ok(C::from(Subscribe::parse(Kind::Channel, args)))),
+        },
+        Spec {
+            name: "unsubscribe",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "stop listening on channels (all of them without arguments)",
+            handler: Handler::Parse(|args| Ok(C::from(Unsubscribe::parse(Kind::Channel, args)))),
+        },
+        Spec {
+            name: "psubscribe",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "listen on channels matching glob patterns",
+            handler: Handler::Parse(|args| Ok(C::from(Subscribe::parse(Kind::Pattern, args)))),
+        },
+        Spec {
+            name: "punsubscribe",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "stop listening on patterns (all of them without arguments)",
+            handler: Handler::Parse(|args| Ok(C::from(Unsubscribe::parse(Kind::Pattern, args)))),
+        },
+        Spec {
+            name: "pubsub",
+            arity: -2,
+            flags: Flags::READ,
+            summary: "CHANNELS [pattern], NUMSUB [channel ...], NUMPAT",
+            handler: Handler::Keyspace(pubsub),
+        },
+    ]
+}
 
 /// The commands a RESP2 connection may send while it has subscriptions (Redis 7.0's
 /// `processCommand`).
@@ -83,21 +84,18 @@ const ALLOWED_WHILE_SUBSCRIBED: &[&str] = &[
 const CONTAINERS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
 
 /// How a RESP2 connection with subscriptions refuses a command other than
-/// [`ALLOWED_WHILE_SUBSCRIBED`], after its name and arity were checked; `parsed` is what
-/// parsing its arguments gave (an unknown subcommand is reported as such first, as Redis
-/// finds it while looking the command up).
+/// [`ALLOWED_WHILE_SUBSCRIBED`], after its name and arity were checked; `parse_error` is
+/// what parsing its arguments refused, if it did (an unknown subcommand is reported as such
+/// first, as Redis finds it while looking the command up).
 pub(super) fn refusal_while_subscribed(
     name: &str,
     words: &[Vec<u8>],
-    parsed: &Result<Command, ReplyError>,
+    parse_error: Option<&ReplyError>,
 ) -> Option<ReplyError> {
     if ALLOWED_WHILE_SUBSCRIBED.contains(&name) {
         return None;
     }
-    if let Err(error) = parsed
-        && (error.0.starts_with("ERR unknown subcommand")
-            || error.0.starts_with("ERR wrong number of arguments"))
-    {
+    if parse_error.is_some_and(ReplyError::is_found_at_lookup) {
         return None;
     }
     let full_name = match words.get(1) {
@@ -110,156 +108,6 @@ pub(super) fn refusal_while_subscribed(
         "ERR Can't execute '{full_name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
          are allowed in this context"
     )))
-}
-
-/// Channels or patterns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Channel,
-    Pattern,
-}
-
-impl Kind {
-    fn subscribe_word(self) -> &'static [u8] {
-        match self {
-            Kind::Channel => b"subscribe",
-            Kind::Pattern => b"psubscribe",
-        }
-    }
-
-    fn unsubscribe_word(self) -> &'static [u8] {
-        match self {
-            Kind::Channel => b"unsubscribe",
-            Kind::Pattern => b"punsubscribe",
-        }
-    }
-}
-
-/// Who listens on each name of one kind, both ways round.
-#[derive(Debug, Default)]
-struct Listeners {
-    /// Each channel's (or pattern's) subscribers, in the order they subscribed.
-    by_name: BTreeMap<Vec<u8>, Vec<u64>>,
-    /// Each connection's channels (or patterns), in the order it subscribed.
-    by_client: BTreeMap<u64, Vec<Vec<u8>>>,
-}
-
-impl Listeners {
-    /// Subscribes `id` to `name`; false if it already was.
-    fn add(&mut self, id: u64, name: &[u8]) -> bool {
-        let names = self.by_client.entry(id).or_default();
-        if names.iter().any(|n| n == name) {
-            return false;
-        }
-        names.push(name.to_vec());
-        self.by_name.entry(name.to_vec()).or_default().push(id);
-        true
-    }
-
-    /// Unsubscribes `id` from `name`.
-    fn remove(&mut self, id: u64, name: &[u8]) {
-        if let Some(names) = self.by_client.get_mut(&id) {
-            names.retain(|n| n != name);
-            if names.is_empty() {
-                self.by_client.remove(&id);
-            }
-        }
-        if let Some(ids) = self.by_name.get_mut(name) {
-            ids.retain(|i| *i != id);
-            if ids.is_empty() {
-                self.by_name.remove(name);
-            }
-        }
-    }
-
-    fn count(&self, id: u64) -> usize {
-        self.by_client.get(&id).map_or(0, Vec::len)
-    }
-
-    fn names_of(&self, id: u64) -> Vec<Vec<u8>> {
-        self.by_client.get(&id).cloned().unwrap_or_default()
-    }
-}
-
-/// A node's subscriptions and its connections' mailboxes.
-#[derive(Debug, Default)]
-pub struct PubSub {
-    /// Where each open connection's messages go, by connection id.
-    mailboxes: BTreeMap<u64, mpsc::UnboundedSender<Reply>>,
-    channels: Listeners,
-    patterns: Listeners,
-    /// Messages published since the server last took them for the replication stream.
-    published: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-impl PubSub {
-    fn listeners(&mut self, kind: Kind) -> &mut Listeners {
-        match kind {
-            Kind::Channel => &mut self.channels,
-            Kind::Pattern => &mut self.patterns,
-        }
-    }
-
-    /// Opens connection `id`'s mailbox: messages for it go to `mailbox`.
-    pub fn open(&mut self, id: u64, mailbox: mpsc::UnboundedSender<Reply>) {
-        self.mailboxes.insert(id, mailbox);
-    }
-
-    /// Forgets connection `id` (it closed, or was reset): its subscriptions and mailbox.
-    pub fn close(&mut self, id: u64) {
-        self.drop_subscriptions(id);
-        self.mailboxes.remove(&id);
-    }
-
-    /// Drops every subscription of connection `id` without a word (RESET, a closed
-    /// connection).
-    pub fn drop_subscriptions(&mut self, id: u64) {
-        for kind in [Kind::Channel, Kind::Pattern] {
-            let listeners = self.listeners(kind);
-            for name in listeners.names_of(id) {
-                listeners.remove(id, &name);
-            }
-        }
-    }
-
-    /// How many channels and patterns connection `id` listens on.
-    pub fn subscriptions(&self, id: u64) -> usize {
-        self.channels.count(id) + self.patterns.count(id)
-    }
-
-    /// Delivers `message` to every subscriber of `channel` and of each pattern matching it;
-    /// how many deliveries that made.
-    pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> i64 {
-        let bulk = |bytes: &[u8]| Frame::BulkString(bytes.to_vec());
-        let mut deliveries = Vec::new();
-        for id in self.channels.by_name.get(channel).into_iter().flatten() {
-            deliveries.push((*id, vec![bulk(b"message"), bulk(channel), bulk(message)]));
-        }
-        for (pattern, ids) in &self.patterns.by_name {
-            if glob_match(pattern, channel) {
-                for id in ids {
-                    deliveries.push((
-                        *id,
-                        vec![bulk(b"pmessage"), bulk(pattern), bulk(channel), bulk(message)],
-                    ));
-                }
-            }
-        }
-        let receivers = deliveries.len() as i64;
-        for (id, push) in deliveries {
-            if let Some(mailbox) = self.mailboxes.get(&id) {
-                // A mailbox whose connection is gone is closed with it (see `close`).
-                let _ = mailbox.send(Reply::Pushes(vec![push]));
-            }
-        }
-        self.published.push((channel.to_vec(), message.to_vec()));
-        receivers
-    }
-
-    /// The messages published since the last call (for the replication stream).
-    pub fn take_published(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        std::mem::take(&mut self.published)
-    }
 }
 
 /// `SUBSCRIBE channel ...` / `PSUBSCRIBE pattern ...`.
@@ -282,7 +130,7 @@ impl Subscribe {
     pub(crate) fn apply(self, pubsub: &mut PubSub, id: u64) -> Reply {
         let mut pushes = Vec::with_capacity(self.names.len());
         for name in self.names {
-            pubsub.listeners(self.kind).add(id, &name);
+            pubsub.subscribe(self.kind, id, &name);
             pushes.push(confirmation(
                 self.kind.subscribe_word(),
                 Some(name),
@@ -314,7 +162,7 @@ impl Unsubscribe {
     pub(crate) fn apply(self, pubsub: &mut PubSub, id: u64) -> Reply {
         let word = self.kind.unsubscribe_word();
         let names = match self.names.is_empty() {
-            true => pubsub.listeners(self.kind).names_of(id),
+            true => pubsub.names_of(self.kind, id),
             false => self.names,
         };
         if names.is_empty() {
@@ -322,7 +170,7 @@ impl Unsubscribe {
         }
         let mut pushes = Vec::with_capacity(names.len());
         for name in names {
-            pubsub.listeners(self.kind).remove(id, &name);
+            pubsub.unsubscribe(self.kind, id, &name);
             pushes.push(confirmation(word, Some(name), pubsub.subscriptions(id)));
         }
         Reply::Pushes(pushes)
@@ -365,9 +213,7 @@ fn pubsub(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyErro
         (b"CHANNELS", [] | [_]) => {
             let pattern = rest.first();
             let channels = registry
-                .channels
-                .by_name
-                .keys()
+                .channels()
                 .filter(|channel| pattern.is_none_or(|p| glob_match(p, channel)))
                 .map(|channel| bulk(channel))
                 .collect();
@@ -377,13 +223,13 @@ fn pubsub(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyErro
             channels
                 .iter()
                 .flat_map(|channel| {
-                    let count = registry.channels.by_name.get(channel).map_or(0, Vec::len);
+                    let count = registry.subscribers(channel);
                     [bulk(channel), Frame::Integer(count as i64)]
                 })
                 .collect(),
         )
         .into()),
-        (b"NUMPAT", []) => Ok(Frame::Integer(registry.patterns.by_name.len() as i64).into()),
+        (b"NUMPAT", []) => Ok(Frame::Integer(registry.patterns() as i64).into()),
         (b"NUMPAT", _) => Err(ReplyError::wrong_arity("pubsub|numpat")),
         (b"CHANNELS", _) => Err(ReplyError(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
@@ -398,6 +244,8 @@ fn pubsub(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyErro
 
 #[cfg(test)]
 mod tests {
+    use tokio::sync::mpsc;
+
     use super::*;
 
     fn bulk(text: &str) -> Frame {
@@ -476,21 +324,18 @@ mod tests {
     #[test]
     fn only_the_subscription_commands_run_while_subscribed() {
         let words = |ws: &[&str]| ws.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
-        let parsed = Ok(Command::Quit(super::super::Quit));
-        assert_eq!(refusal_while_subscribed("ping", &words(&["PING"]), &parsed), None);
+        assert_eq!(refusal_while_subscribed("ping", &words(&["PING"]), None), None);
         assert_eq!(
-            refusal_while_subscribed("client", &words(&["CLIENT", "ID"]), &parsed),
+            refusal_while_subscribed("client", &words(&["CLIENT", "ID"]), None),
             Some(ReplyError(
                 "ERR Can't execute 'client|id': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / \
                  RESET are allowed in this context"
                     .into()
             ))
         );
-        let unknown = Err(ReplyError(
-            "ERR unknown subcommand 'foo'. Try CLIENT HELP.".into(),
-        ));
+        let unknown = ReplyError("ERR unknown subcommand 'foo'. Try CLIENT HELP.".into());
         assert_eq!(
-            refusal_while_subscribed("client", &words(&["CLIENT", "foo"]), &unknown),
+            refusal_while_subscribed("client", &words(&["CLIENT", "foo"]), Some(&unknown)),
             None
         );
     }

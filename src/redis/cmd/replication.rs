@@ -4,55 +4,64 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Session, Spec, ok, request};
+use super::error::ReplyError;
+use super::session::Session;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
+use crate::redis::REDIS_VERSION;
 use crate::redis::connection::Reply;
+use crate::redis::db::{DATABASES, Value};
 use crate::redis::node::Node;
+use crate::redis::request::build as request;
 
 /// The replication commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "replicaof",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "follow a master, or NO ONE",
-        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
-    },
-    Spec {
-        name: "slaveof",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "the old name of REPLICAOF",
-        handler: Handler::Parse(|args| Ok(Command::Replicaof(Replicaof::parse(args)?))),
-    },
-    Spec {
-        name: "role",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "master or replica, offsets, links",
-        handler: Handler::Parse(|_| Ok(Command::Role(Role))),
-    },
-    Spec {
-        name: "info",
-        arity: -1,
-        flags: Flags::READ,
-        summary: "the replication section",
-        handler: Handler::Parse(|args| Ok(Command::Info(Info::parse(args)?))),
-    },
-    Spec {
-        name: "psync",
-        arity: -3,
-        flags: Flags::NOSCRIPT,
-        summary: "a replica asks for the stream (full resync)",
-        handler: Handler::Parse(|_| Ok(Command::Psync(Psync))),
-    },
-    Spec {
-        name: "replconf",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "a replica's settings and acknowledgements",
-        handler: Handler::Parse(|args| Ok(Command::Replconf(Replconf::parse(args)?))),
-    },
-];
+pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From<Psync> + From<Replconf>>()
+-> [Spec<C>; 6] {
+    [
+        Spec {
+            name: "replicaof",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "follow a master, or NO ONE",
+            handler: Handler::Parse(|args| Ok(C::from(Replicaof::parse(args)?))),
+        },
+        Spec {
+            name: "slaveof",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "the old name of REPLICAOF",
+            handler: Handler::Parse(|args| Ok(C::from(Replicaof::parse(args)?))),
+        },
+        Spec {
+            name: "role",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "master or replica, offsets, links",
+            handler: Handler::Parse(|_| Ok(C::from(Role))),
+        },
+        Spec {
+            name: "info",
+            arity: -1,
+            flags: Flags::READ,
+            summary: "the replication section",
+            handler: Handler::Parse(|args| Ok(C::from(Info::parse(args)?))),
+        },
+        Spec {
+            name: "psync",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "a replica asks for the stream (full resync)",
+            handler: Handler::Parse(|_| Ok(C::from(Psync))),
+        },
+        Spec {
+            name: "replconf",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "a replica's settings and acknowledgements",
+            handler: Handler::Parse(|args| Ok(C::from(Replconf::parse(args)?))),
+        },
+    ]
+}
 
 /// `REPLICAOF host port | NO ONE`: follow a master, or become one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +77,7 @@ impl Replicaof {
         if host.eq_ignore_ascii_case(b"NO") && port.eq_ignore_ascii_case(b"ONE") {
             return Ok(Replicaof::NoOne);
         }
-        let port = super::parse_int(&port)?;
+        let port = parse_int(&port)?;
         let port = u16::try_from(port).map_err(|_| ReplyError("ERR Invalid master port".into()))?;
         let ip = match host.as_slice() {
             b"localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -125,11 +134,30 @@ impl Role {
     }
 }
 
-/// `INFO [section ...]`: the replication section (the only one this node has).
+/// `INFO [section ...]`: Redis 7.0's sections, with the fields clients parse (`info.rs`
+/// of each client library: version, role, clients, memory, keyspace).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Info {
     pub sections: Vec<Vec<u8>>,
 }
+
+/// Redis 7.0's sections, in its order, and whether `INFO` without a section (`default`)
+/// lists each; `all` and `everything` list every one.
+const INFO_SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("cpu", true),
+    ("modules", true),
+    ("commandstats", false),
+    ("errorstats", true),
+    ("latencystats", false),
+    ("cluster", true),
+    ("keyspace", true),
+];
 
 impl Info {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
@@ -143,23 +171,114 @@ impl Info {
         request(std::iter::once(b"INFO".to_vec()).chain(self.sections))
     }
 
-    pub(crate) fn apply(self, node: &Node) -> Reply {
-        let wanted = |name: &[u8]| {
-            self.sections.is_empty()
-                || self.sections.iter().any(|s| {
-                    s.eq_ignore_ascii_case(name)
-                        || s.eq_ignore_ascii_case(b"all")
-                        || s.eq_ignore_ascii_case(b"everything")
-                        || s.eq_ignore_ascii_case(b"default")
-                })
-        };
-        let text = if wanted(b"replication") {
-            node.replication.info()
-        } else {
-            String::new()
-        };
-        Reply::Verbatim(text.into_bytes())
+    /// The sections asked for, at wall time `now_ms`, each `# Name` and its `field:value`
+    /// lines, separated by blank lines; an unknown section adds nothing.
+    pub(crate) fn apply(self, node: &Node, now_ms: u64) -> Reply {
+        let asked = |word: &[u8]| self.sections.iter().any(|s| s.eq_ignore_ascii_case(word));
+        let every = asked(b"all") || asked(b"everything");
+        let default = self.sections.is_empty() || asked(b"default");
+        let text: Vec<String> = INFO_SECTIONS
+            .iter()
+            .filter(|(name, in_default)| every || (default && *in_default) || asked(name.as_bytes()))
+            .map(|(name, _)| section(name, node, now_ms))
+            .collect();
+        Reply::Verbatim(text.join("\r\n").into_bytes())
     }
+}
+
+/// One INFO section's text, `\r\n` after each line.
+fn section(name: &str, node: &Node, now_ms: u64) -> String {
+    let lines: Vec<String> = match name {
+        "server" => vec![
+            "# Server".into(),
+            format!("redis_version:{REDIS_VERSION}"),
+            "redis_mode:standalone".into(),
+            "arch_bits:64".into(),
+            format!("hz:{}", node.config.value("hz")),
+            format!("configured_hz:{}", node.config.value("hz")),
+            "config_file:".into(),
+        ],
+        "clients" => vec![
+            "# Clients".into(),
+            format!("connected_clients:{}", node.clients.open),
+            format!("maxclients:{}", node.config.value("maxclients")),
+            format!("blocked_clients:{}", node.blocked.waiting()),
+        ],
+        "memory" => {
+            let used = stored_bytes(node);
+            vec![
+                "# Memory".into(),
+                format!("used_memory:{used}"),
+                format!("used_memory_human:{:.2}K", used as f64 / 1024.0),
+                format!("maxmemory:{}", node.config.value("maxmemory")),
+                format!("maxmemory_policy:{}", node.config.value("maxmemory-policy")),
+            ]
+        }
+        "persistence" => vec![
+            "# Persistence".into(),
+            "loading:0".into(),
+            "rdb_bgsave_in_progress:0".into(),
+            format!(
+                "aof_enabled:{}",
+                u8::from(node.config.value("appendonly") == "yes")
+            ),
+            "aof_rewrite_in_progress:0".into(),
+        ],
+        "stats" => vec!["# Stats".into(), "expired_keys:0".into(), "evicted_keys:0".into()],
+        "replication" => return node.replication.info(),
+        "cpu" => vec!["# CPU".into()],
+        "modules" => vec!["# Modules".into()],
+        "commandstats" => vec!["# Commandstats".into()],
+        "errorstats" => vec!["# Errorstats".into()],
+        "latencystats" => vec!["# Latencystats".into()],
+        "cluster" => vec!["# Cluster".into(), "cluster_enabled:0".into()],
+        _ => keyspace(node, now_ms),
+    };
+    lines.iter().map(|line| format!("{line}\r\n")).collect()
+}
+
+/// `# Keyspace`: `dbN:keys=..,expires=..,avg_ttl=..` for each database with keys, avg_ttl
+/// the mean time left (ms) of its keys with an expiry.
+fn keyspace(node: &Node, now_ms: u64) -> Vec<String> {
+    let mut lines = vec!["# Keyspace".to_string()];
+    for index in 0..DATABASES {
+        let database = node.db.database(index);
+        if database.is_empty() {
+            continue;
+        }
+        let ttls: Vec<u64> = database
+            .entries()
+            .filter_map(|(_, entry)| entry.expires_at_ms)
+            .map(|at| at.saturating_sub(now_ms))
+            .collect();
+        let avg_ttl = ttls
+            .iter()
+            .sum::<u64>()
+            .checked_div(ttls.len() as u64)
+            .unwrap_or(0);
+        lines.push(format!(
+            "db{index}:keys={},expires={},avg_ttl={avg_ttl}",
+            database.len(),
+            ttls.len()
+        ));
+    }
+    lines
+}
+
+/// The bytes of every key and value stored: the node's stand-in for `used_memory`.
+fn stored_bytes(node: &Node) -> usize {
+    (0..DATABASES)
+        .flat_map(|index| node.db.database(index).entries())
+        .map(|(key, entry)| {
+            key.len()
+                + match &entry.value {
+                    Value::String(bytes) => bytes.len(),
+                    Value::Hash(fields) => fields.iter().map(|(f, v)| f.len() + v.len()).sum(),
+                    Value::List(items) => items.iter().map(Vec::len).sum(),
+                    Value::SortedSet(set) => set.iter().map(|(member, _)| member.len() + 8).sum(),
+                }
+        })
+        .sum()
 }
 
 /// `PSYNC replid offset`: a replica asks for the stream (always a full resync here).

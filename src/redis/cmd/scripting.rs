@@ -1,34 +1,39 @@
 //! EVAL, EVALSHA and SCRIPT LOAD / EXISTS / FLUSH, run by the node's Lua interpreter
 //! (`redis/lua.rs`).
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
-use crate::redis::lua::{ScriptCall, Scripts};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok};
+use crate::redis::Frame;
+use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
 use crate::redis::node::Node;
+use crate::redis::request::build as request;
 
 /// The scripting commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "eval",
-        arity: -3,
-        flags: Flags::NOSCRIPT,
-        summary: "run a Lua script (cached by SHA1)",
-        handler: Handler::Parse(|args| Ok(Command::Eval(Eval::parse(args)?))),
-    },
-    Spec {
-        name: "evalsha",
-        arity: -3,
-        flags: Flags::NOSCRIPT,
-        summary: "run a cached script, or NOSCRIPT",
-        handler: Handler::Parse(|args| Ok(Command::Evalsha(Evalsha::parse(args)?))),
-    },
-    Spec {
-        name: "script",
-        arity: -2,
-        flags: Flags::NOSCRIPT,
-        summary: "LOAD, EXISTS, FLUSH",
-        handler: Handler::Parse(|args| Ok(Command::Script(Script::parse(args)?))),
-    },
-];
+pub(super) const fn commands<C: From<Eval> + From<Evalsha> + From<Script>>() -> [Spec<C>; 3] {
+    [
+        Spec {
+            name: "eval",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "run a Lua script (cached by SHA1)",
+            handler: Handler::Parse(|args| Ok(C::from(Eval::parse(args)?))),
+        },
+        Spec {
+            name: "evalsha",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "run a cached script, or NOSCRIPT",
+            handler: Handler::Parse(|args| Ok(C::from(Evalsha::parse(args)?))),
+        },
+        Spec {
+            name: "script",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "LOAD, EXISTS, FLUSH",
+            handler: Handler::Parse(|args| Ok(C::from(Script::parse(args)?))),
+        },
+    ]
+}
 
 /// `EVAL script numkeys [key ...] [arg ...]`: runs the script, caching it under its SHA1.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +50,9 @@ impl Eval {
         Ok(Eval { script, keys, args })
     }
 
-    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
         match node.scripts.load(self.script.as_bytes()) {
-            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms),
+            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms, command),
             Err(compile_error) => compile_error,
         }
     }
@@ -73,8 +78,8 @@ impl Evalsha {
         Ok(Evalsha { sha, keys, args })
     }
 
-    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
-        run(node, &self.sha, &self.keys, &self.args, now_ms)
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
+        run(node, &self.sha, &self.keys, &self.args, now_ms, command)
     }
 
     /// The request frame a client sends.
@@ -88,14 +93,22 @@ type Words = Vec<Vec<u8>>;
 
 /// Runs a cached script on the node (EVAL and EVALSHA). A SELECT inside the script changes
 /// the script's database only, as in Redis 7.0: the caller's comes back after it.
-fn run(node: &mut Node, sha: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Frame {
+/// `command` runs each `redis.call` (the dispatcher's, which knows every command).
+fn run(
+    node: &mut Node,
+    sha: &str,
+    keys: &[Vec<u8>],
+    args: &[Vec<u8>],
+    now_ms: u64,
+    command: ScriptCommand,
+) -> Frame {
     let selected = node.db.selected();
     let call = ScriptCall {
         keys,
         args,
         now_ms,
         writes: node.writes(),
-        command: super::run_for_script,
+        command,
     };
     let reply = node.scripts.run(sha, call, &mut node.db);
     node.db.select(selected);
@@ -187,7 +200,7 @@ impl Script {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Command, Session};
+    use super::super::{Command, Session, run_for_script};
     use super::*;
     use crate::client::scripts;
     use crate::redis::connection::Reply;
@@ -197,7 +210,7 @@ mod tests {
     /// redis-server 7.0.15 for the same request.
     fn run(node: &mut Node, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        match Command::from_words(words, crate::redis::node::Writes::Taken) {
+        match Command::from_words(words, crate::redis::cmd::Writes::Taken) {
             Ok(command) => match command.apply(node, &mut Session::default(), 0) {
                 Reply::Frame(frame) => frame,
                 other => panic!("not a frame: {other:?}"),
@@ -233,10 +246,19 @@ mod tests {
             keys: vec![b"lock".to_vec()],
             args: vec![token.as_bytes().to_vec()],
         };
-        assert_eq!(release("theirs").apply(&mut node, 10), Frame::Integer(0));
-        assert_eq!(release("mine").apply(&mut node, 10), Frame::Integer(1));
+        assert_eq!(
+            release("theirs").apply(&mut node, 10, run_for_script),
+            Frame::Integer(0)
+        );
+        assert_eq!(
+            release("mine").apply(&mut node, 10, run_for_script),
+            Frame::Integer(1)
+        );
         assert!(node.db.is_empty());
-        assert_eq!(release("mine").apply(&mut node, 10), Frame::Integer(0));
+        assert_eq!(
+            release("mine").apply(&mut node, 10, run_for_script),
+            Frame::Integer(0)
+        );
     }
 
     #[test]

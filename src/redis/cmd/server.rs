@@ -1,61 +1,83 @@
-//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT.
+//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT, TIME, CONFIG.
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{DATABASES, Db};
+use crate::redis::node::Node;
+use crate::redis::request::build as request;
 
 /// The server commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "ping",
-        arity: -1,
-        flags: Flags::READ,
-        summary: "PONG, or the message",
-        handler: Handler::Parse(|args| Ok(Command::Ping(Ping::parse(args)?))),
-    },
-    Spec {
-        name: "echo",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the message",
-        handler: Handler::Parse(|args| Ok(Command::Echo(Echo::parse(args)?))),
-    },
-    Spec {
-        name: "dbsize",
-        arity: 1,
-        flags: Flags::READ,
-        summary: "how many keys the selected database holds",
-        handler: Handler::Parse(|_| Ok(Command::Dbsize(Dbsize))),
-    },
-    Spec {
-        name: "flushall",
-        arity: -1,
-        flags: Flags::WRITE,
-        summary: "delete every key; ASYNC|SYNC",
-        handler: Handler::Parse(|args| Ok(Command::Flushall(Flushall::parse(args)?))),
-    },
-    Spec {
-        name: "flushdb",
-        arity: -1,
-        flags: Flags::WRITE,
-        summary: "delete every key of the selected database; ASYNC|SYNC",
-        handler: Handler::Keyspace(flushdb),
-    },
-    Spec {
-        name: "swapdb",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "swap two databases' contents",
-        handler: Handler::Keyspace(swapdb),
-    },
-    Spec {
-        name: "wait",
-        arity: 3,
-        flags: Flags::NOSCRIPT,
-        summary: "block until replicas acknowledged this connection's writes",
-        handler: Handler::Parse(|args| Ok(Command::Wait(Wait::parse(args)?))),
-    },
-];
+pub(super) const fn commands<
+    C: From<Ping> + From<Echo> + From<Dbsize> + From<Flushall> + From<Wait> + From<Config>,
+>() -> [Spec<C>; 9] {
+    [
+        Spec {
+            name: "ping",
+            arity: -1,
+            flags: Flags::READ,
+            summary: "PONG, or the message",
+            handler: Handler::Parse(|args| Ok(C::from(Ping::parse(args)?))),
+        },
+        Spec {
+            name: "echo",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the message",
+            handler: Handler::Parse(|args| Ok(C::from(Echo::parse(args)?))),
+        },
+        Spec {
+            name: "dbsize",
+            arity: 1,
+            flags: Flags::READ,
+            summary: "how many keys the selected database holds",
+            handler: Handler::Parse(|_| Ok(C::from(Dbsize))),
+        },
+        Spec {
+            name: "flushall",
+            arity: -1,
+            flags: Flags::WRITE,
+            summary: "delete every key; ASYNC|SYNC",
+            handler: Handler::Parse(|args| Ok(C::from(Flushall::parse(args)?))),
+        },
+        Spec {
+            name: "flushdb",
+            arity: -1,
+            flags: Flags::WRITE,
+            summary: "delete every key of the selected database; ASYNC|SYNC",
+            handler: Handler::Keyspace(flushdb),
+        },
+        Spec {
+            name: "swapdb",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "swap two databases' contents",
+            handler: Handler::Keyspace(swapdb),
+        },
+        Spec {
+            name: "wait",
+            arity: 3,
+            flags: Flags::NOSCRIPT,
+            summary: "block until replicas acknowledged this connection's writes",
+            handler: Handler::Parse(|args| Ok(C::from(Wait::parse(args)?))),
+        },
+        Spec {
+            name: "time",
+            arity: 1,
+            flags: Flags::READ,
+            summary: "the node's clock: [seconds, microseconds]",
+            handler: Handler::Keyspace(time),
+        },
+        Spec {
+            name: "config",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "GET pattern ..., SET name value ..., REWRITE, RESETSTAT (src/redis/config.rs)",
+            handler: Handler::Parse(|args| Ok(C::from(Config::parse(args)?))),
+        },
+    ]
+}
 
 /// `PING [message]`: PONG, or the message back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +165,7 @@ fn flushdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyErr
 /// selection, so they see the other's keys).
 fn swapdb(args: &mut Args, db: &mut Db, _now_ms: u64) -> Result<Reply, ReplyError> {
     let index = |word: Vec<u8>, which: &str| {
-        super::parse_int(&word)
+        parse_int(&word)
             .ok()
             .filter(|n| i32::try_from(*n).is_ok())
             .ok_or_else(|| ReplyError(format!("ERR invalid {which} DB index")))
@@ -183,5 +205,80 @@ impl Wait {
             self.replicas.to_string().into_bytes(),
             self.timeout_ms.to_string().into_bytes(),
         ])
+    }
+}
+
+/// `TIME`: the node's wall clock as `[unix seconds, microseconds]` (scripts may call it).
+fn time(_args: &mut Args, _db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    const MS_PER_S: u64 = 1000;
+    const US_PER_MS: u64 = 1000;
+    let bulk = |n: u64| Frame::BulkString(n.to_string().into_bytes());
+    Ok(Frame::Array(vec![bulk(now_ms / MS_PER_S), bulk(now_ms % MS_PER_S * US_PER_MS)]).into())
+}
+
+/// `CONFIG GET pattern ... | SET name value ... | REWRITE | RESETSTAT`, on the node's
+/// parameters (`config.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Config {
+    Get(Vec<Vec<u8>>),
+    Set(Vec<(Vec<u8>, Vec<u8>)>),
+    Rewrite,
+    Resetstat,
+}
+
+impl Config {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let subcommand = args.next_bytes()?;
+        let rest = args.rest();
+        let arity = |name: &str| ReplyError::wrong_arity(&format!("config|{name}"));
+        match subcommand.to_ascii_uppercase().as_slice() {
+            b"GET" if rest.is_empty() => Err(arity("get")),
+            b"GET" => Ok(Config::Get(rest)),
+            b"SET" if rest.len() < 2 => Err(arity("set")),
+            b"SET" if rest.len() % 2 == 1 => Err(ReplyError::syntax()),
+            b"SET" => Ok(Config::Set(
+                rest.chunks(2)
+                    .map(|pair| (pair[0].clone(), pair[1].clone()))
+                    .collect(),
+            )),
+            b"REWRITE" if rest.is_empty() => Ok(Config::Rewrite),
+            b"REWRITE" => Err(arity("rewrite")),
+            b"RESETSTAT" if rest.is_empty() => Ok(Config::Resetstat),
+            b"RESETSTAT" => Err(arity("resetstat")),
+            _ => Err(ReplyError(format!(
+                "ERR unknown subcommand '{}'. Try CONFIG HELP.",
+                String::from_utf8_lossy(&subcommand)
+            ))),
+        }
+    }
+
+    /// Reads or changes the node's parameters; a change of `min-replicas-*` changes which
+    /// writes the node takes (from its next count of good replicas).
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Reply {
+        match self {
+            Config::Get(patterns) => {
+                node.remember_modelled_config();
+                Reply::Map(
+                    node.config
+                        .get(&patterns)
+                        .into_iter()
+                        .map(|(name, value)| (Frame::BulkString(name), Frame::BulkString(value)))
+                        .collect(),
+                )
+            }
+            Config::Set(pairs) => match node.config.set(&pairs) {
+                Ok(_) => {
+                    node.apply_config(now_ms);
+                    ok().into()
+                }
+                Err(error) => Frame::from(error).into(),
+            },
+            // This node, as `redis-server` started with arguments only, has no config file.
+            Config::Rewrite => Frame::from(ReplyError(
+                "ERR The server is running without a config file".into(),
+            ))
+            .into(),
+            Config::Resetstat => ok().into(),
+        }
     }
 }

@@ -2,48 +2,53 @@
 //! or change the [`Session`] of the connection that sends them (CLIENT KILL, the node's other
 //! connections).
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::{Protocol, Reply};
 use crate::redis::db::{DATABASES, Db};
 
 /// The connection commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "hello",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "RESP2 or RESP3, AUTH default, SETNAME",
-        handler: Handler::Parse(|args| Ok(Command::Hello(Hello::parse(args)?))),
-    },
-    Spec {
-        name: "select",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "choose the database, 0 to 15",
-        handler: Handler::Parse(|args| Ok(Command::Select(Select::parse(args)?))),
-    },
-    Spec {
-        name: "client",
-        arity: -2,
-        flags: Flags::NOSCRIPT,
-        summary: "SETNAME, GETNAME, ID",
-        handler: Handler::Parse(|args| Ok(Command::Client(Client::parse(args)?))),
-    },
-    Spec {
-        name: "quit",
-        arity: -1,
-        flags: Flags::NOSCRIPT,
-        summary: "OK, then close the connection",
-        handler: Handler::Parse(|_| Ok(Command::Quit(Quit))),
-    },
-    Spec {
-        name: "reset",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "back to a fresh connection's state: RESP2, database 0, no name, no subscriptions",
-        handler: Handler::Parse(|_| Ok(Command::Reset(Reset))),
-    },
-];
+pub(super) const fn commands<C: From<Hello> + From<Select> + From<Client> + From<Quit> + From<Reset>>()
+-> [Spec<C>; 5] {
+    [
+        Spec {
+            name: "hello",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "RESP2 or RESP3, AUTH default, SETNAME",
+            handler: Handler::Parse(|args| Ok(C::from(Hello::parse(args)?))),
+        },
+        Spec {
+            name: "select",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "choose the database, 0 to 15",
+            handler: Handler::Parse(|args| Ok(C::from(Select::parse(args)?))),
+        },
+        Spec {
+            name: "client",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "SETNAME, GETNAME, ID",
+            handler: Handler::Parse(|args| Ok(C::from(Client::parse(args)?))),
+        },
+        Spec {
+            name: "quit",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "OK, then close the connection",
+            handler: Handler::Parse(|_| Ok(C::from(Quit))),
+        },
+        Spec {
+            name: "reset",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "back to a fresh connection's state: RESP2, database 0, no name, no subscriptions",
+            handler: Handler::Parse(|_| Ok(C::from(Reset))),
+        },
+    ]
+}
 
 /// What the node keeps per connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,7 +73,16 @@ pub struct Session {
     /// after them, or sent the last one (SKIPME yes). One more closes it.
     pub kills_survived: u64,
     /// The transaction MULTI opened, until EXEC or DISCARD.
-    pub transaction: Option<super::Transaction>,
+    pub transaction: Option<Transaction>,
+}
+
+/// A connection's open transaction (MULTI until EXEC or DISCARD).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transaction {
+    /// The requests queued, as their words.
+    pub queued: Vec<Vec<Vec<u8>>>,
+    /// A request was refused while queuing: EXEC discards the transaction.
+    pub failed: bool,
 }
 
 /// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
@@ -104,7 +118,7 @@ impl Hello {
         let Some((version, options)) = words.split_first() else {
             return Ok(hello);
         };
-        hello.protocol = match super::parse_int(version) {
+        hello.protocol = match parse_int(version) {
             Err(_) => {
                 return Err(ReplyError(
                     "ERR Protocol version is not an integer or out of range".into(),

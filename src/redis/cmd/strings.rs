@@ -2,130 +2,137 @@
 //! DECRBY, MGET, MSET, MSETNX, APPEND, STRLEN. A command reading a string answers
 //! WRONGTYPE on a key of another type; SET and MSET replace any type.
 
-use super::{Args, Command, Flags, Frame, Handler, ReplyError, Spec, ok, request};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, wrong_type};
+use crate::redis::request::build as request;
 
 /// The string commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "get",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the value, or nil",
-        handler: Handler::Parse(|args| Ok(Command::Get(Get::parse(args)?))),
-    },
-    Spec {
-        name: "set",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "NX|XX, EX|PX|EXAT|PXAT|KEEPTTL, GET",
-        handler: Handler::Parse(|args| {
-            Ok(match Set::parse(args)? {
-                (set, false) => Command::Set(set),
-                (set, true) => Command::SetGet(SetGet(set)),
-            })
-        }),
-    },
-    Spec {
-        name: "setnx",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "set if absent: 1 or 0",
-        handler: Handler::Parse(|args| Ok(Command::Setnx(Setnx::parse(args)?))),
-    },
-    Spec {
-        name: "incr",
-        arity: 2,
-        flags: Flags::WRITE,
-        summary: "add 1 to an integer string",
-        handler: Handler::Parse(|args| Ok(Command::Incr(Incr::parse(args)?))),
-    },
-    Spec {
-        name: "incrby",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "add an integer to an integer string",
-        handler: Handler::Parse(|args| Ok(Command::Incrby(Incrby::parse(args)?))),
-    },
-    Spec {
-        name: "setex",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "set with an expiry in seconds",
-        handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Ex, "setex")),
-    },
-    Spec {
-        name: "psetex",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "set with an expiry in milliseconds",
-        handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Px, "psetex")),
-    },
-    Spec {
-        name: "getdel",
-        arity: 2,
-        flags: Flags::WRITE,
-        summary: "the value, and delete the key",
-        handler: Handler::Keyspace(getdel),
-    },
-    Spec {
-        name: "getex",
-        arity: -2,
-        flags: Flags::WRITE,
-        summary: "the value, and set or remove the expiry; EX|PX|EXAT|PXAT|PERSIST",
-        handler: Handler::Keyspace(getex),
-    },
-    Spec {
-        name: "decr",
-        arity: 2,
-        flags: Flags::WRITE,
-        summary: "subtract 1 from an integer string",
-        handler: Handler::Keyspace(|args, db, now| add_to_integer(args.next_bytes()?, -1, db, now)),
-    },
-    Spec {
-        name: "decrby",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "subtract an integer from an integer string",
-        handler: Handler::Keyspace(decrby),
-    },
-    Spec {
-        name: "mget",
-        arity: -2,
-        flags: Flags::READ,
-        summary: "the values (nil for a missing key or another type)",
-        handler: Handler::Keyspace(mget),
-    },
-    Spec {
-        name: "mset",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "set several keys",
-        handler: Handler::Keyspace(|args, db, now| mset(args, db, now, false)),
-    },
-    Spec {
-        name: "msetnx",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "set several keys if none exists: 1 or 0",
-        handler: Handler::Keyspace(|args, db, now| mset(args, db, now, true)),
-    },
-    Spec {
-        name: "append",
-        arity: 3,
-        flags: Flags::WRITE,
-        summary: "append to a string: the new length",
-        handler: Handler::Keyspace(append),
-    },
-    Spec {
-        name: "strlen",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "the length of a string",
-        handler: Handler::Keyspace(strlen),
-    },
-];
+pub(super) const fn commands<
+    C: From<Get> + From<Set> + From<SetGet> + From<Setnx> + From<Incr> + From<Incrby>,
+>() -> [Spec<C>; 16] {
+    [
+        Spec {
+            name: "get",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the value, or nil",
+            handler: Handler::Parse(|args| Ok(C::from(Get::parse(args)?))),
+        },
+        Spec {
+            name: "set",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "NX|XX, EX|PX|EXAT|PXAT|KEEPTTL, GET",
+            handler: Handler::Parse(|args| {
+                Ok(match Set::parse(args)? {
+                    (set, false) => C::from(set),
+                    (set, true) => C::from(SetGet(set)),
+                })
+            }),
+        },
+        Spec {
+            name: "setnx",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "set if absent: 1 or 0",
+            handler: Handler::Parse(|args| Ok(C::from(Setnx::parse(args)?))),
+        },
+        Spec {
+            name: "incr",
+            arity: 2,
+            flags: Flags::WRITE,
+            summary: "add 1 to an integer string",
+            handler: Handler::Parse(|args| Ok(C::from(Incr::parse(args)?))),
+        },
+        Spec {
+            name: "incrby",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "add an integer to an integer string",
+            handler: Handler::Parse(|args| Ok(C::from(Incrby::parse(args)?))),
+        },
+        Spec {
+            name: "setex",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "set with an expiry in seconds",
+            handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Ex, "setex")),
+        },
+        Spec {
+            name: "psetex",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "set with an expiry in milliseconds",
+            handler: Handler::Keyspace(|args, db, now| set_expiring(args, db, now, SetExpiry::Px, "psetex")),
+        },
+        Spec {
+            name: "getdel",
+            arity: 2,
+            flags: Flags::WRITE,
+            summary: "the value, and delete the key",
+            handler: Handler::Keyspace(getdel),
+        },
+        Spec {
+            name: "getex",
+            arity: -2,
+            flags: Flags::WRITE,
+            summary: "the value, and set or remove the expiry; EX|PX|EXAT|PXAT|PERSIST",
+            handler: Handler::Keyspace(getex),
+        },
+        Spec {
+            name: "decr",
+            arity: 2,
+            flags: Flags::WRITE,
+            summary: "subtract 1 from an integer string",
+            handler: Handler::Keyspace(|args, db, now| add_to_integer(args.next_bytes()?, -1, db, now)),
+        },
+        Spec {
+            name: "decrby",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "subtract an integer from an integer string",
+            handler: Handler::Keyspace(decrby),
+        },
+        Spec {
+            name: "mget",
+            arity: -2,
+            flags: Flags::READ,
+            summary: "the values (nil for a missing key or another type)",
+            handler: Handler::Keyspace(mget),
+        },
+        Spec {
+            name: "mset",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "set several keys",
+            handler: Handler::Keyspace(|args, db, now| mset(args, db, now, false)),
+        },
+        Spec {
+            name: "msetnx",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "set several keys if none exists: 1 or 0",
+            handler: Handler::Keyspace(|args, db, now| mset(args, db, now, true)),
+        },
+        Spec {
+            name: "append",
+            arity: 3,
+            flags: Flags::WRITE,
+            summary: "append to a string: the new length",
+            handler: Handler::Keyspace(append),
+        },
+        Spec {
+            name: "strlen",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "the length of a string",
+            handler: Handler::Keyspace(strlen),
+        },
+    ]
+}
 
 /// `GET key`: the value, or nil.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +224,7 @@ impl Set {
             None => None,
             Some(("KEEPTTL", _)) => Some(SetExpiry::KeepTtl),
             Some((kind, amount)) => {
-                let amount = super::parse_int(&amount)?;
+                let amount = parse_int(&amount)?;
                 if amount <= 0 {
                     return Err(ReplyError::invalid_expire("set"));
                 }
@@ -468,7 +475,7 @@ fn getex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError>
     };
     let at = match &change {
         Some((option, GetexExpiry::Set(amount))) => {
-            let amount = super::parse_int(amount)?;
+            let amount = parse_int(amount)?;
             let invalid = || ReplyError::invalid_expire("getex");
             if amount <= 0 {
                 return Err(invalid());
@@ -517,7 +524,7 @@ fn string_entry<'a>(db: &'a mut Db, key: &[u8], now_ms: u64) -> Result<Option<St
 fn add_to_integer(key: Vec<u8>, increment: i64, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let (current, expires_at_ms) = match string_entry(db, &key, now_ms)? {
         None => (0, None),
-        Some((text, expires_at_ms)) => (super::parse_int(text)?, expires_at_ms),
+        Some((text, expires_at_ms)) => (parse_int(text)?, expires_at_ms),
     };
     let next = current
         .checked_add(increment)

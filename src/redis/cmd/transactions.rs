@@ -12,49 +12,74 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Args, Command, Flags, Handler, ReplyError, Session, Spec, ok};
+use super::error::ReplyError;
+use super::session::{Session, Transaction};
+use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, KeyspaceChanges};
 
 /// The transaction commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "multi",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "start queuing this connection's commands",
-        handler: Handler::Parse(|_| Ok(Command::Multi)),
-    },
-    Spec {
-        name: "exec",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "run the queue at one instant: every reply, or nil if a watched key changed",
-        handler: Handler::Parse(|_| Ok(Command::Exec)),
-    },
-    Spec {
-        name: "discard",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "drop the queue and the watches",
-        handler: Handler::Parse(|_| Ok(Command::Discard)),
-    },
-    Spec {
-        name: "watch",
-        arity: -2,
-        flags: Flags::NOSCRIPT,
-        summary: "abort the next EXEC if these keys change (expiry, flush and replication included)",
-        handler: Handler::Parse(|args: &mut Args| Ok(Command::Watch(args.rest()))),
-    },
-    Spec {
-        name: "unwatch",
-        arity: 1,
-        flags: Flags::NOSCRIPT,
-        summary: "forget the watched keys",
-        handler: Handler::Parse(|_| Ok(Command::Unwatch)),
-    },
-];
+pub(super) const fn commands<C: From<Multi> + From<Exec> + From<Discard> + From<Unwatch> + From<Watch>>()
+-> [Spec<C>; 5] {
+    [
+        Spec {
+            name: "multi",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "start queuing this connection's commands",
+            handler: Handler::Parse(|_| Ok(C::from(Multi))),
+        },
+        Spec {
+            name: "exec",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "run the queue at one instant: every reply, or nil if a watched key changed",
+            handler: Handler::Parse(|_| Ok(C::from(Exec))),
+        },
+        Spec {
+            name: "discard",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "drop the queue and the watches",
+            handler: Handler::Parse(|_| Ok(C::from(Discard))),
+        },
+        Spec {
+            name: "watch",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "abort the next EXEC if these keys change (expiry, flush and replication included)",
+            handler: Handler::Parse(|args: &mut Args| Ok(C::from(Watch(args.rest())))),
+        },
+        Spec {
+            name: "unwatch",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "forget the watched keys",
+            handler: Handler::Parse(|_| Ok(C::from(Unwatch))),
+        },
+    ]
+}
+
+/// `MULTI`: opens a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Multi;
+
+/// `EXEC`: runs the transaction's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exec;
+
+/// `DISCARD`: drops the transaction's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Discard;
+
+/// `WATCH key ...`: the keys whose change aborts the connection's next EXEC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watch(pub Vec<Vec<u8>>);
+
+/// `UNWATCH`: forgets the connection's watched keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unwatch;
 
 /// The commands that run at once inside MULTI instead of being queued.
 const RUN_INSIDE_MULTI: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
@@ -127,15 +152,6 @@ impl Watches {
                 .flatten()
                 .any(|w| w.existed && !db.database(w.db).raw(&w.key).is_some_and(|e| e.is_live(now_ms)))
     }
-}
-
-/// A connection's open transaction (MULTI until EXEC or DISCARD).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Transaction {
-    /// The requests queued, as their words.
-    pub queued: Vec<Vec<Vec<u8>>>,
-    /// A request was refused while queuing: EXEC discards the transaction.
-    pub failed: bool,
 }
 
 /// MULTI.

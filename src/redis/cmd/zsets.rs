@@ -3,91 +3,94 @@
 //! ZREMRANGEBYSCORE. Scores reply as Redis 7.0 writes doubles (`%.17g`, `inf`), RESP3
 //! doubles in RESP3; members of equal score are ordered by their bytes.
 
-use super::{Args, Flags, Handler, ReplyError, Spec, parse_int};
+use super::error::ReplyError;
+use super::spec::{Args, Flags, Handler, Spec, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, SortedSet};
 
 /// The sorted-set commands.
-pub(super) const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "zadd",
-        arity: -4,
-        flags: Flags::WRITE,
-        summary: "add or update members; NX|XX, GT|LT, CH, INCR",
-        handler: Handler::Keyspace(zadd),
-    },
-    Spec {
-        name: "zincrby",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "add to a member's score: the new score",
-        handler: Handler::Keyspace(zincrby),
-    },
-    Spec {
-        name: "zscore",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "a member's score, or nil",
-        handler: Handler::Keyspace(zscore),
-    },
-    Spec {
-        name: "zrem",
-        arity: -3,
-        flags: Flags::WRITE,
-        summary: "remove members: how many were there",
-        handler: Handler::Keyspace(zrem),
-    },
-    Spec {
-        name: "zcard",
-        arity: 2,
-        flags: Flags::READ,
-        summary: "how many members",
-        handler: Handler::Keyspace(zcard),
-    },
-    Spec {
-        name: "zrank",
-        arity: 3,
-        flags: Flags::READ,
-        summary: "a member's position, lowest score first, or nil",
-        handler: Handler::Keyspace(zrank),
-    },
-    Spec {
-        name: "zcount",
-        arity: 4,
-        flags: Flags::READ,
-        summary: "how many members score within min..max",
-        handler: Handler::Keyspace(zcount),
-    },
-    Spec {
-        name: "zrange",
-        arity: -4,
-        flags: Flags::READ,
-        summary: "members by rank, or BYSCORE; REV, LIMIT, WITHSCORES",
-        handler: Handler::Keyspace(zrange),
-    },
-    Spec {
-        name: "zrevrange",
-        arity: -4,
-        flags: Flags::READ,
-        summary: "members by rank, highest score first; WITHSCORES",
-        handler: Handler::Keyspace(zrevrange),
-    },
-    Spec {
-        name: "zrangebyscore",
-        arity: -4,
-        flags: Flags::READ,
-        summary: "members scoring within min..max; WITHSCORES, LIMIT",
-        handler: Handler::Keyspace(zrangebyscore),
-    },
-    Spec {
-        name: "zremrangebyscore",
-        arity: 4,
-        flags: Flags::WRITE,
-        summary: "remove members scoring within min..max: how many",
-        handler: Handler::Keyspace(zremrangebyscore),
-    },
-];
+pub(super) const fn commands<C>() -> [Spec<C>; 11] {
+    [
+        Spec {
+            name: "zadd",
+            arity: -4,
+            flags: Flags::WRITE,
+            summary: "add or update members; NX|XX, GT|LT, CH, INCR",
+            handler: Handler::Keyspace(zadd),
+        },
+        Spec {
+            name: "zincrby",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "add to a member's score: the new score",
+            handler: Handler::Keyspace(zincrby),
+        },
+        Spec {
+            name: "zscore",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "a member's score, or nil",
+            handler: Handler::Keyspace(zscore),
+        },
+        Spec {
+            name: "zrem",
+            arity: -3,
+            flags: Flags::WRITE,
+            summary: "remove members: how many were there",
+            handler: Handler::Keyspace(zrem),
+        },
+        Spec {
+            name: "zcard",
+            arity: 2,
+            flags: Flags::READ,
+            summary: "how many members",
+            handler: Handler::Keyspace(zcard),
+        },
+        Spec {
+            name: "zrank",
+            arity: 3,
+            flags: Flags::READ,
+            summary: "a member's position, lowest score first, or nil",
+            handler: Handler::Keyspace(zrank),
+        },
+        Spec {
+            name: "zcount",
+            arity: 4,
+            flags: Flags::READ,
+            summary: "how many members score within min..max",
+            handler: Handler::Keyspace(zcount),
+        },
+        Spec {
+            name: "zrange",
+            arity: -4,
+            flags: Flags::READ,
+            summary: "members by rank, or BYSCORE; REV, LIMIT, WITHSCORES",
+            handler: Handler::Keyspace(zrange),
+        },
+        Spec {
+            name: "zrevrange",
+            arity: -4,
+            flags: Flags::READ,
+            summary: "members by rank, highest score first; WITHSCORES",
+            handler: Handler::Keyspace(zrevrange),
+        },
+        Spec {
+            name: "zrangebyscore",
+            arity: -4,
+            flags: Flags::READ,
+            summary: "members scoring within min..max; WITHSCORES, LIMIT",
+            handler: Handler::Keyspace(zrangebyscore),
+        },
+        Spec {
+            name: "zremrangebyscore",
+            arity: 4,
+            flags: Flags::WRITE,
+            summary: "remove members scoring within min..max: how many",
+            handler: Handler::Keyspace(zremrangebyscore),
+        },
+    ]
+}
 
 /// A score argument as Redis reads one (`strtod`, the whole word, no NaN).
 fn parse_score(word: &[u8]) -> Result<f64, ReplyError> {

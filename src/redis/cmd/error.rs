@@ -1,0 +1,66 @@
+//! Error replies worded as Redis 7.0 words them, and how a node that takes no writes
+//! refuses one.
+//!
+//! Apart from the command tables so that the keyspace (`db.rs`) and the script engine
+//! (`lua.rs`) can speak Redis's errors without knowing the commands.
+
+use crate::redis::Frame;
+
+/// An error reply (`-ERR …`), as Redis words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyError(pub String);
+
+impl ReplyError {
+    pub(crate) fn syntax() -> Self {
+        ReplyError("ERR syntax error".into())
+    }
+    pub(crate) fn not_an_integer() -> Self {
+        ReplyError("ERR value is not an integer or out of range".into())
+    }
+    pub(crate) fn invalid_expire(command: &str) -> Self {
+        ReplyError(format!("ERR invalid expire time in '{command}' command"))
+    }
+    pub(crate) fn wrong_arity(name: &str) -> Self {
+        ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
+    }
+    pub(crate) fn not_from_script() -> Self {
+        ReplyError("ERR This Redis command is not allowed from script".into())
+    }
+
+    /// Whether Redis finds this error while looking the command up, before anything else
+    /// (subscribed mode, queuing in MULTI): an unknown subcommand, or a wrong word count.
+    pub(crate) fn is_found_at_lookup(&self) -> bool {
+        self.0.starts_with("ERR unknown subcommand") || self.0.starts_with("ERR wrong number of arguments")
+    }
+}
+
+impl From<ReplyError> for Frame {
+    fn from(e: ReplyError) -> Frame {
+        Frame::Error(e.0)
+    }
+}
+
+/// Whether a node takes writes now and, if not, how it refuses them (before a command
+/// runs, and at each write a script makes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Writes {
+    #[default]
+    Taken,
+    /// A replica: `READONLY You can't write against a read only replica.`
+    ReadOnly,
+    /// A master with fewer good replicas than `min-replicas-to-write`:
+    /// `NOREPLICAS Not enough good replicas to write.`
+    NoReplicas,
+}
+
+impl Writes {
+    /// How a node that does not take writes refuses one; `None` when it takes them.
+    pub(crate) fn refusal(self) -> Option<ReplyError> {
+        let message = match self {
+            Writes::Taken => return None,
+            Writes::ReadOnly => "READONLY You can't write against a read only replica.",
+            Writes::NoReplicas => "NOREPLICAS Not enough good replicas to write.",
+        };
+        Some(ReplyError(message.into()))
+    }
+}
