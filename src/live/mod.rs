@@ -22,6 +22,7 @@
 //! but timing is real, so a live seed is not bit-exact.
 
 pub mod clock;
+pub mod failover;
 pub mod faults;
 pub mod nodes;
 pub mod proxy;
@@ -31,6 +32,7 @@ pub mod supervisor;
 pub mod worker;
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
@@ -39,6 +41,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{LiveClock, WallClockShim};
+use self::failover::{LiveGroup, Route};
 use self::faults::Links;
 use self::nodes::LiveNode;
 use self::proxy::Proxy;
@@ -47,7 +50,7 @@ use self::resource::Resource;
 use self::supervisor::Supervisor;
 use self::worker::WorkerEnv;
 use crate::history::History;
-use crate::scenario::Scenario;
+use crate::scenario::{SENTINEL, Scenario};
 use crate::world::workload::LOCK_KEY;
 
 /// How a live run is set up, beyond the scenario and the seed.
@@ -71,13 +74,23 @@ pub struct LiveSetup {
 /// How long the workers may take to connect to their nodes.
 const READY_PATIENCE: Duration = Duration::from_secs(60);
 
+/// How long a replica may take to sync with its master at the start.
+const SYNC_PATIENCE_MS: u64 = 10_000;
+
 /// How often the run checks that its workers still live.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
 
 /// Why a scenario cannot run live (yet): `Err` names the field and the reason.
 pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String> {
-    if scenario.redis_groups().iter().any(|group| group.len() > 1) {
-        return Err("topology: replicas (and their failover) do not run live yet; use `single` or `redlock` without replicas".into());
+    let topology = &scenario.topology;
+    if topology.sentinel.is_some() {
+        return Err("topology.sentinel: a Sentinel quorum does not run live yet; without it, locksim's failover controller fails the groups over".into());
+    }
+    if topology.min_replicas_to_write > 0 {
+        return Err("topology.min_replicas_to_write does not run live yet".into());
+    }
+    if topology.replication_lag_ms > 0 {
+        return Err("topology.replication_lag_ms: a lag that dies with the master's process does not run live yet (a `replication_stall` or latency on the replication link does)".into());
     }
     if scenario.lock.options().fencing == crate::client::Fencing::Counter {
         return Err("lock.fencing: `counter` needs a counter node, which live mode does not run yet; use `master-incr`".into());
@@ -93,6 +106,25 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
         faults::supported(scenario, fault, setup.redis_server)
             .map_err(|reason| format!("faults[{index}]: {reason}"))?;
     }
+    Ok(())
+}
+
+/// Starts a proxy for the link from `client` to `node` (at `upstream`) and adds it to
+/// `links`.
+fn add_link(
+    links: &mut Vec<faults::Link>,
+    client: &str,
+    node: &str,
+    upstream: SocketAddr,
+    rng: &mut ChaCha8Rng,
+) -> Result<(), String> {
+    let proxy = Proxy::start(upstream, rng.next_u64())
+        .map_err(|e| format!("a proxy from {client} to {node}: {e}"))?;
+    links.push(faults::Link {
+        client: client.to_string(),
+        node: node.to_string(),
+        proxy,
+    });
     Ok(())
 }
 
@@ -141,51 +173,93 @@ async fn run_live(
     let workdir = scenario_file.parent().unwrap_or(std::path::Path::new("."));
     let mut supervisor =
         Supervisor::new(&scratch.join("logs"), workdir).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let masters = scenario.master_names();
     // redis-server's wall clock is shifted by a shim only when the scenario moves it.
     let shim = match setup.redis_server && moves_clocks(scenario) {
         true => Some(WallClockShim::build(&scratch.join("shim"))?),
         false => None,
     };
     let mut nodes = Vec::new();
-    for name in &masters {
+    for name in scenario.redis_names() {
         let [min, max] = scenario.clocks.offset_ms;
         let offset = rand::RngExt::random_range(&mut rng, min..=max);
         let node = match &shim {
-            _ if !setup.redis_server => LiveNode::locksim(name, LiveClock::with_offset(offset)).await,
+            _ if !setup.redis_server => LiveNode::locksim(&name, LiveClock::with_offset(offset)).await,
             Some(shim) => {
                 let clock = shim
                     .clock(&scratch.join(format!("{name}.clock")), offset)
                     .map_err(|e| format!("{name}'s clock file: {e}"))?;
-                LiveNode::redis_server(name, scratch, &mut supervisor, Some(clock)).await
+                LiveNode::redis_server(&name, scratch, &mut supervisor, Some(clock)).await
             }
-            None => LiveNode::redis_server(name, scratch, &mut supervisor, None).await,
+            None => LiveNode::redis_server(&name, scratch, &mut supervisor, None).await,
         };
         nodes.push(node.map_err(|e| format!("starting {name}: {e}"))?);
     }
+    let addr_of = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n.name == name)
+            .map(|n| n.addr)
+            .expect("every Redis node started")
+    };
+    let groups: Vec<LiveGroup> = scenario.redis_groups().into_iter().map(LiveGroup::new).collect();
+    let mut links = Vec::new();
+    // Replication links, both ways between every two nodes of a group (a demoted master
+    // follows the new one the same way), and the failover controller's link to each node.
+    for group in groups.iter().filter(|g| g.names.len() > 1) {
+        for from in &group.names {
+            for to in group.names.iter().filter(|to| *to != from) {
+                add_link(&mut links, from, to, addr_of(to), &mut rng)?;
+            }
+            add_link(&mut links, SENTINEL, from, addr_of(from), &mut rng)?;
+        }
+    }
+    for group in groups.iter().filter(|g| g.names.len() > 1) {
+        let master = &group.names[0];
+        for replica in &group.names[1..] {
+            let via = links
+                .iter()
+                .find(|l| &l.client == replica && &l.node == master)
+                .map(|l| l.proxy.addr)
+                .expect("a replication link per pair");
+            failover::replicate(addr_of(replica), via, SYNC_PATIENCE_MS)
+                .await
+                .map_err(|e| format!("{replica}: {e}"))?;
+        }
+    }
     let recorder = LiveRecorder::start();
     let resource = Resource::new(recorder.clone(), scenario.lock.ttl_ms);
-    let mut links = Vec::new();
     let command = scenario
         .clients
         .command
         .clone()
         .unwrap_or_else(|| setup.default_worker.clone());
     let mut workers = BTreeMap::new();
+    let mut routes = Vec::new();
     for client in scenario.client_names() {
-        let mut urls = Vec::new();
+        // A proxy to every node, carrying bytes once the run begins; the worker reaches
+        // each group through a route to its proxy to the group's master.
         for node in &nodes {
-            let proxy = Proxy::start(node.addr, rng.next_u64())
-                .map_err(|e| format!("a proxy to {}: {e}", node.name))?;
-            proxy.update(|f| {
+            add_link(&mut links, &client, &node.name, node.addr, &mut rng)?;
+        }
+        let mut urls = Vec::new();
+        for (index, group) in groups.iter().enumerate() {
+            let master = links
+                .iter()
+                .find(|l| l.client == client && l.node == group.names[0])
+                .expect("a link to every node");
+            let proxy = Proxy::start(master.proxy.addr, rng.next_u64())
+                .map_err(|e| format!("{client}'s route to {}: {e}", group.names[0]))?;
+            urls.push(format!("redis://{}", proxy.addr));
+            routes.push(Route {
+                client: client.clone(),
+                group: index,
+                proxy,
+            });
+        }
+        for link in links.iter().filter(|l| l.client == client) {
+            link.proxy.update(|f| {
                 f.latencies_ms.push(scenario.network.latency_ms);
                 f.gated = true;
-            });
-            urls.push(format!("redis://{}", proxy.addr));
-            links.push(faults::Link {
-                client: client.clone(),
-                node: node.name.clone(),
-                proxy,
             });
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -238,16 +312,23 @@ async fn run_live(
     for link in &links {
         link.proxy.update(|f| f.gated = false);
     }
-    let world = Rc::new(faults::Faults::new(
-        recorder.clone(),
+    let world = Rc::new(faults::Faults::new(faults::Parts {
+        recorder: recorder.clone(),
         supervisor,
         nodes,
-        Links(links),
+        links: Links(links),
+        routes,
+        groups,
         workers,
         command,
-        scratch.to_path_buf(),
-        scenario.clone(),
-    ));
+        scratch: scratch.to_path_buf(),
+        scenario: scenario.clone(),
+    }));
+    for index in 0..scenario.redis_groups().len() {
+        if scenario.redis_groups()[index].len() > 1 {
+            tokio::task::spawn_local(failover::watch(world.clone(), index, scenario.down_after_ms()));
+        }
+    }
     for (index, fault) in scenario.faults.iter().enumerate() {
         let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
         tokio::task::spawn_local(world.clone().strike(index, fault.clone(), rng));
