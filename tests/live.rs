@@ -95,6 +95,39 @@ fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
 }
 
 #[test]
+fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
+    let dir = scratch("pause-on-grant");
+    // The first holder from 1 s on freezes 50 ms into its critical section, for four TTLs.
+    let fault = r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 1000,
+                      "delay_ms": 50, "duration_ms": 2000 } ]"#;
+    let file = scenario_file_working(&dir, "pause-on-grant", "none", fault, "{}", "[200, 300]");
+    let history = run_live(&file, &dir);
+    let grant_us = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Acquired { .. }) && e.true_us >= 1_000_000)
+        .map(|e| (e.node.clone(), e.true_us))
+        .expect("a grant after 1 s");
+    let paused = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Paused))
+        .expect("a pause");
+    // The holder of that grant froze 50 ms after it (a few more on a loaded machine).
+    assert_eq!(paused.node, grant_us.0);
+    assert!(
+        (50_000..1_000_000).contains(&(paused.true_us - grant_us.1)),
+        "{:#?}",
+        history.events
+    );
+    assert!(
+        violated(&history, &file, "mutual_exclusion"),
+        "{:#?}",
+        history.events
+    );
+}
+
+#[test]
 fn without_the_pause_the_workers_take_turns() {
     let dir = scratch("no-fault");
     let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
@@ -111,16 +144,24 @@ fn without_the_pause_the_workers_take_turns() {
     }
 }
 
-#[test]
-fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
-    let dir = scratch("fencing");
+/// A paused holder's stale write is refused when tokens come from `fencing`.
+fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
+    let dir = scratch(&format!("fencing-{fencing}"));
     // Long critical sections: the pause must catch the holder before its write (between
     // its write and its release it would have nothing stale left to send).
-    let file = scenario_file_working(&dir, "fencing", "master-incr", PAUSE_HOLDER, "{}", "[250, 300]");
+    let file = scenario_file_working(&dir, "fencing", fencing, PAUSE_HOLDER, "{}", "[250, 300]");
     let history = run_live(&file, &dir);
     assert!(violated(&history, &file, "mutual_exclusion"));
     assert!(
         count(&history, |k| matches!(k, EventKind::ResourceRejected { .. })) >= 1,
+        "{:#?}",
+        history.events
+    );
+    assert!(
+        count(&history, |k| matches!(
+            k,
+            EventKind::Acquired { fence: Some(_), .. }
+        )) >= 2,
         "{:#?}",
         history.events
     );
@@ -131,6 +172,16 @@ fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
             history.events
         );
     }
+}
+
+#[test]
+fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
+    fencing_refuses_the_paused_holders_stale_write("master-incr");
+}
+
+#[test]
+fn with_tokens_from_the_fencing_counter_the_resource_refuses_the_stale_write() {
+    fencing_refuses_the_paused_holders_stale_write("counter");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use super::proxy::Proxy;
 use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use crate::history::EventKind;
-use crate::scenario::{Fault, FaultAction, Scenario, Target, Trigger, TriggerEvent};
+use crate::scenario::{Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
 
 /// The node name faults are recorded on, as the simulator records them.
 const WORLD: &str = "world";
@@ -128,6 +128,15 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
     match &fault.action {
         FaultAction::Pause { .. } if names_redis && !redis_server => {
             Err("pausing a Redis node needs --redis-server (locksim's nodes run inside locksim)".into())
+        }
+        FaultAction::PowerLoss { .. }
+            if redis_server
+                && scenario
+                    .redis_names()
+                    .iter()
+                    .any(|n| scenario.persistence_of(n) == PersistenceMode::AofEverysec) =>
+        {
+            Err("a power loss on redis-server: its AOF's page cache outlives a killed process (locksim's nodes lose it)".into())
         }
         FaultAction::ClockJump { .. } if names_client => Err(
             "a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)".into(),
@@ -299,11 +308,12 @@ impl Faults {
                 self.record(EventKind::FaultEnded { fault: description });
             }
             FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+                let power_loss = matches!(action, FaultAction::PowerLoss { .. });
                 self.record(EventKind::FaultStarted {
-                    fault: format!("crash {who}"),
+                    fault: format!("{} {who}", if power_loss { "power loss" } else { "crash" }),
                 });
                 for name in targets {
-                    self.crash(name);
+                    self.crash(name, power_loss);
                 }
                 if let Some(after_ms) = restart_after_ms {
                     sleep_ms(after_ms).await;
@@ -317,7 +327,7 @@ impl Faults {
                     fault: format!("restart {who}"),
                 });
                 for name in targets {
-                    self.crash(name);
+                    self.crash(name, false);
                     self.restart(name).await?;
                 }
             }
@@ -448,11 +458,11 @@ impl Faults {
         }
     }
 
-    /// Kills a worker or a Redis node.
-    fn crash(&self, name: &str) {
+    /// Kills a worker or a Redis node (with `power_loss`, also its AOF's page cache).
+    fn crash(&self, name: &str, power_loss: bool) {
         let mut supervisor = self.supervisor.borrow_mut();
         match self.nodes.borrow_mut().iter_mut().find(|n| n.name == name) {
-            Some(node) => node.crash(&mut supervisor),
+            Some(node) => node.crash(&mut supervisor, power_loss),
             None => supervisor.kill(name),
         }
         self.recorder.record(name, EventKind::Crashed);

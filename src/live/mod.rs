@@ -49,8 +49,9 @@ use self::recorder::LiveRecorder;
 use self::resource::Resource;
 use self::supervisor::Supervisor;
 use self::worker::WorkerEnv;
+use crate::client::Fencing;
 use crate::history::History;
-use crate::scenario::{SENTINEL, Scenario};
+use crate::scenario::{FENCE_COUNTER, PersistenceMode, SENTINEL, Scenario};
 use crate::world::workload::LOCK_KEY;
 
 /// How a live run is set up, beyond the scenario and the seed.
@@ -74,6 +75,9 @@ pub struct LiveSetup {
 /// How long the workers may take to connect to their nodes.
 const READY_PATIENCE: Duration = Duration::from_secs(60);
 
+/// The name a worker's link to the resource goes by (no scenario node has it).
+pub const RESOURCE: &str = "resource";
+
 /// How long a replica may take to sync with its master at the start.
 const SYNC_PATIENCE_MS: u64 = 10_000;
 
@@ -91,9 +95,6 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
     }
     if topology.replication_lag_ms > 0 {
         return Err("topology.replication_lag_ms: a lag that dies with the master's process does not run live yet (a `replication_stall` or latency on the replication link does)".into());
-    }
-    if scenario.lock.options().fencing == crate::client::Fencing::Counter {
-        return Err("lock.fencing: `counter` needs a counter node, which live mode does not run yet; use `master-incr`".into());
     }
     let clients = &scenario.clients;
     if clients.write_delay_ms.is_some() || clients.stop_at_validity {
@@ -178,19 +179,29 @@ async fn run_live(
         true => Some(WallClockShim::build(&scratch.join("shim"))?),
         false => None,
     };
+    let fencing = scenario.lock.options().fencing;
+    // The Redis nodes, and the fencing counter when tokens come from one: a lone node that
+    // fsyncs every write, so no crash rolls its counter back (as in the simulator).
+    let counter = (fencing == Fencing::Counter).then(|| FENCE_COUNTER.to_string());
     let mut nodes = Vec::new();
-    for name in scenario.redis_names() {
+    for name in scenario.redis_names().into_iter().chain(counter) {
         let [min, max] = scenario.clocks.offset_ms;
         let offset = rand::RngExt::random_range(&mut rng, min..=max);
+        let persistence = match name == FENCE_COUNTER {
+            true => PersistenceMode::AofAlways,
+            false => scenario.persistence_of(&name),
+        };
         let node = match &shim {
-            _ if !setup.redis_server => LiveNode::locksim(&name, LiveClock::with_offset(offset)).await,
+            _ if !setup.redis_server => {
+                LiveNode::locksim(&name, LiveClock::with_offset(offset), persistence).await
+            }
             Some(shim) => {
                 let clock = shim
                     .clock(&scratch.join(format!("{name}.clock")), offset)
                     .map_err(|e| format!("{name}'s clock file: {e}"))?;
-                LiveNode::redis_server(&name, scratch, &mut supervisor, Some(clock)).await
+                LiveNode::redis_server(&name, scratch, &mut supervisor, Some(clock), persistence).await
             }
-            None => LiveNode::redis_server(&name, scratch, &mut supervisor, None).await,
+            None => LiveNode::redis_server(&name, scratch, &mut supervisor, None, persistence).await,
         };
         nodes.push(node.map_err(|e| format!("starting {name}: {e}"))?);
     }
@@ -256,28 +267,39 @@ async fn run_live(
                 proxy,
             });
         }
-        for link in links.iter().filter(|l| l.client == client) {
-            link.proxy.update(|f| {
-                f.latencies_ms.push(scenario.network.latency_ms);
-                f.gated = true;
-            });
-        }
+        // The resource, on a listener of the client's own, reached through a proxy too.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("the resource: {e}"))?;
-        let resource_url = format!("redis://{}", listener.local_addr().map_err(|e| e.to_string())?);
+        let upstream = listener.local_addr().map_err(|e| e.to_string())?;
         tokio::spawn(resource.clone().serve(listener, client.clone()));
+        add_link(&mut links, &client, RESOURCE, upstream, &mut rng)?;
+        let url_of = |node: &str| {
+            let link = links.iter().find(|l| l.client == client && l.node == node);
+            link.map(|l| format!("redis://{}", l.proxy.addr))
+        };
         let env = WorkerEnv {
             client: client.clone(),
             redis_urls: urls,
             lock_key: String::from_utf8_lossy(LOCK_KEY).into_owned(),
             ttl_ms: scenario.lock.ttl_ms,
-            resource: resource_url,
+            resource: url_of(RESOURCE).expect("a resource link per client"),
             work_ms: scenario.clients.work_ms_of(&client),
             think_ms: scenario.clients.think_ms,
             seed: rng.next_u64(),
-            fencing: scenario.lock.options().fencing == crate::client::Fencing::MasterIncr,
+            fencing,
+            fence_counter: url_of(FENCE_COUNTER),
         };
+        // Every link of the worker's carries bytes once the run begins; the network's
+        // latency is on its links to nodes (the simulator's resource is no network peer).
+        for link in links.iter().filter(|l| l.client == client) {
+            link.proxy.update(|f| {
+                if link.node != RESOURCE {
+                    f.latencies_ms.push(scenario.network.latency_ms);
+                }
+                f.gated = true;
+            });
+        }
         let mut vars = setup.worker_env.clone();
         vars.extend(env.to_vars());
         vars.push(("LOCKSIM_SCENARIO".into(), scenario_file.display().to_string()));
@@ -295,7 +317,7 @@ async fn run_live(
     while let Some(late) = scenario.client_names().into_iter().find(|client| {
         !links
             .iter()
-            .any(|l: &faults::Link| &l.client == client && l.proxy.connected())
+            .any(|l: &faults::Link| &l.client == client && l.node != RESOURCE && l.proxy.connected())
     }) {
         if let Some(exited) = supervisor.exited() {
             return Err(exited.to_string());

@@ -17,7 +17,7 @@ use crate::redis::server::{ServeOptions, serve_node};
 use crate::scenario::{PersistenceMode, Scenario};
 
 /// A node's persistence, with a fresh disk that the world keeps across its crashes.
-fn persistence(mode: PersistenceMode) -> Persistence {
+pub(crate) fn persistence(mode: PersistenceMode) -> Persistence {
     let aof = |fsync| Persistence::Aof {
         disk: Disk::new(),
         fsync,
