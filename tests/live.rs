@@ -239,6 +239,19 @@ fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
         stderr.contains("faults[0]") && stderr.contains("clock_drift"),
         "{stderr}"
     );
+    // A Sentinel quorum is the simulator's only; locksim's failover controller runs live.
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace(r#""kind": "single""#, r#""kind": "replicated", "sentinel": {}"#)
+        .replace(
+            r#""kind": "clock_drift", "target": "redis-1", "at_ms": 100, "rate_ppm": 1000"#,
+            r#""kind": "pause", "target": "client-1", "at_ms": 100, "duration_ms": 100"#,
+        );
+    std::fs::write(&file, text).unwrap();
+    let output = locksim(&["run", "--live", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("topology.sentinel"), "{stderr}");
 }
 
 /// Installs redis-py (pip) when python3 cannot import it; panics saying so if that fails.

@@ -6,13 +6,16 @@
 //! The design, one file each:
 //! - [`resource`]: the register the workers protect, a small RESP service that records
 //!   every access and every "I hold it" / "I released it" report into the history;
-//! - [`proxy`]: a TCP proxy on every client–node link, where partitions (holding bytes),
-//!   latency and resets strike, without root or a firewall;
+//! - [`proxy`]: a TCP proxy on every link (a worker to each node and to the resource, a
+//!   replica to its master, the failover controller to each node), where partitions
+//!   (holding bytes), stalls, latency and resets strike, without root or a firewall;
+//! - [`failover`]: replicated groups and the controller that fails them over, as the
+//!   simulator's does;
 //! - [`supervisor`]: the worker and redis-server processes, each in a process group of its
 //!   own that dies with locksim; a pause is SIGSTOP/SIGCONT, a crash SIGKILL;
 //! - [`nodes`] and [`clock`]: the Redis nodes, and the steppable wall clock of locksim's;
-//! - [`faults`]: the scenario's faults, struck at their times on the proxies, processes
-//!   and clocks;
+//! - [`faults`]: the scenario's faults, struck at their times (or on a worker's report)
+//!   on the proxies, processes and clocks;
 //! - [`worker`]: `locksim worker`, locksim's own client as a worker.
 //!
 //! A run ends in a [`History`] like a simulated one, so `check/` and `report/` do not know
