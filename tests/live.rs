@@ -440,12 +440,15 @@ fn the_wall_clock_shim_moves_redis_servers_expiry_and_nothing_else() {
 #[test]
 fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does() {
     let dir = scratch("redis-server-clock-jump");
-    // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward.
+    // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward, 100 ms
+    // into its 600-800 ms critical section (struck on its grant: at a fixed time the
+    // step could fall in the last milliseconds of a holding and let nobody in).
     let file = scenario_file_working(
         &dir,
         "redis-server-clock-jump",
         "none",
-        r#"[ { "kind": "clock_jump", "target": "redis-1", "at_ms": 1500, "by_ms": 5000 } ]"#,
+        r#"[ { "kind": "clock_jump", "target": "redis-1", "on": "acquired", "at_ms": 1500,
+               "delay_ms": 100, "by_ms": 5000 } ]"#,
         "{}",
         "[600, 800]",
     );
