@@ -39,10 +39,11 @@ test: deps
 # Live mode end to end (real processes in real time): locksim's worker and the shipped
 # library workers (examples/workers/: redis-py, pottery, python-redis-lock, node-redlock,
 # redis-semaphore; pip and npm install the pinned libraries the first time) under a pause,
-# with fencing and without faults, on locksim's nodes; clock jumps on redis-server through
+# with fencing and without faults, on locksim's nodes; failover before replication with and
+# without WAIT on both node kinds; clock jumps on redis-server through
 # the wall-clock shim. About a minute and a half on 2 cores; `make test` runs them too.
 test-live: deps
-	$(CARGO) test --locked --test live --test live_libraries
+	$(CARGO) test --locked --test live --test live_libraries --test live_failover
 
 # The long sweeps (not in CI, which runs them small): the safe baseline of every topology
 # over 20,000 seeds each with no violation, and 10,000+ catalogue seeds giving the same

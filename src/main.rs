@@ -161,8 +161,8 @@ enum Command {
     /// Run locksim's lock client as a live worker (what `run --live` starts per client
     /// when the scenario names no `clients.command`): reads LOCKSIM_CLIENT,
     /// LOCKSIM_REDIS_URLS, LOCKSIM_LOCK_KEY, LOCKSIM_TTL_MS, LOCKSIM_RESOURCE,
-    /// LOCKSIM_WORK_MS, LOCKSIM_THINK_MS, LOCKSIM_SEED, LOCKSIM_FENCING and
-    /// LOCKSIM_SCENARIO, and loops
+    /// LOCKSIM_WORK_MS, LOCKSIM_THINK_MS, LOCKSIM_SEED, LOCKSIM_FENCING (with
+    /// LOCKSIM_FENCE_COUNTER when it is `counter`) and LOCKSIM_SCENARIO, and loops
     /// acquire → report held → read and write the resource → report released → release.
     Worker(WorkerArgs),
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or

@@ -95,6 +95,39 @@ fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
 }
 
 #[test]
+fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
+    let dir = scratch("pause-on-grant");
+    // The first holder from 1 s on freezes 50 ms into its critical section, for four TTLs.
+    let fault = r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 1000,
+                      "delay_ms": 50, "duration_ms": 2000 } ]"#;
+    let file = scenario_file_working(&dir, "pause-on-grant", "none", fault, "{}", "[200, 300]");
+    let history = run_live(&file, &dir);
+    let grant_us = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Acquired { .. }) && e.true_us >= 1_000_000)
+        .map(|e| (e.node.clone(), e.true_us))
+        .expect("a grant after 1 s");
+    let paused = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Paused))
+        .expect("a pause");
+    // The holder of that grant froze 50 ms after it (a few more on a loaded machine).
+    assert_eq!(paused.node, grant_us.0);
+    assert!(
+        (50_000..1_000_000).contains(&(paused.true_us - grant_us.1)),
+        "{:#?}",
+        history.events
+    );
+    assert!(
+        violated(&history, &file, "mutual_exclusion"),
+        "{:#?}",
+        history.events
+    );
+}
+
+#[test]
 fn without_the_pause_the_workers_take_turns() {
     let dir = scratch("no-fault");
     let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
@@ -111,16 +144,24 @@ fn without_the_pause_the_workers_take_turns() {
     }
 }
 
-#[test]
-fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
-    let dir = scratch("fencing");
+/// A paused holder's stale write is refused when tokens come from `fencing`.
+fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
+    let dir = scratch(&format!("fencing-{fencing}"));
     // Long critical sections: the pause must catch the holder before its write (between
     // its write and its release it would have nothing stale left to send).
-    let file = scenario_file_working(&dir, "fencing", "master-incr", PAUSE_HOLDER, "{}", "[250, 300]");
+    let file = scenario_file_working(&dir, "fencing", fencing, PAUSE_HOLDER, "{}", "[250, 300]");
     let history = run_live(&file, &dir);
     assert!(violated(&history, &file, "mutual_exclusion"));
     assert!(
         count(&history, |k| matches!(k, EventKind::ResourceRejected { .. })) >= 1,
+        "{:#?}",
+        history.events
+    );
+    assert!(
+        count(&history, |k| matches!(
+            k,
+            EventKind::Acquired { fence: Some(_), .. }
+        )) >= 2,
         "{:#?}",
         history.events
     );
@@ -131,6 +172,16 @@ fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
             history.events
         );
     }
+}
+
+#[test]
+fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
+    fencing_refuses_the_paused_holders_stale_write("master-incr");
+}
+
+#[test]
+fn with_tokens_from_the_fencing_counter_the_resource_refuses_the_stale_write() {
+    fencing_refuses_the_paused_holders_stale_write("counter");
 }
 
 #[test]
@@ -188,6 +239,19 @@ fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
         stderr.contains("faults[0]") && stderr.contains("clock_drift"),
         "{stderr}"
     );
+    // A Sentinel quorum is the simulator's only; locksim's failover controller runs live.
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace(r#""kind": "single""#, r#""kind": "replicated", "sentinel": {}"#)
+        .replace(
+            r#""kind": "clock_drift", "target": "redis-1", "at_ms": 100, "rate_ppm": 1000"#,
+            r#""kind": "pause", "target": "client-1", "at_ms": 100, "duration_ms": 100"#,
+        );
+    std::fs::write(&file, text).unwrap();
+    let output = locksim(&["run", "--live", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("topology.sentinel"), "{stderr}");
 }
 
 /// Installs redis-py (pip) when python3 cannot import it; panics saying so if that fails.
@@ -376,12 +440,15 @@ fn the_wall_clock_shim_moves_redis_servers_expiry_and_nothing_else() {
 #[test]
 fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does() {
     let dir = scratch("redis-server-clock-jump");
-    // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward.
+    // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward, 100 ms
+    // into its 600-800 ms critical section (struck on its grant: at a fixed time the
+    // step could fall in the last milliseconds of a holding and let nobody in).
     let file = scenario_file_working(
         &dir,
         "redis-server-clock-jump",
         "none",
-        r#"[ { "kind": "clock_jump", "target": "redis-1", "at_ms": 1500, "by_ms": 5000 } ]"#,
+        r#"[ { "kind": "clock_jump", "target": "redis-1", "on": "acquired", "at_ms": 1500,
+               "delay_ms": 100, "by_ms": 5000 } ]"#,
         "{}",
         "[600, 800]",
     );

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
-use locksim::client::{Algorithm, Fencing, LockOptions, Profile};
+use locksim::client::{Algorithm, LockOptions, Profile};
 use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
 use locksim::report::ScenarioReport;
@@ -190,9 +190,7 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
                 Algorithm::LuaRelease
             };
             let mut options = LockOptions::new(algorithm, env.ttl_ms);
-            if env.fencing {
-                options.fencing = Fencing::MasterIncr;
-            }
+            options.fencing = env.fencing;
             options
         }
     };

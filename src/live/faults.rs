@@ -14,12 +14,13 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
+use super::failover::{LiveGroup, Route};
 use super::nodes::LiveNode;
 use super::proxy::Proxy;
 use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use crate::history::EventKind;
-use crate::scenario::{Fault, FaultAction, Scenario, Target, Trigger};
+use crate::scenario::{Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
 
 /// The node name faults are recorded on, as the simulator records them.
 const WORLD: &str = "world";
@@ -27,7 +28,7 @@ const WORLD: &str = "world";
 /// How often a `holder` target looks for a holder while none holds the lock.
 const HOLDER_POLL: Duration = Duration::from_millis(5);
 
-/// One client's proxy to one Redis node.
+/// One proxied link: a client (a worker, a replica, the failover controller) to a node.
 pub struct Link {
     pub client: String,
     pub node: String,
@@ -47,6 +48,13 @@ impl Links {
         })
     }
 
+    /// The link from `client` to `node`, if the run has one.
+    pub fn find(&self, client: &str, node: &str) -> Option<&Link> {
+        self.0
+            .iter()
+            .find(|link| link.client == client && link.node == node)
+    }
+
     /// The links that touch any of `nodes`.
     fn touching<'a>(&'a self, nodes: &'a [String]) -> impl Iterator<Item = &'a Link> {
         self.0
@@ -57,10 +65,12 @@ impl Links {
 
 /// What the faults act on, shared by the tasks striking them.
 pub struct Faults {
-    recorder: LiveRecorder,
+    pub(super) recorder: LiveRecorder,
     supervisor: RefCell<Supervisor>,
     nodes: RefCell<Vec<LiveNode>>,
-    links: Links,
+    pub(super) links: Links,
+    routes: Vec<Route>,
+    pub(super) groups: Vec<LiveGroup>,
     /// Each worker's environment, to start it again after a crash.
     workers: BTreeMap<String, Vec<(String, String)>>,
     command: Vec<String>,
@@ -72,13 +82,37 @@ pub struct Faults {
     error: RefCell<Option<String>>,
 }
 
+/// The parts of a live run the faults act on, as the run set them up.
+pub struct Parts {
+    pub recorder: LiveRecorder,
+    pub supervisor: Supervisor,
+    pub nodes: Vec<LiveNode>,
+    pub links: Links,
+    pub routes: Vec<Route>,
+    pub groups: Vec<LiveGroup>,
+    pub workers: BTreeMap<String, Vec<(String, String)>>,
+    pub command: Vec<String>,
+    pub scratch: PathBuf,
+    pub scenario: Scenario,
+}
+
 /// Whether live mode can strike `fault`; `Err` says why not.
 pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Result<(), String> {
-    if !matches!(fault.trigger, Trigger::At { .. }) {
-        return Err(
-            "live faults strike at a time (`at_ms`); event triggers and crash points do not run live yet"
-                .into(),
-        );
+    match fault.trigger {
+        Trigger::At { .. }
+        | Trigger::On {
+            event: TriggerEvent::Acquired | TriggerEvent::Released,
+            ..
+        } => {}
+        Trigger::On {
+            event: TriggerEvent::WriteBeforeReplication,
+            ..
+        } => {
+            return Err("`on: write_before_replication` needs the master to hold a write back from its replicas, which a live node does not do (a `partition` or `replication_stall` of the replica before an `on: acquired` fault does the same live)".into());
+        }
+        Trigger::On { .. } | Trigger::AtStep { .. } => {
+            return Err("crash points stop a client at a step of its lock code, which a live worker does not report; live faults strike at a time or `on: acquired` / `on: released`".into());
+        }
     }
     let redis = scenario.redis_names();
     let names_redis = match &fault.target {
@@ -95,6 +129,15 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         FaultAction::Pause { .. } if names_redis && !redis_server => {
             Err("pausing a Redis node needs --redis-server (locksim's nodes run inside locksim)".into())
         }
+        FaultAction::PowerLoss { .. }
+            if redis_server
+                && scenario
+                    .redis_names()
+                    .iter()
+                    .any(|n| scenario.persistence_of(n) == PersistenceMode::AofEverysec) =>
+        {
+            Err("a power loss on redis-server: its AOF's page cache outlives a killed process (locksim's nodes lose it)".into())
+        }
         FaultAction::ClockJump { .. } if names_client => Err(
             "a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)".into(),
         ),
@@ -109,35 +152,47 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         | FaultAction::Partition { .. }
         | FaultAction::Heal
         | FaultAction::Latency { .. }
-        | FaultAction::Reset => Ok(()),
+        | FaultAction::Reset
+        | FaultAction::ReplicationStall { .. } => Ok(()),
         other => Err(format!("`{}` does not run live yet", other.kind())),
     }
 }
 
 impl Faults {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        recorder: LiveRecorder,
-        supervisor: Supervisor,
-        nodes: Vec<LiveNode>,
-        links: Links,
-        workers: BTreeMap<String, Vec<(String, String)>>,
-        command: Vec<String>,
-        scratch: PathBuf,
-        scenario: Scenario,
-    ) -> Self {
+    pub fn new(parts: Parts) -> Self {
         Faults {
-            recorder,
-            supervisor: RefCell::new(supervisor),
-            nodes: RefCell::new(nodes),
-            links,
-            workers,
-            command,
-            scratch,
-            scenario,
+            recorder: parts.recorder,
+            supervisor: RefCell::new(parts.supervisor),
+            nodes: RefCell::new(parts.nodes),
+            links: parts.links,
+            routes: parts.routes,
+            groups: parts.groups,
+            workers: parts.workers,
+            command: parts.command,
+            scratch: parts.scratch,
+            scenario: parts.scenario,
             healed: Notify::new(),
             error: RefCell::new(None),
         }
+    }
+
+    /// Points every worker's route to group `index` at its proxy to the group's master.
+    pub(super) fn redirect_routes(&self, index: usize) {
+        let master = self.groups[index].master_name();
+        for route in self.routes.iter().filter(|r| r.group == index) {
+            if let Some(link) = self.links.find(&route.client, master) {
+                route.proxy.redirect(link.proxy.addr);
+            }
+        }
+    }
+
+    /// Where replica `from` reaches `to` as its master: its replication proxy.
+    pub(super) fn replication_proxy(&self, from: &str, to: &str) -> Option<std::net::SocketAddr> {
+        let redis = self.scenario.redis_names();
+        let is_redis = |name: &str| redis.iter().any(|n| n == name);
+        (is_redis(from) && is_redis(to))
+            .then(|| self.links.find(from, to).map(|link| link.proxy.addr))
+            .flatten()
     }
 
     /// A process that ended on its own, if any.
@@ -156,20 +211,54 @@ impl Faults {
 
     /// Waits for the fault's time, resolves its targets and strikes.
     pub async fn strike(self: Rc<Self>, index: usize, fault: Fault, mut rng: ChaCha8Rng) {
-        let Trigger::At { at_ms } = fault.trigger else {
-            return;
-        };
-        tokio::time::sleep(Duration::from_micros(
-            (at_ms * 1000).saturating_sub(self.recorder.true_us()),
-        ))
-        .await;
-        let targets = match &fault.target {
-            Some(target) => self.resolve(target, &mut rng).await,
-            None => Vec::new(),
+        let event_node = self.triggered(&fault.trigger).await;
+        let targets = match (&fault.target, event_node) {
+            (None, _) => Vec::new(),
+            // `holder` is the client whose event fired the fault.
+            (Some(Target::Holder), Some(node)) => vec![node],
+            (Some(target), _) => self.resolve(target, &mut rng).await,
         };
         self.recorder.struck(index);
         if let Err(e) = self.apply(fault.action, &targets).await {
             self.error.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    /// Waits until `trigger` fires, as the simulator's faults wait: at a true time, or on
+    /// the first event of its kind at or after `after_ms`, then `delay_ms` later. Returns
+    /// the node of the event that fired it.
+    async fn triggered(&self, trigger: &Trigger) -> Option<String> {
+        let until_true_ms = |ms: u64| {
+            tokio::time::sleep(Duration::from_micros(
+                (ms * 1000).saturating_sub(self.recorder.true_us()),
+            ))
+        };
+        match *trigger {
+            Trigger::At { at_ms } => {
+                until_true_ms(at_ms).await;
+                None
+            }
+            Trigger::On {
+                event,
+                after_ms,
+                delay_ms,
+            } => {
+                until_true_ms(after_ms).await;
+                let from = self.recorder.events_so_far();
+                let event = self
+                    .recorder
+                    .next_event(from, |e| match event {
+                        TriggerEvent::Acquired => matches!(e.kind, EventKind::Acquired { .. }),
+                        TriggerEvent::Released => matches!(e.kind, EventKind::ReleaseSent { .. }),
+                        TriggerEvent::CrashPoint | TriggerEvent::WriteBeforeReplication => false,
+                    })
+                    .await;
+                sleep_ms(delay_ms).await;
+                Some(event.node)
+            }
+            // Refused by `supported`: a crash point stops the client at a step of its
+            // lock code, which a live worker's code does not report.
+            Trigger::AtStep { .. } => std::future::pending().await,
         }
     }
 
@@ -190,7 +279,7 @@ impl Faults {
                 }
                 tokio::time::sleep(HOLDER_POLL).await;
             },
-            Target::Master => vec![masters[0].clone()],
+            Target::Master => vec![self.groups[0].master_name().to_string()],
             Target::AnyRedis => sample(1),
             Target::Majority => sample(masters.len() / 2 + 1),
             Target::Minority => sample(masters.len().saturating_sub(1) / 2),
@@ -219,11 +308,12 @@ impl Faults {
                 self.record(EventKind::FaultEnded { fault: description });
             }
             FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
+                let power_loss = matches!(action, FaultAction::PowerLoss { .. });
                 self.record(EventKind::FaultStarted {
-                    fault: format!("crash {who}"),
+                    fault: format!("{} {who}", if power_loss { "power loss" } else { "crash" }),
                 });
                 for name in targets {
-                    self.crash(name);
+                    self.crash(name, power_loss);
                 }
                 if let Some(after_ms) = restart_after_ms {
                     sleep_ms(after_ms).await;
@@ -237,7 +327,7 @@ impl Faults {
                     fault: format!("restart {who}"),
                 });
                 for name in targets {
-                    self.crash(name);
+                    self.crash(name, false);
                     self.restart(name).await?;
                 }
             }
@@ -267,15 +357,7 @@ impl Faults {
                         },
                     );
                 }
-                let healed = self.healed.notified();
-                match duration_ms {
-                    Some(ms) => tokio::select! {
-                        biased;
-                        () = healed => {},
-                        () = sleep_ms(ms) => {},
-                    },
-                    None => healed.await,
-                }
+                self.until_healed(duration_ms).await;
                 for link in &cut {
                     link.proxy.heal();
                     self.recorder.record(
@@ -323,6 +405,33 @@ impl Faults {
                 }
                 self.record(EventKind::FaultEnded { fault: description });
             }
+            FaultAction::ReplicationStall { duration_ms } => {
+                let description = format!("replication to {who} stalls");
+                // Each target replica's link to its group's master now.
+                let stalled: Vec<(&str, &Link)> = targets
+                    .iter()
+                    .filter_map(|replica| {
+                        let group = self.groups.iter().find(|g| g.names.contains(replica))?;
+                        let master = group.master_name();
+                        Some((master, self.links.find(replica, master)?))
+                    })
+                    .collect();
+                for (master, link) in &stalled {
+                    link.proxy.update(|f| f.stalls += 1);
+                    let to = link.client.clone();
+                    self.recorder.record(master, EventKind::LinkCut { to });
+                }
+                self.record(EventKind::FaultStarted {
+                    fault: description.clone(),
+                });
+                self.until_healed(duration_ms).await;
+                for (master, link) in &stalled {
+                    link.proxy.update(|f| f.stalls = f.stalls.saturating_sub(1));
+                    let to = link.client.clone();
+                    self.recorder.record(master, EventKind::LinkHealed { to });
+                }
+                self.record(EventKind::FaultEnded { fault: description });
+            }
             FaultAction::Reset => {
                 self.record(EventKind::FaultStarted {
                     fault: format!("reset {who}"),
@@ -336,11 +445,24 @@ impl Faults {
         Ok(())
     }
 
-    /// Kills a worker or a Redis node.
-    fn crash(&self, name: &str) {
+    /// Waits `duration_ms`, or for good when `None`, unless a `heal` comes first.
+    async fn until_healed(&self, duration_ms: Option<u64>) {
+        let healed = self.healed.notified();
+        match duration_ms {
+            Some(ms) => tokio::select! {
+                biased;
+                () = healed => {},
+                () = sleep_ms(ms) => {},
+            },
+            None => healed.await,
+        }
+    }
+
+    /// Kills a worker or a Redis node (with `power_loss`, also its AOF's page cache).
+    fn crash(&self, name: &str, power_loss: bool) {
         let mut supervisor = self.supervisor.borrow_mut();
         match self.nodes.borrow_mut().iter_mut().find(|n| n.name == name) {
-            Some(node) => node.crash(&mut supervisor),
+            Some(node) => node.crash(&mut supervisor, power_loss),
             None => supervisor.kill(name),
         }
         self.recorder.record(name, EventKind::Crashed);
@@ -354,8 +476,18 @@ impl Faults {
                 // Taken out while it restarts: no borrow of the list lives across the wait.
                 let mut node = self.nodes.borrow_mut().remove(index);
                 let restarted = node.restart(&self.scratch, &self.supervisor).await;
+                let addr = node.addr;
                 self.nodes.borrow_mut().insert(index, node);
                 restarted.map_err(|e| format!("restarting {name}: {e}"))?;
+                // It comes back in the role the controller last gave it, as Sentinel
+                // rewrites a node's configuration: a replica of its group's master.
+                if let Some(group) = self.groups.iter().find(|g| g.names.iter().any(|n| n == name))
+                    && let Some(via) = self.replication_proxy(name, group.master_name())
+                {
+                    super::failover::replicaof(addr, via)
+                        .await
+                        .map_err(|e| format!("restarting {name} as a replica: {e}"))?;
+                }
             }
             None => {
                 let vars = &self.workers[name];

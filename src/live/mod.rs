@@ -6,13 +6,16 @@
 //! The design, one file each:
 //! - [`resource`]: the register the workers protect, a small RESP service that records
 //!   every access and every "I hold it" / "I released it" report into the history;
-//! - [`proxy`]: a TCP proxy on every client–node link, where partitions (holding bytes),
-//!   latency and resets strike, without root or a firewall;
+//! - [`proxy`]: a TCP proxy on every link (a worker to each node and to the resource, a
+//!   replica to its master, the failover controller to each node), where partitions
+//!   (holding bytes), stalls, latency and resets strike, without root or a firewall;
+//! - [`failover`]: replicated groups and the controller that fails them over, as the
+//!   simulator's does;
 //! - [`supervisor`]: the worker and redis-server processes, each in a process group of its
 //!   own that dies with locksim; a pause is SIGSTOP/SIGCONT, a crash SIGKILL;
 //! - [`nodes`] and [`clock`]: the Redis nodes, and the steppable wall clock of locksim's;
-//! - [`faults`]: the scenario's faults, struck at their times on the proxies, processes
-//!   and clocks;
+//! - [`faults`]: the scenario's faults, struck at their times (or on a worker's report)
+//!   on the proxies, processes and clocks;
 //! - [`worker`]: `locksim worker`, locksim's own client as a worker.
 //!
 //! A run ends in a [`History`] like a simulated one, so `check/` and `report/` do not know
@@ -22,6 +25,7 @@
 //! but timing is real, so a live seed is not bit-exact.
 
 pub mod clock;
+pub mod failover;
 pub mod faults;
 pub mod nodes;
 pub mod proxy;
@@ -31,6 +35,7 @@ pub mod supervisor;
 pub mod worker;
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
@@ -39,6 +44,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{LiveClock, WallClockShim};
+use self::failover::{LiveGroup, Route};
 use self::faults::Links;
 use self::nodes::LiveNode;
 use self::proxy::Proxy;
@@ -46,8 +52,10 @@ use self::recorder::LiveRecorder;
 use self::resource::Resource;
 use self::supervisor::Supervisor;
 use self::worker::WorkerEnv;
+use crate::client::Fencing;
 use crate::history::History;
-use crate::scenario::Scenario;
+use crate::scenario::{FENCE_COUNTER, PersistenceMode, SENTINEL, Scenario};
+use crate::world::topology::persistence;
 use crate::world::workload::LOCK_KEY;
 
 /// How a live run is set up, beyond the scenario and the seed.
@@ -71,16 +79,26 @@ pub struct LiveSetup {
 /// How long the workers may take to connect to their nodes.
 const READY_PATIENCE: Duration = Duration::from_secs(60);
 
+/// The name a worker's link to the resource goes by (no scenario node has it).
+pub const RESOURCE: &str = "resource";
+
+/// How long a replica may take to sync with its master at the start.
+const SYNC_PATIENCE_MS: u64 = 10_000;
+
 /// How often the run checks that its workers still live.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
 
 /// Why a scenario cannot run live (yet): `Err` names the field and the reason.
 pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String> {
-    if scenario.redis_groups().iter().any(|group| group.len() > 1) {
-        return Err("topology: replicas (and their failover) do not run live yet; use `single` or `redlock` without replicas".into());
+    let topology = &scenario.topology;
+    if topology.sentinel.is_some() {
+        return Err("topology.sentinel: a Sentinel quorum does not run live yet; without it, locksim's failover controller fails the groups over".into());
     }
-    if scenario.lock.options().fencing == crate::client::Fencing::Counter {
-        return Err("lock.fencing: `counter` needs a counter node, which live mode does not run yet; use `master-incr`".into());
+    if topology.min_replicas_to_write > 0 {
+        return Err("topology.min_replicas_to_write does not run live yet".into());
+    }
+    if topology.replication_lag_ms > 0 {
+        return Err("topology.replication_lag_ms: a lag that dies with the master's process does not run live yet (a `replication_stall` or latency on the replication link does)".into());
     }
     let clients = &scenario.clients;
     if clients.write_delay_ms.is_some() || clients.stop_at_validity {
@@ -93,6 +111,25 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
         faults::supported(scenario, fault, setup.redis_server)
             .map_err(|reason| format!("faults[{index}]: {reason}"))?;
     }
+    Ok(())
+}
+
+/// Starts a proxy for the link from `client` to `node` (at `upstream`) and adds it to
+/// `links`.
+fn add_link(
+    links: &mut Vec<faults::Link>,
+    client: &str,
+    node: &str,
+    upstream: SocketAddr,
+    rng: &mut ChaCha8Rng,
+) -> Result<(), String> {
+    let proxy = Proxy::start(upstream, rng.next_u64())
+        .map_err(|e| format!("a proxy from {client} to {node}: {e}"))?;
+    links.push(faults::Link {
+        client: client.to_string(),
+        node: node.to_string(),
+        proxy,
+    });
     Ok(())
 }
 
@@ -141,69 +178,133 @@ async fn run_live(
     let workdir = scenario_file.parent().unwrap_or(std::path::Path::new("."));
     let mut supervisor =
         Supervisor::new(&scratch.join("logs"), workdir).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let masters = scenario.master_names();
     // redis-server's wall clock is shifted by a shim only when the scenario moves it.
     let shim = match setup.redis_server && moves_clocks(scenario) {
         true => Some(WallClockShim::build(&scratch.join("shim"))?),
         false => None,
     };
+    let fencing = scenario.lock.options().fencing;
+    // The Redis nodes, and the fencing counter when tokens come from one: a lone node that
+    // fsyncs every write, so no crash rolls its counter back (as in the simulator).
+    let counter = (fencing == Fencing::Counter).then(|| FENCE_COUNTER.to_string());
+    let save_points = scenario.save_points();
     let mut nodes = Vec::new();
-    for name in &masters {
+    for name in scenario.redis_names().into_iter().chain(counter) {
         let [min, max] = scenario.clocks.offset_ms;
         let offset = rand::RngExt::random_range(&mut rng, min..=max);
+        let persistence = match name == FENCE_COUNTER {
+            true => persistence(PersistenceMode::AofAlways, &[]),
+            false => persistence(scenario.persistence_of(&name), &save_points),
+        };
         let node = match &shim {
-            _ if !setup.redis_server => LiveNode::locksim(name, LiveClock::with_offset(offset)).await,
+            _ if !setup.redis_server => {
+                LiveNode::locksim(&name, LiveClock::with_offset(offset), persistence).await
+            }
             Some(shim) => {
                 let clock = shim
                     .clock(&scratch.join(format!("{name}.clock")), offset)
                     .map_err(|e| format!("{name}'s clock file: {e}"))?;
-                LiveNode::redis_server(name, scratch, &mut supervisor, Some(clock)).await
+                LiveNode::redis_server(&name, scratch, &mut supervisor, Some(clock), persistence).await
             }
-            None => LiveNode::redis_server(name, scratch, &mut supervisor, None).await,
+            None => LiveNode::redis_server(&name, scratch, &mut supervisor, None, persistence).await,
         };
         nodes.push(node.map_err(|e| format!("starting {name}: {e}"))?);
     }
+    let addr_of = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n.name == name)
+            .map(|n| n.addr)
+            .expect("every Redis node started")
+    };
+    let groups: Vec<LiveGroup> = scenario.redis_groups().into_iter().map(LiveGroup::new).collect();
+    let mut links = Vec::new();
+    // Replication links, both ways between every two nodes of a group (a demoted master
+    // follows the new one the same way), and the failover controller's link to each node.
+    for group in groups.iter().filter(|g| g.names.len() > 1) {
+        for from in &group.names {
+            for to in group.names.iter().filter(|to| *to != from) {
+                add_link(&mut links, from, to, addr_of(to), &mut rng)?;
+            }
+            add_link(&mut links, SENTINEL, from, addr_of(from), &mut rng)?;
+        }
+    }
+    for group in groups.iter().filter(|g| g.names.len() > 1) {
+        let master = &group.names[0];
+        for replica in &group.names[1..] {
+            let via = links
+                .iter()
+                .find(|l| &l.client == replica && &l.node == master)
+                .map(|l| l.proxy.addr)
+                .expect("a replication link per pair");
+            failover::replicate(addr_of(replica), via, SYNC_PATIENCE_MS)
+                .await
+                .map_err(|e| format!("{replica}: {e}"))?;
+        }
+    }
     let recorder = LiveRecorder::start();
     let resource = Resource::new(recorder.clone(), scenario.lock.ttl_ms);
-    let mut links = Vec::new();
     let command = scenario
         .clients
         .command
         .clone()
         .unwrap_or_else(|| setup.default_worker.clone());
     let mut workers = BTreeMap::new();
+    let mut routes = Vec::new();
     for client in scenario.client_names() {
-        let mut urls = Vec::new();
+        // A proxy to every node, carrying bytes once the run begins; the worker reaches
+        // each group through a route to its proxy to the group's master.
         for node in &nodes {
-            let proxy = Proxy::start(node.addr, rng.next_u64())
-                .map_err(|e| format!("a proxy to {}: {e}", node.name))?;
-            proxy.update(|f| {
-                f.latencies_ms.push(scenario.network.latency_ms);
-                f.gated = true;
-            });
+            add_link(&mut links, &client, &node.name, node.addr, &mut rng)?;
+        }
+        let mut urls = Vec::new();
+        for (index, group) in groups.iter().enumerate() {
+            let master = links
+                .iter()
+                .find(|l| l.client == client && l.node == group.names[0])
+                .expect("a link to every node");
+            let proxy = Proxy::start(master.proxy.addr, rng.next_u64())
+                .map_err(|e| format!("{client}'s route to {}: {e}", group.names[0]))?;
             urls.push(format!("redis://{}", proxy.addr));
-            links.push(faults::Link {
+            routes.push(Route {
                 client: client.clone(),
-                node: node.name.clone(),
+                group: index,
                 proxy,
             });
         }
+        // The resource, on a listener of the client's own, reached through a proxy too.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("the resource: {e}"))?;
-        let resource_url = format!("redis://{}", listener.local_addr().map_err(|e| e.to_string())?);
+        let upstream = listener.local_addr().map_err(|e| e.to_string())?;
         tokio::spawn(resource.clone().serve(listener, client.clone()));
+        add_link(&mut links, &client, RESOURCE, upstream, &mut rng)?;
+        let url_of = |node: &str| {
+            let link = links.iter().find(|l| l.client == client && l.node == node);
+            link.map(|l| format!("redis://{}", l.proxy.addr))
+        };
         let env = WorkerEnv {
             client: client.clone(),
             redis_urls: urls,
             lock_key: String::from_utf8_lossy(LOCK_KEY).into_owned(),
             ttl_ms: scenario.lock.ttl_ms,
-            resource: resource_url,
+            resource: url_of(RESOURCE).expect("a resource link per client"),
             work_ms: scenario.clients.work_ms_of(&client),
             think_ms: scenario.clients.think_ms,
             seed: rng.next_u64(),
-            fencing: scenario.lock.options().fencing == crate::client::Fencing::MasterIncr,
+            fencing,
+            fence_counter: url_of(FENCE_COUNTER),
         };
+        // Every link of the worker's carries bytes once the run begins; the network's
+        // latency is on its links to nodes (the simulator's resource is no network peer).
+        for link in links.iter().filter(|l| l.client == client) {
+            link.proxy.update(|f| {
+                if link.node != RESOURCE {
+                    f.latencies_ms.push(scenario.network.latency_ms);
+                }
+                f.gated = true;
+            });
+        }
         let mut vars = setup.worker_env.clone();
         vars.extend(env.to_vars());
         vars.push(("LOCKSIM_SCENARIO".into(), scenario_file.display().to_string()));
@@ -221,7 +322,7 @@ async fn run_live(
     while let Some(late) = scenario.client_names().into_iter().find(|client| {
         !links
             .iter()
-            .any(|l: &faults::Link| &l.client == client && l.proxy.connected())
+            .any(|l: &faults::Link| &l.client == client && l.node != RESOURCE && l.proxy.connected())
     }) {
         if let Some(exited) = supervisor.exited() {
             return Err(exited.to_string());
@@ -238,16 +339,23 @@ async fn run_live(
     for link in &links {
         link.proxy.update(|f| f.gated = false);
     }
-    let world = Rc::new(faults::Faults::new(
-        recorder.clone(),
+    let world = Rc::new(faults::Faults::new(faults::Parts {
+        recorder: recorder.clone(),
         supervisor,
         nodes,
-        Links(links),
+        links: Links(links),
+        routes,
+        groups,
         workers,
         command,
-        scratch.to_path_buf(),
-        scenario.clone(),
-    ));
+        scratch: scratch.to_path_buf(),
+        scenario: scenario.clone(),
+    }));
+    for index in 0..scenario.redis_groups().len() {
+        if scenario.redis_groups()[index].len() > 1 {
+            tokio::task::spawn_local(failover::watch(world.clone(), index, scenario.down_after_ms()));
+        }
+    }
     for (index, fault) in scenario.faults.iter().enumerate() {
         let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
         tokio::task::spawn_local(world.clone().strike(index, fault.clone(), rng));

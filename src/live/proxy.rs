@@ -8,12 +8,17 @@
 //!   (dropping bytes would desynchronise RESP). It also stops accepting: a new connect
 //!   sits in a one-slot backlog, then hangs, rather than being refused. Cuts are counted,
 //!   so overlapping partitions nest.
+//! - a **stall** holds the upstream's bytes only (a replica's stream from its master; its
+//!   acknowledgements still go up), and counts and nests like a cut.
 //! - **latency** delays each chunk by a draw from its range (from a seeded generator) on
 //!   top of its arrival, in order; chunks of one burst wait one after another.
 //! - a **gate** holds bytes too, before the run begins, but accepts: a worker's connect
 //!   says it is ready, and none gets ahead of the others.
 //! - a **reset** closes every connection open now with an RST (zero linger), as a load
 //!   balancer dropping them does; new connections are untouched.
+//!
+//! A proxy can also be **redirected**: connections opened afterwards go to another
+//! upstream (a worker's route to its group's master after a failover), open ones stay.
 
 use std::io;
 use std::net::SocketAddr;
@@ -31,6 +36,9 @@ use tokio::task::{JoinHandle, JoinSet};
 pub struct LinkFaults {
     /// Partitions cutting the link (0: it carries bytes).
     pub cuts: u32,
+    /// Stalls holding the upstream's bytes only (a replica's stream from its master):
+    /// what the client sends still goes through.
+    pub stalls: u32,
     /// Latency ranges of the latency faults on the link, in ms; each adds a draw.
     pub latencies_ms: Vec<[u64; 2]>,
     /// How many resets have struck: a connection opened before the latest one is closed.
@@ -46,6 +54,8 @@ pub struct Proxy {
     /// Where to connect instead of the upstream.
     pub addr: SocketAddr,
     faults: watch::Sender<LinkFaults>,
+    /// Where new connections are forwarded.
+    upstream: watch::Sender<SocketAddr>,
     /// How many connections it has accepted.
     accepted: watch::Receiver<u64>,
     acceptor: JoinHandle<()>,
@@ -66,10 +76,12 @@ impl Proxy {
         let addr = listener.local_addr()?;
         let (faults, watching) = watch::channel(LinkFaults::default());
         let (count, accepted) = watch::channel(0);
-        let acceptor = tokio::spawn(accept(listener, upstream, watching, count, seed));
+        let (upstream, upstream_now) = watch::channel(upstream);
+        let acceptor = tokio::spawn(accept(listener, upstream_now, watching, count, seed));
         Ok(Proxy {
             addr,
             faults,
+            upstream,
             accepted,
             acceptor,
         })
@@ -95,6 +107,16 @@ impl Proxy {
         self.update(|f| f.resets += 1);
     }
 
+    /// Forwards connections opened from now on to `upstream`; open ones stay where they go.
+    pub fn redirect(&self, upstream: SocketAddr) {
+        self.upstream.send_replace(upstream);
+    }
+
+    /// Where new connections are forwarded now.
+    pub fn upstream(&self) -> SocketAddr {
+        *self.upstream.borrow()
+    }
+
     /// Whether anyone has connected through the proxy yet.
     pub fn connected(&self) -> bool {
         *self.accepted.borrow() > 0
@@ -111,7 +133,7 @@ impl Drop for Proxy {
 /// the acceptor's, so aborting the acceptor closes them all.
 async fn accept(
     listener: TcpListener,
-    upstream: SocketAddr,
+    upstream: watch::Receiver<SocketAddr>,
     mut faults: watch::Receiver<LinkFaults>,
     count: watch::Sender<u64>,
     seed: u64,
@@ -128,6 +150,7 @@ async fn accept(
             cut = cuts.wait_for(|f| f.cuts > 0) => if cut.is_err() { return },
             connection = listener.accept() => {
                 if let Ok((client, _)) = connection {
+                    let upstream = *upstream.borrow();
                     links.spawn(forward(client, upstream, faults.clone(), rng.next_u64()));
                     count.send_modify(|n| *n += 1);
                 }
@@ -161,8 +184,8 @@ async fn forward(
             _ = resets.wait_for(|f| f.resets != opened_after) => true,
             _ = async {
                 tokio::join!(
-                    pump(client_read, server_write, faults.clone(), up),
-                    pump(server_read, client_write, faults.clone(), down),
+                    pump(client_read, server_write, faults.clone(), up, Direction::Up),
+                    pump(server_read, client_write, faults.clone(), down, Direction::Down),
                 )
             } => false,
         }
@@ -172,19 +195,36 @@ async fn forward(
     }
 }
 
-/// Copies one direction chunk by chunk, holding bytes while the link is cut and delaying
-/// each chunk by the link's latency; passes the end of the stream on.
+/// Which way a pump copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From the client to the upstream.
+    Up,
+    /// From the upstream to the client: a stall holds these bytes too.
+    Down,
+}
+
+impl LinkFaults {
+    /// Whether bytes going `direction` are held now.
+    fn holds(&self, direction: Direction) -> bool {
+        self.cuts > 0 || (direction == Direction::Down && self.stalls > 0)
+    }
+}
+
+/// Copies one direction chunk by chunk, holding bytes while the link is cut (or stalled,
+/// downwards) and delaying each chunk by the link's latency; passes the end of the stream on.
 async fn pump(
     mut from: impl tokio::io::AsyncRead + Unpin,
     mut to: impl tokio::io::AsyncWrite + Unpin,
     mut faults: watch::Receiver<LinkFaults>,
     seed: u64,
+    direction: Direction,
 ) -> io::Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut buffer = vec![0; CHUNK_BYTES];
     loop {
-        // While cut, read nothing more: the sender's kernel buffers hold the rest.
-        let _ = faults.wait_for(|f| f.cuts == 0 && !f.gated).await;
+        // While held, read nothing more: the sender's kernel buffers hold the rest.
+        let _ = faults.wait_for(|f| !f.holds(direction) && !f.gated).await;
         let read = from.read(&mut buffer).await?;
         if read == 0 {
             return to.shutdown().await;
@@ -198,7 +238,7 @@ async fn pump(
             .sum();
         tokio::time::sleep_until(arrived + Duration::from_millis(delay_ms)).await;
         // A chunk read just before a cut waits for the heal too.
-        let _ = faults.wait_for(|f| f.cuts == 0).await;
+        let _ = faults.wait_for(|f| !f.holds(direction)).await;
         to.write_all(&buffer[..read]).await?;
     }
 }
@@ -276,6 +316,39 @@ mod tests {
     }
 
     #[test]
+    fn a_stall_holds_the_upstreams_bytes_but_lets_the_clients_through() {
+        runtime().block_on(async {
+            // A server that counts what it got: the client's bytes reach it during the stall.
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let upstream = listener.local_addr().unwrap();
+            let (got, mut received) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let mut byte = [0; 1];
+                while stream.read_exact(&mut byte).await.is_ok() {
+                    got.send(byte[0]).unwrap();
+                    stream.write_all(&byte).await.unwrap();
+                }
+            });
+            let proxy = Proxy::start(upstream, 6).unwrap();
+            let mut stream = TcpStream::connect(proxy.addr).await.unwrap();
+            assert_eq!(round_trip(&mut stream, b"a", PATIENCE).await.unwrap(), b"a");
+            assert_eq!(received.recv().await, Some(b'a'));
+            proxy.update(|f| f.stalls += 1);
+            assert_eq!(round_trip(&mut stream, b"b", SILENCE).await, None);
+            let arrived = tokio::time::timeout(PATIENCE, received.recv()).await.unwrap();
+            assert_eq!(arrived, Some(b'b'), "the client's bytes went up");
+            proxy.update(|f| f.stalls -= 1);
+            let mut echoed = [0; 1];
+            tokio::time::timeout(PATIENCE, stream.read_exact(&mut echoed))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(&echoed, b"b", "the held reply came after the stall");
+        });
+    }
+
+    #[test]
     fn a_gated_proxy_accepts_and_counts_connections_but_carries_bytes_only_once_opened() {
         runtime().block_on(async {
             let proxy = Proxy::start(echo_server().await, 4).unwrap();
@@ -330,6 +403,50 @@ mod tests {
             );
             let mut fresh = TcpStream::connect(proxy.addr).await.unwrap();
             assert_eq!(round_trip(&mut fresh, b"ok", PATIENCE).await.unwrap(), b"ok");
+        });
+    }
+
+    /// A server on a free loopback port that greets every connection with `tag` and
+    /// then echoes.
+    async fn tagged_server(tag: &'static [u8]) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    stream.write_all(tag).await.unwrap();
+                    let (mut read, mut write) = stream.split();
+                    let _ = tokio::io::copy(&mut read, &mut write).await;
+                });
+            }
+        });
+        addr
+    }
+
+    async fn greeting(stream: &mut TcpStream) -> [u8; 1] {
+        let mut tag = [0; 1];
+        tokio::time::timeout(PATIENCE, stream.read_exact(&mut tag))
+            .await
+            .unwrap()
+            .unwrap();
+        tag
+    }
+
+    #[test]
+    fn a_redirect_sends_new_connections_to_the_new_upstream_and_keeps_open_ones() {
+        runtime().block_on(async {
+            let (old, new) = (tagged_server(b"o").await, tagged_server(b"n").await);
+            let proxy = Proxy::start(old, 5).unwrap();
+            let mut before = TcpStream::connect(proxy.addr).await.unwrap();
+            assert_eq!(&greeting(&mut before).await, b"o");
+            proxy.redirect(new);
+            assert_eq!(proxy.upstream(), new);
+            let mut after = TcpStream::connect(proxy.addr).await.unwrap();
+            assert_eq!(&greeting(&mut after).await, b"n");
+            assert_eq!(
+                round_trip(&mut before, b"still", PATIENCE).await.unwrap(),
+                b"still"
+            );
         });
     }
 }

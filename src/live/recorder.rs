@@ -6,12 +6,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use tokio::sync::Notify;
+
 use crate::history::{Event, EventKind, History, Strike};
 
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone)]
 pub struct LiveRecorder {
     log: Arc<Mutex<Log>>,
+    /// Woken at every event, for the faults waiting for one.
+    recorded: Arc<Notify>,
 }
 
 struct Log {
@@ -30,6 +34,7 @@ impl LiveRecorder {
                 events: Vec::new(),
                 strikes: Vec::new(),
             })),
+            recorded: Arc::new(Notify::new()),
         }
     }
 
@@ -58,6 +63,31 @@ impl LiveRecorder {
             local_us: true_us as i64,
             kind,
         });
+        self.recorded.notify_waiters();
+    }
+
+    /// How many events are recorded so far.
+    pub fn events_so_far(&self) -> usize {
+        self.log().events.len()
+    }
+
+    /// Waits for the first event from index `from` on that `wanted` accepts.
+    pub async fn next_event(&self, from: usize, wanted: impl Fn(&Event) -> bool) -> Event {
+        let mut from = from;
+        loop {
+            let recorded = self.recorded.notified();
+            tokio::pin!(recorded);
+            // Registered before looking, so an event recorded meanwhile wakes it.
+            recorded.as_mut().enable();
+            {
+                let log = self.log();
+                if let Some(event) = log.events[from..].iter().find(|e| wanted(e)) {
+                    return event.clone();
+                }
+                from = log.events.len();
+            }
+            recorded.await;
+        }
     }
 
     /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
@@ -140,6 +170,30 @@ mod tests {
         assert_eq!(recorder.current_holder().as_deref(), Some("client-1"));
         assert_eq!(recorder.held_token("client-1").as_deref(), Some("a"));
         assert_eq!(recorder.held_token("client-2"), None);
+    }
+
+    #[test]
+    fn a_waiter_gets_the_first_wanted_event_recorded_after_it_began_to_wait() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let recorder = LiveRecorder::start();
+            recorder.record("client-1", acquired("old"));
+            let from = recorder.events_so_far();
+            let waiting = recorder.clone();
+            let waiter = tokio::spawn(async move {
+                waiting
+                    .next_event(from, |e| matches!(e.kind, EventKind::Acquired { .. }))
+                    .await
+            });
+            tokio::task::yield_now().await;
+            recorder.record("client-1", EventKind::ReleaseSent { token: "old".into() });
+            recorder.record("client-2", acquired("new"));
+            let event = waiter.await.unwrap();
+            assert_eq!((event.node.as_str(), event.kind), ("client-2", acquired("new")));
+        });
     }
 
     #[test]

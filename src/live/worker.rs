@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::client::{Conn, Lock, LockOptions};
+use crate::client::{Conn, Fencing, Lock, LockOptions};
 use crate::platform::Clock;
 use crate::real::{HostClock, RedisConnector, TcpConnector};
 use crate::redis::Frame;
@@ -36,11 +36,17 @@ pub struct WorkerEnv {
     pub think_ms: [u64; 2],
     /// `LOCKSIM_SEED`: seeds the worker's random choices.
     pub seed: u64,
-    /// `LOCKSIM_FENCING`: `master-incr` when the worker is to take a fencing token after
-    /// each acquire (`INCR <lock key>:fence` on the first node) and present it to the
-    /// resource; `none` otherwise.
-    pub fencing: bool,
+    /// `LOCKSIM_FENCING`: where the worker takes a fencing token after each acquire, to
+    /// present to the resource: `master-incr` (`INCR <lock key>:fence` on the first node),
+    /// `counter` (the same INCR on the fencing counter) or `none`.
+    pub fencing: Fencing,
+    /// `LOCKSIM_FENCE_COUNTER`: the fencing counter's `redis://` URL, through this client's
+    /// proxy to it; set only with `LOCKSIM_FENCING=counter`.
+    pub fence_counter: Option<String>,
 }
+
+/// The fencing counter's variable, which only `LOCKSIM_FENCING=counter` sets.
+pub const FENCE_COUNTER_VAR: &str = "LOCKSIM_FENCE_COUNTER";
 
 /// The variable names, in the order a missing one is reported.
 pub const ENV_NAMES: [&str; 9] = [
@@ -68,12 +74,17 @@ impl WorkerEnv {
             pair(self.work_ms),
             pair(self.think_ms),
             self.seed.to_string(),
-            if self.fencing { "master-incr" } else { "none" }.to_string(),
+            fencing_word(self.fencing).to_string(),
         ];
+        let counter = self
+            .fence_counter
+            .iter()
+            .map(|url| (FENCE_COUNTER_VAR.to_string(), url.clone()));
         ENV_NAMES
             .iter()
             .map(|name| name.to_string())
             .zip(values)
+            .chain(counter)
             .collect()
     }
 
@@ -97,6 +108,13 @@ impl WorkerEnv {
                 _ => Err(format!("{name} is not `min,max` in ms: `{text}`")),
             }
         };
+        let fencing = get("LOCKSIM_FENCING")?;
+        let fencing = [Fencing::None, Fencing::MasterIncr, Fencing::Counter]
+            .into_iter()
+            .find(|f| fencing_word(*f) == fencing)
+            .ok_or_else(|| {
+                format!("LOCKSIM_FENCING is `master-incr`, `counter` or `none`, not `{fencing}`")
+            })?;
         Ok(WorkerEnv {
             client: get("LOCKSIM_CLIENT")?,
             redis_urls: get("LOCKSIM_REDIS_URLS")?
@@ -109,16 +127,21 @@ impl WorkerEnv {
             work_ms: pair("LOCKSIM_WORK_MS")?,
             think_ms: pair("LOCKSIM_THINK_MS")?,
             seed: number("LOCKSIM_SEED")?,
-            fencing: match get("LOCKSIM_FENCING")?.as_str() {
-                "master-incr" => true,
-                "none" => false,
-                other => {
-                    return Err(format!(
-                        "LOCKSIM_FENCING is `master-incr` or `none`, not `{other}`"
-                    ));
-                }
+            fencing,
+            fence_counter: match fencing {
+                Fencing::Counter => Some(get(FENCE_COUNTER_VAR)?),
+                _ => None,
             },
         })
+    }
+}
+
+/// How `LOCKSIM_FENCING` names a token source.
+fn fencing_word(fencing: Fencing) -> &'static str {
+    match fencing {
+        Fencing::None => "none",
+        Fencing::MasterIncr => "master-incr",
+        Fencing::Counter => "counter",
     }
 }
 
@@ -141,6 +164,9 @@ pub async fn run_worker(env: WorkerEnv, options: LockOptions) -> Result<(), Stri
         ChaCha8Rng::seed_from_u64(rng.random()),
         options,
     );
+    if let Some(url) = &env.fence_counter {
+        lock = lock.with_fence_counter(RedisConnector::from_url(url)?);
+    }
     let mut resource = Conn::new(TcpConnector(resource.addr), clock.clone(), RESOURCE_TIMEOUT_MS);
     let key = env.lock_key.as_bytes();
     loop {
@@ -216,7 +242,8 @@ mod tests {
             work_ms: [100, 500],
             think_ms: [10, 100],
             seed: 42,
-            fencing: true,
+            fencing: Fencing::Counter,
+            fence_counter: Some("redis://127.0.0.1:7200".into()),
         };
         let vars: BTreeMap<String, String> = env.to_vars().into_iter().collect();
         assert_eq!(WorkerEnv::from_vars(&vars), Ok(env));

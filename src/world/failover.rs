@@ -15,7 +15,7 @@ use super::recorder::Recorder;
 use super::topology::Group;
 use crate::client::Conn;
 use crate::history::EventKind;
-use crate::platform::Clock;
+use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Replicaof, Role};
 
@@ -26,11 +26,11 @@ pub use crate::scenario::SENTINEL;
 pub const PROBE_INTERVAL_MS: u64 = 100;
 
 /// How long a probe waits for its answer.
-const PROBE_TIMEOUT_MS: u64 = 200;
+pub const PROBE_TIMEOUT_MS: u64 = 200;
 
 /// What a probe learned of a node (Sentinel's instances probe the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Seen {
+pub(crate) enum Seen {
     Master,
     Replica { of: Option<SocketAddr>, offset: i64 },
 }
@@ -55,38 +55,24 @@ pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, nic: Nic, 
         let master = group.master();
         if seen[master].is_some() {
             master_seen_ms = clock.monotonic_ms();
-        } else if clock.monotonic_ms() - master_seen_ms >= down_after_ms {
-            let best = (0..seen.len())
-                .filter(|&i| i != master)
-                .filter_map(|i| match seen[i] {
-                    Some(Seen::Replica { offset, .. }) => Some((offset, Reverse(i))),
-                    _ => None,
-                })
-                .max()
-                .map(|(_, Reverse(i))| i);
-            if let Some(best) = best
-                && conns[best].request(&Replicaof::NoOne.into_frame()).await.is_ok()
-            {
-                group.promote(best);
-                seen[best] = Some(Seen::Master);
-                master_seen_ms = clock.monotonic_ms();
-                let event = EventKind::Failover {
-                    promoted: group.names[best].clone(),
-                    replaced: group.names[master].clone(),
-                };
-                recorder.record(SENTINEL, clock.local_us(), event);
-            }
+        } else if clock.monotonic_ms() - master_seen_ms >= down_after_ms
+            && let Some(best) = most_up_to_date_replica(&seen, master)
+            && conns[best].request(&Replicaof::NoOne.into_frame()).await.is_ok()
+        {
+            group.promote(best);
+            seen[best] = Some(Seen::Master);
+            master_seen_ms = clock.monotonic_ms();
+            let event = EventKind::Failover {
+                promoted: group.names[best].clone(),
+                replaced: group.names[master].clone(),
+            };
+            recorder.record(SENTINEL, clock.local_us(), event);
         }
         // Every other node that answers must follow the current master.
         let master = group.master();
         let master_addr = group.addrs[master];
         for (i, node) in seen.into_iter().enumerate() {
-            let astray = match node {
-                Some(Seen::Master) => i != master,
-                Some(Seen::Replica { of, .. }) => of != Some(master_addr),
-                None => false,
-            };
-            if astray {
+            if astray(node, i == master, master_addr) {
                 let _ = conns[i]
                     .request(&Replicaof::Master(master_addr).into_frame())
                     .await;
@@ -95,8 +81,31 @@ pub async fn watch(group: Group, down_after_ms: u64, clock: SimClock, nic: Nic, 
     }
 }
 
+/// The replica to promote in place of node `master`: the one with the most replication
+/// data that answered, the first of those on a tie.
+pub(crate) fn most_up_to_date_replica(seen: &[Option<Seen>], master: usize) -> Option<usize> {
+    (0..seen.len())
+        .filter(|&i| i != master)
+        .filter_map(|i| match seen[i] {
+            Some(Seen::Replica { offset, .. }) => Some((offset, Reverse(i))),
+            _ => None,
+        })
+        .max()
+        .map(|(_, Reverse(i))| i)
+}
+
+/// Whether a node that answered `seen` must be pointed at the current master, reached at
+/// `master_addr` from it: a master that is not the current one, or a replica of another.
+pub(crate) fn astray(seen: Option<Seen>, is_master: bool, master_addr: SocketAddr) -> bool {
+    match seen {
+        Some(Seen::Master) => !is_master,
+        Some(Seen::Replica { of, .. }) => of != Some(master_addr),
+        None => false,
+    }
+}
+
 /// Asks a node its role; `None` when it does not answer.
-pub(super) async fn probe(conn: &mut Conn<SimConnector, SimClock>) -> Option<Seen> {
+pub(crate) async fn probe<C: Connect, K: Clock>(conn: &mut Conn<C, K>) -> Option<Seen> {
     let Ok(Frame::Array(role)) = conn.request(&Role.into_frame()).await else {
         return None;
     };

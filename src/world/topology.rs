@@ -18,7 +18,7 @@ use crate::scenario::{PersistenceMode, Scenario};
 
 /// A node's persistence, with a fresh disk that the world keeps across its crashes;
 /// `save_points` for `rdb`.
-fn persistence(mode: PersistenceMode, save_points: &[SavePoint]) -> Persistence {
+pub(crate) fn persistence(mode: PersistenceMode, save_points: &[SavePoint]) -> Persistence {
     let aof = |fsync| Persistence::Aof {
         disk: Disk::new(),
         fsync,

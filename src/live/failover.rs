@@ -1,0 +1,157 @@
+//! Replicated groups in a live run, and their failover controller: the simulator's
+//! controller (world/failover.rs: probe every node every 100 ms, declare the master down
+//! after `down_after_ms` without an answer, promote the replica with the most replication
+//! data, point every other node at it) on real sockets, deciding with the same functions.
+//!
+//! Every connection goes through a proxy, so the scenario's partitions cut it as they cut
+//! the simulator's links:
+//! - the controller (node `sentinel`) reaches each node through a proxy of its own;
+//! - a replica reaches its master through the proxy of the link replica → master (one per
+//!   ordered pair of the group's nodes, so a demoted master follows the new one the same way);
+//! - a worker reaches a group through its *route*, a proxy without faults that forwards to
+//!   the worker's own proxy to the group's current master.
+//!
+//! Promoting a replica is `REPLICAOF NO ONE` and `CLIENT KILL TYPE normal`, as Sentinel
+//! sends them; then every worker's route is redirected to its proxy to the new master, as a
+//! Sentinel-aware client reconnects to the master Sentinel names (connections open through
+//! the route stay where they go, as in the simulator). A node pointed at the master gets
+//! `REPLICAOF` with its replication proxy's address, and `CLIENT KILL TYPE normal`.
+
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use super::faults::Faults;
+use super::proxy::Proxy;
+use crate::client::Conn;
+use crate::history::EventKind;
+use crate::platform::Clock;
+use crate::real::{HostClock, TcpConnector};
+use crate::redis::Frame;
+use crate::redis::cmd::{Replicaof, Role};
+use crate::redis::request::build;
+use crate::scenario::SENTINEL;
+use crate::world::failover::{
+    PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS, Seen, astray, most_up_to_date_replica, probe,
+};
+
+/// One master and its replicas, and which of them is master now.
+pub struct LiveGroup {
+    /// Node names: the first master first, then its replicas.
+    pub names: Vec<String>,
+    master: Cell<usize>,
+}
+
+impl LiveGroup {
+    pub fn new(names: Vec<String>) -> Self {
+        LiveGroup {
+            names,
+            master: Cell::new(0),
+        }
+    }
+
+    /// Name of the current master.
+    pub fn master_name(&self) -> &str {
+        &self.names[self.master.get()]
+    }
+}
+
+/// A worker's way to one group: where its `LOCKSIM_REDIS_URLS` entry points.
+pub struct Route {
+    pub client: String,
+    pub group: usize,
+    pub proxy: Proxy,
+}
+
+/// `CLIENT KILL TYPE normal`: closes every other client connection of the node.
+fn client_kill() -> Frame {
+    build(["CLIENT", "KILL", "TYPE", "normal"].map(|w| w.as_bytes().to_vec()))
+}
+
+/// Watches group `index` until the run ends.
+pub async fn watch(world: Rc<Faults>, index: usize, down_after_ms: u64) {
+    let clock = HostClock::new();
+    let group = &world.groups[index];
+    let mut conns: Vec<Conn<TcpConnector, HostClock>> = group
+        .names
+        .iter()
+        .map(|name| {
+            let link = world
+                .links
+                .find(SENTINEL, name)
+                .expect("a controller link per node");
+            Conn::new(TcpConnector(link.proxy.addr), clock.clone(), PROBE_TIMEOUT_MS)
+        })
+        .collect();
+    let mut master_seen_ms = clock.monotonic_ms();
+    loop {
+        clock.sleep_ms(PROBE_INTERVAL_MS).await;
+        let mut seen = Vec::with_capacity(conns.len());
+        for conn in &mut conns {
+            seen.push(probe(conn).await);
+        }
+        let master = group.master.get();
+        if seen[master].is_some() {
+            master_seen_ms = clock.monotonic_ms();
+        } else if clock.monotonic_ms() - master_seen_ms >= down_after_ms
+            && let Some(best) = most_up_to_date_replica(&seen, master)
+            && conns[best].request(&Replicaof::NoOne.into_frame()).await.is_ok()
+        {
+            let _ = conns[best].request(&client_kill()).await;
+            group.master.set(best);
+            world.redirect_routes(index);
+            seen[best] = Some(Seen::Master);
+            master_seen_ms = clock.monotonic_ms();
+            world.recorder.record(
+                SENTINEL,
+                EventKind::Failover {
+                    promoted: group.names[best].clone(),
+                    replaced: group.names[master].clone(),
+                },
+            );
+        }
+        // Every other node that answers must follow the current master.
+        let master = group.master.get();
+        for (i, node) in seen.into_iter().enumerate() {
+            let Some(via) = world.replication_proxy(&group.names[i], &group.names[master]) else {
+                continue;
+            };
+            if astray(node, i == master, via) {
+                let _ = conns[i].request(&Replicaof::Master(via).into_frame()).await;
+                let _ = conns[i].request(&client_kill()).await;
+            }
+        }
+    }
+}
+
+/// Asks the node at `node` (directly, not through a proxy) to replicate from `via`.
+pub async fn replicaof(node: SocketAddr, via: SocketAddr) -> Result<(), String> {
+    let mut conn = Conn::new(TcpConnector(node), HostClock::new(), PROBE_TIMEOUT_MS);
+    match conn.request(&Replicaof::Master(via).into_frame()).await {
+        Ok(Frame::Error(e)) => Err(format!("REPLICAOF: {e}")),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("REPLICAOF: {e}")),
+    }
+}
+
+/// Makes the node at `node` a replica through `via` and waits until its link is up (it
+/// has synced); `Err` says why not within `patience_ms`.
+pub async fn replicate(node: SocketAddr, via: SocketAddr, patience_ms: u64) -> Result<(), String> {
+    replicaof(node, via).await?;
+    let clock = HostClock::new();
+    let mut conn = Conn::new(TcpConnector(node), clock.clone(), PROBE_TIMEOUT_MS);
+    let deadline = clock.monotonic_ms() + patience_ms;
+    loop {
+        if let Ok(Frame::Array(role)) = conn.request(&Role.into_frame()).await
+            && matches!(role.get(3), Some(Frame::BulkString(state)) if state == b"connected")
+        {
+            return Ok(());
+        }
+        if clock.monotonic_ms() > deadline {
+            return Err(format!(
+                "its replication link did not come up within {patience_ms} ms"
+            ));
+        }
+        clock.sleep_ms(10).await;
+    }
+}
