@@ -4,7 +4,7 @@
 //!
 //! The short subset (CI, about a minute of real time): a GC pause longer than the TTL and
 //! a safe baseline, on locksim's nodes. The whole comparison (`make test-live`, ignored
-//! otherwise: a quarter of an hour of real time) runs the catalogue scenarios of the
+//! otherwise: about 25 minutes of real time) runs the catalogue scenarios of the
 //! document on both kinds of node; the only differences allowed are the known ones listed
 //! in [`KNOWN_DIFFERENCES`], each with its reason, and a known difference that goes away
 //! fails the test too, so the list cannot go stale.
@@ -137,11 +137,11 @@ const KNOWN_DIFFERENCES: [(&str, &str, &str); 4] = [
 ];
 
 #[test]
-#[ignore = "a quarter of an hour of real time: make test-live runs it"]
+#[ignore = "about 25 minutes of real time: make test-live runs it"]
 fn the_simulator_agrees_with_live_runs_on_locksims_nodes_and_redis_server() {
     let dir = scratch("real-vs-sim-whole");
     let mut args = COMPARED.to_vec();
-    args.extend(["--live-seeds", "1"]);
+    args.extend(["--live-seeds", "2"]);
     let (code, output, rows) = compare(&dir, &args);
     println!("{output}");
     assert!(code == Some(0) || code == Some(1), "{output}");
