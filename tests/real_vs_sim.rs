@@ -163,3 +163,20 @@ fn the_simulator_agrees_with_live_runs_on_locksims_nodes_and_redis_server() {
         .collect();
     assert_eq!(differences, known, "{output}");
 }
+
+#[test]
+fn a_scenario_live_mode_cannot_run_is_refused_before_anything_runs() {
+    let output = locksim(&[
+        "compare-live",
+        "scenarios/single-node-gc-pause.json",
+        "scenarios/live/failover-before-replication.json",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("failover-before-replication.json") && stderr.contains("topology"),
+        "{stderr}"
+    );
+    // Refused up front: not even the simulated runs of the first scenario were tabled.
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty());
+}
