@@ -19,6 +19,7 @@ use locksim::sweep::Shard;
 
 use cli::bench::{BenchArgs, bench};
 use cli::check::{CheckArgs, check};
+use cli::compare::{CompareArgs, compare_live};
 use cli::live::{WorkerArgs, run_live, worker};
 use cli::lock::{LockArgs, lock_and_run};
 use cli::merge::{merge, merge_report};
@@ -165,6 +166,12 @@ enum Command {
     /// LOCKSIM_FENCE_COUNTER when it is `counter`) and LOCKSIM_SCENARIO, and loops
     /// acquire → report held → read and write the resource → report released → release.
     Worker(WorkerArgs),
+    /// Check the simulator against the real thing: run each scenario simulated, live on
+    /// locksim's nodes and live on real redis-server (same `locksim worker` client), and
+    /// print one Markdown table row per scenario: each expected checker's verdict in every
+    /// mode, whether they agree, the time to the first violation and the speed-up. Exits
+    /// 0 when they agree, 1 when some verdict differs, 3 when a run failed.
+    CompareLive(CompareArgs),
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
     Serve {
@@ -225,6 +232,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args),
         Command::Lock(args) => lock_and_run(args),
         Command::Worker(args) => worker(args),
+        Command::CompareLive(args) => compare_live(args),
         Command::Serve { port, replicaof } => serve(port, replicaof),
         Command::Shrink {
             file,

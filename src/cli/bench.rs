@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use locksim::scenario::{self, Expectation, Scenario};
+use locksim::scenario::{self, Scenario};
 use locksim::sweep::{Shard, sweep, sweep_seeds};
 use locksim::world::events::EventCounts;
 
@@ -205,13 +205,7 @@ struct FirstViolation {
 /// Runs `scenario`'s seeds one at a time from 0 until one violates a checker it expects
 /// violated (at most its own seed count); `None` when it expects no violation.
 fn first_violation(file: &Path, scenario: Arc<Scenario>) -> Option<FirstViolation> {
-    let expected: Vec<&str> = scenario
-        .expect
-        .entries()
-        .into_iter()
-        .filter(|(_, expectation)| *expectation == Expectation::Violated)
-        .map(|(checker, _)| checker)
-        .collect();
+    let expected = scenario.expect.violated();
     if expected.is_empty() {
         return None;
     }

@@ -36,31 +36,17 @@ pub fn run_live(args: RunArgs) -> ExitCode {
         return invalid("--seeds must be at least 1");
     }
     if args.redis_server
-        && let Err(e) = std::process::Command::new("redis-server")
-            .arg("--version")
-            .output()
+        && let Err(e) = redis_server_runs()
     {
-        return invalid(format!(
-            "--redis-server: cannot run `redis-server` ({e}); install it (apt-get install redis-server) or drop --redis-server to use locksim's nodes"
-        ));
+        return invalid(e);
     }
-    let locksim = match std::env::current_exe() {
-        Ok(exe) => exe.display().to_string(),
-        Err(e) => {
-            return invalid(format!(
-                "cannot find the locksim executable for `locksim worker`: {e}"
-            ));
-        }
+    let worker = match default_worker() {
+        Ok(worker) => worker,
+        Err(e) => return invalid(e),
     };
     let setups: Vec<LiveSetup> = scenarios
         .iter()
-        .map(|(file, _)| LiveSetup {
-            scenario_file: file.clone(),
-            default_worker: vec![locksim.clone(), "worker".into()],
-            redis_server: args.redis_server,
-            worker_env: Vec::new(),
-            scratch: std::env::temp_dir().join("locksim-live"),
-        })
+        .map(|(file, _)| live_setup(file, args.redis_server, &worker))
         .collect();
     for ((file, scenario), setup) in scenarios.iter().zip(&setups) {
         if let Err(reason) = live::unsupported(scenario, setup) {
@@ -137,9 +123,44 @@ pub fn run_live(args: RunArgs) -> ExitCode {
     verdict_exit(any_error, all_met)
 }
 
+/// `Err` says how to get `redis-server` when it cannot run (for `--redis-server`).
+pub(super) fn redis_server_runs() -> Result<(), String> {
+    match std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+    {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!(
+            "--redis-server: cannot run `redis-server` ({e}); install it (apt-get install redis-server) or drop --redis-server to use locksim's nodes"
+        )),
+    }
+}
+
+/// The worker a live run starts when the scenario names none: this executable's `worker`.
+pub(super) fn default_worker() -> Result<Vec<String>, String> {
+    match std::env::current_exe() {
+        Ok(exe) => Ok(vec![exe.display().to_string(), "worker".into()]),
+        Err(e) => Err(format!(
+            "cannot find the locksim executable for `locksim worker`: {e}"
+        )),
+    }
+}
+
+/// How the scenario in `file` runs live: on redis-server or locksim's nodes, with
+/// `default_worker` unless it names its own clients' command.
+pub(super) fn live_setup(file: &std::path::Path, redis_server: bool, default_worker: &[String]) -> LiveSetup {
+    LiveSetup {
+        scenario_file: file.to_path_buf(),
+        default_worker: default_worker.to_vec(),
+        redis_server,
+        worker_env: Vec::new(),
+        scratch: std::env::temp_dir().join("locksim-live"),
+    }
+}
+
 /// Runs `seeds` of `scenario` live, up to `jobs` at a time, each judged as a simulated
 /// seed is.
-fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, jobs: usize) -> Vec<SeedRun> {
+pub(super) fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, jobs: usize) -> Vec<SeedRun> {
     let settings = scenario.check_settings();
     in_parallel(0..seeds.len() as u64, jobs, |index| {
         let seed = seeds[index as usize];

@@ -530,6 +530,15 @@ impl Expect {
         .filter_map(|(name, e)| e.map(|e| (name, e)))
         .collect()
     }
+
+    /// The checkers expected violated, by name.
+    pub fn violated(&self) -> Vec<&'static str> {
+        self.entries()
+            .into_iter()
+            .filter(|(_, expectation)| *expectation == Expectation::Violated)
+            .map(|(checker, _)| checker)
+            .collect()
+    }
 }
 
 /// What a checker should report over all seeds.
