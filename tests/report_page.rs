@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use support::cli::{locksim, scratch};
+use support::svg_text::{text_boxes, text_problems};
 
 const SCENARIOS: [&str; 3] = [
     "scenarios/single-node-gc-pause.json",
@@ -104,8 +105,34 @@ fn comparisons_agree_with_the_cells(summary: &Value, dom: &str) {
     );
     for (comparison, sentence) in comparisons.iter().zip(answer) {
         assert_eq!(&comparison["sentence"], sentence);
-        let text = sentence.as_str().unwrap().replace('&', "&amp;");
-        assert!(dom[answer_at..].contains(&text), "the page says: {text}");
+        // The page's table: a row a pair, its "differs in" and "same in" cells as the
+        // summary has them, each counting the fault classes it names.
+        let differing = comparison["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["differs"] == true)
+            .count();
+        let total = comparison["faults"].as_array().unwrap().len();
+        for (cell, count) in [("differs_in", differing), ("same_in", total - differing)] {
+            let text = match comparison[cell].as_str() {
+                Some(text) => {
+                    assert!(
+                        text.starts_with(&format!("{count} of {total}: ")),
+                        "{cell}: {text}"
+                    );
+                    text.replace('&', "&amp;")
+                }
+                None => {
+                    assert_eq!(count, 0, "{cell} is none only where no class is");
+                    "none".to_string()
+                }
+            };
+            assert!(
+                dom[answer_at..].contains(&format!("<td>{text}</td>")),
+                "the page's table says: {text}"
+            );
+        }
         let both: Vec<&Value> = cells
             .iter()
             .filter(|c| c["setup"] == comparison["setup"] && c["applies"] == true)
@@ -181,6 +208,22 @@ fn minimal_counterexamples_come_first(dir: &Path, summary: &Value, dom: &str) {
         broken_classes += usize::from(broke);
     }
     assert!(broken_classes > 0, "the shipped grid breaks something");
+    // A broken lock first: every class told by a safety checker before any told by
+    // validity or liveness.
+    let safety = ["mutual_exclusion", "resource_safety", "stale_write"];
+    let told_by_safety: Vec<bool> = minimal
+        .iter()
+        .map(|m| safety.contains(&m["checker"].as_str().unwrap()))
+        .collect();
+    assert!(
+        told_by_safety[0],
+        "the first minimal counterexample shows a broken lock: {}",
+        minimal[0]
+    );
+    assert!(
+        told_by_safety.windows(2).all(|pair| pair[0] || !pair[1]),
+        "safety before liveness: {told_by_safety:?}"
+    );
     let contents = dom.find("id=\"contents\"").unwrap();
     let first = dom
         .find("id=\"minimal\"")
@@ -218,6 +261,39 @@ fn minimal_counterexamples_come_first(dir: &Path, summary: &Value, dom: &str) {
             "the shrunk file replays to the same run ({digest})"
         );
     }
+}
+
+/// "Clients compared": the grid's clients, each column from the shared workload, no wait
+/// that is the run's length, and the table within a 1400 px window.
+fn clients_compared_fit(dir: &Path, summary: &Value) {
+    let matrix = &summary["matrix"];
+    let clients = matrix["clients_compared"].as_array().unwrap();
+    assert!(
+        clients.iter().any(|c| c == "lua-release"),
+        "the plain tier-5 client has a column"
+    );
+    assert!(clients.len() >= 4, "{clients:?}");
+    for cell in matrix["cells"].as_array().unwrap() {
+        if cell["applies"] == true && clients.contains(&cell["setup"]) {
+            let wait = cell["activity"]["longest_wait_ms"].as_u64().unwrap();
+            assert!(
+                wait < 20_000,
+                "a wait measured, not the run's length: {wait} ms in {}",
+                cell["name"]
+            );
+        }
+    }
+    let overflow = measure(
+        dir,
+        "(() => { const t = page.querySelector('#clients table'); \
+         return t.getBoundingClientRect().right + ' ' + page.documentElement.clientWidth; })()",
+    );
+    let (right, window) = overflow.split_once(' ').unwrap();
+    let (right, window): (f64, f64) = (right.parse().unwrap(), window.parse().unwrap());
+    assert!(
+        right <= window,
+        "the clients' table fits the window: {right} > {window}"
+    );
 }
 
 /// A viewport meta; every inline figure an image with a text alternative that says what it
@@ -416,6 +492,64 @@ fn contrast_is_computed_as_wcag_does() {
     assert_eq!(contrast([[34.0; 3], [34.0; 3]]), 1.0);
 }
 
+/// Every figure the report wrote: no text leaves its canvas, no two texts overlap.
+fn figure_text_reads(dir: &Path) {
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(dir.join("figures")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "svg") {
+            let svg = std::fs::read_to_string(&path).unwrap();
+            assert!(text_boxes(&svg).len() > 5, "{} has text", path.display());
+            problems.extend(
+                text_problems(&svg)
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", path.display())),
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 5,
+        "the timelines, the matrix and the envelopes: {checked}"
+    );
+    assert!(
+        problems.is_empty(),
+        "figure text that does not read: {problems:#?}"
+    );
+}
+
+#[test]
+fn the_text_check_sees_text_off_the_canvas_and_text_over_text() {
+    let svg =
+        |texts: &str| format!("<svg width=\"200\" height=\"100\" viewBox=\"0 0 200 100\">{texts}</svg>");
+    let text = |x: u32, y: u32, anchor: &str, words: &str| {
+        format!(
+            "<text x=\"{x}\" y=\"{y}\" dy=\"0.76em\" text-anchor=\"{anchor}\" font-family=\"sans-serif\" \
+             font-size=\"12\" opacity=\"1\" fill=\"#000000\">\n{words}\n</text>"
+        )
+    };
+    let apart = svg(&(text(10, 10, "start", "left") + &text(190, 60, "end", "right")));
+    assert_eq!(text_problems(&apart), Vec::<String>::new());
+    let boxes = text_boxes(&apart);
+    assert!(
+        boxes[0].right > 25.0 && boxes[0].right < 45.0,
+        "\"left\" is about 4 letters wide: {boxes:?}"
+    );
+    assert!((boxes[1].right - 190.0).abs() < 1e-9, "an end anchor ends at x");
+    let over = svg(&(text(10, 10, "start", "overlap") + &text(30, 14, "start", "here")));
+    assert_eq!(text_problems(&over).len(), 1, "{:?}", text_problems(&over));
+    let cut = svg(&text(
+        100,
+        40,
+        "middle",
+        "a label far too long for this small canvas",
+    ));
+    assert_eq!(text_problems(&cut).len(), 1, "{:?}", text_problems(&cut));
+    let low = svg(&text(10, 95, "start", "low"));
+    assert_eq!(text_problems(&low).len(), 1, "below the canvas");
+}
+
 #[test]
 fn the_page_opens_in_chromium_with_every_section() {
     let dir = scratch("browser");
@@ -461,6 +595,8 @@ fn the_page_opens_in_chromium_with_every_section() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     comparisons_agree_with_the_cells(&summary, &dom);
     minimal_counterexamples_come_first(&dir, &summary, &dom);
+    figure_text_reads(&dir);
+    clients_compared_fit(&dir, &summary);
     assert!(
         html.len() < 3_000_000,
         "the page stays under 3 MB: {} bytes",

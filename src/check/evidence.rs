@@ -18,8 +18,9 @@ pub struct Evidence {
     pub grants: u64,
     /// How long the run lasted (true time, µs): grants over it are the lock's throughput.
     pub run_us: u64,
-    /// The longest any client waited for the lock (through failed acquires, until a grant,
-    /// a crash or the end of the run), in µs.
+    /// The longest any client waited for the lock and got it (through failed acquires,
+    /// until the grant), in µs: a wait a crash or the run's end cut short measures the run,
+    /// not the lock, and is left out.
     pub longest_wait_us: u64,
     /// One entry per scheduled fault, in the scenario's order.
     pub faults: Vec<FaultEvidence>,
@@ -97,6 +98,7 @@ pub fn evidence(history: &History, faults: usize) -> Evidence {
         .collect();
     let longest_wait_us = super::liveness::waits(history)
         .iter()
+        .filter(|wait| wait.end == super::liveness::WaitEnd::Acquired)
         .map(|wait| wait.to_us - wait.from_us)
         .max()
         .unwrap_or(0);

@@ -15,6 +15,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
+use locksim::report::counterexample::Counterexample;
 use locksim::report::figures::{
     self, heatmap,
     timeline::{self, Timeline},
@@ -23,7 +24,7 @@ use locksim::report::matrix::{self, CellRun, MatrixRun};
 use locksim::report::minimal;
 use locksim::report::page::{self, Figure, Figures};
 use locksim::report::plan::{Plan, ReportOptions, Swept};
-use locksim::report::summary::{Counterexample, Summary};
+use locksim::report::summary::Summary;
 use locksim::report::sweeps::{Sweep, SweepKind};
 use locksim::scenario::Scenario;
 use locksim::search::story;

@@ -9,9 +9,9 @@
 
 use serde_json::{Value, json};
 
+use super::matrix_summary::MatrixSummary;
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
-use super::summary::MatrixSummary;
 
 /// What two setups that tie at `safety` do, before the fault classes are named.
 fn tie_words(safety: Safety) -> &'static str {
@@ -104,66 +104,113 @@ impl Comparison {
         }
     }
 
-    /// The comparison in one or two sentences: where the two differ, grouped by what each
-    /// did, with both cells' numbers ("X against Y"), then the ties grouped the same way.
-    pub fn sentence(&self, matrix: &MatrixSummary) -> String {
-        let label = |s: usize| matrix.setups[s].label.as_str();
-        let n = self.faults.len();
+    /// "50 seeds each" (or "the same seeds in each" where the cells ran different counts).
+    fn seeds_text(&self) -> String {
         let seeds: Vec<u64> = self
             .faults
             .iter()
             .flat_map(|c| [c.setup.overlap.seeds, c.against.overlap.seeds])
             .collect();
-        let seeds = match seeds.first() {
+        match seeds.first() {
             Some(&1) if seeds.iter().all(|&s| s == 1) => "1 seed each".to_string(),
             Some(&first) if seeds.iter().all(|&s| s == first) => format!("{first} seeds each"),
             _ => "the same seeds in each".to_string(),
-        };
+        }
+    }
+
+    /// The fault classes where the two differ (`true`) or tie (`false`).
+    fn where_they(&self, differ: bool) -> Vec<&FaultComparison> {
+        self.faults.iter().filter(|c| c.differs() == differ).collect()
+    }
+
+    /// Where the two differ, grouped by what each did, with both cells' numbers ("holds
+    /// against damage under clock jumps (overlap 0/50 against damage 50/50)"); `None` where
+    /// they differ nowhere.
+    fn difference_groups(&self, matrix: &MatrixSummary) -> Option<String> {
+        let differ = self.where_they(true);
+        if differ.is_empty() {
+            return None;
+        }
+        let groups: Vec<String> = grouped(&differ, |c| (c.setup.safety, c.against.safety))
+            .into_iter()
+            .map(|((a, b), group)| {
+                let numbers: Vec<String> = group
+                    .iter()
+                    .map(|c| format!("{} against {}", telling_text(&c.setup), telling_text(&c.against)))
+                    .collect();
+                let numbers = match numbers.as_slice() {
+                    [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|n| n == first) => {
+                        format!("{first} in each")
+                    }
+                    _ => numbers.join("; "),
+                };
+                format!(
+                    "{} against {} under {} ({numbers})",
+                    a.word(),
+                    b.word(),
+                    fault_labels(matrix, &group)
+                )
+            })
+            .collect();
+        Some(groups.join("; "))
+    }
+
+    /// Where the two tie, grouped by what both did ("both hold under no fault, holder
+    /// crashes"); `None` where they tie nowhere.
+    fn tie_groups(&self, matrix: &MatrixSummary) -> Option<String> {
+        let tie = self.where_they(false);
+        if tie.is_empty() {
+            return None;
+        }
+        let groups: Vec<String> = grouped(&tie, |c| c.setup.safety)
+            .into_iter()
+            .map(|(safety, group)| format!("{} under {}", tie_words(safety), fault_labels(matrix, &group)))
+            .collect();
+        Some(groups.join("; "))
+    }
+
+    /// The answer table's "differs in" cell: "2 of 9: " and where, or `None`.
+    pub fn differences(&self, matrix: &MatrixSummary) -> Option<String> {
+        let groups = self.difference_groups(matrix)?;
+        Some(format!(
+            "{} of {}: {groups}",
+            self.where_they(true).len(),
+            self.faults.len()
+        ))
+    }
+
+    /// The answer table's "same in" cell: "7 of 9: " and where, or `None`.
+    pub fn ties(&self, matrix: &MatrixSummary) -> Option<String> {
+        let groups = self.tie_groups(matrix)?;
+        Some(format!(
+            "{} of {}: {groups}",
+            self.where_they(false).len(),
+            self.faults.len()
+        ))
+    }
+
+    /// The comparison in one or two sentences: where the two differ, then where they tie
+    /// ([`Comparison::differences`], [`Comparison::ties`]).
+    pub fn sentence(&self, matrix: &MatrixSummary) -> String {
+        let label = |s: usize| matrix.setups[s].label.as_str();
+        let n = self.faults.len();
         let mut sentence = format!(
-            "{} against {}, on the {n} fault class{} both ran ({seeds}): ",
+            "{} against {}, on the {n} fault class{} both ran ({}): ",
             label(self.setup),
             label(self.against),
-            if n == 1 { "" } else { "es" }
+            if n == 1 { "" } else { "es" },
+            self.seeds_text()
         );
-        let (differ, tie): (Vec<&FaultComparison>, Vec<&FaultComparison>) =
-            self.faults.iter().partition(|c| c.differs());
-        if !differ.is_empty() {
-            let groups: Vec<String> = grouped(&differ, |c| (c.setup.safety, c.against.safety))
-                .into_iter()
-                .map(|((a, b), group)| {
-                    let numbers: Vec<String> = group
-                        .iter()
-                        .map(|c| format!("{} against {}", telling_text(&c.setup), telling_text(&c.against)))
-                        .collect();
-                    let numbers = match numbers.as_slice() {
-                        [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|n| n == first) => {
-                            format!("{first} in each")
-                        }
-                        _ => numbers.join("; "),
-                    };
-                    format!(
-                        "{} against {} under {} ({numbers})",
-                        a.word(),
-                        b.word(),
-                        fault_labels(matrix, &group)
-                    )
-                })
-                .collect();
-            sentence += &format!("they differ in {} of {n}: {}.", differ.len(), groups.join("; "));
+        let differ = self.where_they(true).len();
+        if let Some(groups) = self.difference_groups(matrix) {
+            sentence += &format!("they differ in {differ} of {n}: {groups}.");
         }
-        if !tie.is_empty() {
-            let groups: Vec<String> = grouped(&tie, |c| c.setup.safety)
-                .into_iter()
-                .map(|(safety, group)| {
-                    format!("{} under {}", tie_words(safety), fault_labels(matrix, &group))
-                })
-                .collect();
-            let lead = if differ.is_empty() {
-                format!("a tie in all {n}")
-            } else {
-                format!(" They tie in {}", tie.len())
+        if let Some(groups) = self.tie_groups(matrix) {
+            let lead = match differ {
+                0 => format!("a tie in all {n}"),
+                _ => format!(" They tie in {}", n - differ),
             };
-            sentence += &format!("{lead}: {}.", groups.join("; "));
+            sentence += &format!("{lead}: {groups}.");
         }
         sentence
     }
@@ -174,6 +221,9 @@ impl Comparison {
             "setup": matrix.setups[self.setup].name,
             "against": matrix.setups[self.against].name,
             "sentence": self.sentence(matrix),
+            "seeds": self.seeds_text(),
+            "differs_in": self.differences(matrix),
+            "same_in": self.ties(matrix),
             "faults": self.faults.iter().map(|c| json!({
                 "fault": matrix.faults[c.fault].name,
                 "differs": c.differs(),
@@ -225,8 +275,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::check;
-    use crate::report::matrix::SetupRow;
-    use crate::report::summary::Labelled;
+    use crate::report::matrix_summary::{Labelled, SetupRow};
     use crate::report::{Activity, ScenarioReport};
 
     /// A cell of `seeds` seeds: the first `overlap` violate mutual exclusion, the first
@@ -292,6 +341,7 @@ pub(crate) mod tests {
                 ],
             ],
             comparisons: vec![(0, 1)],
+            clients_compared: Vec::new(),
         }
     }
 

@@ -12,8 +12,10 @@
 //! - a string `"ttl"` or `"K*ttl"` (`"2*ttl"`, `"0.25*ttl"`, `"-1*ttl"`) anywhere a number
 //!   goes becomes K × the setup's `lock.ttl_ms`, rounded to a whole ms: faults that must
 //!   outlast the TTL keep doing so for a row with another TTL;
-//! - a list element `"@redis"` (every Redis node) or `"@masters"` (the masters) becomes
-//!   those node names, so one partition fault fits a single node and five masters alike.
+//! - a list element `"@redis"` (every Redis node), `"@masters"` (the masters) or
+//!   `"@one-master"` (the first master: one of N) becomes those node names, so one
+//!   partition fault fits a single node and five masters alike; where one value goes (a
+//!   fault's `target`), the shorthand becomes the one name, or the list of them.
 //!
 //! Generated scenarios carry no `expect`: a cell's verdict is whatever its seeds show. A
 //! fault class names the topologies it applies to (and whether it needs replicas); other
@@ -27,8 +29,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
+use super::matrix_summary::{Labelled, MatrixSummary, SetupRow};
 use super::outcome::Outcome;
-use super::summary::{Labelled, MatrixSummary};
 use super::sweeps::{Sweep, SweepKind};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
@@ -45,6 +47,9 @@ struct GridFile {
     /// Pairs of setups the report compares in sentences, each `[setup, against]` by name.
     #[serde(default)]
     comparisons: Vec<[String; 2]>,
+    /// Setups the report's "Clients compared" lists side by side, by name.
+    #[serde(default)]
+    clients_compared: Vec<String>,
 }
 
 /// `defaults`: the fields every cell starts from, in the scenario-file format.
@@ -106,19 +111,6 @@ const FAULT_CLASS_FIELDS: [&str; 7] = [
     "checks",
 ];
 
-/// A row of the matrix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetupRow {
-    /// Short name, used in scenario and file names.
-    pub name: String,
-    /// What a table shows for the row.
-    pub label: String,
-    /// Anything the label leaves out (may be empty).
-    pub description: String,
-    /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
-    pub fenced: bool,
-}
-
 /// A column of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultColumn {
@@ -150,6 +142,8 @@ pub struct Matrix {
     pub cells: Vec<Vec<Cell>>,
     /// Pairs of setups to compare, `(setup, against)` as indices into `setups`.
     pub comparisons: Vec<(usize, usize)>,
+    /// Setups "Clients compared" lists, as indices into `setups`.
+    pub clients_compared: Vec<usize>,
 }
 
 /// One cell after its seeds ran.
@@ -176,6 +170,8 @@ pub struct MatrixRun {
     pub cells: Vec<Vec<CellRun>>,
     /// Pairs of setups to compare, `(setup, against)` as indices into `setups`.
     pub comparisons: Vec<(usize, usize)>,
+    /// Setups "Clients compared" lists, as indices into `setups`.
+    pub clients_compared: Vec<usize>,
     /// Host time the whole grid took.
     pub wall_ms: u128,
 }
@@ -247,11 +243,17 @@ impl Matrix {
                 (found(setup), found(against))
             })
             .collect();
+        let clients_compared = grid
+            .clients_compared
+            .iter()
+            .map(|name| position(name).expect("check_grid made sure every compared client's setup exists"))
+            .collect();
         Ok(Matrix {
             setups,
             faults,
             cells,
             comparisons,
+            clients_compared,
         })
     }
 
@@ -336,6 +338,7 @@ impl Matrix {
             faults: self.faults.clone(),
             cells,
             comparisons: self.comparisons.clone(),
+            clients_compared: self.clients_compared.clone(),
             wall_ms,
         }
     }
@@ -401,6 +404,7 @@ impl MatrixRun {
                 .map(|row| row.iter().map(|cell| cell.report().cloned()).collect())
                 .collect(),
             comparisons: self.comparisons.clone(),
+            clients_compared: self.clients_compared.clone(),
         }
     }
 }
@@ -481,6 +485,14 @@ fn check_grid(grid: &GridFile) -> Result<(), (String, String)> {
         }
         if pair[0] == pair[1] {
             return fail(format!("comparisons[{i}]"), "compares a setup with itself");
+        }
+    }
+    for (i, name) in grid.clients_compared.iter().enumerate() {
+        if !grid.setups.iter().any(|s| &s.name == name) {
+            return fail(
+                format!("clients_compared[{i}]"),
+                &format!("`{name}` is not a setup's name"),
+            );
         }
     }
     Ok(())
@@ -669,6 +681,7 @@ impl Nodes {
         match element.as_str()? {
             "@redis" => Some(&self.redis),
             "@masters" => Some(&self.masters),
+            "@one-master" => self.masters.get(..1),
             _ => None,
         }
     }
@@ -703,6 +716,13 @@ fn expand(value: Value, ttl_ms: u64, nodes: &Nodes) -> Result<Value, (String, St
                     }
                 }
                 Ok(Value::Array(expanded))
+            }
+            // A shorthand where one value goes (a fault's `target`): one name, or the list.
+            Value::String(_) if nodes.shorthand(&value).is_some_and(|names| !names.is_empty()) => {
+                match nodes.shorthand(&value).unwrap_or_default() {
+                    [one] => Ok(Value::String(one.clone())),
+                    names => Ok(Value::from(names.to_vec())),
+                }
             }
             Value::String(text) if text.contains("ttl") => {
                 ttl_multiple(&text, ttl_ms).map(Value::from).ok_or_else(|| {
@@ -846,6 +866,29 @@ mod tests {
         let matrix = shipped();
         for setup in &matrix.setups {
             assert_eq!(setup.fenced, setup.name.contains("fencing"), "{}", setup.name);
+        }
+    }
+
+    #[test]
+    fn one_master_is_the_first_master_of_any_topology() {
+        let one = r#"{ "name": "one", "label": "one master restarts", "applies_to": ["single", "redlock"],
+            "faults": [ { "kind": "crash", "target": "@one-master", "at_ms": 5000, "restart_after_ms": "0.05*ttl" },
+                        { "kind": "partition", "groups": [["@one-master"], ["client-1"]], "at_ms": 6000 } ] }"#;
+        let redlock = r#"{ "name": "rl", "label": "Redlock", "topology": { "kind": "redlock", "masters": 5 },
+            "lock": { "algorithm": "redlock", "ttl_ms": 1000 } }"#;
+        let text = grid(&format!("{SINGLE}, {redlock}"), one);
+        let matrix = Matrix::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
+        for setup in [0, 1] {
+            let cell = scenario_of(&matrix, setup, 0);
+            assert_eq!(
+                cell.faults[0].target,
+                Some(Target::Nodes(vec!["redis-1".into()])),
+                "one name, not a list"
+            );
+            let FaultAction::Partition { groups, .. } = &cell.faults[1].action else {
+                panic!("{:?}", cell.faults[1]);
+            };
+            assert_eq!(groups[0], ["redis-1"], "one of the masters in a list");
         }
     }
 
@@ -1001,6 +1044,13 @@ mod tests {
                     r#""comparisons": [["single", "single"]], "defaults""#,
                 ),
                 "comparisons[0]",
+            ),
+            (
+                grid(SINGLE, PAUSE).replace(
+                    r#""defaults""#,
+                    r#""clients_compared": ["single", "redisson"], "defaults""#,
+                ),
+                "clients_compared[1]",
             ),
         ];
         for (text, field) in cases {

@@ -7,18 +7,22 @@
 //! Which checker a class is told by: a lost update when any cell lost one (the damage a
 //! broken lock does, shown with both holders and the erased write), else two holders at
 //! once, else a stale token accepted, else the first checker (in the report's order) any
-//! cell of the class violated. Which cell: the setups the opening compares first (in the
-//! order the grid's comparisons name them), then the rest in grid order; the first whose
-//! cell violated that checker. Shrinking is bounded in runs, never in host time, so the
-//! report stays the same bytes run to run.
+//! cell of the class violated. Which cell: the setups the opening compares against first
+//! (the baselines: a single node before the setups measured against it), then the setups
+//! compared, then the rest, each in the order the grid names them; the first whose cell
+//! violated that checker. The classes come in the order a reader needs them (see
+//! [`picks`]). Shrinking is bounded in runs, never in host time, so the report stays the
+//! same bytes run to run.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use super::CHECKERS;
+use super::counterexample::Counterexample;
 use super::figures::timeline::Timeline;
-use super::summary::{CHECKERS, Counterexample, MatrixSummary};
+use super::matrix_summary::MatrixSummary;
 use crate::check::{self, check_all};
 use crate::scenario::load_str;
 use crate::search::shrink::{Budget, shrink_within};
@@ -39,29 +43,32 @@ pub struct Pick {
     pub seed: u64,
 }
 
+/// The checkers that tell a broken lock, the first a class is told by (in this order).
+const SAFETY_HEADLINES: [&str; 3] = [
+    check::resource_safety::NAME,
+    check::mutual_exclusion::NAME,
+    check::stale_write::NAME,
+];
+
 /// The checker a class is told by, in order of preference (see the module's doc).
 fn headline_checkers() -> Vec<&'static str> {
-    let first = [
-        check::resource_safety::NAME,
-        check::mutual_exclusion::NAME,
-        check::stale_write::NAME,
-    ];
     let rest = CHECKERS
         .iter()
         .map(|(name, _)| *name)
-        .filter(|name| !first.contains(name));
-    first.into_iter().chain(rest).collect()
+        .filter(|name| !SAFETY_HEADLINES.contains(name));
+    SAFETY_HEADLINES.into_iter().chain(rest).collect()
 }
 
-/// The setups in the order a class's cell is picked from: those the comparisons name,
-/// in order, then the rest in grid order.
+/// The setups in the order a class's cell is picked from: the baselines the comparisons
+/// measure against (the simplest setup that breaks reads most plainly), then the setups
+/// compared, then the rest in grid order.
 fn setup_order(matrix: &MatrixSummary) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::new();
-    for &(a, b) in &matrix.comparisons {
-        for s in [a, b] {
-            if !order.contains(&s) {
-                order.push(s);
-            }
+    let baselines = matrix.comparisons.iter().map(|&(_, against)| against);
+    let compared = matrix.comparisons.iter().map(|&(setup, _)| setup);
+    for s in baselines.chain(compared) {
+        if !order.contains(&s) {
+            order.push(s);
         }
     }
     let rest: Vec<usize> = (0..matrix.setups.len()).filter(|s| !order.contains(s)).collect();
@@ -69,12 +76,42 @@ fn setup_order(matrix: &MatrixSummary) -> Vec<usize> {
     order
 }
 
-/// One pick per fault class in which some cell violated some checker, in column order.
+/// One pick per fault class in which some cell violated some checker, in the order a
+/// reader needs them: classes told by a safety checker (lost update, two holders, stale
+/// token) before those told by validity or liveness, since a broken lock is what the page
+/// is for and a slow one is not; among those, the class that broke the most setups first (the
+/// failure every setup shares, a holder's pause, before one that needs a rare setup);
+/// ties in column order. Liveness-only classes ("no fault": a wait a little over the
+/// bound) come last.
 pub fn picks(matrix: &MatrixSummary) -> Vec<Pick> {
     let setups = setup_order(matrix);
+    let checkers = headline_checkers();
+    let rank = |pick: &Pick| {
+        let broken = (0..matrix.setups.len())
+            .filter_map(|s| matrix.cell(s, pick.fault))
+            .filter(|report| {
+                report
+                    .violations
+                    .get(pick.checker)
+                    .is_some_and(|seeds| !seeds.is_empty())
+            })
+            .count();
+        (
+            !SAFETY_HEADLINES.contains(&pick.checker),
+            std::cmp::Reverse(broken),
+            pick.fault,
+        )
+    };
+    let mut picks = picks_in_column_order(matrix, &setups, &checkers);
+    picks.sort_by_key(rank);
+    picks
+}
+
+/// One pick per fault class that broke something, in column order.
+fn picks_in_column_order(matrix: &MatrixSummary, setups: &[usize], checkers: &[&'static str]) -> Vec<Pick> {
     (0..matrix.faults.len())
         .filter_map(|fault| {
-            headline_checkers().into_iter().find_map(|checker| {
+            checkers.iter().copied().find_map(|checker| {
                 setups.iter().find_map(|&setup| {
                     let report = matrix.cell(setup, fault)?;
                     let seed = *report.violations.get(checker)?.first()?;

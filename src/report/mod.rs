@@ -7,9 +7,11 @@
 
 pub mod compare;
 pub mod control;
+pub mod counterexample;
 pub mod envelope;
 pub mod figures;
 pub mod matrix;
+pub mod matrix_summary;
 pub mod minimal;
 pub mod outcome;
 pub mod page;
@@ -27,7 +29,7 @@ use serde_json::{Value, json};
 
 use self::control::{Attribution, Control};
 use self::rate::Rate;
-use self::summary::CHECKERS;
+use crate::check;
 use crate::check::evidence::NotExercised;
 use crate::scenario::{Expectation, Scenario};
 use crate::sweep::{SeedRun, sweep_seeds};
@@ -98,6 +100,17 @@ impl Activity {
         })
     }
 }
+
+/// The checkers a report shows, with their short names (as in the table).
+pub const CHECKERS: [(&str, &str); 7] = [
+    (check::mutual_exclusion::NAME, "mutex"),
+    (check::resource_safety::NAME, "data"),
+    (check::stale_write::NAME, "stale"),
+    (check::deadlock::NAME, "deadlock"),
+    (check::validity::NAME, "validity"),
+    (check::liveness::NAME, "live"),
+    (check::starvation::NAME, "starve"),
+];
 
 /// The outcome of running one scenario over a range of seeds.
 #[derive(Debug, Clone)]

@@ -6,10 +6,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::CHECKERS;
+use super::compare;
+use super::counterexample::Counterexample;
 use super::figures::{SCALE, heatmap, hex};
+use super::matrix_summary::MatrixSummary;
 use super::outcome::Safety;
 use super::rate::Rate;
-use super::summary::{CHECKERS, Counterexample, MatrixSummary, Summary};
+use super::summary::Summary;
 use crate::scenario::Expectation;
 
 /// A figure drawn for the page: its SVG and the words that say what it shows (its text
@@ -34,6 +38,7 @@ th, td { border: 1px solid #ccc; padding: .3em .5em; vertical-align: top; }
 th { background: #f3f3f3; text-align: left; }
 th.scenario { font-weight: normal; }
 td.cell { text-align: center; min-width: 6.5em; }
+table.answer th, table.answer td:nth-child(2) { min-width: 9em; }
 td.na { color: #555; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); }
 td.nx { color: #222; background: #bdbdbd; font-style: italic; }
 td.two { padding: 0; }
@@ -82,12 +87,12 @@ fn contents(page: &mut String, summary: &Summary) {
     let has_clients = summary
         .matrix
         .as_ref()
-        .is_some_and(|m| m.setups.iter().any(|s| s.label.contains("profile")));
+        .is_some_and(|m| !m.clients_compared.is_empty());
     let sections = [
         (
             "answer",
             "The answer: setups compared",
-            !summary.answer_sentences().is_empty(),
+            summary.matrix.as_ref().is_some_and(|m| !m.comparisons.is_empty()),
         ),
         ("verdict", "Verdict", true),
         (
@@ -114,22 +119,37 @@ fn contents(page: &mut String, summary: &Summary) {
     page.push_str("</ol>\n</nav>\n");
 }
 
-/// The answer first: each pair of setups the grid compares, in a sentence computed from
-/// the matrix's cells.
+/// The answer first: each pair of setups the grid compares, a row each (setup A | setup B
+/// | differs in | same in), computed from the matrix's cells as `summary.json` has them.
 fn answer(page: &mut String, summary: &Summary) {
-    let sentences = summary.answer_sentences();
-    if sentences.is_empty() {
+    let Some(matrix) = &summary.matrix else {
+        return;
+    };
+    let comparisons = compare::comparisons(matrix);
+    if comparisons.is_empty() {
         return;
     }
     page.push_str("<section id=\"answer\">\n<h2>The answer: setups compared</h2>\n");
     page.push_str("<p class=\"small\">Each pair on the same fault classes and seeds. <em>Overlap</em>: two clients \
                    believed they held the lock at once (mutual exclusion broke); <em>damage</em>: an update was \
                    lost or a stale token accepted. Two cells differ when they land on different levels, or \
-                   on the same level with 95% intervals apart; anything else is a tie.</p>\n<ul>\n");
-    for sentence in sentences {
-        let _ = writeln!(page, "<li>{}</li>", escape(&sentence));
+                   on the same level with 95% intervals apart; anything else is a tie.</p>\n");
+    page.push_str(
+        "<div class=\"scroll\"><table class=\"answer\">\n<caption>Setups compared pairwise: the fault classes where \
+         they differ (A's cells against B's) and where they tie</caption>\n<tr><th scope=\"col\">setup A</th>\
+         <th scope=\"col\">setup B</th><th scope=\"col\">differs in</th><th scope=\"col\">same in</th></tr>\n",
+    );
+    for comparison in &comparisons {
+        let _ = writeln!(
+            page,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&matrix.setups[comparison.setup].label),
+            escape(&matrix.setups[comparison.against].label),
+            escape(&comparison.differences(matrix).unwrap_or_else(|| "none".into())),
+            escape(&comparison.ties(matrix).unwrap_or_else(|| "none".into())),
+        );
     }
-    page.push_str("</ul>\n</section>\n");
+    page.push_str("</table></div>\n</section>\n");
 }
 
 fn verdict(page: &mut String, summary: &Summary) {
@@ -369,55 +389,75 @@ fn matrix_cell(page: &mut String, matrix: &MatrixSummary, setup: usize, fault: u
     );
 }
 
-/// The client profiles side by side: the matrix rows of setups labelled as a profile, on
-/// the same faults and seeds, with what each costs in liveness.
+/// The grid's `clients_compared` setups side by side, one column each (so the table fits a
+/// 1400 px window however many fault classes there are): how much the lock gets done on
+/// the workload they share, how long a client waited before it was granted the lock, and
+/// what each fault class did to each (the matrix's cells).
 fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
-    let profiles: Vec<usize> = (0..matrix.setups.len())
-        .filter(|&s| matrix.setups[s].label.contains("profile"))
-        .collect();
-    if profiles.is_empty() {
+    let clients = &matrix.clients_compared;
+    if clients.is_empty() {
         return;
     }
     let no_fault = matrix.faults.iter().position(|f| f.name == "none");
     page.push_str("<section id=\"clients\">\n<h2>Clients compared</h2>\n");
-    page.push_str("<p>The client profiles of the matrix, on the same faults and seeds: seeds violating mutual \
-                   exclusion (and the checkers that fired), and how much the lock gets done: acquisitions per \
-                   simulated second and the longest any client waited for it, without faults and at worst \
-                   under any fault.</p>\n");
     page.push_str(
-        "<div class=\"scroll\"><table>\n<caption>Client profiles: how much the lock gets done, and what \
-         each fault class did to it</caption>\n<tr><th scope=\"col\">profile</th><th scope=\"col\">acquisitions/s<br>(no \
-         fault)</th><th scope=\"col\">longest wait<br>(no fault)</th><th scope=\"col\">longest wait<br>(any fault)</th>",
+        "<p>Lock clients side by side on one workload (the matrix's: the same clients, jobs and pauses for \
+         every one, each on its own topology), on the same faults and seeds: how much the lock gets done \
+         (acquisitions per simulated second), the longest any client waited before it was granted the lock \
+         (a wait cut short by a crash or the end of the run is left out), and what each fault class did to \
+         mutual exclusion and to the data.</p>\n",
     );
-    for fault in &matrix.faults {
-        let _ = write!(page, "<th scope=\"col\">{}</th>", escape(&fault.label));
+    page.push_str(
+        "<div class=\"scroll\"><table>\n<caption>Lock clients on one workload: how much the lock gets done, \
+         and what each fault class did to each</caption>\n<tr><th scope=\"col\">client</th>",
+    );
+    for &s in clients {
+        let _ = write!(page, "<th scope=\"col\">{}</th>", escape(&matrix.setups[s].label));
     }
     page.push_str("</tr>\n");
-    for s in profiles {
-        let _ = write!(
-            page,
-            "<tr><th scope=\"row\">{}</th>",
-            escape(&matrix.setups[s].label)
-        );
-        match no_fault.and_then(|f| matrix.cell(s, f)) {
-            Some(report) => {
-                let _ = write!(
-                    page,
-                    "<td class=\"cell\">{:.1}</td><td class=\"cell\">{} ms</td>",
-                    report.activity.acquisitions_per_s(),
-                    report.activity.longest_wait_us / 1000
-                );
-            }
-            None => page.push_str("<td class=\"cell na\">—</td><td class=\"cell na\">—</td>"),
-        }
-        let worst_wait = (0..matrix.faults.len())
+    let no_fault_cell = |s: usize| no_fault.and_then(|f| matrix.cell(s, f));
+    let longest_wait_any_fault = |s: usize| {
+        (0..matrix.faults.len())
             .filter(|&f| Some(f) != no_fault)
             .filter_map(|f| matrix.cell(s, f))
             .map(|report| report.activity.longest_wait_us)
             .max()
-            .unwrap_or(0);
-        let _ = write!(page, "<td class=\"cell\">{} ms</td>", worst_wait / 1000);
-        for f in 0..matrix.faults.len() {
+    };
+    let numbers =
+        |value: &dyn Fn(usize) -> Option<String>| clients.iter().map(|&s| value(s)).collect::<Vec<_>>();
+    let rows = [
+        (
+            "acquisitions/s (no fault)",
+            numbers(&|s| {
+                no_fault_cell(s).map(|report| format!("{:.1}", report.activity.acquisitions_per_s()))
+            }),
+        ),
+        (
+            "longest wait until granted (no fault)",
+            numbers(&|s| {
+                no_fault_cell(s).map(|report| format!("{} ms", report.activity.longest_wait_us / 1000))
+            }),
+        ),
+        (
+            "longest wait until granted (any fault)",
+            numbers(&|s| longest_wait_any_fault(s).map(|us| format!("{} ms", us / 1000))),
+        ),
+    ];
+    for (label, values) in rows {
+        let _ = write!(page, "<tr><th scope=\"row\">{label}</th>");
+        for value in values {
+            match value {
+                Some(text) => {
+                    let _ = write!(page, "<td class=\"cell\">{text}</td>");
+                }
+                None => page.push_str("<td class=\"cell na\">—</td>"),
+            }
+        }
+        page.push_str("</tr>\n");
+    }
+    for (f, fault) in matrix.faults.iter().enumerate() {
+        let _ = write!(page, "<tr><th scope=\"row\">{}</th>", escape(&fault.label));
+        for &s in clients {
             matrix_cell(page, matrix, s, f, summary);
         }
         page.push_str("</tr>\n");

@@ -2,121 +2,17 @@
 //! safety matrix and the counterexamples. The page ([`super::page`]), `summary.json` and
 //! the terminal table all read it, so they cannot disagree.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
 use super::compare;
+use super::counterexample::Counterexample;
 use super::envelope::Envelope;
-use super::figures::heatmap::{Band, Cell, Fill, Heatmap, Panel};
-use super::matrix::SetupRow;
+use super::matrix_summary::MatrixSummary;
 use super::minimal::Minimal;
-use super::outcome::{Outcome, Safety};
+use super::outcome::Outcome;
 use super::rate::Rate;
 use crate::check;
-use crate::history::History;
-use crate::search::story;
-
-/// The checkers a report shows, with their short names (as in the table).
-pub const CHECKERS: [(&str, &str); 7] = [
-    (check::mutual_exclusion::NAME, "mutex"),
-    (check::resource_safety::NAME, "data"),
-    (check::stale_write::NAME, "stale"),
-    (check::deadlock::NAME, "deadlock"),
-    (check::validity::NAME, "validity"),
-    (check::liveness::NAME, "live"),
-    (check::starvation::NAME, "starve"),
-];
-
-/// A row or column of the matrix: a short name (used in file names) and a label.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Labelled {
-    pub name: String,
-    pub label: String,
-}
-
-/// Setups crossed with fault classes; a cell is `None` where the fault does not apply.
-#[derive(Debug, Clone)]
-pub struct MatrixSummary {
-    pub setups: Vec<SetupRow>,
-    pub faults: Vec<Labelled>,
-    /// `cells[setup][fault]`.
-    pub cells: Vec<Vec<Option<ScenarioReport>>>,
-    /// Pairs of setups the opening compares, `(setup, against)` as indices into `setups`.
-    pub comparisons: Vec<(usize, usize)>,
-}
-
-impl MatrixSummary {
-    /// The matrix as a figure: each cell in two bands, the overlap's rate over the
-    /// damage's (so a fenced overlap reads "overlap, no damage" at a glance), with the
-    /// liveness lost under them; hatched where the fault does not apply, grey where the
-    /// lock was not exercised.
-    pub fn heatmap(&self) -> Heatmap {
-        let fraction = |rate: Rate| rate.violating as f64 / rate.seeds.max(1) as f64;
-        let cells = (0..self.setups.len())
-            .map(|s| {
-                (0..self.faults.len())
-                    .map(|f| match self.outcome(s, f) {
-                        None => Cell::plain(Fill::DoesNotApply, "does not apply"),
-                        Some(outcome) if outcome.safety == Safety::NotExercised => Cell {
-                            note: outcome.stuck_text(),
-                            ..Cell::plain(Fill::NotExercised, "not exercised")
-                        },
-                        Some(outcome) => Cell {
-                            fill: Fill::Rate(fraction(outcome.overlap)),
-                            text: outcome.overlap_text(),
-                            lower: Some(Band {
-                                fraction: fraction(outcome.damage),
-                                text: outcome.damage_text(),
-                            }),
-                            note: outcome.stuck_text(),
-                        },
-                    })
-                    .collect()
-            })
-            .collect();
-        Heatmap {
-            title: "Safety matrix: two holders at once (top) and data damaged (bottom), in seeds".into(),
-            x_label: "fault class".into(),
-            y_label: "setup".into(),
-            panels: vec![Panel {
-                title: String::new(),
-                columns: self.faults.iter().map(|f| f.label.clone()).collect(),
-                rows: self.setups.iter().map(|s| s.label.clone()).collect(),
-                cells,
-                inside_bound: None,
-            }],
-            row_label_width: 310,
-            note: "Top: seeds in which two clients believed they held the lock. Bottom: seeds in which an update \
-                   was lost or a stale token accepted (absorbed: the setup fences and nothing was damaged). Under \
-                   them, liveness lost: deadlock, or the lock left free while clients waited (stalled)."
-                .into(),
-        }
-    }
-
-    /// What the cell of `setup` × `fault` shows, if that fault applies to that setup.
-    pub fn outcome(&self, setup: usize, fault: usize) -> Option<Outcome> {
-        self.cell(setup, fault)
-            .map(|report| Outcome::of(report, self.setups[setup].fenced))
-    }
-}
-
-/// One violating run shown in full: its timeline and the events that matter.
-#[derive(Debug, Clone)]
-pub struct Counterexample {
-    /// A name usable in file names and page anchors (`single-node-gc-pause-seed-0`).
-    pub id: String,
-    pub scenario: String,
-    pub file: PathBuf,
-    pub seed: u64,
-    /// What each violated checker said of this run.
-    pub violations: Vec<(String, String)>,
-    /// The first violation told as numbered steps (the events that matter).
-    pub story: Vec<String>,
-    /// The trace digest of the run, for checking a replay.
-    pub digest: String,
-}
 
 /// Everything one report shows.
 #[derive(Debug, Clone)]
@@ -131,86 +27,6 @@ pub struct Summary {
     pub envelopes: Vec<Envelope>,
     /// One shrunk counterexample per fault class of the matrix that broke something.
     pub minimal: Vec<Minimal>,
-}
-
-impl Counterexample {
-    /// The first violating seed of `report`, replayed: what broke and the events around it,
-    /// told for the first checker it violated.
-    pub fn new(report: &ScenarioReport, seed: u64, history: &History, verdicts: &[check::Verdict]) -> Self {
-        let first = verdicts
-            .iter()
-            .find(|v| v.violation.is_some())
-            .map_or("", |v| v.checker);
-        Counterexample::of_run(
-            format!("{}-seed-{seed}", report.name),
-            report.name.clone(),
-            report.file.clone(),
-            seed,
-            history,
-            verdicts,
-            first,
-        )
-    }
-
-    /// A run of `scenario` (replayed from `file` on `seed`): what broke, and the story of
-    /// `checker`'s violation (none when it did not fire).
-    pub fn of_run(
-        id: String,
-        scenario: String,
-        file: PathBuf,
-        seed: u64,
-        history: &History,
-        verdicts: &[check::Verdict],
-        checker: &str,
-    ) -> Self {
-        let violations = verdicts
-            .iter()
-            .filter_map(|v| v.violation.clone().map(|why| (v.checker.to_string(), why)))
-            .collect();
-        let story = match verdicts
-            .iter()
-            .find(|v| v.checker == checker)
-            .and_then(|v| v.violation.as_ref())
-        {
-            Some(why) => story::render(&story::story(history, checker, why), checker, why),
-            None => Vec::new(),
-        };
-        Counterexample {
-            id,
-            scenario,
-            file,
-            seed,
-            violations,
-            story,
-            digest: history.digest(),
-        }
-    }
-
-    /// The JSON form: what broke, the story, and how to replay it.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "scenario": self.scenario,
-            "file": self.file.display().to_string(),
-            "seed": self.seed,
-            "replay": self.replay_command(),
-            "digest": self.digest,
-            "violations": self.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
-            "story": self.story,
-        })
-    }
-
-    /// The command that replays this run.
-    pub fn replay_command(&self) -> String {
-        format!("locksim replay {} --seed {}", self.file.display(), self.seed)
-    }
-}
-
-impl MatrixSummary {
-    /// The cell of `setup` × `fault`, if that fault applies to that setup.
-    pub fn cell(&self, setup: usize, fault: usize) -> Option<&ScenarioReport> {
-        self.cells.get(setup)?.get(fault)?.as_ref()
-    }
 }
 
 impl Summary {
@@ -255,7 +71,13 @@ impl Summary {
                 .iter()
                 .map(|c| c.to_json(matrix))
                 .collect();
-            json!({"setups": setups, "faults": faults, "cells": cells, "comparisons": comparisons})
+            let clients: Vec<&str> = matrix
+                .clients_compared
+                .iter()
+                .map(|&s| matrix.setups[s].name.as_str())
+                .collect();
+            json!({"setups": setups, "faults": faults, "cells": cells, "comparisons": comparisons,
+                   "clients_compared": clients})
         });
         json!({
             "catalogue": self.catalogue.iter().map(ScenarioReport::to_json).collect::<Vec<_>>(),

@@ -1,5 +1,6 @@
 //! The shipped matrix grid (scenarios/matrix/grid.json) cut down for a test: only the
-//! named setups and fault classes, and only the comparisons between setups kept.
+//! named setups and fault classes, and only the comparisons and compared clients among
+//! the setups kept.
 
 use locksim::report::matrix::GRID_FILE;
 use serde_json::Value;
@@ -18,6 +19,9 @@ pub fn shipped_grid_subset(setups: &[&str], faults: &[&str]) -> Value {
     };
     keep(&mut grid["setups"], setups);
     keep(&mut grid["faults"], faults);
+    if let Some(clients) = grid["clients_compared"].as_array_mut() {
+        clients.retain(|name| setups.contains(&name.as_str().unwrap()));
+    }
     if let Some(pairs) = grid["comparisons"].as_array_mut() {
         pairs.retain(|pair| {
             pair.as_array()

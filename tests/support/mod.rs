@@ -11,6 +11,7 @@ pub mod libraries;
 pub mod proxy;
 pub mod resp;
 pub mod sim;
+pub mod svg_text;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;

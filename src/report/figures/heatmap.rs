@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::SCALE;
+use super::{SCALE, text_width};
 
 /// What fills a cell (or its top band).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -181,15 +181,6 @@ impl Heatmap {
 const LEGEND_WIDTH: u32 = 130 + 8 * 66 + 20;
 /// The widest a note runs before it wraps.
 const NOTE_WIDTH: u32 = 1200;
-
-/// The width of `text` at plotters font size `size` with the embedded font, in pixels.
-pub fn text_width(text: &str, size: u32) -> u32 {
-    super::register_font();
-    ("sans-serif", size)
-        .into_font()
-        .box_size(text)
-        .map_or(text.chars().count() as u32 * size * 3 / 5, |(w, _)| w)
-}
 
 /// The colour of a violation fraction: white for none, then [`SCALE`] from light to dark.
 pub fn colour_of(fraction: f64) -> (RGBColor, bool) {

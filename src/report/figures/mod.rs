@@ -3,6 +3,7 @@
 //! DejaVu Sans embedded in the binary (no system fonts, byte-identical output run to run)
 //! and colours come from the Okabe–Ito palette, which colour-blind readers can tell apart.
 
+pub mod bitmap;
 pub mod heatmap;
 pub mod timeline;
 
@@ -53,6 +54,19 @@ pub fn register_font() {
     });
 }
 
+/// The width in pixels of `text` in the embedded font at plotters font size `size`, as
+/// plotters lays it out (the measure it centres and anchors text by).
+pub fn text_width(text: &str, size: impl Into<f64>) -> u32 {
+    register_font();
+    let size = size.into();
+    ("sans-serif", size)
+        .into_font()
+        .box_size(text)
+        .map_or(text.chars().count() as u32 * (size * 0.6) as u32, |(width, _)| {
+            width
+        })
+}
+
 /// A drawing, as SVG text.
 pub type Svg = String;
 
@@ -68,14 +82,15 @@ pub fn svg(size: (u32, u32), draw: impl Fn(&DrawingArea<SVGBackend, plotters::co
     text
 }
 
-/// Draws with `draw` onto a PNG of `size` written to `path`.
+/// Draws with `draw` onto a PNG of `size` written to `path` (text glyph by glyph:
+/// [`bitmap::GlyphExact`]).
 pub fn png(
     path: &Path,
     size: (u32, u32),
-    draw: impl Fn(&DrawingArea<BitMapBackend, plotters::coord::Shift>),
+    draw: impl Fn(&DrawingArea<bitmap::GlyphExact, plotters::coord::Shift>),
 ) -> std::io::Result<()> {
     register_font();
-    let root = BitMapBackend::new(path, size).into_drawing_area();
+    let root = bitmap::GlyphExact(BitMapBackend::new(path, size)).into_drawing_area();
     draw(&root);
     root.present()
         .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))

@@ -1,15 +1,18 @@
 //! The lease timeline of one run (a Gantt chart, true time on x): per client, the span it
 //! *believed* it held the lock, its validity deadlines and its writes (accepted or refused
 //! by fencing); per Redis node, the life of each client's key (colour = client, grey = an
-//! abandoned attempt's) and the spans it was down; faults shaded across the chart,
-//! failovers marked, and the overlap of two believed holders in red.
+//! abandoned attempt's) and the spans it was down; faults in a lane of their own above
+//! the rows (each label where it has room, on as many sub-lanes as that takes) and shaded
+//! on the row of the node they target; failovers and clock jumps as lines across; the
+//! overlap of two believed holders as an opaque vermilion band, so it reads the same over
+//! a fault as over nothing.
 
 use std::collections::BTreeMap;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{CLIENT_COLOURS, OVERLAP};
+use super::{CLIENT_COLOURS, OVERLAP, text_width};
 use crate::check::mutual_exclusion::{holdings, overlap};
 use crate::check::resource_safety::lost_update;
 use crate::history::{EventKind, History, names_node};
@@ -38,10 +41,13 @@ pub struct Timeline {
     pub deadlines: Vec<(usize, f64)>,
     /// Writes: (row, ms, accepted).
     pub writes: Vec<(usize, f64, bool)>,
-    /// Faults with a duration: (from, to, label).
-    pub faults: Vec<(f64, f64, String)>,
-    /// Instant marks across the chart (a clock jump, a reset, a failover): (ms, label).
-    pub marks: Vec<(f64, String)>,
+    /// Faults with a duration, and instants (a clock jump, a reset, a failover), each
+    /// with its sub-lane of the fault lane.
+    pub faults: Vec<FaultMark>,
+    /// Sub-lanes the fault lane needs so that no two labels overlap.
+    pub fault_lanes: usize,
+    /// Crashes: (row, ms).
+    pub crashes: Vec<(usize, f64)>,
     /// Spans where two clients believed they held the lock.
     pub overlaps: Vec<(f64, f64)>,
     /// The first two clients that believed they held the lock at once: (row, from, to)
@@ -51,8 +57,51 @@ pub struct Timeline {
     pub lost_write: Option<(usize, f64)>,
 }
 
+/// A fault in the fault lane: a span, or an instant when `to_ms == from_ms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultMark {
+    pub from_ms: f64,
+    pub to_ms: f64,
+    pub label: String,
+    /// Its sub-lane, from the top.
+    pub lane: usize,
+}
+
+impl FaultMark {
+    fn instant(&self) -> bool {
+        self.to_ms <= self.from_ms
+    }
+}
+
 /// The band on the row of a node a fault targets (paused, partitioned, slowed).
 const TARGETED: RGBColor = RGBColor(204, 160, 0);
+
+/// The band across the rows where two clients believed they held the lock: vermilion
+/// lightened, opaque (a translucent band turns tan over a fault's shading).
+const OVERLAP_BAND: RGBColor = RGBColor(246, 196, 166);
+
+/// Down spans (a crashed node, until it restarts).
+const DOWN: RGBColor = RGBColor(90, 90, 90);
+
+/// Lines across the chart for instants (a failover, a clock jump, a reset).
+const INSTANT: RGBColor = RGBColor(60, 60, 60);
+
+/// A fault's bar in the fault lane and its label: dark olive, apart from every client's
+/// colour and dark enough on white to read (8:1).
+const FAULT: RGBColor = RGBColor(100, 78, 0);
+
+/// The picture's width, the area for row names on the left, and the margins; the right
+/// margin leaves room for half of the last tick label.
+const WIDTH_PX: i32 = 1400;
+const ROW_NAMES_PX: i32 = 236;
+const MARGIN_PX: i32 = 12;
+const RIGHT_MARGIN_PX: i32 = 36;
+
+/// One row (or sub-lane) in pixels, and the text sizes (plotters' sizes).
+const ROW_PX: u32 = 34;
+const FAULT_LABEL_SIZE: f64 = 13.0;
+const LEGEND_SIZE: f64 = 14.0;
+const LEGEND_LINE_PX: i32 = 24;
 
 /// Context kept around the interesting part of a run, in ms.
 const MARGIN_MS: f64 = 1500.0;
@@ -91,8 +140,9 @@ impl Timeline {
         let mut bars = Vec::new();
         let mut deadlines = Vec::new();
         let mut writes = Vec::new();
-        let mut marks = Vec::new();
-        let mut faults = Vec::new();
+        let mut marks: Vec<(f64, String)> = Vec::new();
+        let mut faults: Vec<(f64, f64, String)> = Vec::new();
+        let mut crashes = Vec::new();
         let mut open_faults: Vec<(String, f64)> = Vec::new();
         let mut keys: BTreeMap<&str, (&str, f64)> = BTreeMap::new(); // node -> (token, since)
         let mut down: BTreeMap<&str, f64> = BTreeMap::new();
@@ -142,6 +192,7 @@ impl Timeline {
                     if let (Some((token, since)), Some(row)) = (keys.remove(event.node.as_str()), row) {
                         bars.push(key_bar(row, token, since, at, &owners));
                     }
+                    crashes.extend(row.map(|row| (row, at)));
                     down.insert(&event.node, at);
                 }
                 EventKind::Restarted => {
@@ -150,7 +201,7 @@ impl Timeline {
                             row,
                             from_ms: since,
                             to_ms: at,
-                            colour: RGBColor(90, 90, 90),
+                            colour: DOWN,
                             solid: false,
                         });
                     }
@@ -178,7 +229,7 @@ impl Timeline {
                     row,
                     from_ms: since,
                     to_ms: end_ms,
-                    colour: RGBColor(90, 90, 90),
+                    colour: DOWN,
                     solid: false,
                 });
             }
@@ -272,6 +323,19 @@ impl Timeline {
                 }
             })
             .collect();
+        let mut faults: Vec<FaultMark> = faults
+            .into_iter()
+            .chain(marks.into_iter().map(|(at, label)| (at, at, label)))
+            .map(|(from_ms, to_ms, label)| FaultMark {
+                from_ms,
+                to_ms,
+                label,
+                lane: 0,
+            })
+            .collect();
+        faults.retain(|f| f.from_ms <= to_ms && f.to_ms >= from_ms);
+        faults.sort_by(|a, b| a.from_ms.total_cmp(&b.from_ms));
+        let fault_lanes = assign_lanes(&mut faults, from_ms, to_ms);
         Timeline {
             title: title.to_string(),
             from_ms,
@@ -281,7 +345,8 @@ impl Timeline {
             deadlines,
             writes,
             faults,
-            marks,
+            fault_lanes,
+            crashes,
             overlaps,
             holders,
             lost_write,
@@ -330,12 +395,10 @@ impl Timeline {
         let faults: Vec<String> = self
             .faults
             .iter()
-            .map(|(from, to, label)| format!("{label} ({from:.0}-{to:.0} ms)"))
-            .chain(
-                self.marks
-                    .iter()
-                    .map(|(at, label)| format!("{label} (at {at:.0} ms)")),
-            )
+            .map(|f| match f.instant() {
+                true => format!("{} (at {:.0} ms)", f.label, f.from_ms),
+                false => format!("{} ({:.0}-{:.0} ms)", f.label, f.from_ms, f.to_ms),
+            })
             .collect();
         if !faults.is_empty() {
             text.push_str(&format!(" Faults: {}.", faults.join("; ")));
@@ -343,23 +406,68 @@ impl Timeline {
         text
     }
 
-    /// The picture's size: rows of 34 px, room for the title, the axis and the legend.
+    /// The picture's size: the fault lane and the rows 34 px each, room for the title, the
+    /// axis and the legend's lines.
     pub fn size(&self) -> (u32, u32) {
-        (1400, 150 + 34 * self.rows.len() as u32)
+        let rows = (self.fault_lanes + self.rows.len()) as u32;
+        let legend = legend_items().last().map_or(1, |item| item.line + 1) as u32;
+        (
+            WIDTH_PX as u32,
+            120 + ROW_PX * rows + LEGEND_LINE_PX as u32 * legend,
+        )
     }
+}
+
+/// Where `ms` lands on a chart of `from_ms..to_ms`, in pixels from the picture's left edge.
+fn x_px(ms: f64, from_ms: f64, to_ms: f64) -> i32 {
+    let (left, right) = (MARGIN_PX + ROW_NAMES_PX, WIDTH_PX - RIGHT_MARGIN_PX);
+    let share = (ms.clamp(from_ms, to_ms) - from_ms) / (to_ms - from_ms).max(1.0);
+    left + (share * f64::from(right - left)).round() as i32
+}
+
+/// Where a fault's label starts, in pixels: just right of its start, pulled left when it
+/// would run past the chart's right edge; with its width.
+fn label_span(fault: &FaultMark, from_ms: f64, to_ms: f64) -> (i32, i32) {
+    let width = text_width(&short(&fault.label), FAULT_LABEL_SIZE) as i32;
+    let x = (x_px(fault.from_ms, from_ms, to_ms) + 4).min(WIDTH_PX - RIGHT_MARGIN_PX - width);
+    (x, width)
+}
+
+/// Gives each fault the first sub-lane where its bar and its label have room after the
+/// ones already there (faults in order of start); returns how many sub-lanes that took.
+fn assign_lanes(faults: &mut [FaultMark], from_ms: f64, to_ms: f64) -> usize {
+    const GAP_PX: i32 = 12;
+    let mut lane_ends: Vec<i32> = Vec::new();
+    for fault in faults.iter_mut() {
+        let (label_x, width) = label_span(fault, from_ms, to_ms);
+        let start = label_x.min(x_px(fault.from_ms, from_ms, to_ms));
+        let end = (label_x + width).max(x_px(fault.to_ms, from_ms, to_ms)) + GAP_PX;
+        fault.lane = match lane_ends.iter().position(|&lane_end| lane_end <= start) {
+            Some(lane) => lane,
+            None => {
+                lane_ends.push(i32::MIN);
+                lane_ends.len() - 1
+            }
+        };
+        lane_ends[fault.lane] = end;
+    }
+    lane_ends.len()
 }
 
 /// Draws the timeline onto `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
     let _ = root.fill(&WHITE);
-    let rows = t.rows.len().max(1) as f64;
+    let lanes = t.fault_lanes as f64;
+    let bottom = lanes + t.rows.len().max(1) as f64;
+    let legend_lines = legend_items().last().map_or(1, |item| item.line + 1) as u32;
     let Ok(mut chart) = ChartBuilder::on(root)
         .caption(&t.title, ("sans-serif", 20))
-        .margin(12)
-        .margin_bottom(40)
+        .margin(MARGIN_PX as u32)
+        .margin_right(RIGHT_MARGIN_PX as u32)
+        .margin_bottom(24 + LEGEND_LINE_PX as u32 * legend_lines)
         .x_label_area_size(40)
-        .y_label_area_size(210)
-        .build_cartesian_2d(t.from_ms..t.to_ms, rows..0.0)
+        .y_label_area_size(ROW_NAMES_PX as u32)
+        .build_cartesian_2d(t.from_ms..t.to_ms, bottom..0.0)
     else {
         return;
     };
@@ -372,34 +480,38 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
         .label_style(("sans-serif", 14))
         .draw();
     let clip = |x: f64| x.clamp(t.from_ms, t.to_ms);
-    // Faults behind everything, then the overlap, then the bars.
-    let _ = chart.draw_series(t.faults.iter().map(|(from, to, _)| {
-        Rectangle::new(
-            [(clip(*from), 0.0), (clip(*to), rows)],
-            RGBColor(240, 228, 66).mix(0.25).filled(),
-        )
-    }));
+    // Row `row` of the clients and nodes, below the fault lane.
+    let y = |row: usize| lanes + row as f64;
+    // The fault lane's background, then the overlap across the rows, then the bars.
+    if t.fault_lanes > 0 {
+        let _ = chart.draw_series(std::iter::once(Rectangle::new(
+            [(t.from_ms, 0.0), (t.to_ms, lanes)],
+            RGBColor(248, 248, 244).filled(),
+        )));
+    }
     let _ = chart.draw_series(t.overlaps.iter().map(|(from, to)| {
-        Rectangle::new(
-            [(clip(*from), 0.0), (clip(*to), rows)],
-            OVERLAP.mix(0.35).filled(),
-        )
+        Rectangle::new([(clip(*from), lanes), (clip(*to), bottom)], OVERLAP_BAND.filled())
+    }));
+    let _ = chart.draw_series(t.overlaps.iter().flat_map(|(from, to)| {
+        [*from, *to].map(|at| {
+            PathElement::new(
+                vec![(clip(at), lanes), (clip(at), bottom)],
+                OVERLAP.stroke_width(1),
+            )
+        })
     }));
     let _ = chart.draw_series(
         t.bars
             .iter()
             .filter(|b| b.to_ms > t.from_ms && b.from_ms < t.to_ms)
             .map(|b| {
-                let top = b.row as f64 + if b.solid { 0.2 } else { 0.35 };
+                let top = y(b.row) + if b.solid { 0.2 } else { 0.35 };
                 let style = if b.solid {
                     b.colour.filled()
                 } else {
                     b.colour.mix(0.35).filled()
                 };
-                Rectangle::new(
-                    [(clip(b.from_ms), top), (clip(b.to_ms), b.row as f64 + 0.8)],
-                    style,
-                )
+                Rectangle::new([(clip(b.from_ms), top), (clip(b.to_ms), y(b.row) + 0.8)], style)
             }),
     );
     let _ = chart.draw_series(
@@ -408,7 +520,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
             .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
             .map(|(row, at)| {
                 PathElement::new(
-                    vec![(*at, *row as f64 + 0.1), (*at, *row as f64 + 0.9)],
+                    vec![(*at, y(*row) + 0.1), (*at, y(*row) + 0.9)],
                     BLACK.stroke_width(2),
                 )
             }),
@@ -418,7 +530,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
             .iter()
             .filter(|(_, at, _)| (t.from_ms..=t.to_ms).contains(at))
             .map(|(row, at, accepted)| {
-                let centre = (*at, *row as f64 + 0.5);
+                let centre = (*at, y(*row) + 0.5);
                 if *accepted {
                     Circle::new(centre, 6, BLACK.filled()).into_dyn()
                 } else {
@@ -426,10 +538,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
                 }
             }),
     );
+    let _ = chart.draw_series(
+        t.crashes
+            .iter()
+            .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
+            .map(|(row, at)| Cross::new((*at, y(*row) + 0.5), 8, BLACK.stroke_width(3))),
+    );
     // The first two believed holders outlined, the lost write ringed.
     let _ = chart.draw_series(t.holders.iter().map(|(row, from, to)| {
         Rectangle::new(
-            [(clip(*from), *row as f64 + 0.12), (clip(*to), *row as f64 + 0.88)],
+            [(clip(*from), y(*row) + 0.12), (clip(*to), y(*row) + 0.88)],
             BLACK.stroke_width(3),
         )
     }));
@@ -437,110 +555,146 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
         t.lost_write
             .iter()
             .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
-            .map(|(row, at)| Circle::new((*at, *row as f64 + 0.5), 12, OVERLAP.stroke_width(4))),
+            .map(|(row, at)| Circle::new((*at, y(*row) + 0.5), 12, OVERLAP.stroke_width(4))),
     );
-    for (i, (at, label)) in t
-        .marks
-        .iter()
-        .filter(|(at, _)| (t.from_ms..=t.to_ms).contains(at))
-        .enumerate()
-    {
-        let _ = chart.draw_series(std::iter::once(PathElement::new(
-            vec![(*at, 0.0), (*at, rows)],
-            RGBColor(60, 60, 60).stroke_width(2),
-        )));
-        let y = 0.02 * rows + (i % 3) as f64 * 0.35;
-        let _ = chart.draw_series(std::iter::once(Text::new(
-            short(label),
-            (*at, y),
-            ("sans-serif", 13).into_font().color(&RGBColor(60, 60, 60)),
-        )));
-    }
-    for (i, (from, _, label)) in t.faults.iter().enumerate() {
-        let y = rows - 0.35 - (i % 3) as f64 * 0.3;
-        let _ = chart.draw_series(std::iter::once(Text::new(
-            short(label),
-            (clip(*from), y),
-            ("sans-serif", 13).into_font().color(&RGBColor(120, 100, 0)),
-        )));
-    }
-    // Row names in the label area, level with their rows.
-    for (i, name) in t.rows.iter().enumerate() {
-        let (_, y) = chart.backend_coord(&(t.from_ms, i as f64 + 0.5));
+    // The fault lane: a bar per fault (a line across the chart for an instant), its label
+    // under it where `assign_lanes` found room.
+    for fault in &t.faults {
+        let lane = fault.lane as f64;
+        if fault.instant() {
+            let _ = chart.draw_series(std::iter::once(PathElement::new(
+                vec![(fault.from_ms, lane), (fault.from_ms, bottom)],
+                INSTANT.stroke_width(2),
+            )));
+        } else {
+            let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                [(clip(fault.from_ms), lane + 0.1), (clip(fault.to_ms), lane + 0.4)],
+                FAULT.filled(),
+            )));
+        }
+        let (label_x, _) = label_span(fault, t.from_ms, t.to_ms);
+        let (_, label_y) = chart.backend_coord(&(t.from_ms, lane + 0.45));
         let _ = root.draw(&Text::new(
-            name.clone(),
-            (14, y - 8),
-            ("sans-serif", 15).into_font(),
+            short(&fault.label),
+            (label_x, label_y),
+            ("sans-serif", FAULT_LABEL_SIZE).into_font().color(&FAULT),
         ));
     }
+    // Row names in the label area, level with their rows; a clock offset on a second line.
+    let name_font = ("sans-serif", 15).into_font();
+    if t.fault_lanes > 0 {
+        let (_, top) = chart.backend_coord(&(t.from_ms, 0.5));
+        let _ = root.draw(&Text::new("faults", (14, top - 8), name_font.clone()));
+    }
+    for (i, name) in t.rows.iter().enumerate() {
+        let (_, centre) = chart.backend_coord(&(t.from_ms, y(i) + 0.5));
+        match name.split_once(" (clock ") {
+            Some((name, clock)) => {
+                let _ = root.draw(&Text::new(name.to_string(), (14, centre - 15), name_font.clone()));
+                let _ = root.draw(&Text::new(
+                    format!("(clock {clock}"),
+                    (14, centre + 2),
+                    ("sans-serif", 12).into_font(),
+                ));
+            }
+            None => {
+                let _ = root.draw(&Text::new(name.clone(), (14, centre - 8), name_font.clone()));
+            }
+        }
+    }
     legend(root);
+}
+
+/// What one legend entry shows.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    Fill(RGBColor),
+    Light(RGBColor),
+    Line(RGBColor),
+    Dot,
+    Refused,
+    Crash,
+    LostWrite,
+}
+
+/// One legend entry, where it sits: its line (from the top of the legend) and left edge.
+#[derive(Debug, Clone, Copy)]
+struct LegendItem {
+    swatch: Swatch,
+    text: &'static str,
+    line: usize,
+    x: i32,
+}
+
+/// The key to every mark the chart draws, laid out in lines that fit the picture.
+fn legend_items() -> Vec<LegendItem> {
+    let entries = [
+        (
+            Swatch::Fill(CLIENT_COLOURS[0]),
+            "believed held / key stored (colour = client)",
+        ),
+        (Swatch::Fill(OVERLAP_BAND), "two holders"),
+        (Swatch::Fill(FAULT), "fault (own lane)"),
+        (Swatch::Light(TARGETED), "paused / cut off (its row)"),
+        (Swatch::Light(DOWN), "node down"),
+        (Swatch::Crash, "crash"),
+        (Swatch::Line(INSTANT), "failover / clock jump / reset"),
+        (Swatch::Line(BLACK), "validity deadline"),
+        (Swatch::Dot, "write"),
+        (Swatch::Refused, "write refused"),
+        (Swatch::LostWrite, "lost write"),
+    ];
+    const SWATCH_PX: i32 = 24;
+    const GAP_PX: i32 = 22;
+    let mut items = Vec::new();
+    let (mut line, mut x) = (0, MARGIN_PX + 2);
+    for (swatch, text) in entries {
+        let width = SWATCH_PX + text_width(text, LEGEND_SIZE) as i32;
+        if x + width > WIDTH_PX - MARGIN_PX {
+            line += 1;
+            x = MARGIN_PX + 2;
+        }
+        items.push(LegendItem {
+            swatch,
+            text,
+            line,
+            x,
+        });
+        x += width + GAP_PX;
+    }
+    items
 }
 
 /// The key to the marks, under the chart.
 fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) {
     let (_, height) = root.dim_in_pixel();
-    let y = height as i32 - 30;
-    let font = ("sans-serif", 14).into_font();
-    let mut x = 160;
-    let mut item = |shape: &dyn Fn(i32), text: &str| {
-        shape(x);
-        let _ = root.draw(&Text::new(text.to_string(), (x + 24, y - 2), font.clone()));
-        x += 24 + 7 * text.len() as i32 + 24;
-    };
-    item(
-        &|x| {
-            let _ = root.draw(&Rectangle::new(
+    let items = legend_items();
+    let lines = items.last().map_or(1, |item| item.line + 1) as i32;
+    let font = ("sans-serif", LEGEND_SIZE).into_font();
+    for item in items {
+        let (x, y) = (
+            item.x,
+            height as i32 + 2 - LEGEND_LINE_PX * (lines - item.line as i32),
+        );
+        let _ = match item.swatch {
+            Swatch::Fill(colour) => {
+                root.draw(&Rectangle::new([(x, y - 6), (x + 18, y + 8)], colour.filled()))
+            }
+            Swatch::Light(colour) => root.draw(&Rectangle::new(
                 [(x, y - 6), (x + 18, y + 8)],
-                CLIENT_COLOURS[0].filled(),
-            ));
-        },
-        "believed held / key stored (colour = client)",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&Rectangle::new(
-                [(x, y - 6), (x + 18, y + 8)],
-                OVERLAP.mix(0.35).filled(),
-            ));
-        },
-        "two holders",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&Rectangle::new(
-                [(x, y - 6), (x + 18, y + 8)],
-                RGBColor(240, 228, 66).mix(0.25).filled(),
-            ));
-        },
-        "fault",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&PathElement::new(
+                colour.mix(0.35).filled(),
+            )),
+            Swatch::Line(colour) => root.draw(&PathElement::new(
                 vec![(x + 9, y - 7), (x + 9, y + 9)],
-                BLACK.stroke_width(2),
-            ));
-        },
-        "validity deadline",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&Circle::new((x + 9, y + 1), 6, BLACK.filled()));
-        },
-        "write",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&Cross::new((x + 9, y + 1), 7, OVERLAP.stroke_width(3)));
-        },
-        "write refused",
-    );
-    item(
-        &|x| {
-            let _ = root.draw(&Circle::new((x + 9, y + 1), 9, OVERLAP.stroke_width(4)));
-        },
-        "lost write",
-    );
+                colour.stroke_width(2),
+            )),
+            Swatch::Dot => root.draw(&Circle::new((x + 9, y + 1), 6, BLACK.filled())),
+            Swatch::Refused => root.draw(&Cross::new((x + 9, y + 1), 7, OVERLAP.stroke_width(3))),
+            Swatch::Crash => root.draw(&Cross::new((x + 9, y + 1), 7, BLACK.stroke_width(3))),
+            Swatch::LostWrite => root.draw(&Circle::new((x + 9, y + 1), 8, OVERLAP.stroke_width(3))),
+        };
+        let _ = root.draw(&Text::new(item.text, (x + 24, y - 6), font.clone()));
+    }
 }
 
 /// A label short enough to sit on the chart.
@@ -618,8 +772,8 @@ mod tests {
         }
     }
 
-    /// Okabe–Ito vermilion, as SVG writes the overlap's fill.
-    const OVERLAP_FILL: &str = "#D55E00";
+    /// The overlap band's fill, as SVG writes it.
+    const OVERLAP_FILL: &str = "#F6C4A6";
 
     #[test]
     fn an_overlap_is_drawn_in_red_and_only_when_there_is_one() {
