@@ -18,6 +18,7 @@ pub mod rdb;
 pub mod replication;
 pub mod request;
 pub mod server;
+pub mod text;
 
 /// The Redis version the node answers as (HELLO, INFO, `redis.REDIS_VERSION`): the one its
 /// replies were checked against.
