@@ -223,6 +223,48 @@ pub struct Strike {
     pub events_before: usize,
 }
 
+/// Which way a frame on a client's connection went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The client wrote a request.
+    Sent,
+    /// The client read a reply or a pub/sub message.
+    Received,
+    /// The client gave up waiting for a reply (the text says why).
+    NoReply,
+}
+
+/// One frame a client wrote to or read from a Redis node, as `locksim replay --commands`
+/// lists it. Kept only when asked for (a sweep does not pay for it), beside the history and
+/// outside its digest: watching the wire changes nothing in the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRecord {
+    /// True time, in microseconds.
+    pub true_us: u64,
+    /// The client whose connection it was.
+    pub client: String,
+    /// That client's wall clock then.
+    pub local_us: i64,
+    /// The node the connection went to.
+    pub redis: String,
+    pub direction: Direction,
+    /// The request's words, the reply as redis-cli prints it, or why no reply came.
+    pub text: String,
+    /// How many events the history held then: where it goes in the trace.
+    pub events_before: usize,
+}
+
+impl fmt::Display for WireRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let arrow = match self.direction {
+            Direction::Sent => "→",
+            Direction::Received => "←",
+            Direction::NoReply => "✗",
+        };
+        write!(f, "{arrow} {} {}", self.redis, self.text)
+    }
+}
+
 /// The log of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct History {

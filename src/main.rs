@@ -84,6 +84,11 @@ enum Command {
         /// doing.
         #[arg(long)]
         without_faults: bool,
+        /// Also show every command each client sent, with the node it went to, and the
+        /// reply it read (`→` sent, `←` read, `✗` no reply), in the trace where it happened
+        /// (after the stories, with --story). Script bodies are cut.
+        #[arg(long)]
+        commands: bool,
     },
     /// Shrink a violating seed to the smallest scenario that still violates the same
     /// checker; writes it (with `expect` set) and prints what each pass removed.
@@ -228,7 +233,8 @@ fn main() -> ExitCode {
             story,
             plot,
             without_faults,
-        } => replay(&file, seed, story, plot.as_deref(), without_faults),
+            commands,
+        } => replay(&file, seed, story, plot.as_deref(), without_faults, commands),
         Command::Report(args) => report(args),
         Command::Lock(args) => lock_and_run(args),
         Command::Worker(args) => worker(args),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::check::evidence::{Evidence, FaultEvidence, evidence};
 use crate::check::{self, CheckSettings, Verdict, check_all};
-use crate::history::History;
+use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
 use crate::world;
 use crate::world::events::EventCounts;
@@ -158,6 +158,17 @@ impl SeedRun {
 pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> {
     let scenario = scenario.clone();
     on_fresh_thread(seed, scenario.wall_budget(), move || world::run(&scenario, seed))
+}
+
+/// [`run_seed`], keeping every frame the clients wrote and read too (`replay --commands`).
+pub fn run_seed_keeping_wire(
+    scenario: &Arc<Scenario>,
+    seed: u64,
+) -> Result<(History, Vec<WireRecord>), String> {
+    let scenario = scenario.clone();
+    on_fresh_thread(seed, scenario.wall_budget(), move || {
+        world::run_keeping_wire(&scenario, seed)
+    })
 }
 
 /// Runs one seed and its checkers on a fresh thread: a panic in either is that seed's

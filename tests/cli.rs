@@ -175,3 +175,66 @@ fn bench_times_the_first_violation_of_a_violating_catalogue_scenario() {
     assert_eq!(found[0]["scenario"], "single-node-gc-pause");
     assert_eq!(found[0]["seed"], 0);
 }
+
+/// The lines of `replay --commands` that show a frame going to or coming from a node.
+fn wire_lines(scenario: &str, seed: &str) -> Vec<String> {
+    let out = locksim(&["replay", scenario, "--seed", seed, "--commands"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let plain = locksim(&["replay", scenario, "--seed", seed]);
+    let digest = |stdout: &[u8]| text(stdout).lines().last().map(str::to_string);
+    assert_eq!(
+        digest(&out.stdout),
+        digest(&plain.stdout),
+        "watching the wire changed the run"
+    );
+    text(&out.stdout)
+        .lines()
+        .filter(|line| line.contains(" → ") || line.contains(" ← "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn replay_commands_lists_a_generic_clients_set_nx_px_and_its_release_script_with_replies() {
+    let wire = wire_lines("scenarios/single-node-baseline.json", "0");
+    let sent = |needle: &str| {
+        wire.iter()
+            .any(|l| l.contains("→ redis-1 ") && l.contains(needle))
+    };
+    assert!(sent("SET locksim:lock "), "{wire:#?}");
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("→ redis-1 SET locksim:lock ") && l.ends_with(" NX PX 2000")),
+        "{wire:#?}"
+    );
+    assert!(sent("EVAL <script: get, del ("), "{wire:#?}");
+    assert!(wire.iter().any(|l| l.contains("← redis-1 OK")), "{wire:#?}");
+    assert!(wire.iter().any(|l| l.contains("← redis-1 (nil)")), "{wire:#?}");
+    assert!(
+        wire.iter().any(|l| l.contains("← redis-1 (integer) 1")),
+        "{wire:#?}"
+    );
+}
+
+#[test]
+fn replay_commands_lists_redissons_hincrby_script_its_publish_and_the_waiters_message() {
+    let wire = wire_lines("scenarios/profile-redisson-no-faults-holds.json", "0");
+    let has = |needle: &str| wire.iter().any(|l| l.contains(needle));
+    assert!(
+        has("→ redis-1 EVAL <script: exists, hexists, hincrby, pexpire, pttl ("),
+        "{wire:#?}"
+    );
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("→ redis-1 EVAL <script: ") && l.contains(" publish ")),
+        "{wire:#?}"
+    );
+    assert!(
+        has("→ redis-1 SUBSCRIBE redisson_lock__channel:{locksim:lock}"),
+        "{wire:#?}"
+    );
+    assert!(
+        has(r#"← redis-1 ["message", "redisson_lock__channel:{locksim:lock}", "0"]"#),
+        "{wire:#?}"
+    );
+}

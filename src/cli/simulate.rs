@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
-use locksim::history::fmt_ms;
+use locksim::history::{Event, WireRecord, fmt_ms};
 use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
@@ -15,7 +15,7 @@ use locksim::report::figures::{
 use locksim::report::{ScenarioReport, control, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
-use locksim::sweep::{SeedRun, Shard, run_seed};
+use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
 
@@ -146,8 +146,17 @@ pub fn run(args: RunArgs) -> ExitCode {
 
 /// Runs one seed and prints its trace (or, with `story`, each violation's story), the
 /// evidence, the verdicts and the digest; with `plot`, also draws its lease timeline.
-/// With `without_faults`, the seed runs with the scenario's faults taken away.
-pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_faults: bool) -> ExitCode {
+/// With `without_faults`, the seed runs with the scenario's faults taken away; with
+/// `commands`, every frame each client wrote and read goes into the trace (after the
+/// stories, with `story`).
+pub fn replay(
+    file: &Path,
+    seed: u64,
+    story: bool,
+    plot: Option<&Path>,
+    without_faults: bool,
+    commands: bool,
+) -> ExitCode {
     let format = plot.map(|out| out.extension().and_then(|e| e.to_str()).unwrap_or_default());
     if let Some(format) = format
         && format != "svg"
@@ -162,8 +171,12 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
     };
-    let history = match run_seed(&scenario, seed) {
-        Ok(history) => history,
+    let run = match commands {
+        true => run_seed_keeping_wire(&scenario, seed),
+        false => run_seed(&scenario, seed).map(|history| (history, Vec::new())),
+    };
+    let (history, wire) = match run {
+        Ok(run) => run,
         Err(message) => {
             eprintln!("{}", harness_error(&scenario.name, file, seed, &message));
             return ExitCode::from(EXIT_HARNESS);
@@ -193,20 +206,11 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_
                 }
             }
         }
-    } else {
-        emit(format_args!(
-            "{:>12}  {:<17} {:>12}  event",
-            "true ms", "node", "local ms"
-        ));
-        for event in &history.events {
-            emit(format_args!(
-                "{:>12}  {:<17} {:>12}  {}",
-                fmt_ms(event.true_us as i64),
-                event.node,
-                fmt_ms(event.local_us),
-                event.kind
-            ));
+        if commands {
+            emit_trace(&[], &wire);
         }
+    } else {
+        emit_trace(&history.events, &wire);
         emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
     }
     let evidence = evidence(&history, settings.faults);
@@ -246,4 +250,41 @@ pub fn replay(file: &Path, seed: u64, story: bool, plot: Option<&Path>, without_
         emit(format_args!("plot: {}", out.display()));
     }
     ExitCode::SUCCESS
+}
+
+/// The trace: each event, and each frame on a client's connection where it happened
+/// (`→` written, `←` read, `✗` no reply), one line each.
+fn emit_trace(events: &[Event], wire: &[WireRecord]) {
+    emit(format_args!(
+        "{:>12}  {:<17} {:>12}  event",
+        "true ms", "node", "local ms"
+    ));
+    let line = |true_us: u64, node: &str, local_us: i64, what: &dyn std::fmt::Display| {
+        emit(format_args!(
+            "{:>12}  {:<17} {:>12}  {what}",
+            fmt_ms(true_us as i64),
+            node,
+            fmt_ms(local_us)
+        ));
+    };
+    let mut frames = wire.iter().peekable();
+    for (index, event) in events.iter().enumerate() {
+        while let Some(frame) = frames.next_if(|frame| frame.events_before <= index) {
+            line(
+                frame.true_us,
+                &frame.client,
+                frame.local_us,
+                &format_args!("  {frame}"),
+            );
+        }
+        line(event.true_us, &event.node, event.local_us, &event.kind);
+    }
+    for frame in frames {
+        line(
+            frame.true_us,
+            &frame.client,
+            frame.local_us,
+            &format_args!("  {frame}"),
+        );
+    }
 }

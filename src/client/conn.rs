@@ -7,6 +7,7 @@
 //! reply came (a watchdog cancelled mid-renewal when the work ended): its reply is still
 //! on the way, so the next request on that connection starts on a new one.
 
+use super::observe::{Tap, Traffic};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};
@@ -30,6 +31,8 @@ pub struct Conn<C: Connect, K: Clock> {
     awaiting_reply: bool,
     /// On a `READONLY` reply, drop the connection and send the request again on a new one.
     reconnect_on_readonly: bool,
+    /// Told every frame written and read, when someone watches the client.
+    tap: Option<Tap>,
 }
 
 /// Whether `reply` is a demoted master's refusal of a write (or of a script that writes).
@@ -47,7 +50,19 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             connection: None,
             awaiting_reply: false,
             reconnect_on_readonly: false,
+            tap: None,
         }
+    }
+
+    /// Reports every frame this connection writes and reads to `tap`.
+    pub fn tapped(&mut self, tap: Tap) {
+        self.tap = Some(tap);
+    }
+
+    /// Where this node's traffic is reported, for a connection of its own beside this one
+    /// ([`Conn::open_another`]).
+    pub fn tap(&self) -> Option<&Tap> {
+        self.tap.as_ref()
     }
 
     /// Makes a `READONLY` reply drop the connection and resend the request once on a new
@@ -76,8 +91,11 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             () = clock.sleep_ms(timeout_ms) => Err(RequestError::Timeout(timeout_ms)),
         };
         self.awaiting_reply = false;
-        if result.is_err() {
+        if let Err(e) = &result {
             self.connection = None;
+            if let Some(tap) = &self.tap {
+                tap.report(Traffic::NoReply(&e.to_string()));
+            }
         }
         result
     }
@@ -111,8 +129,15 @@ impl<C: Connect, K: Clock> Conn<C, K> {
                 .connection
                 .insert(Connection::new(self.connector.connect().await?)),
         };
+        if let Some(tap) = &self.tap {
+            tap.report(Traffic::Sent(request));
+        }
         connection.write_frame(request).await?;
-        connection.read_frame().await?.ok_or(ConnectionError::Closed)
+        let reply = connection.read_frame().await?.ok_or(ConnectionError::Closed)?;
+        if let Some(tap) = &self.tap {
+            tap.report(Traffic::Received(&reply));
+        }
+        Ok(reply)
     }
 }
 

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use super::conn::Conn;
 use super::error::LockError;
 use super::ladder;
-use super::observe::{Observe, Request, Unobserved};
+use super::observe::{Observe, Request, Tap, Unobserved};
 use super::options::{
     AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, RetryToken, ValidityClock,
 };
@@ -182,15 +182,21 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self
     }
 
-    /// Tells `observer` every node's answer, and why attempts and renewals failed.
+    /// Tells `observer` every node's answer, why attempts and renewals failed, and every
+    /// frame on the wire (the fencing counter's as node `nodes.len()`).
     pub fn with_observer(mut self, observer: Arc<dyn Observe>) -> Self {
+        for (index, node) in self.nodes.iter_mut().chain(&mut self.fence_counter).enumerate() {
+            node.tapped(Tap::new(observer.clone(), index));
+        }
         self.observer = observer;
         self
     }
 
-    /// The linearizable counter node that [`Fencing::Counter`] takes tokens from.
+    /// The linearizable counter node that [`Fencing::Counter`] takes tokens from; its
+    /// traffic is observed as node `nodes.len()`.
     pub fn with_fence_counter(mut self, connector: C) -> Self {
-        let conn = Conn::new(connector, self.clock.clone(), self.options.request_timeout_ms);
+        let mut conn = Conn::new(connector, self.clock.clone(), self.options.request_timeout_ms);
+        conn.tapped(Tap::new(self.observer.clone(), self.nodes.len()));
         self.fence_counter = Some(conn);
         self
     }

@@ -23,7 +23,7 @@ pub mod steps;
 pub use conn::{Conn, RequestError};
 pub use error::LockError;
 pub use lock::{Held, Lease, Lock, LockGuard};
-pub use observe::{Observe, Request, Unobserved};
+pub use observe::{Observe, Request, Tap, Traffic, Unobserved};
 pub use options::Protocol;
 pub use options::{
     Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, Profile, ProfileDefaults,

@@ -5,7 +5,7 @@
 //! frames bytes, [`cmd`] holds one type per command (shared with the lock client, which
 //! builds the same types to send), [`db`] owns the keyspace and expiry, [`lua`] runs
 //! scripts, [`replication`] and [`persistence`] carry write effects to replicas and to an
-//! AOF, [`node`] holds one node's state, [`server`] accepts connections and runs the
+//! AOF or RDB snapshot, [`node`] holds one node's state, [`server`] accepts connections and runs the
 //! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
@@ -21,6 +21,7 @@ pub mod replication;
 pub mod request;
 pub mod server;
 pub mod subscriptions;
+pub mod text;
 
 /// The Redis version the node answers as (HELLO, INFO, `redis.REDIS_VERSION`): the one its
 /// replies were checked against.

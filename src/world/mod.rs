@@ -38,7 +38,7 @@ use self::sentinel::discovery::SentinelRoute;
 use self::topology::Group;
 use self::workload::{ClientProcess, LOCK_KEY, Register, Route, draw};
 use crate::client::Fencing;
-use crate::history::History;
+use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
 
 pub use crate::scenario::FENCE_COUNTER;
@@ -54,9 +54,21 @@ const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 /// thread, says how many events the run processed; a run past the scenario's event
 /// budget panics.
 pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {
+    run_recording(scenario, seed, Recorder::default())
+}
+
+/// [`run`], keeping every frame the clients wrote and read too (`replay --commands`).
+/// Watching the wire is passive: the history is the one [`run`] returns.
+pub fn run_keeping_wire(scenario: &Arc<Scenario>, seed: u64) -> (History, Vec<WireRecord>) {
+    let recorder = Recorder::keeping_wire();
+    let history = run_recording(scenario, seed, recorder.clone());
+    (history, recorder.take_wire())
+}
+
+fn run_recording(scenario: &Arc<Scenario>, seed: u64, recorder: Recorder) -> History {
     events::start(scenario.event_budget());
     let runtime = Runtime::with_seed_and_config(seed, net::net_config(&scenario.network));
-    runtime.block_on(build_and_run(scenario.clone(), seed))
+    runtime.block_on(build_and_run(scenario.clone(), seed, recorder))
 }
 
 /// The nodes of a run as they are created: madsim's id, the address, the clock and the
@@ -99,10 +111,9 @@ impl Nodes {
     }
 }
 
-async fn build_and_run(scenario: Arc<Scenario>, seed: u64) -> History {
+async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -> History {
     let handle = Handle::current();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let recorder = Recorder::default();
     let resource = Register::default();
     let mut nodes = Nodes::new(handle.clone());
     let steps = StepTraps::default();

@@ -1,11 +1,12 @@
-//! Collects the history of a run as it happens, stamped with true and local time.
+//! Collects the history of a run as it happens, stamped with true and local time, and,
+//! when asked, every frame on the clients' connections beside it.
 
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
 use super::clock::true_now_ns;
-use crate::history::{Event, EventKind, History, Strike};
+use crate::history::{Direction, Event, EventKind, History, Strike, WireRecord};
 
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone, Default)]
@@ -14,9 +15,52 @@ pub struct Recorder {
     recorded: Arc<Notify>,
     strikes: Arc<Mutex<Vec<Strike>>>,
     drawn: Arc<Mutex<Vec<String>>>,
+    /// The clients' wire traffic, for a recorder made with [`Recorder::keeping_wire`].
+    wire: Option<Arc<Mutex<Vec<WireRecord>>>>,
 }
 
 impl Recorder {
+    /// A recorder that also keeps every frame the clients write and read
+    /// ([`Recorder::wire`]).
+    pub fn keeping_wire() -> Self {
+        Recorder {
+            wire: Some(Arc::default()),
+            ..Recorder::default()
+        }
+    }
+
+    /// Whether this recorder keeps the clients' wire traffic.
+    pub fn keeps_wire(&self) -> bool {
+        self.wire.is_some()
+    }
+
+    /// Keeps a frame that client `client`, whose wall clock reads `local_us`, wrote to or
+    /// read from Redis node `redis` now (`text` as [`WireRecord::text`] says); nothing
+    /// unless the recorder keeps wire traffic.
+    pub fn wire(&self, client: &str, local_us: i64, redis: &str, direction: Direction, text: String) {
+        let Some(wire) = &self.wire else {
+            return;
+        };
+        let record = WireRecord {
+            true_us: true_now_ns() / 1000,
+            client: client.to_string(),
+            local_us,
+            redis: redis.to_string(),
+            direction,
+            text,
+            events_before: self.len(),
+        };
+        wire.lock().expect("recorder lock poisoned").push(record);
+    }
+
+    /// The wire traffic kept so far, taken out.
+    pub fn take_wire(&self) -> Vec<WireRecord> {
+        self.wire
+            .as_ref()
+            .map(|wire| std::mem::take(&mut *wire.lock().expect("recorder lock poisoned")))
+            .unwrap_or_default()
+    }
+
     /// Appends an event that happened now on `node`, whose wall clock reads `local_us`.
     pub fn record(&self, node: &str, local_us: i64, kind: EventKind) {
         let event = Event {

@@ -16,9 +16,10 @@ use super::clock::SimClock;
 use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
 use super::sentinel::discovery::SentinelRoute;
-use crate::client::{Held, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps};
-use crate::history::{Answer, EventKind};
+use crate::client::{Held, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps, Traffic};
+use crate::history::{Answer, Direction, EventKind};
 use crate::platform::{Clock, Connect};
+use crate::redis::text::{reply_text, request_text};
 use crate::scenario::Scenario;
 
 /// The key every client contends for.
@@ -109,13 +110,22 @@ impl ClientProcess {
             .iter()
             .map(|route| PeerConnector::new(route.clone(), self.nic.clone(), self.clock.clone()))
             .collect();
+        let fence_counter = self.fence_counter.map(|counter| {
+            PeerConnector::new(
+                Route::Direct(Address::new(counter)),
+                self.nic.clone(),
+                self.clock.clone(),
+            )
+        });
+        // The fencing counter's traffic is observed as the node after the lock's nodes.
+        let observed = || connectors.iter().chain(&fence_counter);
         let observer = Arc::new(TraceObserver {
             client: self.name.clone(),
             clock: self.clock.clone(),
             recorder: self.recorder.clone(),
             redis_nodes: self.redis_nodes.clone(),
-            peers: connectors.iter().map(|c| c.peer.clone()).collect(),
-            locals: connectors.iter().map(|c| c.local.clone()).collect(),
+            peers: observed().map(|c| c.peer.clone()).collect(),
+            locals: observed().map(|c| c.local.clone()).collect(),
         });
         let lock = Lock::new(
             connectors,
@@ -123,16 +133,12 @@ impl ClientProcess {
             ChaCha8Rng::seed_from_u64(seed),
             self.scenario.lock.options(),
         )
-        .with_steps(self.steps.clone())
-        .with_observer(observer);
-        match self.fence_counter {
-            Some(counter) => lock.with_fence_counter(PeerConnector::new(
-                Route::Direct(Address::new(counter)),
-                self.nic.clone(),
-                self.clock.clone(),
-            )),
+        .with_steps(self.steps.clone());
+        let lock = match fence_counter {
+            Some(counter) => lock.with_fence_counter(counter),
             None => lock,
-        }
+        };
+        lock.with_observer(observer)
     }
 
     /// The client's main loop; runs until the simulation ends.
@@ -398,6 +404,24 @@ impl Observe for TraceObserver {
         self.record(EventKind::RenewalFailed {
             reason: reason.to_string(),
         });
+    }
+
+    fn wire(&self, node: usize, traffic: Traffic<'_>) {
+        if !self.recorder.keeps_wire() {
+            return;
+        }
+        let peer = *self.peers[node].lock().expect("peer lock poisoned");
+        let redis = self
+            .redis_nodes
+            .get(&peer)
+            .map_or(crate::world::FENCE_COUNTER, |(name, _, _)| name.as_str());
+        let (direction, text) = match traffic {
+            Traffic::Sent(request) => (Direction::Sent, request_text(request)),
+            Traffic::Received(reply) => (Direction::Received, reply_text(reply)),
+            Traffic::NoReply(why) => (Direction::NoReply, format!("no reply: {why}")),
+        };
+        self.recorder
+            .wire(&self.client, self.clock.local_us(), redis, direction, text);
     }
 }
 

@@ -17,6 +17,7 @@
 use crate::client::conn::Conn;
 use crate::client::error::LockError;
 use crate::client::ladder::{confirm_replicated, plan_wait};
+use crate::client::observe::{Tap, Traffic};
 use crate::client::options::LockOptions;
 use crate::client::profiles::Grant;
 use crate::platform::{Clock, Connect};
@@ -96,6 +97,8 @@ pub fn field(uuid: &str) -> String {
 pub(crate) struct Subscription<S> {
     connection: Connection<S>,
     channel: Vec<u8>,
+    /// Where the node's traffic is reported, this connection's included.
+    tap: Option<Tap>,
 }
 
 impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Subscription<S> {
@@ -105,22 +108,43 @@ impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Subscriptio
         conn: &Conn<C, K>,
         name: &[u8],
     ) -> Result<Self, ConnectionError> {
-        let mut connection = conn.open_another().await?;
-        let channel = channel(name);
-        let subscribe = request([b"SUBSCRIBE".to_vec(), channel.clone()]);
-        connection.write_frame(&subscribe).await?;
-        connection.read_frame().await?.ok_or(ConnectionError::Closed)?;
-        Ok(Subscription { connection, channel })
+        let connection = conn.open_another().await?;
+        let mut subscription = Subscription {
+            connection,
+            channel: channel(name),
+            tap: conn.tap().cloned(),
+        };
+        let subscribe = request([b"SUBSCRIBE".to_vec(), subscription.channel.clone()]);
+        subscription.write(&subscribe).await?;
+        subscription.read().await?;
+        Ok(subscription)
+    }
+
+    async fn write(&mut self, frame: &Frame) -> Result<(), ConnectionError> {
+        self.report(Traffic::Sent(frame));
+        Ok(self.connection.write_frame(frame).await?)
+    }
+
+    async fn read(&mut self) -> Result<Frame, ConnectionError> {
+        let frame = self
+            .connection
+            .read_frame()
+            .await?
+            .ok_or(ConnectionError::Closed)?;
+        self.report(Traffic::Received(&frame));
+        Ok(frame)
+    }
+
+    fn report(&self, traffic: Traffic<'_>) {
+        if let Some(tap) = &self.tap {
+            tap.report(traffic);
+        }
     }
 
     /// Waits for the next message on the channel (`LockPubSub.onMessage`: an unlock).
     pub(crate) async fn unlocked(&mut self) -> Result<(), ConnectionError> {
         loop {
-            if let Frame::Array(parts) = self
-                .connection
-                .read_frame()
-                .await?
-                .ok_or(ConnectionError::Closed)?
+            if let Frame::Array(parts) = self.read().await?
                 && parts.first() == Some(&Frame::BulkString(b"message".to_vec()))
             {
                 return Ok(());
@@ -130,8 +154,8 @@ impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Subscriptio
 
     /// `UNSUBSCRIBE` once the waiting is over; the connection goes with it.
     pub(crate) async fn close(mut self) {
-        let unsubscribe = request([b"UNSUBSCRIBE".to_vec(), self.channel]);
-        let _ = self.connection.write_frame(&unsubscribe).await;
+        let unsubscribe = request([b"UNSUBSCRIBE".to_vec(), self.channel.clone()]);
+        let _ = self.write(&unsubscribe).await;
     }
 }
 
