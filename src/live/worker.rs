@@ -110,6 +110,18 @@ impl WorkerEnv {
                 _ => Err(format!("{name} is not `min,max` in ms: `{text}`")),
             }
         };
+        // Read in ENV_NAMES's order, so the first missing one is the one reported.
+        let client = get("LOCKSIM_CLIENT")?;
+        let redis_urls = get("LOCKSIM_REDIS_URLS")?
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let lock_key = get("LOCKSIM_LOCK_KEY")?;
+        let ttl_ms = number("LOCKSIM_TTL_MS")?;
+        let resource = get("LOCKSIM_RESOURCE")?;
+        let work_ms = pair("LOCKSIM_WORK_MS")?;
+        let think_ms = pair("LOCKSIM_THINK_MS")?;
+        let seed = number("LOCKSIM_SEED")?;
         let fencing = get("LOCKSIM_FENCING")?;
         let fencing = [Fencing::None, Fencing::MasterIncr, Fencing::Counter]
             .into_iter()
@@ -118,17 +130,14 @@ impl WorkerEnv {
                 format!("LOCKSIM_FENCING is `master-incr`, `counter` or `none`, not `{fencing}`")
             })?;
         Ok(WorkerEnv {
-            client: get("LOCKSIM_CLIENT")?,
-            redis_urls: get("LOCKSIM_REDIS_URLS")?
-                .split(',')
-                .map(str::to_string)
-                .collect(),
-            lock_key: get("LOCKSIM_LOCK_KEY")?,
-            ttl_ms: number("LOCKSIM_TTL_MS")?,
-            resource: get("LOCKSIM_RESOURCE")?,
-            work_ms: pair("LOCKSIM_WORK_MS")?,
-            think_ms: pair("LOCKSIM_THINK_MS")?,
-            seed: number("LOCKSIM_SEED")?,
+            client,
+            redis_urls,
+            lock_key,
+            ttl_ms,
+            resource,
+            work_ms,
+            think_ms,
+            seed,
             fencing,
             fence_counter: match fencing {
                 Fencing::Counter => Some(get(FENCE_COUNTER_VAR)?),
