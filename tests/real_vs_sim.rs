@@ -4,7 +4,7 @@
 //!
 //! The short subset (CI, about a minute of real time): a GC pause longer than the TTL and
 //! a safe baseline, on locksim's nodes. The whole comparison (`make test-live`, ignored
-//! otherwise: about 25 minutes of real time) runs the catalogue scenarios of the
+//! otherwise: about 30 minutes of real time) runs the catalogue scenarios of the
 //! document on both kinds of node; the only differences allowed are the known ones listed
 //! in [`KNOWN_DIFFERENCES`], each with its reason, and a known difference that goes away
 //! fails the test too, so the list cannot go stale.
@@ -133,7 +133,7 @@ const COMPARED: [&str; 9] = [
 const KNOWN_DIFFERENCES: [(&str, &str, &str); 0] = [];
 
 #[test]
-#[ignore = "about 25 minutes of real time: make test-live runs it"]
+#[ignore = "about 30 minutes of real time: make test-live runs it"]
 fn the_simulator_agrees_with_live_runs_on_locksims_nodes_and_redis_server() {
     let dir = scratch("real-vs-sim-whole");
     let mut args = COMPARED.to_vec();
