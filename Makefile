@@ -44,7 +44,7 @@ test: deps
 # the wall-clock shim. About a minute and a half on 2 cores; `make test` runs them too.
 # Then the simulator checked against the real thing (docs/real-vs-sim.md): every scenario
 # of its table simulated, live on locksim's nodes and live on redis-server, the verdicts
-# compared, 2 live seeds each (about 25 minutes of real time; `make test` runs a short subset).
+# compared, 2 live seeds each (about 30 minutes of real time; `make test` runs a short subset).
 test-live: deps
 	$(CARGO) test --locked --test live --test live_libraries --test live_failover --test real_vs_sim
 	$(CARGO) test --locked --test real_vs_sim -- --ignored --nocapture

@@ -476,3 +476,192 @@ fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does
     assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 2);
 }
+
+/// Rewrites a scenario file: each `from`, which must be in its text, becomes `to`.
+fn rewritten(file: &Path, replacements: &[(&str, &str)]) {
+    let mut text = std::fs::read_to_string(file).unwrap();
+    for (from, to) in replacements {
+        assert!(text.contains(from), "{from} not in {text}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(file, text).unwrap();
+}
+
+#[test]
+fn a_holder_killed_inside_a_setnx_lock_deadlocks_it_live_and_without_the_kill_nothing_does() {
+    let dir = scratch("setnx-deadlock");
+    // Tier 1 (SETNX, DEL, no TTL): the holder killed at 1 s leaves its key for good, and
+    // the other worker's acquires, which it reports, are refused for the 7 s left. A live
+    // worker reports a refusal when an acquire gives up (its retries take 1.7 s here), not
+    // every node's answer as the simulator records it: the refusals must span more than
+    // the TTL and a retry cycle (1.7 s), so the run is longer than the other cases.
+    let crash = r#"[ { "kind": "crash", "target": "holder", "at_ms": 1000 } ]"#;
+    let file = scenario_file(&dir, "setnx-deadlock", "none", crash, "{}");
+    rewritten(
+        &file,
+        &[
+            (r#""lua-release""#, r#""setnx""#),
+            (r#""duration_ms": 5000"#, r#""duration_ms": 8000"#),
+        ],
+    );
+    let history = run_live(&file, &dir);
+    assert!(count(&history, |k| matches!(k, EventKind::AcquireStarted)) >= 2);
+    assert!(
+        count(&history, |k| matches!(
+            k,
+            EventKind::AcquireFailed { contended: true, .. }
+        )) >= 2,
+        "{:#?}",
+        history.events
+    );
+    for checker in ["deadlock", "liveness"] {
+        assert!(
+            violated(&history, &file, checker),
+            "{checker}: {:#?}",
+            history.events
+        );
+    }
+    // The same workers without the kill take turns: neither checker fires.
+    let calm = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
+    let setup = LiveSetup {
+        scenario_file: file.clone(),
+        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
+        redis_server: false,
+        worker_env: Vec::new(),
+        scratch: dir.join("runs"),
+    };
+    let history = live::run(&calm, 0, &setup).unwrap();
+    let verdicts = check_all(&history, &calm.check_settings());
+    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    assert!(count(&history, |k| matches!(k, EventKind::Acquired { .. })) >= 4);
+}
+
+#[test]
+fn a_crashed_redis_node_stays_down_for_its_restart_delay_live() {
+    let dir = scratch("restart-delay");
+    // Crashed at 500 ms and asked back 100 ms later, but the topology keeps a crashed
+    // node down 1.5 s, as the simulator does: back at 2 s, not at 0.6 s.
+    let crash = r#"[ { "kind": "crash", "target": "redis-1", "at_ms": 500, "restart_after_ms": 100 } ]"#;
+    let file = scenario_file(&dir, "restart-delay", "none", crash, "{}");
+    rewritten(
+        &file,
+        &[(
+            r#"{ "kind": "single" }"#,
+            r#"{ "kind": "single", "restart_delay_ms": 1500 }"#,
+        )],
+    );
+    let history = run_live(&file, &dir);
+    let restarted = history
+        .events
+        .iter()
+        .find(|e| e.node == "redis-1" && e.kind == EventKind::Restarted)
+        .expect("redis-1 restarted");
+    assert!(restarted.true_us >= 2_000_000, "{:#?}", history.events);
+    assert!(
+        history.events.iter().any(|e| matches!(&e.kind,
+            EventKind::FaultStarted { fault } if fault.ends_with("restart after 1500 ms"))),
+        "{:#?}",
+        history.events
+    );
+    // And it serves again once back.
+    assert!(
+        history
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Acquired { .. }) && e.true_us > restarted.true_us),
+        "{:#?}",
+        history.events
+    );
+}
+
+#[test]
+fn a_partition_due_at_0_ms_holds_from_the_first_request() {
+    let dir = scratch("partition-at-0");
+    // client-1 is cut from the node from 0 ms on. Had its first SET slipped through before
+    // the cut, its 3 s key would keep client-2 out for the whole run.
+    let partition =
+        r#"[ { "kind": "partition", "groups": [["client-1"], ["redis-1", "client-2"]], "at_ms": 0 } ]"#;
+    let file = scenario_file(&dir, "partition-at-0", "none", partition, "{}");
+    rewritten(
+        &file,
+        &[
+            (r#""ttl_ms": 500"#, r#""ttl_ms": 3000"#),
+            (r#""duration_ms": 5000"#, r#""duration_ms": 2500"#),
+        ],
+    );
+    let history = run_live(&file, &dir);
+    let acquired_by = |client: &str| {
+        history
+            .events
+            .iter()
+            .filter(|e| e.node == client && matches!(e.kind, EventKind::Acquired { .. }))
+            .count()
+    };
+    assert_eq!(acquired_by("client-1"), 0, "{:#?}", history.events);
+    assert!(acquired_by("client-2") >= 1, "{:#?}", history.events);
+    // The cut came before any worker's first word: every report came after it.
+    let cut_us = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::LinkCut { .. }))
+        .expect("the cut")
+        .true_us;
+    let first_report = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::AcquireStarted))
+        .expect("an acquire");
+    assert!(first_report.true_us > cut_us, "{:#?}", history.events);
+}
+
+#[test]
+fn locksim_worker_stops_at_validity_when_the_scenario_says_so() {
+    let dir = scratch("stop-at-validity");
+    // Critical sections of 1.5 s under a 500 ms TTL: a worker that stops at validity
+    // holds each grant about 500 ms, and still writes.
+    let file = scenario_file_working(&dir, "stop-at-validity", "none", "[]", "{}", "[1500, 1600]");
+    rewritten(
+        &file,
+        &[
+            (
+                r#""think_ms": [10, 30] }"#,
+                r#""think_ms": [10, 30], "stop_at_validity": true }"#,
+            ),
+            (r#""duration_ms": 5000"#, r#""duration_ms": 3000"#),
+        ],
+    );
+    let history = run_live(&file, &dir);
+    let mut holdings = Vec::new();
+    for event in &history.events {
+        match event.kind {
+            EventKind::Acquired { .. } => holdings.push((event.node.clone(), event.true_us, None)),
+            EventKind::ReleaseSent { .. } => {
+                if let Some(open) = holdings.iter_mut().rev().find(|h| h.0 == event.node) {
+                    open.2.get_or_insert(event.true_us);
+                }
+            }
+            _ => {}
+        }
+    }
+    let ended: Vec<u64> = holdings
+        .iter()
+        .filter_map(|(_, from, to)| to.map(|to| to - from))
+        .collect();
+    assert!(!ended.is_empty(), "{:#?}", history.events);
+    // Far below the 1.5 s of work: it stopped at the 500 ms validity (plus two requests
+    // to the resource, on a loaded machine).
+    assert!(ended.iter().all(|&us| us < 1_000_000), "{ended:?}");
+    assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 1);
+    // A worker of one's own decides that itself: live mode refuses the field for it.
+    let mut own = scenario::load(&file).unwrap();
+    own.clients.command = Some(vec!["python3".into(), "worker.py".into()]);
+    let setup = LiveSetup {
+        scenario_file: file.clone(),
+        default_worker: Vec::new(),
+        redis_server: false,
+        worker_env: Vec::new(),
+        scratch: dir.join("runs"),
+    };
+    let refused = live::unsupported(&own, &setup).unwrap_err();
+    assert!(refused.contains("clients.stop_at_validity"), "{refused}");
+}

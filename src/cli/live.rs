@@ -199,9 +199,9 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
         Ok(env) => env,
         Err(e) => return invalid(e),
     };
-    let mut options = match vars.get("LOCKSIM_SCENARIO") {
+    let (mut options, stop_at_validity) = match vars.get("LOCKSIM_SCENARIO") {
         Some(file) => match scenario::load(std::path::Path::new(file)) {
-            Ok(scenario) => scenario.lock.options(),
+            Ok(scenario) => (scenario.lock.options(), scenario.clients.stop_at_validity),
             Err(e) => return invalid(format!("LOCKSIM_SCENARIO: {e}")),
         },
         None => {
@@ -212,7 +212,7 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
             };
             let mut options = LockOptions::new(algorithm, env.ttl_ms);
             options.fencing = env.fencing;
-            options
+            (options, false)
         }
     };
     if let Some(profile) = args.profile {
@@ -222,7 +222,7 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return invalid(format!("cannot start the runtime: {e}")),
     };
-    match runtime.block_on(run_worker(env, options)) {
+    match runtime.block_on(run_worker(env, options, stop_at_validity)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => invalid(e),
     }

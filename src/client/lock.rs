@@ -107,6 +107,42 @@ impl LockGuard {
         self.state.borrow_and_update().clone()
     }
 
+    /// Works for `work_ms` of `clock`'s monotonic time under the lock, telling `renewed`
+    /// of every renewal's lease. With `stop_at_validity` the work stops early when the
+    /// lease's validity runs out as the holder reads it on its own validity clock (a
+    /// careful client; a wall clock stepped back makes it read more). Returns whether the
+    /// lock is still held: `false` when the watchdog lost it (the work stops at once).
+    pub async fn work(
+        &mut self,
+        clock: &impl Clock,
+        work_ms: u64,
+        stop_at_validity: bool,
+        mut renewed: impl FnMut(&Lease),
+    ) -> bool {
+        let done_at = clock.monotonic_ms() + work_ms;
+        loop {
+            let mut wake_at = done_at;
+            if stop_at_validity && let Held::Valid(lease) = self.state() {
+                match lease.remaining_on(clock) {
+                    0 => return true,
+                    left => wake_at = wake_at.min(clock.monotonic_ms().saturating_add(left)),
+                }
+            }
+            tokio::select! {
+                biased;
+                held = self.changed() => match held {
+                    Held::Valid(lease) => renewed(&lease),
+                    Held::Lost(_) => return false,
+                },
+                () = clock.sleep_until_monotonic(wake_at) => {
+                    if wake_at == done_at {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
     /// Completes, with the reason, once the lock is lost; never completes otherwise.
     pub async fn lost(&mut self) -> String {
         loop {

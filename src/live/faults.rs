@@ -21,6 +21,7 @@ use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use crate::history::EventKind;
 use crate::scenario::{Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
+use crate::world::faults::delayed_restart_ms;
 
 /// The node name faults are recorded on, as the simulator records them.
 const WORLD: &str = "world";
@@ -158,6 +159,12 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
     }
 }
 
+/// Whether `fault` strikes before the run's workers are let through: due at 0 ms on
+/// targets known without waiting (not `holder`, which waits for a grant).
+pub fn strikes_at_start(fault: &Fault) -> bool {
+    matches!(fault.trigger, Trigger::At { at_ms: 0 }) && !matches!(fault.target, Some(Target::Holder))
+}
+
 impl Faults {
     pub fn new(parts: Parts) -> Self {
         Faults {
@@ -228,10 +235,13 @@ impl Faults {
     /// the first event of its kind at or after `after_ms`, then `delay_ms` later. Returns
     /// the node of the event that fired it.
     async fn triggered(&self, trigger: &Trigger) -> Option<String> {
-        let until_true_ms = |ms: u64| {
-            tokio::time::sleep(Duration::from_micros(
-                (ms * 1000).saturating_sub(self.recorder.true_us()),
-            ))
+        // A time already come does not wait (not even for the timer's next tick): a fault
+        // due at 0 ms strikes in the poll that starts it, before the workers' links open.
+        let until_true_ms = |ms: u64| async move {
+            let left_us = (ms * 1000).saturating_sub(self.recorder.true_us());
+            if left_us > 0 {
+                tokio::time::sleep(Duration::from_micros(left_us)).await;
+            }
         };
         match *trigger {
             Trigger::At { at_ms } => {
@@ -307,10 +317,30 @@ impl Faults {
                 }
                 self.record(EventKind::FaultEnded { fault: description });
             }
-            FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
-                let power_loss = matches!(action, FaultAction::PowerLoss { .. });
+            // A restart is a crash and a start at once, as in the simulator: both wait out
+            // a Redis node's `restart_delay_ms` before it serves again.
+            FaultAction::Crash { .. } | FaultAction::PowerLoss { .. } | FaultAction::Restart => {
+                let (power_loss, restart_after_ms) = match action {
+                    FaultAction::PowerLoss { restart_after_ms } => (true, restart_after_ms),
+                    FaultAction::Crash { restart_after_ms } => (false, restart_after_ms),
+                    _ => (false, Some(0)),
+                };
+                let redis = self.scenario.redis_names();
+                let restart_after_ms = restart_after_ms.map(|ms| {
+                    delayed_restart_ms(ms, targets, |name| {
+                        redis
+                            .iter()
+                            .any(|n| n == name)
+                            .then(|| self.scenario.restart_delay_ms_of(name))
+                    })
+                });
+                let what = if power_loss { "power loss of" } else { "crash" };
+                let description = match restart_after_ms {
+                    None => format!("{what} {who}"),
+                    Some(ms) => format!("{what} {who}, restart after {ms} ms"),
+                };
                 self.record(EventKind::FaultStarted {
-                    fault: format!("{} {who}", if power_loss { "power loss" } else { "crash" }),
+                    fault: description.clone(),
                 });
                 for name in targets {
                     self.crash(name, power_loss);
@@ -320,15 +350,7 @@ impl Faults {
                     for name in targets {
                         self.restart(name).await?;
                     }
-                }
-            }
-            FaultAction::Restart => {
-                self.record(EventKind::FaultStarted {
-                    fault: format!("restart {who}"),
-                });
-                for name in targets {
-                    self.crash(name, false);
-                    self.restart(name).await?;
+                    self.record(EventKind::FaultEnded { fault: description });
                 }
             }
             FaultAction::ClockJump { by_ms } => {

@@ -5,7 +5,8 @@
 //!
 //! The design, one file each:
 //! - [`resource`]: the register the workers protect, a small RESP service that records
-//!   every access and every "I hold it" / "I released it" report into the history;
+//!   every access and every report of a worker's (acquiring, holding, refused or failed,
+//!   released) into the history;
 //! - [`proxy`]: a TCP proxy on every link (a worker to each node and to the resource, a
 //!   replica to its master, the failover controller to each node), where partitions
 //!   (holding bytes), stalls, latency and resets strike, without root or a firewall;
@@ -101,8 +102,11 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
         return Err("topology.replication_lag_ms: a lag that dies with the master's process does not run live yet (a `replication_stall` or latency on the replication link does)".into());
     }
     let clients = &scenario.clients;
-    if clients.write_delay_ms.is_some() || clients.stop_at_validity {
-        return Err("clients: write_delay_ms and stop_at_validity are the simulated client's; a live worker decides its own".into());
+    if clients.write_delay_ms.is_some() {
+        return Err("clients.write_delay_ms: a write that lands late is the simulated client's; a live worker's writes land when they land".into());
+    }
+    if clients.stop_at_validity && clients.command.is_some() {
+        return Err("clients.stop_at_validity: `locksim worker` honours it, but a worker of your own (clients.command) decides itself when to stop working; drop the field and code it in the worker".into());
     }
     if scenario.clocks.drift_ppm != [0, 0] {
         return Err("clocks: live nodes take a wall-clock offset, not drift".into());
@@ -315,30 +319,28 @@ async fn run_live(
             .start(client, &command, vars)
             .map_err(|e| e.to_string())?;
     }
-    // Time 0 is when every worker has connected to a node: an interpreter that takes
-    // seconds to import its library on a loaded machine does not eat the scenario's time,
-    // and none takes the lock before the others are there to contend.
+    // Time 0 is when every worker has connected to a node or to the resource (its first
+    // word is a report or an acquire): an interpreter that takes seconds to import its
+    // library on a loaded machine does not eat the scenario's time, and none takes the
+    // lock before the others are there to contend.
     let ready_by = tokio::time::Instant::now() + READY_PATIENCE;
     while let Some(late) = scenario.client_names().into_iter().find(|client| {
         !links
             .iter()
-            .any(|l: &faults::Link| &l.client == client && l.node != RESOURCE && l.proxy.connected())
+            .any(|l: &faults::Link| &l.client == client && l.proxy.connected())
     }) {
         if let Some(exited) = supervisor.exited() {
             return Err(exited.to_string());
         }
         if tokio::time::Instant::now() > ready_by {
             return Err(format!(
-                "{late} never connected to a Redis node (LOCKSIM_REDIS_URLS) within {} s",
+                "{late} never connected to a Redis node (LOCKSIM_REDIS_URLS) nor to the resource (LOCKSIM_RESOURCE) within {} s",
                 READY_PATIENCE.as_secs()
             ));
         }
         tokio::time::sleep(WATCH_EVERY).await;
     }
     recorder.begin_now();
-    for link in &links {
-        link.proxy.update(|f| f.gated = false);
-    }
     let world = Rc::new(faults::Faults::new(faults::Parts {
         recorder: recorder.clone(),
         supervisor,
@@ -359,6 +361,18 @@ async fn run_live(
     for (index, fault) in scenario.faults.iter().enumerate() {
         let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
         tokio::task::spawn_local(world.clone().strike(index, fault.clone(), rng));
+    }
+    // The faults due at 0 ms strike before the workers' links carry a byte, as the
+    // simulator strikes them first: a partition at 0 holds from the first request. Each
+    // strikes in the first poll of its task (`holder` waits for a grant, so not before).
+    let due_at_start: Vec<usize> = (0..scenario.faults.len())
+        .filter(|&index| faults::strikes_at_start(&scenario.faults[index]))
+        .collect();
+    while !due_at_start.iter().all(|&index| recorder.has_struck(index)) {
+        tokio::task::yield_now().await;
+    }
+    for link in &world.links.0 {
+        link.proxy.update(|f| f.gated = false);
     }
     let end = tokio::time::Instant::now() + Duration::from_millis(scenario.duration_ms);
     while tokio::time::Instant::now() < end {

@@ -104,6 +104,11 @@ impl LiveRecorder {
         }
     }
 
+    /// Whether scheduled fault `fault` has struck.
+    pub fn has_struck(&self, fault: usize) -> bool {
+        self.log().strikes.iter().any(|strike| strike.fault == fault)
+    }
+
     /// The client that most recently reported holding the lock and has not reported its
     /// release nor been killed since.
     pub fn current_holder(&self) -> Option<String> {
@@ -200,8 +205,10 @@ mod tests {
     fn a_finished_log_keeps_events_in_order_with_the_first_strike_of_each_fault() {
         let recorder = LiveRecorder::start();
         recorder.record("client-1", acquired("a"));
+        assert!(!recorder.has_struck(0));
         recorder.struck(0);
         recorder.struck(0);
+        assert!(recorder.has_struck(0));
         let history = recorder.finish();
         assert_eq!(history.events.len(), 1);
         assert_eq!(history.strikes.len(), 1);

@@ -6,8 +6,15 @@
 //! - `SET key value [FENCE token]`: stores an integer;
 //! - with `FENCE`, the access is refused (`-STALE …`) when `token` is below the highest
 //!   token seen, reads included, as the simulator's fenced register refuses it;
+//! - `LOCKSIM.ACQUIRING client`: the worker starts trying to take the lock (it wants it
+//!   from now until it reports holding it, through any failed acquires);
 //! - `LOCKSIM.HELD client token [fence]`: the worker believes it now holds the lock;
-//! - `LOCKSIM.RELEASED client`: it no longer does (it is about to release);
+//! - `LOCKSIM.REFUSED client [reason]`: its acquire gave up because Redis said another
+//!   client holds the lock (a worker whose acquire retries may report each refused
+//!   attempt; one that blocks without ever saying so can be judged for liveness only);
+//! - `LOCKSIM.FAILED client [reason]`: its acquire gave up for another reason (a timeout, a
+//!   connection error): no answer, which says nothing about who holds the lock;
+//! - `LOCKSIM.RELEASED client`: it no longer holds the lock (it is about to release);
 //! - `HELLO`, `PING`, `CLIENT …`, `SELECT`, `QUIT`, which clients send on their own.
 //!
 //! Each client has a listener of its own, so the service knows who reads and writes
@@ -89,15 +96,30 @@ impl Resource {
             ("CLIENT" | "SELECT", _) | ("QUIT", 0) => Ok(ok()),
             ("GET", 1 | 3) => self.get(client, &args[1..]),
             ("SET", 2 | 4) => self.set(client, &args[1], &args[2..]),
+            ("LOCKSIM.ACQUIRING", 1) => self.report(client, &args[0], EventKind::AcquireStarted),
             ("LOCKSIM.HELD", 2 | 3) => self.held(client, args),
+            ("LOCKSIM.REFUSED" | "LOCKSIM.FAILED", 1 | 2) => {
+                let contended = name == "LOCKSIM.REFUSED";
+                let reason = match (args.get(1), contended) {
+                    (Some(reason), _) => String::from_utf8_lossy(reason).into_owned(),
+                    (None, true) => "Redis said another client holds the lock".into(),
+                    (None, false) => "no answer from Redis".into(),
+                };
+                self.report(client, &args[0], EventKind::AcquireFailed { reason, contended })
+            }
             ("LOCKSIM.RELEASED", 1) => self.released(client, &args[0]),
-            ("PING" | "GET" | "SET" | "LOCKSIM.HELD" | "LOCKSIM.RELEASED" | "QUIT", _) => Err(format!(
+            (
+                "PING" | "GET" | "SET" | "LOCKSIM.ACQUIRING" | "LOCKSIM.HELD" | "LOCKSIM.REFUSED"
+                | "LOCKSIM.FAILED" | "LOCKSIM.RELEASED" | "QUIT",
+                _,
+            ) => Err(format!(
                 "ERR wrong number of arguments for '{}' command",
                 name.to_ascii_lowercase()
             )),
             _ => Err(format!(
                 "ERR unknown command '{}': the locksim resource knows GET, SET, \
-                 LOCKSIM.HELD and LOCKSIM.RELEASED",
+                 LOCKSIM.ACQUIRING, LOCKSIM.HELD, LOCKSIM.REFUSED, LOCKSIM.FAILED and \
+                 LOCKSIM.RELEASED",
                 String::from_utf8_lossy(&words[0])
             )),
         };
@@ -147,6 +169,13 @@ impl Resource {
                 validity_ms: self.ttl_ms,
             },
         );
+        Ok(ok())
+    }
+
+    /// Records `kind` for `client`, whose report names it.
+    fn report(&self, client: &str, named: &[u8], kind: EventKind) -> Result<Frame, String> {
+        same_client(client, named)?;
+        self.recorder.record(client, kind);
         Ok(ok())
     }
 
@@ -257,7 +286,17 @@ mod tests {
             let (greeting, protocol) = hello(&[b"3".to_vec()]);
             assert_eq!(protocol, Protocol::Resp3);
             assert!(greeting.encode(protocol).starts_with(b"%6\r\n"));
-            assert_eq!(ask(&mut conn, &["LOCKSIM.HELD", "client-1", "tok"]).await, ok());
+            // A first attempt refused, a second that timed out, a third granted.
+            for report in [
+                &["LOCKSIM.ACQUIRING", "client-1"][..],
+                &["LOCKSIM.REFUSED", "client-1"],
+                &["LOCKSIM.ACQUIRING", "client-1"],
+                &["LOCKSIM.FAILED", "client-1", "timed out"],
+                &["LOCKSIM.ACQUIRING", "client-1"],
+                &["LOCKSIM.HELD", "client-1", "tok"],
+            ] {
+                assert_eq!(ask(&mut conn, report).await, ok(), "{report:?}");
+            }
             assert_eq!(
                 ask(&mut conn, &["GET", "counter"]).await,
                 Frame::BulkString(b"0".to_vec())
@@ -268,6 +307,17 @@ mod tests {
             assert_eq!(
                 kinds,
                 vec![
+                    EventKind::AcquireStarted,
+                    EventKind::AcquireFailed {
+                        reason: "Redis said another client holds the lock".into(),
+                        contended: true
+                    },
+                    EventKind::AcquireStarted,
+                    EventKind::AcquireFailed {
+                        reason: "timed out".into(),
+                        contended: false
+                    },
+                    EventKind::AcquireStarted,
                     EventKind::Acquired {
                         token: "tok".into(),
                         fence: None,
@@ -318,6 +368,9 @@ mod tests {
                 &["SET", "counter", "1", "NX", "1"],
                 &["GET", "counter", "FENCE", "-1"],
                 &["LOCKSIM.HELD", "client-2", "tok"],
+                &["LOCKSIM.ACQUIRING", "client-2"],
+                &["LOCKSIM.REFUSED"],
+                &["LOCKSIM.FAILED", "client-1", "timed out", "twice"],
                 &["HSET", "h", "f", "v"],
                 &["GET"],
             ] {

@@ -1,16 +1,18 @@
 //! `locksim worker`: locksim's own lock client as a live worker, the reference every
 //! other worker (examples/workers/) copies. It reads what live mode gives each worker in
-//! its environment and loops, as the simulator's clients do: acquire, tell the resource
-//! it holds the lock, read the register, work, write back the value plus one (both
-//! presenting the fencing token, if the lock gives one), tell the resource it releases,
-//! release, think.
+//! its environment and loops, as the simulator's clients do: tell the resource it is
+//! acquiring, acquire (on failure, tell the resource whether Redis refused or gave no
+//! answer), tell the resource it holds the lock, read the register, work, write back the
+//! value plus one (both presenting the fencing token, if the lock gives one), tell the
+//! resource it releases, release, think. The reports give the live history the events the
+//! simulator records for its clients, so every checker but validity judges a live run.
 
 use std::collections::BTreeMap;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::client::{Conn, Fencing, Lock, LockOptions};
+use crate::client::{Conn, Fencing, Lock, LockError, LockGuard, LockOptions};
 use crate::platform::Clock;
 use crate::real::{HostClock, RedisConnector, TcpConnector};
 use crate::redis::Frame;
@@ -108,6 +110,18 @@ impl WorkerEnv {
                 _ => Err(format!("{name} is not `min,max` in ms: `{text}`")),
             }
         };
+        // Read in ENV_NAMES's order, so the first missing one is the one reported.
+        let client = get("LOCKSIM_CLIENT")?;
+        let redis_urls = get("LOCKSIM_REDIS_URLS")?
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let lock_key = get("LOCKSIM_LOCK_KEY")?;
+        let ttl_ms = number("LOCKSIM_TTL_MS")?;
+        let resource = get("LOCKSIM_RESOURCE")?;
+        let work_ms = pair("LOCKSIM_WORK_MS")?;
+        let think_ms = pair("LOCKSIM_THINK_MS")?;
+        let seed = number("LOCKSIM_SEED")?;
         let fencing = get("LOCKSIM_FENCING")?;
         let fencing = [Fencing::None, Fencing::MasterIncr, Fencing::Counter]
             .into_iter()
@@ -116,17 +130,14 @@ impl WorkerEnv {
                 format!("LOCKSIM_FENCING is `master-incr`, `counter` or `none`, not `{fencing}`")
             })?;
         Ok(WorkerEnv {
-            client: get("LOCKSIM_CLIENT")?,
-            redis_urls: get("LOCKSIM_REDIS_URLS")?
-                .split(',')
-                .map(str::to_string)
-                .collect(),
-            lock_key: get("LOCKSIM_LOCK_KEY")?,
-            ttl_ms: number("LOCKSIM_TTL_MS")?,
-            resource: get("LOCKSIM_RESOURCE")?,
-            work_ms: pair("LOCKSIM_WORK_MS")?,
-            think_ms: pair("LOCKSIM_THINK_MS")?,
-            seed: number("LOCKSIM_SEED")?,
+            client,
+            redis_urls,
+            lock_key,
+            ttl_ms,
+            resource,
+            work_ms,
+            think_ms,
+            seed,
             fencing,
             fence_counter: match fencing {
                 Fencing::Counter => Some(get(FENCE_COUNTER_VAR)?),
@@ -148,8 +159,10 @@ fn fencing_word(fencing: Fencing) -> &'static str {
 /// The key of the register on the resource (any key names the one register).
 const REGISTER_KEY: &str = "counter";
 
-/// Runs the worker loop until killed; `Err` when it cannot start (a bad URL).
-pub async fn run_worker(env: WorkerEnv, options: LockOptions) -> Result<(), String> {
+/// Runs the worker loop until killed; `Err` when it cannot start (a bad URL). With
+/// `stop_at_validity` (the scenario's `clients.stop_at_validity`) it cuts a critical
+/// section short when its lease's validity runs out, as the simulator's client does.
+pub async fn run_worker(env: WorkerEnv, options: LockOptions, stop_at_validity: bool) -> Result<(), String> {
     let clock = HostClock::new();
     let connectors = env
         .redis_urls
@@ -170,7 +183,27 @@ pub async fn run_worker(env: WorkerEnv, options: LockOptions) -> Result<(), Stri
     let mut resource = Conn::new(TcpConnector(resource.addr), clock.clone(), RESOURCE_TIMEOUT_MS);
     let key = env.lock_key.as_bytes();
     loop {
-        if let Ok(lease) = lock.acquire(key).await {
+        ask(
+            &mut resource,
+            vec!["LOCKSIM.ACQUIRING".into(), env.client.clone()],
+        )
+        .await;
+        let lease = match lock.acquire(key).await {
+            Ok(lease) => Some(lease),
+            Err(e) => {
+                let report = match e {
+                    LockError::Contended { .. } => "LOCKSIM.REFUSED",
+                    _ => "LOCKSIM.FAILED",
+                };
+                ask(
+                    &mut resource,
+                    vec![report.into(), env.client.clone(), e.to_string()],
+                )
+                .await;
+                None
+            }
+        };
+        if let Some(lease) = lease {
             let fence = lease.fence;
             let mut held = vec![
                 "LOCKSIM.HELD".to_string(),
@@ -180,23 +213,23 @@ pub async fn run_worker(env: WorkerEnv, options: LockOptions) -> Result<(), Stri
             held.extend(fence.map(|f| f.to_string()));
             ask(&mut resource, held).await;
             let work_ms = rng.random_range(env.work_ms[0]..=env.work_ms[1]);
-            let work = async {
-                let value = ask(
-                    &mut resource,
-                    fenced(vec!["GET".into(), REGISTER_KEY.into()], fence),
-                )
-                .await;
-                clock.sleep_ms(work_ms).await;
+            let (register, own_clock) = (&mut resource, &clock);
+            let work = move |mut guard: LockGuard| async move {
+                let value = ask(register, fenced(vec!["GET".into(), REGISTER_KEY.into()], fence)).await;
+                // Stops at once when the watchdog lost the lock, with nothing written.
+                if !guard.work(own_clock, work_ms, stop_at_validity, |_| ()).await {
+                    return;
+                }
                 if let Some(Frame::BulkString(value)) = value
                     && let Some(value) = std::str::from_utf8(&value)
                         .ok()
                         .and_then(|v| v.parse::<i64>().ok())
                 {
                     let set = vec!["SET".into(), REGISTER_KEY.into(), (value + 1).to_string()];
-                    ask(&mut resource, fenced(set, fence)).await;
+                    ask(register, fenced(set, fence)).await;
                 }
             };
-            let _ = lock.hold(&lease, |_guard| work).await;
+            let _ = lock.hold(&lease, work).await;
             ask(&mut resource, vec!["LOCKSIM.RELEASED".into(), env.client.clone()]).await;
             let _ = lock.release(&lease).await;
         }

@@ -16,7 +16,9 @@ use super::clock::SimClock;
 use super::net::{Address, Nic, SimConnector};
 use super::recorder::Recorder;
 use super::sentinel::discovery::SentinelRoute;
-use crate::client::{Held, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps, Traffic};
+use crate::client::{
+    Held, Lease, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps, Traffic,
+};
 use crate::history::{Answer, Direction, EventKind};
 use crate::platform::{Clock, Connect};
 use crate::redis::text::{reply_text, request_text};
@@ -210,33 +212,14 @@ impl ClientProcess {
             Err(stale) => return self.rejected(stale),
         };
         self.record(EventKind::ResourceRead { value, fence });
-        let done_at = self.clock.monotonic_ms() + work_ms;
-        loop {
-            // A careful client also stops when its lease runs out, as it reads the lease on
-            // its own validity clock (a wall clock stepped back makes it read more).
-            let mut wake_at = done_at;
-            if self.scenario.clients.stop_at_validity
-                && let Held::Valid(lease) = guard.state()
-            {
-                match lease.remaining_on(&self.clock) {
-                    0 => break,
-                    left => wake_at = wake_at.min(self.clock.monotonic_ms().saturating_add(left)),
-                }
-            }
-            tokio::select! {
-                biased;
-                held = guard.changed() => match held {
-                    Held::Valid(lease) => self.record(EventKind::Renewed {
-                        validity_ms: lease.remaining_on(&self.clock),
-                    }),
-                    Held::Lost(_) => return,
-                },
-                () = self.clock.sleep_until_monotonic(wake_at) => {
-                    if wake_at == done_at {
-                        break;
-                    }
-                }
-            }
+        let stop_at_validity = self.scenario.clients.stop_at_validity;
+        let renewed = |lease: &Lease| {
+            self.record(EventKind::Renewed {
+                validity_ms: lease.remaining_on(&self.clock),
+            })
+        };
+        if !guard.work(&self.clock, work_ms, stop_at_validity, renewed).await {
+            return;
         }
         // The write is sent now, after any validity check, and lands when it lands; the
         // watchdog goes on renewing meanwhile, and its renewals are recorded as before.

@@ -8,7 +8,8 @@ LOCKSIM_CLIENT      this worker's name (client-1, ...)
 LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (a redis-py Lock uses one)
 LOCKSIM_LOCK_KEY    the key to lock
 LOCKSIM_TTL_MS      the lock's time to live
-LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, and the reports LOCKSIM.ACQUIRING,
+                    LOCKSIM.REFUSED, LOCKSIM.FAILED, LOCKSIM.HELD, LOCKSIM.RELEASED)
 LOCKSIM_WORK_MS     min,max of a critical section, in ms
 LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 LOCKSIM_SEED        seeds this worker's random choices
@@ -42,7 +43,18 @@ def main():
     lock = node.lock(key, timeout=ttl_s, blocking_timeout=ttl_s * 2)
     while True:
         try:
-            if lock.acquire():
+            # Tell the resource we want the lock, and how each try ends: the deadlock,
+            # liveness and starvation checkers judge the workers that wait.
+            resource.execute_command("LOCKSIM.ACQUIRING", client)
+            try:
+                acquired = lock.acquire()
+            except RedisError as error:
+                resource.execute_command("LOCKSIM.FAILED", client, repr(error))
+                raise
+            if not acquired:
+                # blocking_timeout ran out: Redis kept saying another client holds it.
+                resource.execute_command("LOCKSIM.REFUSED", client)
+            else:
                 try:
                     fence = [str(node.incr(key + ":fence"))] if fencing else []
                     fenced = ["FENCE", *fence] if fence else []

@@ -34,6 +34,7 @@ mod steps;
 mod writes;
 
 use process::Failure;
+pub use process::delayed_restart_ms;
 pub use steps::StepTraps;
 pub use writes::WriteTraps;
 

@@ -44,19 +44,23 @@ pub async fn pause(targets: &[String], duration_ms: u64, reach: &Reach) {
     reach.record(EventKind::FaultEnded { fault: description });
 }
 
+/// When a crash's targets come back, `after_ms` after it: a Redis node no sooner than its
+/// restart delay allows (`delay_of` gives it; `None` for a client). Live mode waits the same.
+pub fn delayed_restart_ms(after_ms: u64, targets: &[String], delay_of: impl Fn(&str) -> Option<u64>) -> u64 {
+    targets
+        .iter()
+        .filter_map(|name| delay_of(name))
+        .fold(after_ms, u64::max)
+}
+
 /// Kills every target that is up; restarts each after `restart_after_ms` if given (0 = at
 /// once), but a Redis node not before the topology's `restart_delay_ms`, and none while
 /// another crash still covers it (it comes back when the last one ends). A machine
 /// failure also drops each target's page cache, even if its process was already down.
 pub async fn crash(failure: Failure, targets: &[String], restart_after_ms: Option<u64>, reach: &Reach) {
     let id = reach.new_fault();
-    // A Redis node comes back no sooner than its restart delay allows.
-    let restart_after_ms = restart_after_ms.map(|ms| {
-        targets
-            .iter()
-            .filter_map(|name| reach.restart_delay_ms.get(name))
-            .fold(ms, |at, &delay| at.max(delay))
-    });
+    let restart_after_ms = restart_after_ms
+        .map(|ms| delayed_restart_ms(ms, targets, |name| reach.restart_delay_ms.get(name).copied()));
     let what = match failure {
         Failure::Process => "crash",
         Failure::Machine => "power loss of",
