@@ -7,6 +7,7 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -59,8 +60,8 @@ pub trait Listener {
     /// The stream type of an accepted connection.
     type Stream: AsyncRead + AsyncWrite + Unpin + 'static;
 
-    /// Waits for the next connection.
-    fn accept(&self) -> impl Future<Output = io::Result<Self::Stream>>;
+    /// Waits for the next connection; the stream and the address of its other end.
+    fn accept(&self) -> impl Future<Output = io::Result<(Self::Stream, SocketAddr)>>;
 }
 
 /// Opens byte streams to one server (a client's way to reconnect after a reset).

@@ -338,10 +338,10 @@ pub struct TcpListener(pub tokio::net::TcpListener);
 impl Listener for TcpListener {
     type Stream = tokio::net::TcpStream;
 
-    async fn accept(&self) -> io::Result<Self::Stream> {
-        let (stream, _) = self.0.accept().await?;
+    async fn accept(&self) -> io::Result<(Self::Stream, SocketAddr)> {
+        let (stream, peer) = self.0.accept().await?;
         stream.set_nodelay(true)?;
-        Ok(stream)
+        Ok((stream, peer))
     }
 }
 

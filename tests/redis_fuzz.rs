@@ -31,12 +31,12 @@ struct ChannelListener(Mutex<mpsc::UnboundedReceiver<DuplexStream>>);
 impl Listener for ChannelListener {
     type Stream = DuplexStream;
 
-    async fn accept(&self) -> io::Result<DuplexStream> {
-        self.0
-            .lock()
-            .await
-            .recv()
-            .await
+    /// An in-memory stream has no peer: each comes from one made-up address.
+    async fn accept(&self) -> io::Result<(DuplexStream, std::net::SocketAddr)> {
+        let stream = self.0.lock().await.recv().await;
+        let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        stream
+            .map(|stream| (stream, peer))
             .ok_or_else(|| io::Error::other("no more connections"))
     }
 }

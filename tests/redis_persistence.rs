@@ -163,3 +163,200 @@ fn rdb_restarts_from_the_last_snapshot_losing_later_writes_and_reviving_later_de
         "a write after the snapshot is lost"
     );
 }
+
+#[test]
+fn save_and_bgsave_write_the_snapshot_a_restart_reads_back() {
+    let disk = Disk::new();
+    // No save points: snapshots only on request.
+    let rdb = || Persistence::Rdb {
+        disk: disk.clone(),
+        save_points: vec![],
+    };
+    let node = FakeServer::start_with(None, rdb());
+    let mut client = RespClient::connect(node.addr);
+    let mut request = |text: &str| client.request(&words(text));
+    assert_eq!(request("SET saved s"), Value::Simple("OK".into()));
+    assert_eq!(request("SAVE"), Value::Simple("OK".into()));
+    assert_eq!(request("SET bgsaved b"), Value::Simple("OK".into()));
+    assert_eq!(
+        request("BGSAVE"),
+        Value::Simple("Background saving started".into())
+    );
+    assert_eq!(request("SET late l"), Value::Simple("OK".into()));
+    let info = request("INFO persistence");
+    let Value::Bulk(info) = info else {
+        panic!("INFO replied {info:?}")
+    };
+    assert!(info.contains("rdb_changes_since_last_save:1\r\n"), "{info}");
+    assert!(info.contains("rdb_saves:2\r\n"), "{info}");
+    assert!(info.contains("rdb_last_bgsave_time_sec:0\r\n"), "{info}");
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let Value::Int(last_save_s) = request("LASTSAVE") else {
+        panic!("LASTSAVE is an integer")
+    };
+    assert!((now_s - last_save_s).abs() <= 5, "{last_save_s} is now ({now_s})");
+    assert!(info.contains(&format!("rdb_last_save_time:{last_save_s}\r\n")));
+    drop(client);
+    drop(node);
+    disk.lose_page_cache();
+    let node = FakeServer::start_with(None, rdb());
+    let mut client = RespClient::connect(node.addr);
+    assert_eq!(
+        client.request(&words("MGET saved bgsaved late")),
+        Value::Array(vec![
+            Value::Bulk("s".into()),
+            Value::Bulk("b".into()),
+            Value::NullBulk
+        ]),
+        "the restart reads BGSAVE's snapshot, without what came after it"
+    );
+}
+
+/// The snapshot commands' replies and checks that are the same on every redis-server 7.0,
+/// and INFO persistence's field names, in RESP2 and RESP3.
+#[test]
+fn the_snapshot_commands_answer_as_redis_server_7_0_does() {
+    use support::differential::same_transcripts_on_real_and_fake;
+    const DIALOGUE: &[&str] = &[
+        "SAVE|x",
+        "LASTSAVE|x",
+        "BGSAVE|x",
+        "BGSAVE|SCHEDULE|x",
+        "SET|a|1",
+        "SET|b|2",
+        "DEL|a|b|c",
+        "INFO|persistence",
+        "SAVE",
+        "INFO|persistence",
+        "SET|a|1",
+        "INFO|persistence",
+        "EVAL|return redis.call('SAVE')|0",
+        "MULTI",
+        "SET|a|2",
+        "SAVE",
+        "EXEC",
+        "GET|a",
+        "CONFIG|SET|save|1",
+        "CONFIG|SET|save|a b",
+        "CONFIG|SET|save|1 -1",
+        "CONFIG|SET|save|10 1  20 2",
+        "CONFIG|SET|save|3600 1 300 100",
+        "CONFIG|GET|save",
+        "CONFIG|SET|save|",
+        "CONFIG|SET|appendfsync|No",
+        "CONFIG|GET|appendfsync",
+        "CONFIG|SET|appendfsync|everysec",
+    ];
+    // INFO persistence by field name, with the values that differ between two servers by
+    // nature (times, sizes of a real fork) left out.
+    let shown = |reply: Value| match reply {
+        Value::Bulk(text) | Value::Verbatim(_, text) => Value::Array(
+            text.lines()
+                .map(|line| {
+                    let same_value = [
+                        "rdb_changes_since_last_save",
+                        "rdb_saves",
+                        "rdb_bgsave_in_progress",
+                    ]
+                    .iter()
+                    .any(|field| line.starts_with(field));
+                    let shown = if same_value {
+                        line
+                    } else {
+                        line.split(':').next().unwrap_or(line)
+                    };
+                    Value::Simple(shown.to_string())
+                })
+                .collect(),
+        ),
+        Value::Error(text) if text.contains("script:") => {
+            Value::Error(text.split(" script:").next().unwrap_or_default().to_string())
+        }
+        other => other,
+    };
+    same_transcripts_on_real_and_fake(|addr, resp3| {
+        let mut client = RespClient::connect(addr);
+        client.request(&words("FLUSHALL"));
+        client.request(&words("SAVE"));
+        if resp3 {
+            client.request(&words("HELLO 3"));
+        }
+        DIALOGUE
+            .iter()
+            .map(|request| {
+                let words: Vec<Vec<u8>> = request.split('|').map(|w| w.as_bytes().to_vec()).collect();
+                (request.to_string(), shown(client.request(&words)))
+            })
+            .collect()
+    });
+}
+
+#[test]
+fn config_set_appendfsync_always_makes_the_next_write_survive_a_power_loss() {
+    let disk = Disk::new();
+    let node = FakeServer::start_with(None, aof(&disk, Fsync::EverySec));
+    let mut client = RespClient::connect(node.addr);
+    let mut request = |text: &str| client.request(&words(text));
+    assert_eq!(request("SET before-change a"), Value::Simple("OK".into()));
+    assert_eq!(
+        request("CONFIG SET appendfsync always"),
+        Value::Simple("OK".into())
+    );
+    assert_eq!(request("SET after-change b"), Value::Simple("OK".into()));
+    drop(client);
+    drop(node);
+    disk.lose_page_cache();
+    let restarted = || aof(&disk, Fsync::EverySec);
+    assert_eq!(
+        get(restarted(), "after-change"),
+        Value::Bulk("b".into()),
+        "fsynced before its reply"
+    );
+    // An fsync writes the whole page cache back: the earlier write went with it.
+    assert_eq!(get(restarted(), "before-change"), Value::Bulk("a".into()));
+}
+
+#[test]
+fn config_set_save_makes_a_node_without_save_points_snapshot() {
+    let disk = Disk::new();
+    let node = FakeServer::start_with(
+        None,
+        Persistence::Rdb {
+            disk: disk.clone(),
+            save_points: vec![],
+        },
+    );
+    let mut client = RespClient::connect(node.addr);
+    assert_eq!(client.request(&words("SET k v")), Value::Simple("OK".into()));
+    assert!(disk.contents().is_empty(), "no save point, no snapshot");
+    let mut set_save = words("CONFIG SET save");
+    set_save.push(b"0 1".to_vec());
+    assert_eq!(client.request(&set_save), Value::Simple("OK".into()));
+    // Due once the wall clock's second has turned since the start; the server looks ten
+    // times a second.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while disk.contents().is_empty() {
+        assert!(Instant::now() < deadline, "no snapshot within 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let Value::Bulk(info) = client.request(&words("INFO persistence")) else {
+        panic!("INFO is a bulk string in RESP2")
+    };
+    assert!(info.contains("rdb_saves:1\r\n"), "{info}");
+    drop(client);
+    drop(node);
+    let restarted = FakeServer::start_with(
+        None,
+        Persistence::Rdb {
+            disk: disk.clone(),
+            save_points: vec![],
+        },
+    );
+    assert_eq!(
+        RespClient::connect(restarted.addr).request(&words("GET k")),
+        Value::Bulk("v".into())
+    );
+}

@@ -83,7 +83,7 @@ fn start_sink() -> (SocketAddr, madsim::task::NodeId) {
         .ip(addr.ip())
         .init(move || async move {
             let listener = SimListener::bind(addr, Nic::default()).await.unwrap();
-            let mut stream = listener.accept().await.unwrap();
+            let (mut stream, _) = listener.accept().await.unwrap();
             let mut byte = [0u8; 1];
             while stream.read_exact(&mut byte).await.is_ok() {
                 let arrived = (now_ms() / 10) as u8;
@@ -184,7 +184,7 @@ fn bytes_written_before_a_kill_arrive_after_their_delay() {
                     let counted = counted.clone();
                     async move {
                         let listener = SimListener::bind(addr, Nic::default()).await.unwrap();
-                        let mut stream = listener.accept().await.unwrap();
+                        let (mut stream, _) = listener.accept().await.unwrap();
                         let mut byte = [0u8; 1];
                         while stream.read_exact(&mut byte).await.is_ok() {
                             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

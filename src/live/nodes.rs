@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use super::clock::{LiveClock, ShimClock};
 use super::supervisor::Supervisor;
 use crate::real::{TcpDialer, TcpListener};
-use crate::redis::persistence::{Fsync, Persistence, save_parameter};
+use crate::redis::persistence::{Persistence, save_parameter};
 use crate::redis::server::{ServeOptions, serve_node};
 
 /// One Redis node of the run.
@@ -184,11 +184,7 @@ fn start_redis_server(
     match persistence {
         Persistence::None => {}
         Persistence::Aof { fsync, .. } => {
-            let fsync = match fsync {
-                Fsync::Always => "always",
-                Fsync::EverySec => "everysec",
-            };
-            argv.extend(["--appendonly", "yes", "--appendfsync", fsync].map(String::from));
+            argv.extend(["--appendonly", "yes", "--appendfsync", fsync.parameter()].map(String::from));
         }
         Persistence::Rdb { save_points, .. } => {
             argv.extend(["--save".to_string(), save_parameter(save_points)]);

@@ -5,13 +5,15 @@
 //! The node starts as a redis-server started with no config file and `--save ''
 //! --appendonly no --repl-diskless-sync-delay 0` (what it models: no RDB snapshots, no
 //! AOF unless the scenario gives it one, replication streamed at once). `min-replicas-*`
-//! live on the node itself ([`Node::min_replicas`](super::node::Node::min_replicas)) and
-//! `appendonly` / `appendfsync` follow its persistence; the others are remembered as set.
+//! live on the node itself ([`Node::min_replicas`](super::node::Node::min_replicas)),
+//! `appendonly` / `appendfsync` / `save` follow its persistence and CONFIG SET of
+//! `appendfsync` and `save` changes it; the others are remembered as set.
 
 use std::collections::BTreeMap;
 
 use super::cmd::error::ReplyError;
 use super::glob::glob_match;
+use super::persistence::parse_save_parameter;
 
 /// How CONFIG SET checks a parameter's new value (Redis 7.0's `standardConfig` types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,8 @@ enum Check {
     Text,
     /// Fixed at start: CONFIG SET refuses it.
     Immutable,
+    /// `save`'s pairs of seconds and changes.
+    SavePoints,
 }
 
 /// One parameter: Redis's name and the value a node has before any CONFIG SET.
@@ -152,7 +156,7 @@ const PARAMETERS: &[Parameter] = &[
     Parameter {
         name: "save",
         initial: "",
-        check: Check::Text,
+        check: Check::SavePoints,
     },
     Parameter {
         name: "timeout",
@@ -240,6 +244,9 @@ impl Config {
                         "argument(s) must be one of the following: {}",
                         words.join(", ")
                     )));
+                }
+                Check::SavePoints if parse_save_parameter(&value).is_none() => {
+                    return Err(failed("Invalid save parameters"));
                 }
                 Check::Integer { min, max } => {
                     let number: i64 = value

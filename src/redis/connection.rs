@@ -26,6 +26,12 @@ pub enum Reply {
     Frame(Frame),
     /// HELLO's and HGETALL's reply: `%N` in RESP3, a flat array of keys and values in RESP2.
     Map(Vec<(Frame, Frame)>),
+    /// A map whose values have shapes of their own (FUNCTION STATS): `%N` in RESP3, a flat
+    /// array of keys and values in RESP2.
+    Nested(Vec<(Frame, Reply)>),
+    /// A reply as Redis wrote it in RESP3 (COMMAND INFO and DOCS): as is in RESP3, with
+    /// its maps and sets as arrays and its nulls as `$-1` in RESP2.
+    Resp3(Vec<u8>),
     /// INFO's reply: `=N` with `txt:` in RESP3, a bulk string in RESP2.
     Verbatim(Vec<u8>),
     /// A score: `,` in RESP3, a bulk string in RESP2, written as Redis 7.0 writes doubles
@@ -85,6 +91,16 @@ impl Reply {
         match self {
             Reply::Frame(frame) => frame,
             Reply::Map(pairs) => Frame::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
+            Reply::Nested(pairs) => Frame::Array(
+                pairs
+                    .into_iter()
+                    .flat_map(|(key, value)| [key, value.into_resp2()])
+                    .collect(),
+            ),
+            Reply::Resp3(bytes) => match decode(&super::cmd::command::resp3_to_resp2(&bytes)) {
+                Ok(Some((frame, _))) => frame,
+                _ => Frame::Null,
+            },
             Reply::Verbatim(text) => bulk(text),
             Reply::Double(value) => bulk(format_double(value).into_bytes()),
             Reply::Scored(pairs) => Frame::Array(
@@ -118,6 +134,19 @@ impl Reply {
                     encode_frame(value, protocol, &mut out);
                 }
             }
+            (Reply::Nested(pairs), _) => {
+                let (prefix, count) = match protocol {
+                    Protocol::Resp2 => (b'*', pairs.len() * 2),
+                    Protocol::Resp3 => (b'%', pairs.len()),
+                };
+                push_line(&mut out, prefix, count as i64);
+                for (key, value) in pairs {
+                    encode_frame(key, protocol, &mut out);
+                    value.encode_into(protocol, &mut out);
+                }
+            }
+            (Reply::Resp3(bytes), Protocol::Resp3) => out.extend(bytes),
+            (Reply::Resp3(bytes), Protocol::Resp2) => out.extend(super::cmd::command::resp3_to_resp2(bytes)),
             (Reply::Verbatim(text), Protocol::Resp2) => {
                 encode_frame(&Frame::BulkString(text.clone()), protocol, &mut out)
             }

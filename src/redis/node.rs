@@ -11,14 +11,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
+use super::cmd::Clients;
 use super::cmd::error::Writes;
 use super::cmd::lists::Blocked;
-use super::cmd::session::Clients;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
 use super::lua::Scripts;
-use super::persistence::Persister;
+use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
 
 /// How a master tells its replicas when keys expire.
@@ -103,10 +103,11 @@ pub struct Node {
     /// While a gate from `on_write` is closed, the stream to replicas is held back.
     gate: Option<Gate>,
     /// The wall time the server's expiry cycle sleeps until (see
-    /// [`Node::next_cycle_work_ms`]), and how a write with earlier work wakes it.
+    /// [`Node::next_cycle_work_ms`]), and how a write with earlier work (or a CONFIG SET of
+    /// what the server's loop does) wakes it.
     pub cycle_planned_ms: Option<u64>,
     pub cycle_replan: Rc<Notify>,
-    /// The normal client connections (CLIENT KILL).
+    /// The node's connections and replication links (CLIENT LIST, CLIENT KILL).
     pub clients: Clients,
     /// `min-replicas-to-write` and `min-replicas-max-lag` (s), when set: a master refuses
     /// writes while fewer replicas than that acknowledged within the lag.
@@ -172,8 +173,17 @@ impl Node {
 
     /// Makes the node follow its parameters after CONFIG SET at wall time `now_ms`:
     /// `min-replicas-to-write` above 0 makes a master count its good replicas (now, and on
-    /// the replication cron) and refuse writes without enough of them.
+    /// the replication cron) and refuse writes without enough of them; `appendfsync`
+    /// changes when its AOF is fsynced, `save` when its RDB snapshots are taken.
     pub fn apply_config(&mut self, now_ms: u64) {
+        if let Some(fsync) = Fsync::from_parameter(self.config.value("appendfsync")) {
+            self.persistence.set_fsync(fsync);
+        }
+        if let Some(points) = parse_save_parameter(self.config.value("save")) {
+            self.persistence.set_save_points(points);
+        }
+        // The server loop looks again at whether it fsyncs and checks save points.
+        self.cycle_replan.notify_one();
         let number = |name: &str| self.config.value(name).parse::<u64>().unwrap_or_default();
         let needed = u32::try_from(number("min-replicas-to-write")).unwrap_or(u32::MAX);
         self.min_replicas = (needed > 0).then(|| (needed, number("min-replicas-max-lag")));
@@ -193,14 +203,14 @@ impl Node {
     /// Takes an RDB snapshot if a save point is due at wall time `now_ms` (`serverCron`).
     pub fn snapshot_if_due(&mut self, now_ms: u64) {
         if self.persistence.snapshot_due(now_ms) {
-            self.save_snapshot(now_ms);
+            self.save_snapshot(now_ms, true);
         }
     }
 
     /// Writes the whole dataset as the node's RDB file (`BGSAVE`, `SAVE`, a due save
-    /// point); `false` when the node keeps none.
-    pub fn save_snapshot(&mut self, now_ms: u64) -> bool {
-        self.persistence.save(snapshot(&self.db), now_ms)
+    /// point, the first two in the `background`); `false` when the node keeps none.
+    pub fn save_snapshot(&mut self, now_ms: u64, background: bool) -> bool {
+        self.persistence.save(snapshot(&self.db), now_ms, background)
     }
 
     /// Persists what the last command or expiry cycle changed and streams it, with what it

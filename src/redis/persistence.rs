@@ -91,6 +91,28 @@ pub enum Fsync {
     Always,
     /// Once a second.
     EverySec,
+    /// Never by Redis (`appendfsync no`): the page cache holds the writes until the OS
+    /// writes them back, which is not modelled, so a power loss loses every write since the
+    /// last fsync under another policy.
+    No,
+}
+
+impl Fsync {
+    /// The `appendfsync` parameter's value for this policy.
+    pub fn parameter(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+
+    /// The policy an `appendfsync` value names, in any case.
+    pub fn from_parameter(value: &str) -> Option<Fsync> {
+        [Fsync::Always, Fsync::EverySec, Fsync::No]
+            .into_iter()
+            .find(|fsync| fsync.parameter().eq_ignore_ascii_case(value))
+    }
 }
 
 /// How often Redis's `serverCron` looks at the save points (`hz 10`).
@@ -112,6 +134,31 @@ pub fn save_parameter(points: &[SavePoint]) -> String {
         .map(|point| format!("{} {}", point.seconds, point.changes))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The save points a `save` value names (`"3600 1 300 100"`, `""` for none), as Redis's
+/// CONFIG SET reads it: pairs of non-negative integers split at single spaces; `None` when
+/// it is not that.
+pub fn parse_save_parameter(value: &str) -> Option<Vec<SavePoint>> {
+    if value.is_empty() {
+        return Some(vec![]);
+    }
+    let numbers: Vec<u64> = value
+        .split(' ')
+        .map(|word| word.parse().ok())
+        .collect::<Option<_>>()?;
+    if numbers.len() % 2 == 1 {
+        return None;
+    }
+    Some(
+        numbers
+            .chunks(2)
+            .map(|pair| SavePoint {
+                seconds: pair[0],
+                changes: pair[1],
+            })
+            .collect(),
+    )
 }
 
 /// Redis 7.0's save points when its configuration names none: `3600 1 300 100 60 10000`.
@@ -151,6 +198,10 @@ pub struct Persister {
     dirty: u64,
     /// The wall-clock second of the last snapshot, or of the start (`server.lastsave`).
     last_save_s: u64,
+    /// Snapshots taken since the start (`rdb_saves`).
+    saves: u64,
+    /// Whether a BGSAVE (or a due save point, which Redis takes in the background) ran.
+    saved_in_background: bool,
 }
 
 impl Persister {
@@ -160,7 +211,30 @@ impl Persister {
             persistence,
             dirty: 0,
             last_save_s: now_ms / 1000,
+            saves: 0,
+            saved_in_background: false,
         }
+    }
+
+    /// Writes since the last snapshot (INFO's `rdb_changes_since_last_save`).
+    pub fn changes_since_last_save(&self) -> u64 {
+        self.dirty
+    }
+
+    /// The wall-clock second (Unix time) of the last snapshot, or of the start (LASTSAVE).
+    pub fn last_save_s(&self) -> u64 {
+        self.last_save_s
+    }
+
+    /// Snapshots taken since the start (INFO's `rdb_saves`).
+    pub fn saves(&self) -> u64 {
+        self.saves
+    }
+
+    /// Whether a snapshot was taken in the background since the start (INFO's
+    /// `rdb_last_bgsave_time_sec` is -1 until one is).
+    pub fn saved_in_background(&self) -> bool {
+        self.saved_in_background
     }
 
     /// What a restarting node replays: every effect written to the AOF that its machine
@@ -189,18 +263,38 @@ impl Persister {
     }
 
     /// Writes `snapshot` (the whole dataset now) as the node's RDB file, at wall time
-    /// `now_ms`; `false` when the node keeps no RDB file (the snapshot is not kept).
-    pub fn save(&mut self, snapshot: Vec<u8>, now_ms: u64) -> bool {
+    /// `now_ms`, in the background (BGSAVE, a save point) or not (SAVE); `false` when the
+    /// node keeps no RDB file: the snapshot is then not kept (a restart reads the AOF, or
+    /// nothing), but counts as taken, as Redis's dump.rdb that its restart does not read.
+    pub fn save(&mut self, snapshot: Vec<u8>, now_ms: u64, background: bool) -> bool {
+        self.dirty = 0;
+        self.last_save_s = now_ms / 1000;
+        self.saves += 1;
+        self.saved_in_background |= background;
         let Persistence::Rdb { disk, .. } = &self.persistence else {
             return false;
         };
         disk.replace(snapshot);
-        self.dirty = 0;
-        self.last_save_s = now_ms / 1000;
         true
     }
 
-    /// Whether the server must call [`Aof::fsync`] every [`FSYNC_EVERY_MS`].
+    /// Follows `CONFIG SET appendfsync`: an AOF is fsynced by `fsync` from now on (a node
+    /// without an AOF only reports the value).
+    pub fn set_fsync(&mut self, fsync: Fsync) {
+        if let Persistence::Aof { fsync: policy, .. } = &mut self.persistence {
+            *policy = fsync;
+        }
+    }
+
+    /// Follows `CONFIG SET save`: RDB snapshots are taken at `points` from now on (a node
+    /// without an RDB file only reports the value).
+    pub fn set_save_points(&mut self, points: Vec<SavePoint>) {
+        if let Persistence::Rdb { save_points, .. } = &mut self.persistence {
+            *save_points = points;
+        }
+    }
+
+    /// Whether the server must call [`Persister::fsync`] every [`FSYNC_EVERY_MS`].
     pub fn fsyncs_every_second(&self) -> bool {
         matches!(
             self.persistence,
@@ -289,7 +383,7 @@ mod tests {
             "one whole second since the start is not more than one"
         );
         assert!(rdb.snapshot_due(12_000));
-        assert!(rdb.save(b"snap-1".to_vec(), 12_000));
+        assert!(rdb.save(b"snap-1".to_vec(), 12_000, true));
         assert!(!rdb.snapshot_due(60_000), "nothing written since");
         assert_eq!(rdb.last_save_s, 12);
         assert_eq!(rdb.saved(), b"snap-1");
@@ -307,15 +401,24 @@ mod tests {
             0,
         );
         assert!(!rdb.has_save_points(), "`save \"\"`: snapshots only on request");
-        rdb.save(b"first".to_vec(), 1000);
-        rdb.save(b"second".to_vec(), 2000);
+        rdb.save(b"first".to_vec(), 1000, false);
+        rdb.save(b"second".to_vec(), 2000, true);
+        assert_eq!(
+            (rdb.saves(), rdb.last_save_s(), rdb.changes_since_last_save()),
+            (2, 2, 0)
+        );
         disk.lose_page_cache();
         assert_eq!(rdb.saved(), b"second");
         let mut none = Persister::new(Persistence::None, 0);
         assert!(
-            !none.save(b"x".to_vec(), 0),
+            !none.save(b"x".to_vec(), 3000, false),
             "a node without an RDB file keeps no snapshot"
         );
         assert!(none.saved().is_empty());
+        assert_eq!(
+            (none.saves(), none.last_save_s(), none.saved_in_background()),
+            (1, 3, false),
+            "SAVE still counts, as Redis's dump.rdb that no restart reads"
+        );
     }
 }

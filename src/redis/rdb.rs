@@ -80,6 +80,21 @@ pub fn snapshot(db: &Db, now_ms: u64) -> Vec<u8> {
         }
     }
     out.push(OPCODE_EOF);
+    with_checksum(out)
+}
+
+/// The RDB version Redis 7.0 writes, as a DUMP payload's footer carries it.
+const DUMP_VERSION: u16 = 10;
+
+/// What `FUNCTION DUMP` returns for an empty function library: no library, then the
+/// payload footer every DUMP has (the RDB version, two bytes, and the CRC-64 of what comes
+/// before it).
+pub fn empty_function_dump() -> Vec<u8> {
+    with_checksum(DUMP_VERSION.to_le_bytes().to_vec())
+}
+
+/// `out` followed by its CRC-64 (Redis's Jones polynomial), little-endian.
+fn with_checksum(mut out: Vec<u8>) -> Vec<u8> {
     let checksum = crc::Crc::<u64>::new(&crc::CRC_64_REDIS).checksum(&out);
     out.extend(checksum.to_le_bytes());
     out
@@ -114,6 +129,15 @@ fn string(out: &mut Vec<u8>, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_function_dump_is_the_bytes_redis_7_0_returns() {
+        // FUNCTION DUMP on a redis-server 7.0.15 with no library.
+        assert_eq!(
+            empty_function_dump(),
+            b"\x0a\x00\x5d\x9b\x5c\x40\x0f\x7f\xa2\xda".to_vec()
+        );
+    }
 
     #[test]
     fn lengths_take_the_shortest_of_rdbs_four_forms() {

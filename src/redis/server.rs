@@ -17,11 +17,11 @@ use tokio::sync::mpsc;
 
 use super::Frame;
 use super::cmd::Writes;
-use super::cmd::{BlockingPop, Command, Replicaof, Session, Wait};
+use super::cmd::{BlockingPop, Command, Connected, Link, Replicaof, Session, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
-use super::persistence::{FSYNC_EVERY_MS, Fsync, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
+use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
 use super::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
 use crate::platform::{Clock, Listener};
 
@@ -100,11 +100,7 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     match &options.persistence {
         Persistence::Aof { fsync, .. } => {
             node.config.remember("appendonly", "yes".into());
-            let policy = match fsync {
-                Fsync::Always => "always",
-                Fsync::EverySec => "everysec",
-            };
-            node.config.remember("appendfsync", policy.into());
+            node.config.remember("appendfsync", fsync.parameter().into());
         }
         Persistence::Rdb { save_points, .. } => {
             node.config.remember("save", save_parameter(save_points));
@@ -129,8 +125,6 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     {
         (watch.0)(changed, node.db.database(0));
     }
-    let fsyncs_every_second = node.persistence.fsyncs_every_second();
-    let has_save_points = node.persistence.has_save_points();
     let node = Rc::new(RefCell::new(node));
     let (links, mut link_requests) = mpsc::unbounded_channel();
     if let Some(master) = options.replicaof {
@@ -152,7 +146,6 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut next_fsync_ms = clock.monotonic_ms() + FSYNC_EVERY_MS;
     let mut next_count_ms = clock.monotonic_ms() + REPLICA_CRON_MS;
     let mut next_save_check_ms = clock.monotonic_ms() + SAVE_CHECK_MS;
-    let mut next_client_id = 1;
     let mut accept_after_ms = 0;
     let replan = node.borrow().cycle_replan.clone();
     loop {
@@ -171,10 +164,9 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 tasks.push(Box::pin(follow_master(context.clone(), generation)));
             }
             stream = listener.accept(), if accept_after_ms <= clock.monotonic_ms() => match stream {
-                Ok(stream) => {
-                    let session = Session { id: next_client_id, ..Session::default() };
-                    next_client_id += 1;
-                    tasks.push(Box::pin(serve_connection(stream, session, context.clone())));
+                Ok((stream, peer)) => {
+                    let session = Session { id: node.borrow_mut().clients.next_id(), ..Session::default() };
+                    tasks.push(Box::pin(serve_connection(stream, peer, session, context.clone())));
                 }
                 // Out of file descriptors (or another failed accept): the clients already
                 // connected are served on, and accepting resumes a moment later, as
@@ -190,13 +182,14 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 node.propagate(clock.wall_ms());
                 next_cycle_ms = tick + EXPIRY_CYCLE_MS;
             }
-            () = clock.sleep_until_monotonic(next_fsync_ms), if fsyncs_every_second => {
+            // CONFIG SET appendfsync and save change these two as the node runs.
+            () = clock.sleep_until_monotonic(next_fsync_ms), if node.borrow().persistence.fsyncs_every_second() => {
                 node.borrow_mut().persistence.fsync();
-                next_fsync_ms += FSYNC_EVERY_MS;
+                next_fsync_ms = next_fsync_ms.max(clock.monotonic_ms()) + FSYNC_EVERY_MS;
             }
-            () = clock.sleep_until_monotonic(next_save_check_ms), if has_save_points => {
+            () = clock.sleep_until_monotonic(next_save_check_ms), if node.borrow().persistence.has_save_points() => {
                 node.borrow_mut().snapshot_if_due(clock.wall_ms());
-                next_save_check_ms += SAVE_CHECK_MS;
+                next_save_check_ms = next_save_check_ms.max(clock.monotonic_ms()) + SAVE_CHECK_MS;
             }
             () = clock.sleep_until_monotonic(next_count_ms), if node.borrow().min_replicas.is_some() => {
                 node.borrow_mut().count_good_replicas(clock.wall_ms());
@@ -220,8 +213,12 @@ struct Context<C, D> {
 
 /// Answers one client's requests in order until it hangs up, quits, speaks nonsense, or
 /// turns out to be a replica (PSYNC), which gets the replication stream instead.
-async fn serve_connection<S, C, D>(stream: S, mut session: Session, context: Rc<Context<C, D>>)
-where
+async fn serve_connection<S, C, D>(
+    stream: S,
+    peer: SocketAddr,
+    mut session: Session,
+    context: Rc<Context<C, D>>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
     C: Clock,
     D: Dialer,
@@ -230,16 +227,19 @@ where
     let node = &context.node;
     // Pub/sub messages for this connection, written out between its replies.
     let (mailbox, mut messages) = mpsc::unbounded_channel();
-    let open = OpenClient::new(node, &mut session, mailbox);
-    let killed = node.borrow().clients.killed.clone();
+    let connected = Connected::new(peer, context.announce, Link::Client, context.clock.wall_ms());
+    let open = OpenClient::new(node, &mut session, mailbox, connected);
+    let wake = node.borrow().clients.wake.clone();
     loop {
-        if node.borrow().clients.kills > session.kills_survived {
-            // CLIENT KILL TYPE normal: Redis closes the connection without a word.
+        if node.borrow().clients.is_killed(session.id) {
+            // CLIENT KILL: Redis closes the connection without a word (a connection that
+            // killed itself gets its reply first).
+            let _ = connection.flush().await;
             return;
         }
         let read = tokio::select! {
             biased;
-            () = killed.notified() => continue,
+            () = wake.notified() => continue,
             Some(message) = messages.recv() => {
                 if connection.write_reply(&message, session.protocol).await.is_err() {
                     return;
@@ -258,15 +258,19 @@ where
                 return;
             }
         };
-        let (writes, subscribed) = {
+        let (writes, subscribed, password_required) = {
+            node.borrow_mut()
+                .clients
+                .record_request(session.id, &words, context.clock.wall_ms());
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
                 node.writes(),
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
+                !node.config.value("requirepass").is_empty(),
             )
         };
-        let command = Command::for_session(words, writes, subscribed, &mut session);
+        let command = Command::for_session(words, writes, subscribed, password_required, &mut session);
         let quit = matches!(command, Ok(Command::Quit(_)));
         let blocks = matches!(
             command,
@@ -286,10 +290,11 @@ where
                 }
             }
             Ok(Command::Psync(_)) if writes != Writes::ReadOnly => {
-                // A replica's link is no normal client: CLIENT KILL TYPE normal spares it.
+                // A replica's link is no client: CLIENT KILL TYPE normal spares it, TYPE
+                // replica closes it.
                 drop(open);
                 let (stream, buffered) = connection.into_parts();
-                return serve_replica(stream, buffered, session, &context).await;
+                return serve_replica(stream, buffered, peer, session, &context).await;
             }
             Ok(Command::Replconf(replconf)) => {
                 replconf.apply(&mut session);
@@ -311,6 +316,7 @@ where
             }
             Err(error) => Frame::from(error).into(),
         };
+        node.borrow_mut().clients.record_session(&session);
         // Messages the command published to this very connection go first, as in Redis.
         while let Ok(message) = messages.try_recv() {
             connection.queue_reply(&message, session.protocol);
@@ -324,17 +330,23 @@ where
     }
 }
 
-/// Counts a normal client connection open on its node while it lives (what CLIENT KILL
-/// reports killing), and keeps its pub/sub mailbox open and its watched keys as long.
+/// Keeps a client connection in its node's register (CLIENT LIST, CLIENT KILL) while it
+/// lives, and its pub/sub mailbox open and its watched keys as long.
 struct OpenClient<'a>(&'a RefCell<Node>, u64);
 
 impl<'a> OpenClient<'a> {
-    /// Counts the connection of `session`, which outlives the kills run before it opened;
-    /// its pub/sub messages go to `mailbox`.
-    fn new(node: &'a RefCell<Node>, session: &mut Session, mailbox: mpsc::UnboundedSender<Reply>) -> Self {
+    /// Registers the connection of `session` as `connected`; its pub/sub messages go to
+    /// `mailbox`.
+    fn new(
+        node: &'a RefCell<Node>,
+        session: &mut Session,
+        mailbox: mpsc::UnboundedSender<Reply>,
+        connected: Connected,
+    ) -> Self {
         let mut state = node.borrow_mut();
-        state.clients.open += 1;
-        session.kills_survived = state.clients.kills;
+        state.clients.open(session.id, connected);
+        // Redis authenticates a new connection at once while the default user has no password.
+        session.authenticated = state.config.value("requirepass").is_empty();
         state.db.pubsub.open(session.id, mailbox);
         OpenClient(node, session.id)
     }
@@ -343,9 +355,26 @@ impl<'a> OpenClient<'a> {
 impl Drop for OpenClient<'_> {
     fn drop(&mut self) {
         let mut node = self.0.borrow_mut();
-        node.clients.open -= 1;
+        node.clients.close(self.1);
         node.db.pubsub.close(self.1);
         node.watches.unwatch(self.1);
+    }
+}
+
+/// Keeps a replication link (a replica's, or this replica's to its master) in its node's
+/// register while it lives.
+struct OpenLink<'a>(&'a RefCell<Node>, u64);
+
+impl<'a> OpenLink<'a> {
+    fn new(node: &'a RefCell<Node>, id: u64, connected: Connected) -> Self {
+        node.borrow_mut().clients.open(id, connected);
+        OpenLink(node, id)
+    }
+}
+
+impl Drop for OpenLink<'_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().clients.close(self.1);
     }
 }
 
@@ -446,6 +475,7 @@ async fn wait_for_replicas<C: Clock, D: Dialer>(
 async fn serve_replica<S, C, D>(
     mut stream: S,
     buffered: Vec<u8>,
+    peer: SocketAddr,
     session: Session,
     context: &Rc<Context<C, D>>,
 ) where
@@ -455,6 +485,9 @@ async fn serve_replica<S, C, D>(
 {
     let (node, clock, lag_ms) = (&context.node, &context.clock, context.replication_lag_ms);
     let id = session.id;
+    let connected = Connected::new(peer, context.announce, Link::Replica, clock.wall_ms());
+    let _open = OpenLink::new(node, id, connected);
+    let wake = node.borrow().clients.wake.clone();
     let (handshake, mut outgoing) = {
         let mut node = node.borrow_mut();
         let node = &mut *node;
@@ -478,6 +511,11 @@ async fn serve_replica<S, C, D>(
             let due_ms = lagging.front().map_or(0, |(due, _)| *due);
             tokio::select! {
                 biased;
+                () = wake.notified() => {
+                    if node.borrow().clients.is_killed(id) {
+                        break;
+                    }
+                }
                 () = clock.sleep_until_monotonic(due_ms), if !lagging.is_empty() => {
                     let (_, bytes) = lagging.pop_front().expect("a write is due");
                     if send(&mut stream, &bytes).await.is_err() {
@@ -538,6 +576,10 @@ async fn replicate_from<C: Clock, D: Dialer>(
 ) -> std::io::Result<()> {
     let still_following = || context.node.borrow().replication.generation == generation;
     let mut stream = context.dialer.dial(addr).await?;
+    let id = context.node.borrow_mut().clients.next_id();
+    let connected = Connected::new(addr, context.announce, Link::Master, context.clock.wall_ms());
+    let _open = OpenLink::new(&context.node, id, connected);
+    let wake = context.node.borrow().clients.wake.clone();
     let port = context.announce.port().to_string().into_bytes();
     let ip = context.announce.ip().to_string().into_bytes();
     send_request(
@@ -609,6 +651,11 @@ async fn replicate_from<C: Clock, D: Dialer>(
     loop {
         tokio::select! {
             biased;
+            () = wake.notified() => {
+                if context.node.borrow().clients.is_killed(id) {
+                    return Err(std::io::Error::other("CLIENT KILL TYPE master"));
+                }
+            }
             read = read_more(&mut stream, &mut buffer) => {
                 read?;
                 let mut acks_asked = false;

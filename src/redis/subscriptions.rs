@@ -153,7 +153,13 @@ impl PubSub {
 
     /// How many channels and patterns connection `id` listens on.
     pub fn subscriptions(&self, id: u64) -> usize {
-        self.channels.count(id) + self.patterns.count(id)
+        let (channels, patterns) = self.counts(id);
+        channels + patterns
+    }
+
+    /// How many channels and how many patterns the connection `id` is subscribed to.
+    pub fn counts(&self, id: u64) -> (usize, usize) {
+        (self.channels.count(id), self.patterns.count(id))
     }
 
     /// Delivers `message` to every subscriber of `channel` and of each pattern matching it;

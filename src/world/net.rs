@@ -38,9 +38,9 @@ impl SimListener {
 impl Listener for SimListener {
     type Stream = NicStream<madsim::net::TcpStream>;
 
-    async fn accept(&self) -> io::Result<Self::Stream> {
+    async fn accept(&self) -> io::Result<(Self::Stream, SocketAddr)> {
         let (stream, peer) = self.0.accept().await?;
-        Ok(NicStream::new(stream, self.1.clone(), peer))
+        Ok((NicStream::new(stream, self.1.clone(), peer), peer))
     }
 }
 

@@ -21,6 +21,8 @@ pub enum Value {
     Double(String),
     /// RESP3 `%`.
     Map(Vec<(Value, Value)>),
+    /// RESP3 `~`.
+    Set(Vec<Value>),
     /// RESP3 `>`: an out-of-band message (pub/sub).
     Push(Vec<Value>),
     /// RESP3 `=`: format and text.
@@ -144,6 +146,10 @@ fn read_value(reader: &mut impl BufRead) -> std::io::Result<Value> {
         "*" => match number() {
             Ok(-1) => Value::NullArray,
             Ok(n) if n >= 0 => Value::Array((0..n).map(|_| read_value(reader)).collect::<Result<_, _>>()?),
+            _ => Value::Garbage(header),
+        },
+        "~" => match number() {
+            Ok(n) if n >= 0 => Value::Set((0..n).map(|_| read_value(reader)).collect::<Result<_, _>>()?),
             _ => Value::Garbage(header),
         },
         ">" => match number() {

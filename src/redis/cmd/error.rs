@@ -51,6 +51,9 @@ pub enum Writes {
     /// A master with fewer good replicas than `min-replicas-to-write`:
     /// `NOREPLICAS Not enough good replicas to write.`
     NoReplicas,
+    /// A read-only script (EVAL_RO, EVALSHA_RO), on any node: `ERR Write commands are not
+    /// allowed from read-only scripts.` (Redis checks this before the node's own refusals.)
+    ReadOnlyScript,
 }
 
 impl Writes {
@@ -60,6 +63,7 @@ impl Writes {
             Writes::Taken => return None,
             Writes::ReadOnly => "READONLY You can't write against a read only replica.",
             Writes::NoReplicas => "NOREPLICAS Not enough good replicas to write.",
+            Writes::ReadOnlyScript => "ERR Write commands are not allowed from read-only scripts.",
         };
         Some(ReplyError(message.into()))
     }

@@ -7,6 +7,8 @@
 //! frames, so a command's wire format lives in one place. Errors are worded exactly as
 //! Redis 7.0 words them.
 
+pub mod clients;
+pub mod command;
 #[cfg(test)]
 mod coverage;
 pub mod error;
@@ -23,6 +25,8 @@ mod strings;
 pub(crate) mod transactions;
 mod zsets;
 
+pub use clients::{Client, Clients, Connected, Link};
+pub use command::Describe;
 pub use error::{ReplyError, Writes};
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
@@ -30,9 +34,9 @@ pub use keys::{
 pub use lists::{Blocked, BlockingPop, End};
 pub use pubsub::{Subscribe, Unsubscribe};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
-pub use scripting::{Eval, Evalsha, Script};
-pub use server::{Config, Dbsize, Echo, Flushall, Ping, Wait};
-pub use session::{Client, Clients, Hello, Quit, Reset, Select, Session, Transaction};
+pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
+pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
+pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
@@ -65,6 +69,7 @@ impl From<ReplyError> for ParseError {
 pub enum Command {
     Ping(Ping),
     Echo(Echo),
+    Auth(Auth),
     Hello(Hello),
     Select(Select),
     Client(Client),
@@ -96,9 +101,14 @@ pub enum Command {
     Flushall(Flushall),
     Eval(Eval),
     Evalsha(Evalsha),
+    EvalRo(EvalRo),
+    EvalshaRo(EvalshaRo),
     Script(Script),
+    Function(Function),
     Wait(Wait),
     Config(Config),
+    Snapshot(Snapshot),
+    Describe(Describe),
     Replicaof(Replicaof),
     Role(Role),
     Info(Info),
@@ -123,6 +133,7 @@ macro_rules! command_from {
 command_from!(
     Ping(Ping),
     Echo(Echo),
+    Auth(Auth),
     Hello(Hello),
     Select(Select),
     Client(Client),
@@ -147,9 +158,14 @@ command_from!(
     Flushall(Flushall),
     Eval(Eval),
     Evalsha(Evalsha),
+    EvalRo(EvalRo),
+    EvalshaRo(EvalshaRo),
     Script(Script),
+    Function(Function),
     Wait(Wait),
     Config(Config),
+    Snapshot(Snapshot),
+    Describe(Describe),
     Replicaof(Replicaof),
     Role(Role),
     Info(Info),
@@ -292,22 +308,26 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
-        Command::for_connection(words, writes, false, false)
+        Command::for_connection(words, writes, false, false, false)
     }
 
     /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
     /// connection with subscriptions (`subscribed`) may send only the subscription commands,
     /// PING, QUIT and RESET; a connection in MULTI has its requests queued once their name
-    /// and arity passed, and a refusal then fails its transaction.
+    /// and arity passed, and a refusal then fails its transaction. While the node has a
+    /// password (`password_required`), an unauthenticated connection may send only AUTH,
+    /// HELLO, QUIT and RESET.
     pub fn for_session(
         words: Vec<Vec<u8>>,
         writes: Writes,
         subscribed: bool,
+        password_required: bool,
         session: &mut Session,
     ) -> Result<Command, ReplyError> {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
-        Command::for_connection(words, writes, subscribed, queuing).map_err(|error| {
+        let unauthenticated = password_required && !session.authenticated;
+        Command::for_connection(words, writes, subscribed, queuing, unauthenticated).map_err(|error| {
             if let Some(transaction) = &mut session.transaction {
                 transaction.failed = true;
             }
@@ -319,18 +339,22 @@ impl Command {
         })
     }
 
-    /// The checks of [`Command::for_session`], on a connection `subscribed` or not and
-    /// `queuing` (in MULTI) or not.
+    /// The checks of [`Command::for_session`], on a connection `subscribed` or not,
+    /// `queuing` (in MULTI) or not, and `unauthenticated` or not.
     fn for_connection(
         words: Vec<Vec<u8>>,
         writes: Writes,
         subscribed: bool,
         queuing: bool,
+        unauthenticated: bool,
     ) -> Result<Command, ReplyError> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => unknown_command(&words),
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
+        if unauthenticated && let Some(refusal) = session::refusal_before_auth(spec.name) {
+            return Err(refusal);
+        }
         if spec.flags.write
             && let Some(refusal) = writes.refusal()
         {
@@ -342,6 +366,9 @@ impl Command {
             {
                 return Err(refusal);
             }
+        }
+        if queuing && transactions::is_refused_inside_multi(spec.name) {
+            return Err(ReplyError("ERR Command not allowed inside a transaction".into()));
         }
         if queuing && transactions::is_queued(spec.name) {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
@@ -402,14 +429,19 @@ impl Command {
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         node.db.select(session.db);
         let reply = match self {
-            Command::Hello(cmd) => cmd.apply(session, node.replication.is_replica()),
-            Command::Client(cmd) => cmd.apply(session, &mut node.clients).into(),
+            Command::Auth(cmd) => cmd.apply(session, node.config.value("requirepass")).into(),
+            Command::Hello(cmd) => cmd.apply(
+                session,
+                node.replication.is_replica(),
+                node.config.value("requirepass"),
+            ),
+            Command::Client(cmd) => cmd.apply(session, &mut node.clients, &mut node.db.pubsub, now_ms),
             Command::Quit(Quit) => ok().into(),
             Command::Reset(Reset) => {
                 node.db.pubsub.drop_subscriptions(session.id);
                 node.watches.unwatch(session.id);
                 node.db.select(0);
-                Reset::apply(session)
+                Reset::apply(session, node.config.value("requirepass"))
             }
             Command::Multi => transactions::multi(session),
             Command::Queued(words) => {
@@ -434,11 +466,15 @@ impl Command {
             }
             Command::Eval(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
             Command::Evalsha(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
+            Command::EvalRo(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
+            Command::EvalshaRo(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
+            Command::Function(cmd) => cmd.apply(),
             Command::Replicaof(cmd) => cmd.apply(node).into(),
             Command::Role(Role) => node.replication.role_frame().into(),
             Command::Info(cmd) => cmd.apply(node, now_ms),
             Command::Config(cmd) => cmd.apply(node, now_ms),
+            Command::Snapshot(cmd) => cmd.apply(node, now_ms).into(),
             command => command.apply_to_db(&mut node.db, now_ms),
         };
         session.db = node.db.selected();
@@ -466,10 +502,12 @@ impl Command {
             Command::Persist(cmd) => cmd.apply(db, now_ms).into(),
             Command::Expire(cmd) => cmd.apply(db, now_ms).into(),
             Command::Dbsize(cmd) => cmd.apply(db).into(),
+            Command::Describe(cmd) => cmd.apply(),
             Command::Flushall(cmd) => cmd.apply(db).into(),
             Command::BlockingPop(cmd) => cmd.apply(db, now_ms),
             Command::Keyspace(call) => call.apply(db, now_ms),
-            Command::Hello(_)
+            Command::Auth(_)
+            | Command::Hello(_)
             | Command::Client(_)
             | Command::Quit(_)
             | Command::Reset(_)
@@ -483,12 +521,16 @@ impl Command {
             | Command::Queued(_)
             | Command::Eval(_)
             | Command::Evalsha(_)
+            | Command::EvalRo(_)
+            | Command::EvalshaRo(_)
             | Command::Script(_)
+            | Command::Function(_)
             | Command::Wait(_)
             | Command::Replicaof(_)
             | Command::Role(_)
             | Command::Info(_)
             | Command::Config(_)
+            | Command::Snapshot(_)
             | Command::Psync(_)
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }

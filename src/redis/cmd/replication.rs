@@ -200,7 +200,7 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
         ],
         "clients" => vec![
             "# Clients".into(),
-            format!("connected_clients:{}", node.clients.open),
+            format!("connected_clients:{}", node.clients.connected_clients()),
             format!("maxclients:{}", node.config.value("maxclients")),
             format!("blocked_clients:{}", node.blocked.waiting()),
         ],
@@ -214,16 +214,7 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
                 format!("maxmemory_policy:{}", node.config.value("maxmemory-policy")),
             ]
         }
-        "persistence" => vec![
-            "# Persistence".into(),
-            "loading:0".into(),
-            "rdb_bgsave_in_progress:0".into(),
-            format!(
-                "aof_enabled:{}",
-                u8::from(node.config.value("appendonly") == "yes")
-            ),
-            "aof_rewrite_in_progress:0".into(),
-        ],
+        "persistence" => persistence(node),
         "stats" => vec!["# Stats".into(), "expired_keys:0".into(), "evicted_keys:0".into()],
         "replication" => return node.replication.info(),
         "cpu" => vec!["# CPU".into()],
@@ -235,6 +226,51 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
         _ => keyspace(node, now_ms),
     };
     lines.iter().map(|line| format!("{line}\r\n")).collect()
+}
+
+/// `# Persistence`: Redis 7.0's fields, the snapshot counts from the node's persister (a
+/// snapshot is taken at once, so none is ever in progress; no fork, so no copy-on-write).
+fn persistence(node: &Node) -> Vec<String> {
+    let persister = &node.persistence;
+    let last_bgsave_s: i64 = if persister.saved_in_background() { 0 } else { -1 };
+    let aof_enabled = u8::from(node.config.value("appendonly") == "yes");
+    [
+        "# Persistence".to_string(),
+        "loading:0".into(),
+        "async_loading:0".into(),
+        "current_cow_peak:0".into(),
+        "current_cow_size:0".into(),
+        "current_cow_size_age:0".into(),
+        "current_fork_perc:0.00".into(),
+        "current_save_keys_processed:0".into(),
+        "current_save_keys_total:0".into(),
+        format!(
+            "rdb_changes_since_last_save:{}",
+            persister.changes_since_last_save()
+        ),
+        "rdb_bgsave_in_progress:0".into(),
+        format!("rdb_last_save_time:{}", persister.last_save_s()),
+        "rdb_last_bgsave_status:ok".into(),
+        format!("rdb_last_bgsave_time_sec:{last_bgsave_s}"),
+        "rdb_current_bgsave_time_sec:-1".into(),
+        format!("rdb_saves:{}", persister.saves()),
+        "rdb_last_cow_size:0".into(),
+        "rdb_last_load_keys_expired:0".into(),
+        "rdb_last_load_keys_loaded:0".into(),
+        format!("aof_enabled:{aof_enabled}"),
+        "aof_rewrite_in_progress:0".into(),
+        "aof_rewrite_scheduled:0".into(),
+        "aof_last_rewrite_time_sec:-1".into(),
+        "aof_current_rewrite_time_sec:-1".into(),
+        "aof_last_bgrewrite_status:ok".into(),
+        "aof_rewrites:0".into(),
+        "aof_rewrites_consecutive_failures:0".into(),
+        "aof_last_write_status:ok".into(),
+        "aof_last_cow_size:0".into(),
+        "module_fork_in_progress:0".into(),
+        "module_fork_last_cow_size:0".into(),
+    ]
+    .into()
 }
 
 /// `# Keyspace`: `dbN:keys=..,expires=..,avg_ttl=..` for each database with keys, avg_ttl

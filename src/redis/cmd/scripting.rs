@@ -1,15 +1,19 @@
-//! EVAL, EVALSHA and SCRIPT LOAD / EXISTS / FLUSH, run by the node's Lua interpreter
-//! (`redis/lua.rs`).
+//! EVAL, EVALSHA, their read-only forms EVAL_RO and EVALSHA_RO, and SCRIPT LOAD / EXISTS /
+//! FLUSH, run by the node's Lua interpreter (`redis/lua.rs`); FUNCTION and FCALL on a
+//! function library that stays empty (the node does not load libraries).
 
-use super::error::ReplyError;
+use super::error::{ReplyError, Writes};
 use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
+use crate::redis::connection::Reply;
 use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
 use crate::redis::node::Node;
 use crate::redis::request::build as request;
 
 /// The scripting commands.
-pub(super) const fn commands<C: From<Eval> + From<Evalsha> + From<Script>>() -> [Spec<C>; 3] {
+pub(super) const fn commands<
+    C: From<Eval> + From<Evalsha> + From<EvalRo> + From<EvalshaRo> + From<Script> + From<Function>,
+>() -> [Spec<C>; 8] {
     [
         Spec {
             name: "eval",
@@ -26,11 +30,46 @@ pub(super) const fn commands<C: From<Eval> + From<Evalsha> + From<Script>>() -> 
             handler: Handler::Parse(|args| Ok(C::from(Evalsha::parse(args)?))),
         },
         Spec {
+            name: "eval_ro",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "EVAL whose script may not write (runs on replicas too)",
+            handler: Handler::Parse(|args| Ok(C::from(EvalRo(Eval::parse(args)?)))),
+        },
+        Spec {
+            name: "evalsha_ro",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "EVALSHA whose script may not write",
+            handler: Handler::Parse(|args| Ok(C::from(EvalshaRo(Evalsha::parse(args)?)))),
+        },
+        Spec {
             name: "script",
             arity: -2,
             flags: Flags::NOSCRIPT,
             summary: "LOAD, EXISTS, FLUSH",
             handler: Handler::Parse(|args| Ok(C::from(Script::parse(args)?))),
+        },
+        Spec {
+            name: "function",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "on an empty library: FLUSH, LIST, STATS, DUMP, KILL, DELETE (LOAD and RESTORE refused)",
+            handler: Handler::Parse(|args| Ok(C::from(Function::parse(args)?))),
+        },
+        Spec {
+            name: "fcall",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "no function exists: `Function not found`",
+            handler: Handler::Parse(|_| Err(no_such_function())),
+        },
+        Spec {
+            name: "fcall_ro",
+            arity: -3,
+            flags: Flags::NOSCRIPT,
+            summary: "no function exists: `Function not found`",
+            handler: Handler::Parse(|_| Err(no_such_function())),
         },
     ]
 }
@@ -51,8 +90,14 @@ impl Eval {
     }
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
+        let writes = node.writes();
+        self.run(node, now_ms, command, writes)
+    }
+
+    /// Caches and runs the script, its writes refused as `writes` says.
+    fn run(self, node: &mut Node, now_ms: u64, command: ScriptCommand, writes: Writes) -> Frame {
         match node.scripts.load(self.script.as_bytes()) {
-            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms, command),
+            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms, command, writes),
             Err(compile_error) => compile_error,
         }
     }
@@ -79,7 +124,8 @@ impl Evalsha {
     }
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
-        run(node, &self.sha, &self.keys, &self.args, now_ms, command)
+        let writes = node.writes();
+        run(node, &self.sha, &self.keys, &self.args, now_ms, command, writes)
     }
 
     /// The request frame a client sends.
@@ -88,12 +134,36 @@ impl Evalsha {
     }
 }
 
+/// `EVAL_RO script numkeys [key ...] [arg ...]`: EVAL whose script may not call a write
+/// command (`ERR Write commands are not allowed from read-only scripts.`); Redis flags it
+/// `readonly`, so replicas run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalRo(pub Eval);
+
+impl EvalRo {
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
+        self.0.run(node, now_ms, command, Writes::ReadOnlyScript)
+    }
+}
+
+/// `EVALSHA_RO sha1 numkeys [key ...] [arg ...]`: EVALSHA whose script may not write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalshaRo(pub Evalsha);
+
+impl EvalshaRo {
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
+        let Evalsha { sha, keys, args } = self.0;
+        run(node, &sha, &keys, &args, now_ms, command, Writes::ReadOnlyScript)
+    }
+}
+
 /// Words of a request: keys, or arguments.
 type Words = Vec<Vec<u8>>;
 
 /// Runs a cached script on the node (EVAL and EVALSHA). A SELECT inside the script changes
 /// the script's database only, as in Redis 7.0: the caller's comes back after it.
-/// `command` runs each `redis.call` (the dispatcher's, which knows every command).
+/// `command` runs each `redis.call` (the dispatcher's, which knows every command); a write
+/// the script calls is refused as `writes` says.
 fn run(
     node: &mut Node,
     sha: &str,
@@ -101,13 +171,14 @@ fn run(
     args: &[Vec<u8>],
     now_ms: u64,
     command: ScriptCommand,
+    writes: Writes,
 ) -> Frame {
     let selected = node.db.selected();
     let call = ScriptCall {
         keys,
         args,
         now_ms,
-        writes: node.writes(),
+        writes,
         command,
     };
     let reply = node.scripts.run(sha, call, &mut node.db);
@@ -194,6 +265,113 @@ impl Script {
                 scripts.flush();
                 ok()
             }
+        }
+    }
+}
+
+/// FCALL's and FCALL_RO's reply: the library is empty, so no function exists.
+fn no_such_function() -> ReplyError {
+    ReplyError("ERR Function not found".into())
+}
+
+/// `FUNCTION FLUSH | LIST | STATS | DUMP | KILL | DELETE`, as Redis 7.0 answers them with
+/// no library loaded (the node loads none: LOAD and RESTORE are refused as unknown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Function {
+    /// `FLUSH [ASYNC|SYNC]`: nothing to delete.
+    Flush,
+    /// `LIST [LIBRARYNAME pattern] [WITHCODE]`: no library.
+    List,
+    /// `STATS`: no function running, the Lua engine with nothing in it.
+    Stats,
+    /// `DUMP`: the payload of no library.
+    Dump,
+    /// `KILL`: no function running.
+    Kill,
+    /// `DELETE library`: no such library.
+    Delete,
+}
+
+impl Function {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        let subcommand = args.next_bytes()?;
+        let rest = args.rest();
+        let exactly = |count: usize, function: Function, name: &str| {
+            if rest.len() == count {
+                Ok(function)
+            } else {
+                Err(ReplyError::wrong_arity(&format!("function|{name}")))
+            }
+        };
+        match subcommand.to_ascii_uppercase().as_slice() {
+            b"FLUSH" => match rest.as_slice() {
+                [] => Ok(Function::Flush),
+                [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => {
+                    Ok(Function::Flush)
+                }
+                [_] => Err(ReplyError(
+                    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option".into(),
+                )),
+                _ => Err(ReplyError(
+                    "ERR unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION HELP."
+                        .into(),
+                )),
+            },
+            b"LIST" => Function::parse_list(rest),
+            b"STATS" => exactly(0, Function::Stats, "stats"),
+            b"DUMP" => exactly(0, Function::Dump, "dump"),
+            b"KILL" => exactly(0, Function::Kill, "kill"),
+            b"DELETE" => exactly(1, Function::Delete, "delete"),
+            _ => Err(ReplyError(format!(
+                "ERR unknown subcommand '{}'. Try FUNCTION HELP.",
+                String::from_utf8_lossy(&subcommand)
+            ))),
+        }
+    }
+
+    /// `LIST`'s options, each at most once, checked as Redis checks them.
+    fn parse_list(options: Vec<Vec<u8>>) -> Result<Self, ReplyError> {
+        let (mut with_code, mut library_name) = (false, false);
+        let mut options = options.into_iter();
+        while let Some(option) = options.next() {
+            if option.eq_ignore_ascii_case(b"WITHCODE") && !with_code {
+                with_code = true;
+            } else if option.eq_ignore_ascii_case(b"LIBRARYNAME") && !library_name {
+                if options.next().is_none() {
+                    return Err(ReplyError("ERR library name argument was not given".into()));
+                }
+                library_name = true;
+            } else {
+                return Err(ReplyError(format!(
+                    "ERR Unknown argument {}",
+                    String::from_utf8_lossy(&option)
+                )));
+            }
+        }
+        Ok(Function::List)
+    }
+
+    pub(crate) fn apply(self) -> Reply {
+        let text = |s: &str| Frame::BulkString(s.as_bytes().to_vec());
+        match self {
+            Function::Flush => ok().into(),
+            Function::List => Frame::Array(vec![]).into(),
+            Function::Stats => Reply::Nested(vec![
+                (text("running_script"), Frame::Null.into()),
+                (
+                    text("engines"),
+                    Reply::Nested(vec![(
+                        text("LUA"),
+                        Reply::Map(vec![
+                            (text("libraries_count"), Frame::Integer(0)),
+                            (text("functions_count"), Frame::Integer(0)),
+                        ]),
+                    )]),
+                ),
+            ]),
+            Function::Dump => Frame::BulkString(crate::redis::rdb::empty_function_dump()).into(),
+            Function::Kill => Frame::Error("NOTBUSY No scripts in execution right now.".into()).into(),
+            Function::Delete => Frame::Error("ERR Library not found".into()).into(),
         }
     }
 }

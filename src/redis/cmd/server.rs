@@ -1,5 +1,7 @@
-//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT, TIME, CONFIG.
+//! Server-level commands: PING, ECHO, DBSIZE, FLUSHALL, FLUSHDB, SWAPDB, WAIT, TIME, CONFIG,
+//! and the snapshot commands SAVE, BGSAVE, LASTSAVE (through the node's persister).
 
+use super::command::Describe;
 use super::error::ReplyError;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
@@ -10,8 +12,15 @@ use crate::redis::request::build as request;
 
 /// The server commands.
 pub(super) const fn commands<
-    C: From<Ping> + From<Echo> + From<Dbsize> + From<Flushall> + From<Wait> + From<Config>,
->() -> [Spec<C>; 9] {
+    C: From<Ping>
+        + From<Echo>
+        + From<Dbsize>
+        + From<Flushall>
+        + From<Wait>
+        + From<Config>
+        + From<Snapshot>
+        + From<Describe>,
+>() -> [Spec<C>; 13] {
     [
         Spec {
             name: "ping",
@@ -76,7 +85,68 @@ pub(super) const fn commands<
             summary: "GET pattern ..., SET name value ..., REWRITE, RESETSTAT (src/redis/config.rs)",
             handler: Handler::Parse(|args| Ok(C::from(Config::parse(args)?))),
         },
+        Spec {
+            name: "command",
+            arity: -1,
+            flags: Flags::READ,
+            summary: "COUNT and LIST of these tables; INFO and DOCS as Redis 7.0 describes each (src/redis/cmd/command.rs)",
+            handler: Handler::Parse(|args| Ok(C::from(Describe::parse(args)?))),
+        },
+        Spec {
+            name: "save",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "take an RDB snapshot now (kept by a node with an RDB file; not inside MULTI)",
+            handler: Handler::Parse(|_| Ok(C::from(Snapshot::Save))),
+        },
+        Spec {
+            name: "bgsave",
+            arity: -1,
+            flags: Flags::NOSCRIPT,
+            summary: "take an RDB snapshot (at once here: a small dataset's fork takes milliseconds); SCHEDULE",
+            handler: Handler::Parse(|args| Ok(C::from(Snapshot::parse_bgsave(args)?))),
+        },
+        Spec {
+            name: "lastsave",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "the Unix time of the last snapshot, or of the start (not from scripts here)",
+            handler: Handler::Parse(|_| Ok(C::from(Snapshot::LastSave))),
+        },
     ]
+}
+
+/// `SAVE`, `BGSAVE [SCHEDULE]` and `LASTSAVE`: a snapshot of the dataset, written as the
+/// node's RDB file when it has one ([`Node::save_snapshot`]), and when the last was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Snapshot {
+    Save,
+    Background,
+    LastSave,
+}
+
+impl Snapshot {
+    fn parse_bgsave(args: &mut Args) -> Result<Self, ReplyError> {
+        match args.rest().as_slice() {
+            [] => Ok(Snapshot::Background),
+            [option] if option.eq_ignore_ascii_case(b"SCHEDULE") => Ok(Snapshot::Background),
+            _ => Err(ReplyError::syntax()),
+        }
+    }
+
+    pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
+        match self {
+            Snapshot::Save => {
+                node.save_snapshot(now_ms, false);
+                ok()
+            }
+            Snapshot::Background => {
+                node.save_snapshot(now_ms, true);
+                Frame::SimpleString(b"Background saving started".to_vec())
+            }
+            Snapshot::LastSave => Frame::Integer(node.persistence.last_save_s() as i64),
+        }
+    }
 }
 
 /// `PING [message]`: PONG, or the message back.

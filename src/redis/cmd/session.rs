@@ -1,7 +1,9 @@
-//! Connection-level commands: HELLO, SELECT, CLIENT SETNAME/GETNAME/ID/KILL, QUIT. They read
-//! or change the [`Session`] of the connection that sends them (CLIENT KILL, the node's other
-//! connections).
+//! Connection-level commands: AUTH, HELLO, SELECT, CLIENT SETNAME/GETNAME/ID/KILL, QUIT,
+//! RESET. They read or change the [`Session`] of the connection that sends them (CLIENT
+//! KILL, the node's other connections). With `requirepass` set, a connection must
+//! authenticate (AUTH, HELLO AUTH) before any command but these.
 
+use super::clients::Client;
 use super::error::ReplyError;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
@@ -9,14 +11,22 @@ use crate::redis::connection::{Protocol, Reply};
 use crate::redis::db::{DATABASES, Db};
 
 /// The connection commands.
-pub(super) const fn commands<C: From<Hello> + From<Select> + From<Client> + From<Quit> + From<Reset>>()
--> [Spec<C>; 5] {
+pub(super) const fn commands<
+    C: From<Auth> + From<Hello> + From<Select> + From<Client> + From<Quit> + From<Reset>,
+>() -> [Spec<C>; 6] {
     [
+        Spec {
+            name: "auth",
+            arity: -2,
+            flags: Flags::NOSCRIPT,
+            summary: "[default] password: the `requirepass` (only the default user exists)",
+            handler: Handler::Parse(|args| Ok(C::from(Auth::parse(args)?))),
+        },
         Spec {
             name: "hello",
             arity: -1,
             flags: Flags::NOSCRIPT,
-            summary: "RESP2 or RESP3, AUTH default, SETNAME",
+            summary: "RESP2 or RESP3, AUTH default password, SETNAME",
             handler: Handler::Parse(|args| Ok(C::from(Hello::parse(args)?))),
         },
         Spec {
@@ -30,7 +40,7 @@ pub(super) const fn commands<C: From<Hello> + From<Select> + From<Client> + From
             name: "client",
             arity: -2,
             flags: Flags::NOSCRIPT,
-            summary: "SETNAME, GETNAME, ID",
+            summary: "SETNAME, GETNAME, ID, INFO, LIST [TYPE t | ID id ...], KILL addr | filters (src/redis/cmd/clients.rs)",
             handler: Handler::Parse(|args| Ok(C::from(Client::parse(args)?))),
         },
         Spec {
@@ -69,11 +79,75 @@ pub struct Session {
     /// The replica announced capabilities (`REPLCONF capa …`), as every real redis-server
     /// does and our own replicas do not: it takes its snapshot as an RDB file.
     pub replica_reads_rdb: bool,
-    /// The node's count of `CLIENT KILL TYPE normal`s this connection outlives: it opened
-    /// after them, or sent the last one (SKIPME yes). One more closes it.
-    pub kills_survived: u64,
     /// The transaction MULTI opened, until EXEC or DISCARD.
     pub transaction: Option<Transaction>,
+    /// Whether the connection may run commands while the node has a `requirepass`: it
+    /// authenticated, or it opened (or sent RESET) while the node had none.
+    pub authenticated: bool,
+}
+
+/// The commands Redis flags `no_auth`: a connection may send them before authenticating.
+const ALLOWED_BEFORE_AUTH: &[&str] = &["auth", "hello", "quit", "reset"];
+
+/// How Redis refuses any other command before authentication.
+pub(super) fn refusal_before_auth(name: &str) -> Option<ReplyError> {
+    (!ALLOWED_BEFORE_AUTH.contains(&name)).then(|| ReplyError("NOAUTH Authentication required.".into()))
+}
+
+/// Authenticates the connection as `user` (the default user when `None`) with `password`,
+/// against the node's `requirepass` (none: the default user takes any password, as Redis's
+/// `nopass` user does). A failure leaves an authenticated connection authenticated.
+fn authenticate(
+    session: &mut Session,
+    requirepass: &str,
+    user: Option<&[u8]>,
+    password: &[u8],
+) -> Result<(), ReplyError> {
+    if user.is_none() && requirepass.is_empty() {
+        return Err(ReplyError(
+            "ERR AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?"
+                .into(),
+        ));
+    }
+    let default_user = user.is_none_or(|user| user == b"default");
+    if default_user && (requirepass.is_empty() || password == requirepass.as_bytes()) {
+        session.authenticated = true;
+        return Ok(());
+    }
+    Err(ReplyError(
+        "WRONGPASS invalid username-password pair or user is disabled.".into(),
+    ))
+}
+
+/// `AUTH [username] password`: authenticates the connection (see [`authenticate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Auth {
+    pub user: Option<Vec<u8>>,
+    pub password: Vec<u8>,
+}
+
+impl Auth {
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        match <[Vec<u8>; 2]>::try_from(args.rest()) {
+            Ok([user, password]) => Ok(Auth {
+                user: Some(user),
+                password,
+            }),
+            Err(mut words) if words.len() == 1 => Ok(Auth {
+                user: None,
+                password: words.pop().unwrap_or_default(),
+            }),
+            Err(_) => Err(ReplyError::syntax()),
+        }
+    }
+
+    pub(crate) fn apply(self, session: &mut Session, requirepass: &str) -> Frame {
+        match authenticate(session, requirepass, self.user.as_deref(), &self.password) {
+            Ok(()) => ok(),
+            Err(error) => error.into(),
+        }
+    }
 }
 
 /// A connection's open transaction (MULTI until EXEC or DISCARD).
@@ -87,7 +161,7 @@ pub struct Transaction {
 
 /// Sets a connection's name as Redis does: empty clears it; spaces, newlines and other
 /// bytes outside `!`..`~` are refused.
-fn set_name(session: &mut Session, name: Vec<u8>) -> Result<(), ReplyError> {
+pub(super) fn set_name(session: &mut Session, name: Vec<u8>) -> Result<(), ReplyError> {
     if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
         return Err(ReplyError(
             "ERR Client names cannot contain spaces, newlines or special characters.".into(),
@@ -150,14 +224,22 @@ impl Hello {
         Ok(hello)
     }
 
-    /// Authenticates (only the password-less `default` user exists), names the connection,
-    /// switches protocol, then replies with the server map in the new protocol.
-    pub(crate) fn apply(self, session: &mut Session, replica: bool) -> Reply {
-        if let Some((user, _password)) = &self.auth
-            && user.as_slice() != b"default"
-        {
-            return Frame::Error("WRONGPASS invalid username-password pair or user is disabled.".into())
-                .into();
+    /// Authenticates (only the `default` user exists, its password the node's
+    /// `requirepass`), names the connection, switches protocol, then replies with the server
+    /// map in the new protocol. A connection not yet authenticated must authenticate here.
+    pub(crate) fn apply(self, session: &mut Session, replica: bool, requirepass: &str) -> Reply {
+        if let Some((user, password)) = &self.auth {
+            if let Err(error) = authenticate(session, requirepass, Some(user), password) {
+                return Frame::from(error).into();
+            }
+        } else if !session.authenticated && !requirepass.is_empty() {
+            return Frame::Error(
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+                 HELLO AUTH <user> <pass> option can be used to authenticate the client and select \
+                 the RESP protocol version at the same time"
+                    .into(),
+            )
+            .into();
         }
         if let Some(name) = self.name
             && let Err(error) = set_name(session, name)
@@ -208,104 +290,16 @@ impl Select {
     }
 }
 
-/// `CLIENT SETNAME name | GETNAME | ID | KILL TYPE normal|pubsub`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Client {
-    SetName(Vec<u8>),
-    GetName,
-    Id,
-    /// `CLIENT KILL TYPE normal`: closes every other normal connection (what Sentinel sends
-    /// with each reconfiguration, so clients reconnect and ask it for the master). `TYPE
-    /// pubsub` is accepted and kills nobody: this node has no subscribers.
-    KillNormal,
-    KillPubsub,
-}
-
-impl Client {
-    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
-        let subcommand = args.next_bytes()?;
-        let mut rest = args.rest();
-        let wrong_arity = |name: &str| ReplyError::wrong_arity(&format!("client|{name}"));
-        match subcommand.to_ascii_uppercase().as_slice() {
-            b"SETNAME" if rest.len() == 1 => Ok(Client::SetName(rest.pop().unwrap_or_default())),
-            b"SETNAME" => Err(wrong_arity("setname")),
-            b"GETNAME" if rest.is_empty() => Ok(Client::GetName),
-            b"GETNAME" => Err(wrong_arity("getname")),
-            b"ID" if rest.is_empty() => Ok(Client::Id),
-            b"ID" => Err(wrong_arity("id")),
-            b"KILL" => match rest.as_slice() {
-                [filter, kind] | [filter, kind, _, _] if filter.eq_ignore_ascii_case(b"TYPE") => {
-                    match kind.to_ascii_lowercase().as_slice() {
-                        b"normal" => Ok(Client::KillNormal),
-                        b"pubsub" => Ok(Client::KillPubsub),
-                        b"master" | b"replica" | b"slave" => Err(ReplyError(
-                            "ERR locksim's fake Redis kills only TYPE normal and pubsub clients".into(),
-                        )),
-                        _ => Err(ReplyError(format!(
-                            "ERR Unknown client type '{}'",
-                            String::from_utf8_lossy(kind)
-                        ))),
-                    }
-                }
-                _ => Err(ReplyError(
-                    "ERR locksim's fake Redis kills clients only by TYPE (CLIENT KILL TYPE normal)".into(),
-                )),
-            },
-            _ => Err(ReplyError(format!(
-                "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(&subcommand)
-            ))),
-        }
-    }
-
-    pub(crate) fn apply(self, session: &mut Session, clients: &mut Clients) -> Frame {
-        match self {
-            Client::KillNormal => {
-                let killed = clients.kill_normal();
-                // SKIPME yes, Redis's default: the caller stays.
-                session.kills_survived = clients.kills;
-                Frame::Integer(killed as i64)
-            }
-            Client::KillPubsub => Frame::Integer(0),
-            Client::SetName(name) => match set_name(session, name) {
-                Ok(()) => ok(),
-                Err(error) => error.into(),
-            },
-            Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString),
-            Client::Id => Frame::Integer(session.id as i64),
-        }
-    }
-}
-
-/// A node's normal client connections, as CLIENT KILL sees them.
-#[derive(Debug, Default)]
-pub struct Clients {
-    /// Normal connections open now (a replica's link is not one).
-    pub open: usize,
-    /// How many `CLIENT KILL TYPE normal`s have run: a connection whose
-    /// [`Session::kills_survived`] is lower closes.
-    pub kills: u64,
-    /// Wakes the connections waiting for a request when a kill runs.
-    pub killed: std::rc::Rc<tokio::sync::Notify>,
-}
-
-impl Clients {
-    /// Kills every normal connection but the caller's; how many that is.
-    fn kill_normal(&mut self) -> usize {
-        self.kills += 1;
-        self.killed.notify_waiters();
-        self.open.saturating_sub(1)
-    }
-}
-
 /// `RESET`: the connection returns to the state of a new one (its id stays); the node drops
 /// its subscriptions and watched keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reset;
 
 impl Reset {
-    /// Resets the session's own state and replies `+RESET`.
-    pub(crate) fn apply(session: &mut Session) -> Reply {
+    /// Resets the session's own state and replies `+RESET`; the connection is then
+    /// authenticated only if the node has no `requirepass`.
+    pub(crate) fn apply(session: &mut Session, requirepass: &str) -> Reply {
+        session.authenticated = requirepass.is_empty();
         session.protocol = Protocol::Resp2;
         session.db = 0;
         session.name = None;

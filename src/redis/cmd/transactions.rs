@@ -84,6 +84,14 @@ pub struct Unwatch;
 /// The commands that run at once inside MULTI instead of being queued.
 const RUN_INSIDE_MULTI: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
 
+/// The commands Redis flags `no_multi`: refused inside MULTI, failing the transaction.
+const REFUSED_INSIDE_MULTI: &[&str] = &["save"];
+
+/// Whether a command named `name` is refused by a connection in MULTI.
+pub(super) fn is_refused_inside_multi(name: &str) -> bool {
+    REFUSED_INSIDE_MULTI.contains(&name)
+}
+
 /// Whether a command named `name` is queued by a connection in MULTI.
 pub(super) fn is_queued(name: &str) -> bool {
     !RUN_INSIDE_MULTI.contains(&name)

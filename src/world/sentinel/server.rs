@@ -26,7 +26,7 @@ pub(super) async fn serve(listener: SimListener, state: Arc<Mutex<State>>, clock
             biased;
             Some(()) = connections.next(), if !connections.is_empty() => {}
             stream = listener.accept() => {
-                let Ok(stream) = stream else { return };
+                let Ok((stream, _)) = stream else { return };
                 connections.push(Box::pin(answer(Connection::new(stream), state.clone(), clock.clone())));
             }
         }

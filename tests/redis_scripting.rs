@@ -1,0 +1,121 @@
+//! The read-only script commands and the function library on the fake node against
+//! redis-server 7.0, reply for reply in RESP2 and RESP3: EVAL_RO and EVALSHA_RO (a write
+//! inside refused, by `redis.call` and by `redis.pcall`), and FUNCTION / FCALL on a library
+//! with nothing loaded.
+
+mod support;
+
+use std::net::SocketAddr;
+
+use support::differential::same_transcripts_on_real_and_fake;
+use support::resp::{RespClient, Value};
+
+fn words(request: &str) -> Vec<Vec<u8>> {
+    request.split('|').map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// The SHA1 of `return 1`, and of a script that writes.
+const RETURN_ONE_SHA: &str = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+const WRITER_SHA: &str = "8aafe33a3280de03d71cf7b7bc5e77c6fb0c28ea";
+
+fn dialogue() -> Vec<String> {
+    [
+        "SET|k|v",
+        "EVAL_RO|return redis.call('GET',KEYS[1])|1|k",
+        "EVAL_RO|return redis.call('SET',KEYS[1],'x')|1|k",
+        "EVAL_RO|return redis.pcall('SET',KEYS[1],'x')|1|k",
+        "EVAL_RO|return redis.call('DEL',KEYS[1])|1|k",
+        "GET|k",
+        "EVAL_RO|return 1|0",
+        "EVAL_RO|return 1|-1",
+        "EVAL_RO|return 1|2|a",
+        "EVAL_RO|return redis.call('EVAL','return 1','0')|0",
+        "EVAL_RO",
+        "SCRIPT|LOAD|return redis.call('SET','k','y')",
+        "EVALSHA_RO|{RETURN_ONE}|0",
+        "EVALSHA_RO|{WRITER}|0",
+        "EVALSHA|{WRITER}|0",
+        "GET|k",
+        "EVALSHA_RO|abc|0",
+        "EVALSHA_RO|abc",
+        "FUNCTION",
+        "FUNCTION|FLUSH",
+        "FUNCTION|FLUSH|ASYNC",
+        "FUNCTION|flush|sync",
+        "FUNCTION|FLUSH|x",
+        "FUNCTION|FLUSH|a|b",
+        "FUNCTION|LIST",
+        "FUNCTION|LIST|WITHCODE",
+        "FUNCTION|LIST|LIBRARYNAME|x",
+        "FUNCTION|LIST|libraryname|x|withcode",
+        "FUNCTION|LIST|x",
+        "FUNCTION|LIST|LIBRARYNAME",
+        "FUNCTION|LIST|WITHCODE|WITHCODE",
+        "FUNCTION|LIST|LIBRARYNAME|a|LIBRARYNAME|b",
+        "FUNCTION|STATS",
+        "FUNCTION|STATS|x",
+        "FUNCTION|DUMP",
+        "FUNCTION|DUMP|x",
+        "FUNCTION|KILL",
+        "FUNCTION|KILL|x",
+        "FUNCTION|DELETE|x",
+        "FUNCTION|DELETE|x|y",
+        "FUNCTION|BOGUS",
+        "FCALL|f|0",
+        "FCALL|f|x",
+        "FCALL_RO|f|1|k",
+        "FCALL",
+        "FCALL_RO|f",
+        "EVAL|return redis.call('FUNCTION','LIST')|0",
+        "EVAL|return redis.call('EVAL_RO','return 1','0')|0",
+        "MULTI",
+        "EVAL_RO|return redis.call('GET',KEYS[1])|1|k",
+        "FUNCTION|STATS",
+        "FUNCTION|KILL",
+        "EXEC",
+    ]
+    .iter()
+    .map(|request| {
+        request
+            .replace("{RETURN_ONE}", RETURN_ONE_SHA)
+            .replace("{WRITER}", WRITER_SHA)
+    })
+    .collect()
+}
+
+fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Value)> {
+    let mut client = RespClient::connect(addr);
+    client.request(&words("FLUSHALL"));
+    client.request(&words("SCRIPT|FLUSH"));
+    if resp3 {
+        client.request(&words("HELLO|3"));
+    }
+    dialogue()
+        .into_iter()
+        .map(|request| {
+            let reply = client.request(&words(&request));
+            (request, reply)
+        })
+        .collect()
+}
+
+#[test]
+fn read_only_scripts_and_the_empty_function_library_answer_as_redis_server_7_0_does() {
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let refusal = Value::Error("ERR Write commands are not allowed from read-only scripts.".into());
+        assert!(
+            got.iter().any(|(_, reply)| *reply == refusal),
+            "a read-only script's write was refused (RESP3: {resp3})"
+        );
+        let unchanged = got
+            .iter()
+            .filter(|(request, _)| request == "GET|k")
+            .map(|(_, reply)| reply.clone())
+            .collect::<Vec<_>>();
+        assert_eq!(
+            unchanged,
+            [Value::Bulk("v".into()), Value::Bulk("y".into())],
+            "only EVALSHA wrote (RESP3: {resp3})"
+        );
+    }
+}
