@@ -83,6 +83,10 @@ pub struct Replication {
     pub replid: String,
     /// Bytes of stream this node produced (master) or applied (replica).
     pub offset: u64,
+    /// Whether the node has a backlog: Redis creates it when the first replica attaches
+    /// or the node itself follows a master, and until then a write advances no offset
+    /// (a lone master's ROLE says offset 0).
+    backlog: bool,
     /// Bumped at every REPLICAOF, so a link to a former master stops.
     pub generation: u64,
     replicas: BTreeMap<u64, ReplicaLink>,
@@ -98,6 +102,7 @@ impl Default for Replication {
             role: Role::Master,
             replid: super::lua::sha1_hex(b"locksim replication id"),
             offset: 0,
+            backlog: false,
             generation: 0,
             replicas: BTreeMap::new(),
             acks: Rc::new(Notify::new()),
@@ -247,12 +252,14 @@ impl Replication {
         }
     }
 
-    /// Writes `bytes` to the backlog: the offset advances at once, as Redis's
-    /// `master_repl_offset` does when a write is propagated, whether or not any replica
-    /// will ever receive it. WAIT compares acknowledgements against this offset, so a
-    /// write that never reached a replica is never counted as acknowledged by it.
+    /// Writes `bytes` to the backlog, if there is one: the offset advances at once, as
+    /// Redis's `master_repl_offset` does when a write is propagated, whether or not any
+    /// replica will ever receive it. WAIT compares acknowledgements against this offset,
+    /// so a write that never reached a replica is never counted as acknowledged by it.
     fn send(&mut self, bytes: Vec<u8>) {
-        self.offset += bytes.len() as u64;
+        if self.backlog {
+            self.offset += bytes.len() as u64;
+        }
         let holding = self.holding;
         self.replicas.retain(|_, replica| {
             if holding {
@@ -309,6 +316,7 @@ impl Replication {
             master,
             link_up: false,
         };
+        self.backlog = true;
         self.generation += 1;
         self.replicas.clear();
         db.set_replica(true);
@@ -426,6 +434,7 @@ impl Replication {
         )
         .into_bytes();
         handshake.extend(snapshot);
+        self.backlog = true;
         let (stream, receiver) = mpsc::unbounded_channel();
         self.replicas.insert(
             id,
@@ -512,6 +521,19 @@ mod tests {
         assert_eq!(stream.try_recv().unwrap(), b"*1\r\n$8\r\nFLUSHALL\r\n".to_vec());
         replication.ack(1, after, 0);
         assert_eq!(replication.acked(after), 1);
+    }
+
+    #[test]
+    fn a_master_no_replica_ever_attached_to_keeps_offset_zero_until_one_does() {
+        let mut replication = Replication::default();
+        replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
+        assert_eq!(
+            replication.offset, 0,
+            "no backlog yet, as redis-server's ROLE shows"
+        );
+        let (_, _stream) = replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 0);
+        replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
+        assert_eq!(replication.offset, 18);
     }
 
     #[test]

@@ -98,6 +98,17 @@ impl RespClient {
         }
     }
 
+    /// Whether a reply (or the end of the stream) waits to be read: never waits for one.
+    pub fn has_pending_reply(&mut self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return true;
+        }
+        let _ = self.writer.set_nonblocking(true);
+        let peeked = self.writer.peek(&mut [0; 1]);
+        let _ = self.writer.set_nonblocking(false);
+        !matches!(peeked, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
     /// Whether the server has closed the connection (reads end of stream).
     pub fn is_closed(&mut self) -> bool {
         matches!(self.read(), Value::Closed)

@@ -28,9 +28,16 @@ impl ReplyError {
     }
 
     /// Whether Redis finds this error while looking the command up, before anything else
-    /// (subscribed mode, queuing in MULTI): an unknown subcommand, or a wrong word count.
+    /// (subscribed mode, queuing in MULTI): an unknown subcommand, or a subcommand's wrong
+    /// word count (`'config|get'`). A command's own count check past its arity (PING a b,
+    /// LPOP k 1 2, an odd HSET or MSET) runs only when it runs, as in Redis.
     pub(crate) fn is_found_at_lookup(&self) -> bool {
-        self.0.starts_with("ERR unknown subcommand") || self.0.starts_with("ERR wrong number of arguments")
+        let subcommand_arity = self
+            .0
+            .strip_prefix("ERR wrong number of arguments for '")
+            .and_then(|rest| rest.split('\'').next())
+            .is_some_and(|name| name.contains('|'));
+        self.0.starts_with("ERR unknown subcommand") || subcommand_arity
     }
 }
 

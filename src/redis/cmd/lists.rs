@@ -184,12 +184,16 @@ fn span(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, stop.min(len - 1) as usize))
 }
 
+/// LINDEX looks the key up before it reads the index, as Redis does: a missing key is nil
+/// whatever the index says.
 fn lindex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
+    let Some(list) = db.read::<List>(&key, now_ms)? else {
+        return Ok(Frame::Null.into());
+    };
     let index = args.next_int()?;
-    Ok(db
-        .read::<List>(&key, now_ms)?
-        .and_then(|list| list.get(position(index, list.len())?))
+    Ok(position(index, list.len())
+        .and_then(|at| list.get(at))
         .map_or(Frame::Null, |e| Frame::BulkString(e.clone()))
         .into())
 }
@@ -293,7 +297,8 @@ impl BlockingPop {
         }
         Ok(BlockingPop {
             keys,
-            timeout_ms: (seconds * 1000.0) as u64,
+            // Rounded up, as Redis does: a timeout under a millisecond still times out.
+            timeout_ms: (seconds * 1000.0).ceil() as u64,
             end,
         })
     }
@@ -384,5 +389,19 @@ impl Blocked {
             }
         }
         db.select(selected);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Command, Writes};
+
+    #[test]
+    fn a_timeout_under_a_millisecond_rounds_up_and_still_times_out() {
+        let words = ["BLPOP", "l", "0.0001"].map(|w| w.as_bytes().to_vec()).to_vec();
+        let Ok(Command::BlockingPop(pop)) = Command::from_words(words, Writes::Taken) else {
+            panic!("BLPOP l 0.0001 parses as a blocking pop")
+        };
+        assert_eq!(pop.timeout_ms, 1, "0 would block forever");
     }
 }
