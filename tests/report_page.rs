@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use support::cli::{locksim, scratch};
-use support::svg_text::{text_boxes, text_problems};
+use support::svg_text::{text_boxes, text_colours as svg_text_colours, text_problems};
 
 const SCENARIOS: [&str; 3] = [
     "scenarios/single-node-gc-pause.json",
@@ -186,6 +186,89 @@ fn comparisons_agree_with_the_cells(summary: &Value, dom: &str) {
     }
 }
 
+/// The table of contents comes first and lists every section of the page, in the page's
+/// order, each link landing on its section.
+fn contents_lead_to_every_section(dom: &str) {
+    let nav_at = dom.find("<nav id=\"contents\"").expect("a table of contents");
+    let nav = &dom[nav_at..nav_at + dom[nav_at..].find("</nav>").unwrap()];
+    assert!(
+        !dom[..nav_at].contains("<section"),
+        "the contents come before every section"
+    );
+    let links: Vec<&str> = nav
+        .split("href=\"#")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    let sections: Vec<&str> = dom
+        .split("<section id=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert!(sections.len() >= 7, "the page's sections: {sections:?}");
+    assert_eq!(links, sections, "one entry a section, in order");
+}
+
+/// Under the matrix, each fault class with the grid's description and what it found,
+/// computed from its cells: how many setups broke mutual exclusion, each setup that broke
+/// in only some seeds with its count, and the same words on the page as in summary.json.
+fn fault_classes_say_what_they_found(summary: &Value, dom: &str) {
+    let matrix = &summary["matrix"];
+    let cells = matrix["cells"].as_array().unwrap();
+    let label_of = |setup: &Value| {
+        matrix["setups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| &s["name"] == setup)
+            .unwrap()["label"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let list = dom
+        .find("id=\"fault-classes\"")
+        .expect("the fault classes under the matrix");
+    for fault in matrix["faults"].as_array().unwrap() {
+        let found = fault["found"].as_str().unwrap();
+        let description = fault["description"].as_str().unwrap();
+        assert!(!description.is_empty(), "{fault}");
+        assert!(
+            dom[list..].contains(&found.replace('&', "&amp;")),
+            "the page says what {} found: {found}",
+            fault["name"]
+        );
+        let ran: Vec<&Value> = cells
+            .iter()
+            .filter(|c| c["fault"] == fault["name"] && c["applies"] == true)
+            .collect();
+        let mutex = |c: &Value| {
+            (
+                c["checkers"]["mutual_exclusion"]["violating"].as_u64().unwrap(),
+                c["checkers"]["mutual_exclusion"]["seeds"].as_u64().unwrap(),
+            )
+        };
+        let broke = ran.iter().filter(|c| mutex(c).0 > 0).count();
+        match broke {
+            0 => assert!(found.starts_with("Mutual exclusion held for all"), "{found}"),
+            _ => assert!(
+                found.starts_with(&format!(
+                    "Mutual exclusion broke for {broke} of {} setups",
+                    ran.len()
+                )),
+                "{found}"
+            ),
+        }
+        for c in &ran {
+            let (violating, seeds) = mutex(c);
+            if violating > 0 && violating < seeds {
+                let quoted = format!("{} {violating}/{seeds}", label_of(&c["setup"]));
+                assert!(found.contains(&quoted), "{quoted} in: {found}");
+            }
+        }
+    }
+}
+
 /// One shrunk counterexample per fault class that broke something, and none for a class
 /// that broke nothing; each up front (after the contents, before the matrix), with a short
 /// story, its timeline inline, and a scenario file beside the page that replays it.
@@ -264,7 +347,7 @@ fn minimal_counterexamples_come_first(dir: &Path, summary: &Value, dom: &str) {
 }
 
 /// "Clients compared": the grid's clients, each column from the shared workload, no wait
-/// that is the run's length, and the table within a 1400 px window.
+/// that is the run's length; its table and the matrix's within a 1400 px window.
 fn clients_compared_fit(dir: &Path, summary: &Value) {
     let matrix = &summary["matrix"];
     let clients = matrix["clients_compared"].as_array().unwrap();
@@ -283,17 +366,18 @@ fn clients_compared_fit(dir: &Path, summary: &Value) {
             );
         }
     }
-    let overflow = measure(
-        dir,
-        "(() => { const t = page.querySelector('#clients table'); \
-         return t.getBoundingClientRect().right + ' ' + page.documentElement.clientWidth; })()",
-    );
-    let (right, window) = overflow.split_once(' ').unwrap();
-    let (right, window): (f64, f64) = (right.parse().unwrap(), window.parse().unwrap());
-    assert!(
-        right <= window,
-        "the clients' table fits the window: {right} > {window}"
-    );
+    for table in ["#clients table", "#matrix table"] {
+        let overflow = measure(
+            dir,
+            &format!(
+                "(() => {{ const t = page.querySelector('{table}'); \
+                 return t.getBoundingClientRect().right + ' ' + page.documentElement.clientWidth; }})()"
+            ),
+        );
+        let (right, window) = overflow.split_once(' ').unwrap();
+        let (right, window): (f64, f64) = (right.parse().unwrap(), window.parse().unwrap());
+        assert!(right <= window, "{table} fits the window: {right} > {window}");
+    }
 }
 
 /// A viewport meta; every inline figure an image with a text alternative that says what it
@@ -519,6 +603,32 @@ fn figure_text_reads(dir: &Path) {
     );
 }
 
+/// Every figure the report wrote: each text against what is drawn behind it reads at
+/// 4.5:1 or better (white on the dark heatmap steps, black on the light ones, the fault
+/// labels on their lane).
+fn figure_text_contrast(dir: &Path) {
+    let mut measured = 0;
+    let mut poor = Vec::new();
+    for entry in std::fs::read_dir(dir.join("figures")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "svg") {
+            let svg = std::fs::read_to_string(&path).unwrap();
+            for (text, colour, behind) in svg_text_colours(&svg) {
+                measured += 1;
+                let ratio = contrast([colour, behind]);
+                if ratio < 4.5 {
+                    poor.push(format!(
+                        "{}: {text:?} {colour:?} on {behind:?}: {ratio:.2}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(measured > 100, "the figures' texts are measured: {measured}");
+    assert!(poor.is_empty(), "figure text below 4.5:1: {poor:#?}");
+}
+
 #[test]
 fn the_text_check_sees_text_off_the_canvas_and_text_over_text() {
     let svg =
@@ -548,6 +658,39 @@ fn the_text_check_sees_text_off_the_canvas_and_text_over_text() {
     assert_eq!(text_problems(&cut).len(), 1, "{:?}", text_problems(&cut));
     let low = svg(&text(10, 95, "start", "low"));
     assert_eq!(text_problems(&low).len(), 1, "below the canvas");
+}
+
+#[test]
+fn the_figure_contrast_check_sees_what_is_behind_each_text() {
+    let text = |x: u32, fill: &str, words: &str| {
+        format!(
+            "<text x=\"{x}\" y=\"20\" dy=\"0.76em\" text-anchor=\"start\" font-family=\"sans-serif\" \
+             font-size=\"12\" opacity=\"1\" fill=\"{fill}\">\n{words}\n</text>"
+        )
+    };
+    let svg = format!(
+        "<svg width=\"300\" height=\"100\" viewBox=\"0 0 300 100\">\
+         <rect x=\"0\" y=\"0\" width=\"300\" height=\"100\" opacity=\"1\" fill=\"#FFFFFF\" stroke=\"none\"/>\
+         <rect x=\"0\" y=\"0\" width=\"100\" height=\"100\" opacity=\"1\" fill=\"#2C115F\" stroke=\"none\"/>\
+         <rect x=\"100\" y=\"0\" width=\"100\" height=\"100\" opacity=\"0.5\" fill=\"#000000\" stroke=\"none\"/>\
+         <rect x=\"0\" y=\"0\" width=\"300\" height=\"100\" fill=\"none\" stroke=\"#000000\"/>{}{}{}</svg>",
+        text(10, "#FFFFFF", "dark"),
+        text(110, "#7F7F7F", "half"),
+        text(210, "#000000", "white")
+    );
+    let colours = svg_text_colours(&svg);
+    let behind: Vec<(&str, [f64; 3])> = colours.iter().map(|(t, _, b)| (t.as_str(), *b)).collect();
+    assert_eq!(
+        behind,
+        [
+            ("dark", [44.0, 17.0, 95.0]),
+            ("half", [127.5; 3]),
+            ("white", [255.0; 3])
+        ],
+        "an outline is no fill; a half-opaque fill mixes with white"
+    );
+    assert!(contrast([colours[0].1, colours[0].2]) > 4.5);
+    assert!(contrast([colours[1].1, colours[1].2]) < 4.5, "grey on grey");
 }
 
 #[test]
@@ -593,9 +736,12 @@ fn the_page_opens_in_chromium_with_every_section() {
     }
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    contents_lead_to_every_section(&dom);
     comparisons_agree_with_the_cells(&summary, &dom);
+    fault_classes_say_what_they_found(&summary, &dom);
     minimal_counterexamples_come_first(&dir, &summary, &dom);
     figure_text_reads(&dir);
+    figure_text_contrast(&dir);
     clients_compared_fit(&dir, &summary);
     assert!(
         html.len() < 3_000_000,

@@ -238,7 +238,7 @@ fn judge(nodes: &Nodes, client: &str, grant: &Grant, at_us: u64) -> Option<Strin
             ),
         };
         format!(
-            "{client} accessed the resource at {} ms past its validity: its grant (token {}) stood on \
+            "{client}{ACCESSED_AT}{} ms past its validity: its grant (token {}) stood on \
              {standing} of {asked} node(s), {needed} needed ({}); the client believed it had {belief}",
             fmt_ms(at_us as i64),
             short(grant.token),
@@ -247,8 +247,20 @@ fn judge(nodes: &Nodes, client: &str, grant: &Grant, at_us: u64) -> Option<Strin
     })
 }
 
+/// What a violation says between the client and the true time of its late access.
+const ACCESSED_AT: &str = " accessed the resource at ";
+
+/// The true time of the late access a violation of this checker names, in µs: the moment
+/// the violation happened (its message also names when the client believed its lock would
+/// end, which may come later).
+pub fn accessed_at_us(violation: &str) -> Option<u64> {
+    let (_, after) = violation.split_once(ACCESSED_AT)?;
+    let ms: f64 = after.split_once(" ms")?.0.parse().ok()?;
+    Some((ms * 1000.0).round() as u64)
+}
+
 /// Tokens are long random strings; eight characters identify one in a message.
-fn short(token: &str) -> &str {
+pub fn short(token: &str) -> &str {
     &token[..token.len().min(8)]
 }
 
@@ -299,6 +311,24 @@ mod tests {
             "{violation}"
         );
         assert!(violation.contains("believed it had 2000 ms"), "{violation}");
+    }
+
+    #[test]
+    fn the_access_time_is_read_back_from_the_message_not_the_belief() {
+        let mut events = granted(100, 5, &["redis-1"]);
+        events.extend([
+            key_gone(1000, "redis-1", "client-1-token"),
+            write(1500, "client-1", 1),
+        ]);
+        let violation = check(&history(5000, events))
+            .violation
+            .expect("write after the key left");
+        assert!(
+            violation.contains("until about"),
+            "it names the belief too: {violation}"
+        );
+        assert_eq!(accessed_at_us(&violation), Some(1_500_000));
+        assert_eq!(accessed_at_us("client-1 held the lock"), None);
     }
 
     #[test]

@@ -275,7 +275,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::check;
-    use crate::report::matrix_summary::{Labelled, SetupRow};
+    use crate::report::matrix_summary::{FaultColumn, SetupRow};
     use crate::report::{Activity, ScenarioReport};
 
     /// A cell of `seeds` seeds: the first `overlap` violate mutual exclusion, the first
@@ -310,10 +310,11 @@ pub(crate) mod tests {
         }
     }
 
-    fn fault(name: &str) -> Labelled {
-        Labelled {
+    fn fault(name: &str) -> FaultColumn {
+        FaultColumn {
             name: name.into(),
             label: name.into(),
+            description: String::new(),
         }
     }
 

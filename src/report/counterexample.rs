@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::ScenarioReport;
 use crate::check;
 use crate::history::History;
-use crate::search::story;
+use crate::search::story::{self, GrantShare};
 
 /// One violating run shown in full: its timeline and the events that matter.
 #[derive(Debug, Clone)]
@@ -24,6 +24,9 @@ pub struct Counterexample {
     pub story: Vec<String>,
     /// The trace digest of the run, for checking a replay.
     pub digest: String,
+    /// How many nodes granted the earlier of the first two clients that believed they
+    /// held the lock at once (none without such an overlap).
+    pub overlap_grant: Option<GrantShare>,
 }
 
 impl Counterexample {
@@ -76,6 +79,7 @@ impl Counterexample {
             violations,
             story,
             digest: history.digest(),
+            overlap_grant: story::first_overlap_grant(history),
         }
     }
 
@@ -90,6 +94,7 @@ impl Counterexample {
             "digest": self.digest,
             "violations": self.violations.iter().map(|(checker, why)| json!({"checker": checker, "why": why})).collect::<Vec<_>>(),
             "story": self.story,
+            "overlap_grant": self.overlap_grant.map(|g| json!({"granted": g.granted, "asked": g.asked})),
         })
     }
 

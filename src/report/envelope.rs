@@ -19,8 +19,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
-use super::figures::heatmap::{Cell, Fill, Heatmap, Panel};
-use super::rate::Rate;
+use super::figures::heatmap::{self, Cell, Fill, Heatmap, Panel};
+use super::rate::{Rate, seeds};
 use super::sweeps::{Sweep, SweepKind};
 use crate::check;
 use crate::scenario::{ScenarioError, load_str};
@@ -286,13 +286,15 @@ impl Envelope {
             .collect();
         Heatmap {
             title: format!(
-                "{} — mutual exclusion violated, {} seeds per point",
-                self.title, self.seeds
+                "{} — mutual exclusion violated, {} per point",
+                self.title,
+                seeds(self.seeds)
             ),
             x_label: self.x_label.clone(),
             y_label: self.y_label.clone(),
             panels,
             row_label_width: 70,
+            cell_width: heatmap::NARROW_CELL,
             note: "Black line: the analytic bound, around the points it calls safe.".into(),
         }
     }
@@ -340,10 +342,10 @@ impl Envelope {
         };
         if outside > 0 {
             caption.push_str(&format!(
-                " {held_outside} of the {outside} points beyond the bound never broke in {} seeds: the bound is \
+                " {held_outside} of the {outside} points beyond the bound never broke in {}: the bound is \
                  what the algorithm promises, and the workload (short critical sections, no contender ready at \
                  the instant the key expired) does not always use the whole window.",
-                self.seeds
+                seeds(self.seeds)
             ));
         }
         caption
@@ -396,6 +398,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_title_counts_its_seeds_as_a_sentence_does() {
+        let envelope = |seeds| Envelope {
+            name: "e".into(),
+            title: "Holder pause".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            xs: vec![1.0],
+            ys: vec![1.0],
+            series: Vec::new(),
+            bound: Vec::new(),
+            bound_safe: Vec::new(),
+            seeds,
+        };
+        assert_eq!(
+            envelope(1).heatmap().title,
+            "Holder pause — mutual exclusion violated, 1 seed per point"
+        );
+        assert_eq!(
+            envelope(20).heatmap().title,
+            "Holder pause — mutual exclusion violated, 20 seeds per point"
+        );
     }
 
     #[test]

@@ -29,7 +29,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ScenarioReport;
-use super::matrix_summary::{Labelled, MatrixSummary, SetupRow};
+pub use super::matrix_summary::FaultColumn;
+use super::matrix_summary::{MatrixSummary, SetupRow};
 use super::outcome::Outcome;
 use super::sweeps::{Sweep, SweepKind};
 use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
@@ -110,17 +111,6 @@ const FAULT_CLASS_FIELDS: [&str; 7] = [
     "clocks",
     "checks",
 ];
-
-/// A column of the matrix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FaultColumn {
-    /// Short name, used in scenario and file names.
-    pub name: String,
-    /// What a table shows for the column.
-    pub label: String,
-    /// What the faults do, and which published scenario they reproduce.
-    pub description: String,
-}
 
 /// One cell before it runs.
 #[derive(Debug, Clone)]
@@ -390,14 +380,7 @@ impl MatrixRun {
     pub fn summary(&self) -> MatrixSummary {
         MatrixSummary {
             setups: self.setups.clone(),
-            faults: self
-                .faults
-                .iter()
-                .map(|f| Labelled {
-                    name: f.name.clone(),
-                    label: f.label.clone(),
-                })
-                .collect(),
+            faults: self.faults.clone(),
             cells: self
                 .cells
                 .iter()

@@ -5,7 +5,7 @@
 //! read it without reaching back into either.
 
 use super::ScenarioReport;
-use super::figures::heatmap::{Band, Cell, Fill, Heatmap, Panel};
+use super::figures::heatmap::{self, Band, Cell, Fill, Heatmap, Panel};
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
 
@@ -22,18 +22,23 @@ pub struct SetupRow {
     pub fenced: bool,
 }
 
-/// A row or column of the matrix: a short name (used in file names) and a label.
+/// A column of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Labelled {
+pub struct FaultColumn {
+    /// Short name, used in scenario and file names.
     pub name: String,
+    /// What a table shows for the column.
     pub label: String,
+    /// What the faults do, and which published scenario they reproduce (the grid's words:
+    /// what the seeds found is computed, never written here).
+    pub description: String,
 }
 
 /// Setups crossed with fault classes; a cell is `None` where the fault does not apply.
 #[derive(Debug, Clone)]
 pub struct MatrixSummary {
     pub setups: Vec<SetupRow>,
-    pub faults: Vec<Labelled>,
+    pub faults: Vec<FaultColumn>,
     /// `cells[setup][fault]`.
     pub cells: Vec<Vec<Option<ScenarioReport>>>,
     /// Pairs of setups the opening compares, `(setup, against)` as indices into `setups`.
@@ -83,6 +88,7 @@ impl MatrixSummary {
                 inside_bound: None,
             }],
             row_label_width: 310,
+            cell_width: heatmap::WIDE_CELL,
             note: "Top: seeds in which two clients believed they held the lock. Bottom: seeds in which an update \
                    was lost or a stale token accepted (absorbed: the setup fences and nothing was damaged). Under \
                    them, liveness lost: deadlock, or the lock left free while clients waited (stalled)."

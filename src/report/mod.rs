@@ -9,6 +9,7 @@ pub mod compare;
 pub mod control;
 pub mod counterexample;
 pub mod envelope;
+pub mod fault_classes;
 pub mod figures;
 pub mod matrix;
 pub mod matrix_summary;

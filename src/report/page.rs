@@ -9,6 +9,7 @@ use std::fmt::Write;
 use super::CHECKERS;
 use super::compare;
 use super::counterexample::Counterexample;
+use super::fault_classes;
 use super::figures::{SCALE, heatmap, hex};
 use super::matrix_summary::MatrixSummary;
 use super::outcome::Safety;
@@ -51,10 +52,12 @@ code, pre { font-family: 'DejaVu Sans Mono', monospace; font-size: .85em; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; }
 .met { color: #1a7f37; } .unmet { color: #b3261e; font-weight: bold; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.legend span { display: inline-block; width: 2.2em; text-align: center; border: 1px solid #ccc; color: #222; }
+.legend span { display: inline-block; min-width: 2.2em; padding: 0 .2em; text-align: center; border: 1px solid #ccc; color: #222; }
 .legend span.dark { color: #fff; }
 .legend .na { color: #555; background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee 4px, #eee 8px); padding: 0 .3em; }
 .legend .nx { background: #bdbdbd; font-style: italic; padding: 0 .3em; }
+table.matrix { font-size: .75em; } table.matrix th, table.matrix td { padding: .25em .3em; }
+table.matrix td.cell { min-width: 0; } table.matrix td.two { padding: 0; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 ";
 
@@ -191,7 +194,7 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
                    <span class=\"nx\" style=\"width:auto\">not exercised</span></p>\n",
     );
     page.push_str(
-        "<div class=\"scroll\"><table>\n<caption>Each setup (rows) under each fault class (columns): seeds with \
+        "<div class=\"scroll\"><table class=\"matrix\">\n<caption>Each setup (rows) under each fault class (columns): seeds with \
          two holders over seeds with data damaged</caption>\n<tr><th scope=\"col\">setup \\ fault</th>",
     );
     for fault in &matrix.faults {
@@ -205,7 +208,19 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
         }
         page.push_str("</tr>\n");
     }
-    page.push_str("</table></div>\n</section>\n");
+    page.push_str("</table></div>\n");
+    page.push_str("<h3 id=\"fault-classes\">The fault classes, and what each found</h3>\n<dl>\n");
+    for (f, fault) in matrix.faults.iter().enumerate() {
+        let _ = writeln!(
+            page,
+            "<dt id=\"fault-{}\"><strong>{}</strong></dt>\n<dd>{} <em>Found:</em> {}</dd>",
+            escape(&fault.name),
+            escape(&fault.label),
+            escape(&fault.description),
+            escape(&fault_classes::found(matrix, f, &summary.matrix_counterexamples))
+        );
+    }
+    page.push_str("</dl>\n</section>\n");
 }
 
 /// One shrunk counterexample per fault class that broke something, each with its

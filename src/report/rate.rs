@@ -72,6 +72,14 @@ impl Rate {
     }
 }
 
+/// "1 seed", "20 seeds": a count of seeds as a sentence says it.
+pub fn seeds(count: u64) -> String {
+    match count {
+        1 => "1 seed".to_string(),
+        n => format!("{n} seeds"),
+    }
+}
+
 /// A fraction as a whole percentage, or with one decimal below 10%.
 fn percent(fraction: f64) -> String {
     let pct = fraction * 100.0;
@@ -108,6 +116,13 @@ mod tests {
         .wilson95();
         assert!((low - 0.9630).abs() < 0.0005, "{low}");
         assert_eq!(high, 1.0);
+    }
+
+    #[test]
+    fn one_seed_is_singular() {
+        assert_eq!(seeds(1), "1 seed");
+        assert_eq!(seeds(0), "0 seeds");
+        assert_eq!(seeds(20), "20 seeds");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::ScenarioReport;
 use super::compare;
 use super::counterexample::Counterexample;
 use super::envelope::Envelope;
+use super::fault_classes;
 use super::matrix_summary::MatrixSummary;
 use super::minimal::Minimal;
 use super::outcome::Outcome;
@@ -41,7 +42,11 @@ impl Summary {
             let faults: Vec<Value> = matrix
                 .faults
                 .iter()
-                .map(|f| json!({"name": f.name, "label": f.label}))
+                .enumerate()
+                .map(|(i, f)| {
+                    json!({"name": f.name, "label": f.label, "description": f.description,
+                           "found": fault_classes::found(matrix, i, &self.matrix_counterexamples)})
+                })
                 .collect();
             let cells: Vec<Value> = matrix
                 .cells

@@ -3,15 +3,16 @@
 //! happened on, ending with the "However, …" that breaks the lock.
 //!
 //! What matters: the clients the violation involves (their grants, renewals, writes,
-//! releases and losses), their keys' life on every Redis node, and every fault, crash,
-//! restart and failover, from the earliest grant involved in the violation up to the
-//! violation ([`window`]), with the faults already in effect when that grant came. A
+//! releases and losses), their keys' life on every Redis node (and that of any key the
+//! violation names by its token, whoever owns it), and every fault, crash, restart and
+//! failover, from the earliest grant involved in the violation up to the violation
+//! ([`window`]), with the faults already in effect when that grant came. A
 //! violation before the first fault is told from its own grants, not around the fault.
 //! The steps are data first ([`Step`]); [`render`] turns them into text.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::check::mutual_exclusion;
+use crate::check::{mutual_exclusion, validity};
 use crate::history::{Answer, EventKind, History, fmt_ms, names_node};
 
 /// One step of the story.
@@ -51,7 +52,8 @@ pub struct Window {
 
 /// The window of `checker`'s `violation` in `history`. Mutual exclusion names its two
 /// overlapping holds: from the first grant to the end of the overlap. Other checkers say
-/// which clients their message names and the last instant it names; the window starts at
+/// which clients their message names and the last instant it names (validity: the late
+/// access, not the end of the client's belief); the window starts at
 /// the latest grant each named client had before that instant (the grant a late access, a
 /// crash inside the lock or a lost update rests on), the earliest of them.
 pub fn window(history: &History, checker: &str, violation: &str) -> Window {
@@ -71,7 +73,15 @@ pub fn window(history: &History, checker: &str, violation: &str) -> Window {
         .filter(|node| node.starts_with("client-") && names_node(violation, node))
         .map(str::to_string)
         .collect();
-    let to_us = last_time_named(violation).unwrap_or(history.end_us);
+    // A late access is the moment validity broke; its message also names when the client
+    // believed its lock would end, which may come later and after other grants.
+    let named_end = match checker {
+        validity::NAME => validity::accessed_at_us(violation),
+        _ => None,
+    };
+    let to_us = named_end
+        .or_else(|| last_time_named(violation))
+        .unwrap_or(history.end_us);
     let from_us = clients
         .iter()
         .filter_map(|client| {
@@ -101,6 +111,9 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         to_us: end_us,
     } = window(history, checker, violation);
     let involved = |node: &str| clients.is_empty() || clients.contains(node);
+    // A key the violation names by its token ("key held token 8d1845ed") is told whoever
+    // owns it: a restart that brought back a released key is what broke the grant.
+    let named_token = |token: &str| violation.contains(&format!("token {}", validity::short(token)));
     let mut owner_of_token: Vec<(String, String)> = Vec::new();
     for event in &history.events {
         if let EventKind::Acquired { token, .. } = &event.kind {
@@ -190,7 +203,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 }
                 EventKind::KeySet { token, expires_at_us } => {
                     let client = owner(token)?;
-                    if !involved(client) {
+                    if !involved(client) && !named_token(token) {
                         return None;
                     }
                     let note = KeyNote {
@@ -203,7 +216,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 }
                 EventKind::KeyGone { token } => {
                     let client = owner(token)?;
-                    if !involved(client) {
+                    if !involved(client) && !named_token(token) {
                         return None;
                     }
                     let note = KeyNote {
@@ -478,6 +491,38 @@ fn grants_behind_each_acquire(history: &History) -> BTreeMap<usize, Answers> {
         }
     }
     grants
+}
+
+/// How many of the nodes it asked granted a client the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantShare {
+    pub granted: usize,
+    pub asked: usize,
+}
+
+impl GrantShare {
+    /// Granted by a majority of several nodes and not one more: lose one of its keys and
+    /// the grant no longer stands (Kleppmann's first example, anchors S4).
+    pub fn bare_majority(self) -> bool {
+        self.asked > 1 && self.granted == self.asked / 2 + 1
+    }
+}
+
+/// The grant of the earlier of the first two clients that believed they held the lock
+/// at once: how many nodes gave it, of how many asked. None without an overlap, or when
+/// the history does not record the nodes' answers.
+pub fn first_overlap_grant(history: &History) -> Option<GrantShare> {
+    let (earlier, _) = mutual_exclusion::overlap(history)?;
+    let index = history.events.iter().position(|e| {
+        e.node == earlier.client
+            && e.true_us == earlier.from_us
+            && matches!(e.kind, EventKind::Acquired { .. })
+    })?;
+    let answers = grants_behind_each_acquire(history).remove(&index)?;
+    Some(GrantShare {
+        granted: answers.granted.len(),
+        asked: answers.asked,
+    })
 }
 
 /// The latest time a checker's message names, in µs: its times are written as
@@ -842,5 +887,103 @@ mod tests {
                 "client-1 gets the lock from redis-1 and redis-2 (2 of 3 nodes; no answer from redis-3) (it believes it for 1900 ms)",
             ]
         );
+    }
+
+    #[test]
+    fn a_late_access_is_told_from_its_grant_with_the_restart_that_brought_back_a_key() {
+        let key_set = |token: &str| EventKind::KeySet {
+            token: token.into(),
+            expires_at_us: Some(9_000_000),
+        };
+        let history = History {
+            events: vec![
+                at(0, "redis-1", key_set("old")),
+                at(1, "client-3", acquired("old")),
+                at(100, "client-3", released("old")),
+                at(101, "redis-1", EventKind::KeyGone { token: "old".into() }),
+                at(200, "redis-1", key_set("a")),
+                at(201, "client-2", acquired("a")),
+                at(300, "redis-1", EventKind::Crashed),
+                at(400, "redis-1", EventKind::Restarted),
+                at(401, "redis-1", key_set("old")),
+                at(
+                    500,
+                    "client-2",
+                    EventKind::ResourceWrite {
+                        value: 1,
+                        fence: None,
+                    },
+                ),
+                at(900, "redis-1", key_set("b")),
+                at(1000, "client-2", acquired("b")),
+            ],
+            end_us: 3_000_000,
+            ..History::default()
+        };
+        let violation = "client-2 accessed the resource at 500.000 ms past its validity: its grant (token a) stood \
+                         on 0 of 1 node(s), 1 needed (redis-1: key held token old); the client believed it had 2000 \
+                         ms of validity at 201.000 ms, so until about 2201.000 ms";
+        let told = window(&history, "validity", violation);
+        assert_eq!(
+            (told.from_us, told.to_us),
+            (201_000, 500_000),
+            "the grant to the access"
+        );
+        let texts: Vec<String> = story(&history, "validity", violation)
+            .into_iter()
+            .map(|s| s.text)
+            .collect();
+        for expected in [
+            "client-2 gets the lock",
+            "redis-1 crashes",
+            "redis-1 restarts",
+            "redis-1 stores client-3's key",
+            "client-2 writes 1",
+        ] {
+            assert!(
+                texts.iter().any(|t| t.starts_with(expected)),
+                "{expected:?} in {texts:#?}"
+            );
+        }
+        assert!(
+            !texts.iter().any(|t| t.contains("client-3 releases")),
+            "client-3's own cycle is not told: {texts:#?}"
+        );
+    }
+
+    #[test]
+    fn the_first_overlap_names_how_many_nodes_granted_its_earlier_holder() {
+        let answered = |redis: &str, answer: Answer| EventKind::NodeAnswered {
+            request: "acquire",
+            redis: redis.into(),
+            answer,
+            redis_local_us: 0,
+        };
+        let overlapping = |third: Answer| History {
+            events: vec![
+                at(0, "client-1", EventKind::AcquireStarted),
+                at(2, "client-1", answered("redis-1", Answer::Yes)),
+                at(2, "client-1", answered("redis-2", Answer::Yes)),
+                at(3, "client-1", answered("redis-3", third)),
+                at(3, "client-1", acquired("a")),
+                at(100, "client-2", acquired("b")),
+                at(200, "client-1", released("a")),
+                at(300, "client-2", released("b")),
+            ],
+            end_us: 1_000_000,
+            ..History::default()
+        };
+        let bare = first_overlap_grant(&overlapping(Answer::No)).unwrap();
+        assert_eq!(bare, GrantShare { granted: 2, asked: 3 });
+        assert!(bare.bare_majority());
+        let every = first_overlap_grant(&overlapping(Answer::Yes)).unwrap();
+        assert!(!every.bare_majority(), "3 of 3 is more than a bare majority");
+        assert!(
+            !GrantShare { granted: 1, asked: 1 }.bare_majority(),
+            "one node is no majority of several"
+        );
+        let mut apart = overlapping(Answer::No);
+        apart.events.retain(|e| e.node != "client-2");
+        assert_eq!(first_overlap_grant(&apart), None, "no overlap, nothing to say");
     }
 }

@@ -125,3 +125,49 @@ pub fn text_problems(svg: &str) -> Vec<String> {
     }
     problems
 }
+
+/// `#RRGGBB` as three channels (0-255).
+fn rgb(hex: &str) -> Option<[f64; 3]> {
+    let hex = hex.strip_prefix('#')?;
+    let channel = |i: usize| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok().map(f64::from);
+    Some([channel(0)?, channel(2)?, channel(4)?])
+}
+
+/// Every `<text>` of `svg` with its colour and the colour behind the middle of its box:
+/// the filled rectangles drawn before it that cover that point, each laid over the ones
+/// before at its opacity, over white. (A text's own colour is taken as drawn, opaque.)
+pub fn text_colours(svg: &str) -> Vec<(String, [f64; 3], [f64; 3])> {
+    let boxes = text_boxes(svg);
+    let mut out = Vec::new();
+    let mut rects: Vec<([f64; 4], [f64; 3], f64)> = Vec::new();
+    let mut texts = boxes.into_iter();
+    for piece in svg.split('<').skip(1) {
+        let tag = &piece[..piece.find('>').unwrap_or(piece.len())];
+        if tag.starts_with("rect ") {
+            if let Some(fill) = attribute(tag, "fill").and_then(rgb) {
+                let (x, y) = (number(tag, "x"), number(tag, "y"));
+                let area = [x, y, x + number(tag, "width"), y + number(tag, "height")];
+                let opacity = attribute(tag, "opacity")
+                    .and_then(|o| o.parse().ok())
+                    .unwrap_or(1.0);
+                rects.push((area, fill, opacity));
+            }
+        } else if tag.starts_with("text") {
+            let after = piece.get(tag.len() + 1..).unwrap_or("");
+            if after.trim().is_empty() {
+                continue;
+            }
+            let Some(text) = texts.next() else { break };
+            let colour = attribute(tag, "fill").and_then(rgb).unwrap_or([0.0; 3]);
+            let (cx, cy) = ((text.left + text.right) / 2.0, (text.top + text.bottom) / 2.0);
+            let behind = rects
+                .iter()
+                .filter(|([l, t, r, b], _, _)| *l <= cx && cx <= *r && *t <= cy && cy <= *b)
+                .fold([255.0; 3], |under, (_, fill, alpha)| {
+                    [0, 1, 2].map(|i| alpha * fill[i] + (1.0 - alpha) * under[i])
+                });
+            out.push((text.text, colour, behind));
+        }
+    }
+    out
+}

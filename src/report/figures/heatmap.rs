@@ -76,14 +76,20 @@ pub struct Heatmap {
     pub panels: Vec<Panel>,
     /// Width of the row-label column, in pixels.
     pub row_label_width: u32,
+    /// Width of a cell, in pixels: [`WIDE_CELL`] for the matrix's two-line texts and
+    /// wrapped column labels, [`NARROW_CELL`] for an envelope's "3/20", so that two
+    /// panels side by side fit a page's width at full size.
+    pub cell_width: u32,
     /// One line under the figure (what the bound line means, what grey means).
     pub note: String,
 }
 
 /// Height of a cell of one level; a cell with a band under it or a note is taller.
 const CELL_H: u32 = 34;
-/// Width of a cell.
-const CELL_W: u32 = 124;
+/// A cell wide enough for "damage 50/50" and a column label wrapped to three lines.
+pub const WIDE_CELL: u32 = 124;
+/// A cell wide enough for "20/20" and a number as its column label.
+pub const NARROW_CELL: u32 = 76;
 /// Height of each line of a cell's note (it has room for two: one per ", " part).
 const NOTE_LINE: u32 = 14;
 /// Height of each line of a column label.
@@ -125,7 +131,7 @@ impl Heatmap {
         let columns: u32 = self.panels.iter().map(|p| p.columns.len() as u32).sum();
         let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
         let panels = self.panels.len() as u32;
-        let grid = panels * (self.row_label_width + GAP) + columns * CELL_W + 20;
+        let grid = panels * (self.row_label_width + GAP) + columns * self.cell_width + 20;
         let title = text_width(&self.title, 20) + 40;
         let note = text_width(&self.note, 13).min(NOTE_WIDTH) + 20;
         let width = grid.max(title).max(LEGEND_WIDTH).max(note);
@@ -302,7 +308,7 @@ fn draw_panel<DB: DrawingBackend>(
     };
     let grid_left = left + map.row_label_width as i32;
     let grid_top = map.top() as i32;
-    let (w, h) = (CELL_W as i32, map.cell_h() as i32);
+    let (w, h) = (map.cell_width as i32, map.cell_h() as i32);
     let right = grid_left + w * panel.columns.len() as i32;
     let _ = root.draw(&Text::new(
         panel.title.clone(),
@@ -317,7 +323,7 @@ fn draw_panel<DB: DrawingBackend>(
     ));
     for (c, column) in panel.columns.iter().enumerate() {
         let x = grid_left + w * c as i32 + w / 2;
-        let lines = wrap_to(column, 13, CELL_W - 8, HEADER_LINES);
+        let lines = wrap_to(column, 13, map.cell_width - 8, HEADER_LINES);
         let first = grid_top - 12 - HEADER_LINE as i32 * (lines.len() as i32 - 1);
         for (i, line) in lines.into_iter().enumerate() {
             let y = first + HEADER_LINE as i32 * i as i32;
@@ -376,7 +382,7 @@ fn draw_panel<DB: DrawingBackend>(
         }
     }
     if let Some(inside) = &panel.inside_bound {
-        draw_bound(root, inside, (grid_left, grid_top));
+        draw_bound(root, inside, (grid_left, grid_top), map.cell_width);
     }
     right
 }
@@ -409,8 +415,9 @@ fn draw_bound<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     inside: &[Vec<bool>],
     (left, top): (i32, i32),
+    cell_width: u32,
 ) {
-    let (w, h) = (CELL_W as i32, CELL_H as i32);
+    let (w, h) = (cell_width as i32, CELL_H as i32);
     let safe = |r: usize, c: usize| inside.get(r).and_then(|row| row.get(c)).copied();
     let line = BLACK.stroke_width(4);
     for (r, row) in inside.iter().enumerate() {
@@ -448,9 +455,12 @@ mod tests {
 
     #[test]
     fn column_labels_wrap_at_spaces_to_fit_the_cell() {
-        let lines = wrap_to("failover before replication", 13, CELL_W - 8, HEADER_LINES);
+        let lines = wrap_to("failover before replication", 13, WIDE_CELL - 8, HEADER_LINES);
         assert_eq!(lines, ["failover before", "replication"]);
-        assert!(lines.iter().all(|l| text_width(l, 13) <= CELL_W - 8), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| text_width(l, 13) <= WIDE_CELL - 8),
+            "{lines:?}"
+        );
         assert_eq!(wrap_to("none", 13, 100, 3), ["none"]);
         assert_eq!(wrap_to("a b c d e f g h", 13, 1, 3), ["a", "b", "c…"]);
     }
@@ -470,6 +480,7 @@ mod tests {
                 inside_bound: Some(vec![vec![true, false]]),
             }],
             row_label_width: 80,
+            cell_width: NARROW_CELL,
             note: "n".into(),
         };
         let draw_once = || super::super::svg(map.size(), |root| draw(root, &map));

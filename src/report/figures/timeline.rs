@@ -285,8 +285,10 @@ impl Timeline {
         let to_ms = until_ms
             .map_or(end_ms, |until| (until + MARGIN_MS).min(end_ms))
             .max(from_ms + 1.0);
-        // A fault that names a node (its target) is also drawn on that node's row.
-        for (since, until, fault) in &faults {
+        // A fault that names a node (its target) is also drawn on that node's row, unless
+        // it takes the node down: its row already shows the node down from its crash to
+        // its restart, and a second band over it would say the same thing twice.
+        for (since, until, fault) in faults.iter().filter(|(_, _, fault)| !takes_node_down(fault)) {
             for row in rows
                 .iter()
                 .enumerate()
@@ -500,20 +502,25 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
             )
         })
     }));
-    let _ = chart.draw_series(
-        t.bars
-            .iter()
-            .filter(|b| b.to_ms > t.from_ms && b.from_ms < t.to_ms)
-            .map(|b| {
-                let top = y(b.row) + if b.solid { 0.2 } else { 0.35 };
-                let style = if b.solid {
-                    b.colour.filled()
-                } else {
-                    b.colour.mix(0.35).filled()
-                };
-                Rectangle::new([(clip(b.from_ms), top), (clip(b.to_ms), y(b.row) + 0.8)], style)
-            }),
-    );
+    // A row's light bands (paused, cut off, down) behind its solid bars and taller than
+    // them, so a holding drawn over a pause keeps its client's colour and the band shows
+    // above and below it.
+    let visible = |b: &&Bar| b.to_ms > t.from_ms && b.from_ms < t.to_ms;
+    let _ = chart.draw_series(t.bars.iter().filter(visible).filter(|b| !b.solid).map(|b| {
+        Rectangle::new(
+            [
+                (clip(b.from_ms), y(b.row) + 0.06),
+                (clip(b.to_ms), y(b.row) + 0.94),
+            ],
+            b.colour.mix(0.35).filled(),
+        )
+    }));
+    let _ = chart.draw_series(t.bars.iter().filter(visible).filter(|b| b.solid).map(|b| {
+        Rectangle::new(
+            [(clip(b.from_ms), y(b.row) + 0.2), (clip(b.to_ms), y(b.row) + 0.8)],
+            b.colour.filled(),
+        )
+    }));
     let _ = chart.draw_series(
         t.deadlines
             .iter()
@@ -697,6 +704,13 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) {
     }
 }
 
+/// Whether a fault's description is a crash or a power loss (as the world records them:
+/// "crash redis-1, restart after 100 ms", "power loss of redis-2"), which the node's row
+/// shows as down.
+fn takes_node_down(fault: &str) -> bool {
+    fault.starts_with("crash ") || fault.starts_with("power loss of ")
+}
+
 /// A label short enough to sit on the chart.
 fn short(label: &str) -> String {
     const MAX: usize = 48;
@@ -807,6 +821,61 @@ mod tests {
         assert!(a_bytes.starts_with(b"\x89PNG"));
         assert_eq!(a_bytes, b_bytes);
         let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+    }
+
+    #[test]
+    fn a_crashed_node_is_shaded_once_as_down_and_a_paused_one_as_targeted() {
+        let fault = |kind: fn(String) -> EventKind, text: &str| kind(text.to_string());
+        let crash = "crash redis-1, restart after 100 ms";
+        let history = History {
+            events: vec![
+                at(1000, "client-1", EventKind::AcquireStarted),
+                at(
+                    2000,
+                    "world",
+                    fault(|fault| EventKind::FaultStarted { fault }, crash),
+                ),
+                at(2000, "redis-1", EventKind::Crashed),
+                at(2100, "redis-1", EventKind::Restarted),
+                at(
+                    2100,
+                    "world",
+                    fault(|fault| EventKind::FaultEnded { fault }, crash),
+                ),
+                at(
+                    3000,
+                    "world",
+                    fault(
+                        |fault| EventKind::FaultStarted { fault },
+                        "pause redis-1 for 500 ms",
+                    ),
+                ),
+                at(
+                    3500,
+                    "world",
+                    fault(
+                        |fault| EventKind::FaultEnded { fault },
+                        "pause redis-1 for 500 ms",
+                    ),
+                ),
+            ],
+            end_us: 5_000_000,
+            ..History::default()
+        };
+        let timeline = Timeline::from_history(&history, "crash", None);
+        let row = timeline.rows.iter().position(|r| r == "redis-1").unwrap();
+        let shading: Vec<(f64, f64, RGBColor)> = timeline
+            .bars
+            .iter()
+            .filter(|b| b.row == row && !b.solid)
+            .map(|b| (b.from_ms, b.to_ms, b.colour))
+            .collect();
+        assert_eq!(
+            shading,
+            vec![(2000.0, 2100.0, DOWN), (3000.0, 3500.0, TARGETED)],
+            "the crash once, as down; the pause as targeted"
+        );
+        assert_eq!(timeline.faults.len(), 2, "both in the fault lane");
     }
 
     #[test]
