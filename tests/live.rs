@@ -15,6 +15,14 @@ use locksim::scenario;
 
 use support::cli::{locksim, scratch};
 
+/// Live tests run in real time on a 2-core machine: run side by side, their workers and
+/// nodes starve each other of CPU and a pause or lease is measured late. Each test holds
+/// this for its whole run, so one runs at a time (a failed test poisons nothing).
+fn one_live_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Five seconds, two workers on one locksim node, a 500 ms TTL, critical sections of
 /// 50-100 ms; `faults` and `fencing` as given.
 fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &str) -> PathBuf {
@@ -83,6 +91,7 @@ fn count(history: &History, matches: impl Fn(&EventKind) -> bool) -> usize {
 
 #[test]
 fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("pause");
     let file = scenario_file(&dir, "pause", "none", PAUSE_HOLDER, "{}");
     let history = run_live(&file, &dir);
@@ -96,6 +105,7 @@ fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
 
 #[test]
 fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("pause-on-grant");
     // The first holder from 1 s on freezes 50 ms into its critical section, for four TTLs.
     let fault = r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 1000,
@@ -129,6 +139,7 @@ fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
 
 #[test]
 fn without_the_pause_the_workers_take_turns() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("no-fault");
     let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
     let history = run_live(&file, &dir);
@@ -176,16 +187,19 @@ fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
 
 #[test]
 fn with_fencing_the_resource_refuses_the_paused_holders_stale_write() {
+    let _serial = one_live_test_at_a_time();
     fencing_refuses_the_paused_holders_stale_write("master-incr");
 }
 
 #[test]
 fn with_tokens_from_the_fencing_counter_the_resource_refuses_the_stale_write() {
+    let _serial = one_live_test_at_a_time();
     fencing_refuses_the_paused_holders_stale_write("counter");
 }
 
 #[test]
 fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("cli");
     let file = scenario_file(
         &dir,
@@ -224,6 +238,7 @@ fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
 
 #[test]
 fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("unsupported");
     let file = scenario_file(
         &dir,
@@ -276,6 +291,7 @@ fn redis_py() {
 
 #[test]
 fn the_redis_py_worker_breaks_under_a_pause_and_holds_without_it() {
+    let _serial = one_live_test_at_a_time();
     redis_py();
     let dir = scratch("redis-py");
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workers/redis-py/pause.json");
@@ -317,6 +333,7 @@ fn running(pid: i32) -> bool {
 
 #[test]
 fn processes_a_worker_starts_die_when_locksim_is_killed() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("orphans");
     // Each worker starts a process of its own and writes down its pid: PR_SET_PDEATHSIG
     // reaches the worker, not that process; the supervisor's watchdog must.
@@ -372,6 +389,7 @@ fn processes_a_worker_starts_die_when_locksim_is_killed() {
 
 #[test]
 fn the_wall_clock_shim_moves_redis_servers_expiry_and_nothing_else() {
+    let _serial = one_live_test_at_a_time();
     use support::resp::{RespClient, Value};
     let dir = scratch("shim");
     let shim = locksim::live::clock::WallClockShim::build(&dir).unwrap();
@@ -439,6 +457,7 @@ fn the_wall_clock_shim_moves_redis_servers_expiry_and_nothing_else() {
 
 #[test]
 fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("redis-server-clock-jump");
     // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward, 100 ms
     // into its 600-800 ms critical section (struck on its grant: at a fixed time the
@@ -489,6 +508,7 @@ fn rewritten(file: &Path, replacements: &[(&str, &str)]) {
 
 #[test]
 fn a_holder_killed_inside_a_setnx_lock_deadlocks_it_live_and_without_the_kill_nothing_does() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("setnx-deadlock");
     // Tier 1 (SETNX, DEL, no TTL): the holder killed at 1 s leaves its key for good, and
     // the other worker's acquires, which it reports, are refused for the 7 s left. A live
@@ -538,6 +558,7 @@ fn a_holder_killed_inside_a_setnx_lock_deadlocks_it_live_and_without_the_kill_no
 
 #[test]
 fn a_crashed_redis_node_stays_down_for_its_restart_delay_live() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("restart-delay");
     // Crashed at 500 ms and asked back 100 ms later, but the topology keeps a crashed
     // node down 1.5 s, as the simulator does: back at 2 s, not at 0.6 s.
@@ -576,6 +597,7 @@ fn a_crashed_redis_node_stays_down_for_its_restart_delay_live() {
 
 #[test]
 fn a_partition_due_at_0_ms_holds_from_the_first_request() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("partition-at-0");
     // client-1 is cut from the node from 0 ms on. Had its first SET slipped through before
     // the cut, its 3 s key would keep client-2 out for the whole run.
@@ -616,6 +638,7 @@ fn a_partition_due_at_0_ms_holds_from_the_first_request() {
 
 #[test]
 fn locksim_worker_stops_at_validity_when_the_scenario_says_so() {
+    let _serial = one_live_test_at_a_time();
     let dir = scratch("stop-at-validity");
     // Critical sections of 1.5 s under a 500 ms TTL: a worker that stops at validity
     // holds each grant about 500 ms, and still writes.
