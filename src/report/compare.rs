@@ -32,11 +32,18 @@ fn telling_rate(outcome: &Outcome) -> Rate {
     }
 }
 
-/// That rate, named: "damage 48/50", else "overlap 50/50" (or "overlap 0/50").
+/// That rate, named: "damage 48/50", else "overlap 50/50" (or "overlap 0/50"); a cell
+/// where nobody was granted the lock after the faults, by the seeds it was not
+/// exercised in ("not exercised 50/50": the lock was lost, not kept).
 fn telling_text(outcome: &Outcome) -> String {
     let rate = telling_rate(outcome);
     match outcome.safety {
         Safety::Damage => format!("damage {}/{}", rate.violating, rate.seeds),
+        Safety::NotExercised => format!(
+            "not exercised {}/{}",
+            outcome.seeds() - outcome.exercised,
+            outcome.seeds()
+        ),
         _ => format!("overlap {}/{}", rate.violating, rate.seeds),
     }
 }
@@ -275,6 +282,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::check;
+    use crate::check::evidence::NotExercised;
     use crate::report::matrix_summary::{FaultColumn, SetupRow};
     use crate::report::{Activity, ScenarioReport};
 
@@ -418,6 +426,29 @@ pub(crate) mod tests {
 
     fn comparison_sentence(matrix: &MatrixSummary) -> String {
         comparisons(matrix)[0].sentence(matrix)
+    }
+
+    #[test]
+    fn a_cell_nobody_was_granted_in_is_told_by_its_seeds_not_exercised() {
+        let mut lost = cell(50, 0, 0);
+        lost.not_exercised = (0..50)
+            .map(|seed| {
+                let why = NotExercised::TooFewGrants {
+                    fault: Some(0),
+                    grants: 0,
+                    needed: 1,
+                };
+                (seed, why)
+            })
+            .collect();
+        let survived = FaultComparison {
+            fault: 0,
+            setup: Outcome::of(&cell(50, 0, 0), false),
+            against: Outcome::of(&lost, false),
+        };
+        assert!(survived.differs());
+        assert_eq!(telling_text(&survived.setup), "overlap 0/50");
+        assert_eq!(telling_text(&survived.against), "not exercised 50/50");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::compare;
 use super::counterexample::Counterexample;
 use super::fault_classes;
-use super::figures::{SCALE, heatmap, hex};
+use super::figures::{heatmap, hex};
 use super::matrix_summary::MatrixSummary;
 use super::outcome::Safety;
 use super::rate::Rate;
@@ -174,6 +174,26 @@ fn shade(rate: Rate) -> (String, bool) {
     (hex(colour), dark)
 }
 
+/// The matrix's key: each step of the colour scale as the cells use it, then the two
+/// greys.
+fn matrix_legend(page: &mut String) {
+    page.push_str("<p class=\"legend small\">");
+    for (fraction, text) in heatmap::scale_steps() {
+        let (colour, dark) = heatmap::colour_of(fraction);
+        let dark = if dark { " class=\"dark\"" } else { "" };
+        let _ = write!(
+            page,
+            "<span style=\"background:{}\"{dark}>{}</span>",
+            hex(colour),
+            escape(&text)
+        );
+    }
+    page.push_str(
+        " of the seeds <span class=\"na\" style=\"width:auto\">does not apply</span> \
+                   <span class=\"nx\" style=\"width:auto\">not exercised</span></p>\n",
+    );
+}
+
 fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
     page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds. Top: the seeds in which two \
@@ -181,19 +201,7 @@ fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) 
                    data came to harm, an update lost or a stale token accepted; <em>absorbed</em> where the setup \
                    fences and nothing was damaged. Under them, in red, the liveness lost: a deadlock, or the lock \
                    left free while clients waited (stalled). Darker is worse.</p>\n");
-    page.push_str("<p class=\"legend small\">");
-    for (i, colour) in SCALE.iter().map(|c| hex(*c)).enumerate() {
-        let dark = if i >= 3 { " class=\"dark\"" } else { "" };
-        let _ = write!(
-            page,
-            "<span style=\"background:{colour}\"{dark}>{}%</span>",
-            i * 20
-        );
-    }
-    page.push_str(
-        " fraction of seeds (white: none) <span class=\"na\" style=\"width:auto\">does not apply</span> \
-                   <span class=\"nx\" style=\"width:auto\">not exercised</span></p>\n",
-    );
+    matrix_legend(page);
     page.push_str(
         "<div class=\"scroll\"><table class=\"matrix\">\n<caption>Each setup (rows) under each fault class (columns): seeds with \
          two holders over seeds with data damaged</caption>\n<tr><th scope=\"col\">setup \\ fault</th>",
@@ -364,8 +372,8 @@ fn matrix_cell(page: &mut String, matrix: &MatrixSummary, setup: usize, fault: u
     if outcome.safety == Safety::NotExercised {
         let _ = write!(
             page,
-            "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">no seed of {} contended \
-             after the faults</span>{foot}</td>",
+            "<td class=\"cell nx\" title=\"{}\">not exercised<br><span class=\"small\">no seed of {} was granted \
+             the lock after the faults</span>{foot}</td>",
             escape(&report.not_exercised_reason()),
             report.seeds
         );
@@ -709,6 +717,7 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::figures::SCALE;
 
     #[test]
     fn text_is_escaped() {
@@ -731,5 +740,44 @@ mod tests {
         assert_eq!(shade(rate(100)), (hex(SCALE[5]), true));
         let step = |r| SCALE.iter().position(|c| hex(*c) == shade(rate(r)).0);
         assert!(step(10) < step(90));
+    }
+
+    #[test]
+    fn the_legend_labels_each_colour_with_the_rates_it_colours() {
+        let mut legend = String::new();
+        matrix_legend(&mut legend);
+        // Each swatch: its background and its label ("none", "&gt; 0%", "≥ 20%", …).
+        let swatches: Vec<(&str, &str)> = legend
+            .split("<span style=\"background:")
+            .skip(1)
+            .map(|swatch| {
+                let colour = &swatch[..7];
+                let label = &swatch[swatch.find('>').unwrap() + 1..swatch.find("</span>").unwrap()];
+                (colour, label)
+            })
+            .collect();
+        assert_eq!(swatches.len(), 6, "{legend}");
+        for violating in 0..=50 {
+            let rate = Rate { violating, seeds: 50 };
+            let percent = violating * 2;
+            let colour = shade(rate).0;
+            let (_, label) = swatches
+                .iter()
+                .find(|(c, _)| *c == colour)
+                .unwrap_or_else(|| panic!("{violating}/50 is coloured {colour}, which the legend lacks"));
+            let fits = match *label {
+                "none" => percent == 0,
+                "&gt; 0%" => percent > 0 && percent < 20,
+                at_least => {
+                    let low: u64 = at_least
+                        .trim_start_matches("≥ ")
+                        .trim_end_matches('%')
+                        .parse()
+                        .unwrap();
+                    percent >= low && (low == 80 || percent < low + 20)
+                }
+            };
+            assert!(fits, "{violating}/50 ({percent}%) is coloured as {label}");
+        }
     }
 }

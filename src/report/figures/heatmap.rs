@@ -197,6 +197,22 @@ pub fn colour_of(fraction: f64) -> (RGBColor, bool) {
     (SCALE[index], index >= 3)
 }
 
+/// The steps of the colour scale as a legend shows them, each as the lowest fraction it
+/// colours (`0.01` standing for "any") and its label: "none" (white), "> 0%", "≥ 20%" …
+/// "≥ 80%". The PNG's legend and the page's are both drawn from it.
+pub fn scale_steps() -> Vec<(f64, String)> {
+    std::iter::once((0.0, "none".to_string()))
+        .chain((1..SCALE.len()).map(|i| {
+            let text = if i == 1 {
+                "> 0%".to_string()
+            } else {
+                format!("≥ {}%", (i - 1) * 20)
+            };
+            (((i - 1) as f64 * 0.2).max(0.01), text)
+        }))
+        .collect()
+}
+
 /// Draws `map` onto `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
     let _ = root.fill(&WHITE);
@@ -233,15 +249,9 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
         label.clone().pos(Pos::new(HPos::Left, VPos::Center)),
     ));
     x += 120;
-    let steps = std::iter::once((Fill::Rate(0.0), "none".to_string()))
-        .chain((1..SCALE.len()).map(|i| {
-            let text = if i == 1 {
-                "> 0%".to_string()
-            } else {
-                format!("≥ {}%", (i - 1) * 20)
-            };
-            (Fill::Rate(((i - 1) as f64 * 0.2).max(0.01)), text)
-        }))
+    let steps = scale_steps()
+        .into_iter()
+        .map(|(fraction, text)| (Fill::Rate(fraction), text))
         .chain([
             (Fill::DoesNotApply, "n/a".to_string()),
             (Fill::NotExercised, "not exer.".to_string()),
