@@ -2,59 +2,75 @@
 //! node-redlock v5, redis-semaphore's Mutex), each run live on locksim's nodes with its
 //! library's own code: a pause of the holder longer than the TTL breaks mutual exclusion;
 //! with a fencing token on the resource (the worker's `INCR <key>:fence`) the resource
-//! refuses the paused holder's stale write; with no fault the workers take turns and
-//! nothing breaks. The three runs of a library go side by side on their own ports, a few
-//! seconds each, one library at a time. The libraries are the pinned ones of tests/libraries/, installed when
-//! missing (tests/support/libraries.rs).
+//! refuses the paused holder's stale write; with no fault the workers take turns, report
+//! every acquire they start, and nothing breaks; a holder killed inside its lock leaves the
+//! lock free for the rest of its TTL while the other worker, which reports its waiting,
+//! wants it: liveness is lost, and not without the kill. A library's paused, fenced and
+//! no-fault runs go side by side on their own ports, then its crash run and that run's
+//! no-fault control, a few seconds each, one library at a time. The libraries are the
+//! pinned ones of tests/libraries/, installed when missing (tests/support/libraries.rs).
 
 mod support;
 
 use std::path::{Path, PathBuf};
 
-use locksim::check::check_all;
 use locksim::client::Fencing;
 use locksim::history::{EventKind, History};
-use locksim::live::{self, LiveSetup};
 use locksim::report::control::without_faults;
-use locksim::scenario::{self, Scenario};
+use locksim::scenario::{self, Fault, FaultAction, Scenario, Target, Trigger};
 
 use support::cli::scratch;
 use support::libraries::{node_libraries, python_libraries};
+use support::live::{Live, count, violated, violations};
 
 /// The scenario shipped beside worker `name`.
 fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/workers/{name}/pause.json"))
 }
 
-fn run(scenario: &Scenario, file: &Path, dir: &Path, worker_env: &[(String, String)]) -> History {
-    let setup = LiveSetup {
-        scenario_file: file.to_path_buf(),
-        default_worker: Vec::new(),
-        redis_server: false,
-        worker_env: worker_env.to_vec(),
-        scratch: dir.join("runs"),
-    };
-    live::unsupported(scenario, &setup).unwrap();
-    live::run(scenario, 0, &setup).unwrap()
-}
-
-fn violated(history: &History, scenario: &Scenario, checker: &str) -> bool {
-    check_all(history, &scenario.check_settings())
-        .into_iter()
-        .any(|v| v.checker == checker && v.violation.is_some())
-}
-
-fn count(history: &History, matches: impl Fn(&EventKind) -> bool) -> usize {
-    history.events.iter().filter(|e| matches(&e.kind)).count()
-}
-
 /// Held while a library's three runs go: twelve interpreters starting at once on a loaded
 /// 2-core machine (load 9) took longer to import their libraries than a run lasts.
 static ONE_LIBRARY_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs worker `name`'s scenario paused, fenced and without faults, side by side, and
-/// checks each verdict.
-fn breaks_under_a_pause_is_fenced_and_holds_without_it(name: &str, worker_env: Vec<(String, String)>) {
+/// Runs `scenarios` (each as read from `file`, changed since) live side by side, one
+/// history each, in order.
+fn run_side_by_side<const N: usize>(live: &Live, scenarios: [&Scenario; N], file: &Path) -> [History; N] {
+    std::thread::scope(|scope| {
+        scenarios
+            .map(|scenario| scope.spawn(|| live.run(scenario, file)))
+            .map(|run| run.join().unwrap())
+    })
+}
+
+/// The crash run's TTL: the killed holder's key keeps the lock for up to this long.
+const CRASH_TTL_MS: u64 = 3000;
+/// The crash run's liveness bound: half the TTL, and well above a hand-over between two
+/// live workers (a release, the waiter's next try), so only the kill can exceed it.
+const CRASH_LIVENESS_BOUND_MS: u64 = 1500;
+
+/// `shipped`'s workers with a 3 s TTL, the holder killed (`kill -9`) at 2 s, 8 s runs, and
+/// a liveness bound of 1.5 s.
+fn holder_killed(shipped: &Scenario) -> Scenario {
+    let mut crashed = shipped.clone();
+    crashed.duration_ms = 8000;
+    crashed.lock.ttl_ms = CRASH_TTL_MS;
+    crashed.checks.liveness_bound_ms = Some(CRASH_LIVENESS_BOUND_MS);
+    crashed.faults = vec![Fault {
+        trigger: Trigger::At { at_ms: 2000 },
+        target: Some(Target::Holder),
+        action: FaultAction::Crash {
+            restart_after_ms: None,
+        },
+    }];
+    crashed
+}
+
+/// Runs worker `name`'s scenario paused, fenced and without faults, side by side, then
+/// with the holder killed and without the kill, and checks each verdict.
+fn breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
+    name: &str,
+    worker_env: Vec<(String, String)>,
+) {
     let file = shipped(name);
     let paused = scenario::load(&file).unwrap();
     let mut fenced = paused.clone();
@@ -63,12 +79,9 @@ fn breaks_under_a_pause_is_fenced_and_holds_without_it(name: &str, worker_env: V
     fenced.clients.work_ms = [250, 300];
     let calm = without_faults(&paused);
     let dir = scratch(name);
+    let live = Live::new(&dir, false).with_worker_env(worker_env);
     let _one_library_at_a_time = ONE_LIBRARY_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let [paused_run, fenced_run, calm_run] = std::thread::scope(|scope| {
-        [&paused, &fenced, &calm]
-            .map(|scenario| scope.spawn(|| run(scenario, &file, &dir, &worker_env)))
-            .map(|run| run.join().unwrap())
-    });
+    let [paused_run, fenced_run, calm_run] = run_side_by_side(&live, [&paused, &fenced, &calm], &file);
 
     assert!(
         violated(&paused_run, &paused, "mutual_exclusion"),
@@ -95,10 +108,49 @@ fn breaks_under_a_pause_is_fenced_and_holds_without_it(name: &str, worker_env: V
 
     let writes = count(&calm_run, |k| matches!(k, EventKind::ResourceWrite { .. }));
     assert!(writes >= 4, "{name}, no fault: only {writes} writes");
-    let verdicts = check_all(&calm_run, &calm.check_settings());
+    holds_and_reports_every_attempt(name, &calm_run, &calm);
+
+    let crashed = holder_killed(&paused);
+    let calm_crash = without_faults(&crashed);
+    let [crashed_run, calm_crash_run] = run_side_by_side(&live, [&crashed, &calm_crash], &file);
     assert!(
-        verdicts.iter().all(|v| v.violation.is_none()),
-        "{name}, no fault: {verdicts:?}"
+        violated(&crashed_run, &crashed, "liveness"),
+        "{name}, holder killed: {:#?}",
+        crashed_run.events
+    );
+    // The key had a TTL: once it expired, the lock was granted again (no deadlock).
+    assert!(
+        !violated(&crashed_run, &crashed, "deadlock"),
+        "{name}, holder killed"
+    );
+    let killed_us = crashed_run
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::Crashed)
+        .unwrap_or_else(|| panic!("{name}: no kill: {:#?}", crashed_run.events))
+        .true_us;
+    assert!(
+        crashed_run
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Acquired { .. }) && e.true_us > killed_us),
+        "{name}, holder killed: never granted again: {:#?}",
+        crashed_run.events
+    );
+    holds_and_reports_every_attempt(name, &calm_crash_run, &calm_crash);
+}
+
+/// A run without faults: every checker holds, and the workers reported at least one acquire
+/// started for each grant (a worker that did not report them would leave the deadlock,
+/// liveness and starvation checkers nothing to judge).
+fn holds_and_reports_every_attempt(name: &str, history: &History, scenario: &Scenario) {
+    let broken = violations(history, scenario);
+    assert!(broken.is_empty(), "{name}, no fault: {broken:?}");
+    let started = count(history, |k| matches!(k, EventKind::AcquireStarted));
+    let granted = count(history, |k| matches!(k, EventKind::Acquired { .. }));
+    assert!(
+        granted >= 2 && started >= granted,
+        "{name}, no fault: {started} acquires started, {granted} granted"
     );
 }
 
@@ -112,20 +164,26 @@ fn node_path() -> Vec<(String, String)> {
 
 #[test]
 fn pottery_redlock_worker() {
-    breaks_under_a_pause_is_fenced_and_holds_without_it("pottery", python_path());
+    breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults("pottery", python_path());
 }
 
 #[test]
 fn python_redis_lock_worker() {
-    breaks_under_a_pause_is_fenced_and_holds_without_it("python-redis-lock", python_path());
+    breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
+        "python-redis-lock",
+        python_path(),
+    );
 }
 
 #[test]
 fn node_redlock_worker() {
-    breaks_under_a_pause_is_fenced_and_holds_without_it("node-redlock", node_path());
+    breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults("node-redlock", node_path());
 }
 
 #[test]
 fn redis_semaphore_mutex_worker() {
-    breaks_under_a_pause_is_fenced_and_holds_without_it("redis-semaphore", node_path());
+    breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
+        "redis-semaphore",
+        node_path(),
+    );
 }

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod differential;
 pub mod grid;
 pub mod libraries;
+pub mod live;
 pub mod proxy;
 pub mod resp;
 pub mod sim;

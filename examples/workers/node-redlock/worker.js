@@ -10,7 +10,8 @@
 // LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (Redlock's clients)
 // LOCKSIM_LOCK_KEY    the key to lock
 // LOCKSIM_TTL_MS      the lock's time to live
-// LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+// LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, and the reports LOCKSIM.ACQUIRING,
+//                     LOCKSIM.REFUSED, LOCKSIM.FAILED, LOCKSIM.HELD, LOCKSIM.RELEASED)
 // LOCKSIM_WORK_MS     min,max of a critical section, in ms
 // LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 // LOCKSIM_SEED        seeds this worker's random choices
@@ -18,7 +19,7 @@
 //                     and present it to the resource; none: no token
 
 const Redis = require("ioredis");
-const Redlock = require("redlock").default;
+const { default: Redlock, ExecutionError, ResourceLockedError } = require("redlock");
 
 const env = process.env;
 const range = (name) => env[name].split(",").map(Number);
@@ -31,6 +32,17 @@ function uniform([low, high]) {
   let t = Math.imul(state ^ (state >>> 15), 1 | state);
   t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
   return low + (((t ^ (t >>> 14)) >>> 0) / 4294967296) * (high - low);
+}
+
+// Whether a failed acquire was refused: redlock throws ExecutionError once its retries run
+// out, with each attempt's votes; a node that found the key held voted against with a
+// ResourceLockedError, one that gave no answer (a timeout, a closed link) with another
+// error. Refused when, in the last attempt, a quorum of nodes said the key is held.
+async function refusedByAQuorum(error) {
+  if (!(error instanceof ExecutionError) || error.attempts.length === 0) return false;
+  const last = await error.attempts[error.attempts.length - 1];
+  const held = [...last.votesAgainst.values()].filter((vote) => vote instanceof ResourceLockedError);
+  return held.length >= last.quorumSize;
 }
 
 async function main() {
@@ -46,7 +58,17 @@ async function main() {
   redlock.on("error", () => {}); // a node's refusal while another holds: not news
   for (;;) {
     try {
-      const lock = await redlock.acquire([key], ttl);
+      // Tell the resource we want the lock, and how each try ends: the deadlock, liveness
+      // and starvation checkers judge the workers that wait.
+      await resource.call("LOCKSIM.ACQUIRING", client);
+      let lock;
+      try {
+        lock = await redlock.acquire([key], ttl);
+      } catch (error) {
+        const report = (await refusedByAQuorum(error)) ? "LOCKSIM.REFUSED" : "LOCKSIM.FAILED";
+        await resource.call(report, client, error.message);
+        throw error;
+      }
       try {
         const fence = fencing ? [String(await nodes[0].incr(`${key}:fence`))] : [];
         const fenced = fence.length ? ["FENCE", ...fence] : [];

@@ -8,7 +8,8 @@ LOCKSIM_CLIENT      this worker's name (client-1, ...)
 LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (pottery's masters)
 LOCKSIM_LOCK_KEY    the key to lock (pottery stores it as redlock:<key>)
 LOCKSIM_TTL_MS      the lock's time to live
-LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, and the reports LOCKSIM.ACQUIRING,
+                    LOCKSIM.REFUSED, LOCKSIM.FAILED, LOCKSIM.HELD, LOCKSIM.RELEASED)
 LOCKSIM_WORK_MS     min,max of a critical section, in ms
 LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 LOCKSIM_SEED        seeds this worker's random choices
@@ -23,7 +24,7 @@ import time
 
 import redis
 from pottery import Redlock
-from pottery.exceptions import PotteryError, PrimitiveError
+from pottery.exceptions import PotteryError, PrimitiveError, QuorumIsImpossible
 from redis.exceptions import RedisError
 
 
@@ -45,7 +46,21 @@ def main():
     lock = Redlock(key=key, masters=set(masters), auto_release_time=ttl_s)
     while True:
         try:
-            if lock.acquire(blocking=True, timeout=ttl_s * 2):
+            # Tell the resource we want the lock, and how each try ends: the deadlock,
+            # liveness and starvation checkers judge the workers that wait.
+            resource.execute_command("LOCKSIM.ACQUIRING", client)
+            try:
+                # raise_on_redis_errors: pottery swallows a master's RedisError unless asked;
+                # asked, it raises QuorumIsImpossible once more than half the masters failed.
+                acquired = lock.acquire(blocking=True, timeout=ttl_s * 2, raise_on_redis_errors=True)
+            except QuorumIsImpossible as error:
+                resource.execute_command("LOCKSIM.FAILED", client, repr(error))
+                raise
+            if not acquired:
+                # The timeout ran out with most masters answering: they kept saying another
+                # client holds the key (or a quorum came too late to leave any validity).
+                resource.execute_command("LOCKSIM.REFUSED", client)
+            else:
                 try:
                     fence = [str(masters[0].incr(key + ":fence"))] if fencing else []
                     fenced = ["FENCE", *fence] if fence else []

@@ -8,7 +8,8 @@ LOCKSIM_CLIENT      this worker's name (client-1, ...)
 LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (this lock uses the first)
 LOCKSIM_LOCK_KEY    the key to lock (python-redis-lock stores it as lock:<key>)
 LOCKSIM_TTL_MS      the lock's time to live (python-redis-lock counts whole seconds)
-LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, and the reports LOCKSIM.ACQUIRING,
+                    LOCKSIM.REFUSED, LOCKSIM.FAILED, LOCKSIM.HELD, LOCKSIM.RELEASED)
 LOCKSIM_WORK_MS     min,max of a critical section, in ms
 LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 LOCKSIM_SEED        seeds this worker's random choices
@@ -43,8 +44,20 @@ def main():
     while True:
         lock = redis_lock.Lock(node, key, expire=expire_s)
         try:
-            # Waits on the lock's signal list (BLPOP) for at most one TTL.
-            if lock.acquire(blocking=True, timeout=expire_s):
+            # Tell the resource we want the lock, and how each try ends: the deadlock,
+            # liveness and starvation checkers judge the workers that wait.
+            resource.execute_command("LOCKSIM.ACQUIRING", client)
+            try:
+                # SET NX, then waits on the lock's signal list (BLPOP) for at most one TTL.
+                acquired = lock.acquire(blocking=True, timeout=expire_s)
+            except RedisError as error:
+                # The SET or the BLPOP got no answer (a timeout, a dropped connection).
+                resource.execute_command("LOCKSIM.FAILED", client, repr(error))
+                raise
+            if not acquired:
+                # False: the timeout ran out and the last SET NX found the key still there.
+                resource.execute_command("LOCKSIM.REFUSED", client)
+            else:
                 try:
                     fence = [str(node.incr(key + ":fence"))] if fencing else []
                     fenced = ["FENCE", *fence] if fence else []

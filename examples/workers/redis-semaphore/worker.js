@@ -10,7 +10,8 @@
 // LOCKSIM_REDIS_URLS  one redis:// URL per node, comma-separated (a Mutex uses the first)
 // LOCKSIM_LOCK_KEY    the key to lock (redis-semaphore stores it as mutex:<key>)
 // LOCKSIM_TTL_MS      the lock's time to live
-// LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, LOCKSIM.HELD, LOCKSIM.RELEASED)
+// LOCKSIM_RESOURCE    the resource's redis:// URL (GET, SET, and the reports LOCKSIM.ACQUIRING,
+//                     LOCKSIM.REFUSED, LOCKSIM.FAILED, LOCKSIM.HELD, LOCKSIM.RELEASED)
 // LOCKSIM_WORK_MS     min,max of a critical section, in ms
 // LOCKSIM_THINK_MS    min,max of the pause between a release and the next acquire, in ms
 // LOCKSIM_SEED        seeds this worker's random choices
@@ -51,19 +52,35 @@ async function main() {
       onLockLost: (error) => console.error(`${client}: ${error.message}`),
     });
     try {
-      await mutex.acquire();
+      // Tell the resource we want the lock, and how each try ends: the deadlock, liveness
+      // and starvation checkers judge the workers that wait.
+      await resource.call("LOCKSIM.ACQUIRING", client);
+      let acquired;
       try {
-        const fence = fencing ? [String(await node.incr(`${key}:fence`))] : [];
-        const fenced = fence.length ? ["FENCE", ...fence] : [];
-        // Tell the resource we hold the lock, then read, work, write back plus one.
-        await resource.call("LOCKSIM.HELD", client, mutex.identifier, ...fence);
-        const value = Number(await resource.call("GET", "counter", ...fenced));
-        await sleep(uniform(range("LOCKSIM_WORK_MS")));
-        await resource.call("SET", "counter", String(value + 1), ...fenced);
-      } finally {
-        // Whatever happened, this worker no longer believes it holds the lock.
-        await resource.call("LOCKSIM.RELEASED", client);
-        await mutex.release();
+        // tryAcquire retries SET NX PX every retryInterval until acquireTimeout, and
+        // answers false when every SET found the key held (acquire() would throw a
+        // TimeoutError then); a SET without an answer rejects with ioredis's error.
+        acquired = await mutex.tryAcquire();
+      } catch (error) {
+        await resource.call("LOCKSIM.FAILED", client, error.message);
+        throw error;
+      }
+      if (!acquired) {
+        await resource.call("LOCKSIM.REFUSED", client);
+      } else {
+        try {
+          const fence = fencing ? [String(await node.incr(`${key}:fence`))] : [];
+          const fenced = fence.length ? ["FENCE", ...fence] : [];
+          // Tell the resource we hold the lock, then read, work, write back plus one.
+          await resource.call("LOCKSIM.HELD", client, mutex.identifier, ...fence);
+          const value = Number(await resource.call("GET", "counter", ...fenced));
+          await sleep(uniform(range("LOCKSIM_WORK_MS")));
+          await resource.call("SET", "counter", String(value + 1), ...fenced);
+        } finally {
+          // Whatever happened, this worker no longer believes it holds the lock.
+          await resource.call("LOCKSIM.RELEASED", client);
+          await mutex.release();
+        }
       }
     } catch (error) {
       // A fault, a stale token refused, or a timeout: say so (live mode keeps this output).

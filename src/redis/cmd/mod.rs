@@ -64,64 +64,18 @@ impl From<ReplyError> for ParseError {
     }
 }
 
-/// Every command the node understands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    Ping(Ping),
-    Echo(Echo),
-    Auth(Auth),
-    Hello(Hello),
-    Select(Select),
-    Client(Client),
-    Quit(Quit),
-    Reset(Reset),
-    Subscribe(Subscribe),
-    Unsubscribe(Unsubscribe),
-    Multi,
-    Exec,
-    Discard,
-    Watch(Vec<Vec<u8>>),
-    Unwatch,
-    /// A request a connection in MULTI queued: its words, parsed when EXEC runs it.
-    Queued(Vec<Vec<u8>>),
-    Get(Get),
-    Set(Set),
-    SetGet(SetGet),
-    Setnx(Setnx),
-    Incr(Incr),
-    Incrby(Incrby),
-    Del(Del),
-    Exists(Exists),
-    Type(Type),
-    Pttl(Pttl),
-    Ttl(Ttl),
-    Persist(Persist),
-    Expire(ExpireRequest),
-    Dbsize(Dbsize),
-    Flushall(Flushall),
-    Eval(Eval),
-    Evalsha(Evalsha),
-    EvalRo(EvalRo),
-    EvalshaRo(EvalshaRo),
-    Script(Script),
-    Function(Function),
-    Wait(Wait),
-    Config(Config),
-    Snapshot(Snapshot),
-    Describe(Describe),
-    Replicaof(Replicaof),
-    Role(Role),
-    Info(Info),
-    Psync(Psync),
-    Replconf(Replconf),
-    BlockingPop(BlockingPop),
-    Keyspace(KeyspaceCall),
-}
+/// Declares [`Command`] and wraps each family's command type in its variant: the families'
+/// tables parse into any `C: From<…>` (see `spec.rs`), and `Command` is the `C` they parse
+/// into. The variants after `;` carry no family type of their own.
+macro_rules! commands {
+    ($($variant:ident($type:ty)),*; $($rest:tt)*) => {
+        /// Every command the node understands.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Command {
+            $($variant($type),)*
+            $($rest)*
+        }
 
-/// Wraps each family's command type in its [`Command`] variant: the families' tables parse
-/// into any `C: From<…>` (see `spec.rs`), and this is the `C` they parse into.
-macro_rules! command_from {
-    ($($variant:ident($type:ty)),* $(,)?) => {
         $(impl From<$type> for Command {
             fn from(command: $type) -> Self {
                 Command::$variant(command)
@@ -130,7 +84,7 @@ macro_rules! command_from {
     };
 }
 
-command_from!(
+commands!(
     Ping(Ping),
     Echo(Echo),
     Auth(Auth),
@@ -171,7 +125,17 @@ command_from!(
     Info(Info),
     Psync(Psync),
     Replconf(Replconf),
-    BlockingPop(BlockingPop),
+    BlockingPop(BlockingPop);
+
+    // Without a family type of their own:
+    Multi,
+    Exec,
+    Discard,
+    Watch(Vec<Vec<u8>>),
+    Unwatch,
+    /// A request a connection in MULTI queued: its words, parsed when EXEC runs it.
+    Queued(Vec<Vec<u8>>),
+    Keyspace(KeyspaceCall),
 );
 
 impl From<Multi> for Command {
