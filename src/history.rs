@@ -61,6 +61,17 @@ pub enum EventKind {
     Restarted,
     /// The failover controller promoted `promoted` to master in place of `replaced`.
     Failover { promoted: String, replaced: String },
+    /// A Sentinel's election for a failover of `master` in `epoch` ended: it won `votes` of
+    /// the `needed`, or gave up after the election timeout (as `-failover-abort-not-elected`)
+    /// and may try again only twice `failover_timeout` after its start. A split vote, two
+    /// Sentinels asking at once and each voting for itself, is the usual reason none wins.
+    SentinelElection {
+        master: String,
+        epoch: u64,
+        votes: usize,
+        needed: usize,
+        elected: bool,
+    },
     /// A Redis node stored the lock key holding `token`, expiring at `expires_at_us` on the
     /// node's own clock (µs since the run's epoch), or never.
     KeySet {
@@ -151,6 +162,23 @@ impl fmt::Display for EventKind {
                 write!(
                     f,
                     "failover: {promoted} promoted to master in place of {replaced}"
+                )
+            }
+            EventKind::SentinelElection {
+                master,
+                epoch,
+                votes,
+                needed,
+                elected,
+            } => {
+                let outcome = if *elected {
+                    "elected leader"
+                } else {
+                    "not elected, failover aborted"
+                };
+                write!(
+                    f,
+                    "sentinel election for {master} in epoch {epoch}: {outcome} ({votes} of {needed} votes needed)"
                 )
             }
             EventKind::NodeAnswered {

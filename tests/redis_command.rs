@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use locksim::redis::cmd::command::{DESCRIPTIONS_FILE, element_end};
-use support::differential::same_transcripts_on_real_and_fake;
+use support::differential::{in_one_order, same_transcripts_on_real_and_fake};
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer};
 
@@ -65,36 +65,6 @@ fn descriptions_of(addr: SocketAddr, commands: &[String]) -> Vec<u8> {
     let mut out = raw_resp3_reply(&mut stream, &ask("INFO"));
     out.extend(raw_resp3_reply(&mut stream, &ask("DOCS")));
     out
-}
-
-/// A reply with what differs between two redis-server processes by nature put in one
-/// order: a command's subcommands (the tenth element of its COMMAND INFO entry) and a map's
-/// pairs (COMMAND DOCS of a command with subcommands), which Redis lists in its hash
-/// table's order, seeded anew by each process.
-fn in_one_order(reply: Value) -> Value {
-    let sorted = |mut items: Vec<Value>| {
-        items.sort_by_key(|item| format!("{item:?}"));
-        items
-    };
-    match reply {
-        Value::Array(items) if items.len() == 10 && matches!(items[0], Value::Bulk(_)) => {
-            let mut items: Vec<Value> = items.into_iter().map(in_one_order).collect();
-            if let Value::Array(subcommands) = &mut items[9] {
-                *subcommands = sorted(std::mem::take(subcommands));
-            }
-            Value::Array(items)
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(in_one_order).collect()),
-        Value::Map(pairs) => {
-            let mut pairs: Vec<(Value, Value)> = pairs
-                .into_iter()
-                .map(|(key, value)| (in_one_order(key), in_one_order(value)))
-                .collect();
-            pairs.sort_by_key(|pair| format!("{pair:?}"));
-            Value::Map(pairs)
-        }
-        other => other,
-    }
 }
 
 #[test]

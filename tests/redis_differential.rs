@@ -4,19 +4,24 @@
 //! keys, hashes, sorted sets, lists, BLPOP/BRPOP with short timeouts and served by another
 //! connection's push, pub/sub, MULTI/EXEC/DISCARD/WATCH with queued errors, EVAL/EVALSHA of
 //! scripts calling them, SCRIPT, SELECT/SWAPDB/FLUSHDB/FLUSHALL, RESET, TIME, ROLE, CONFIG
-//! GET), with expiries in the past or long enough that nothing expires mid-case, wrong
-//! arities and bad arguments, inline requests, HELLO 3, and a closing QUIT or malformed
-//! request. Each step runs on one of [`CONNECTIONS`] connections (a subscriber and a
-//! publisher, a WATCH on one and a write on another). Each sequence goes to a fake node
-//! served on real TCP by the code `locksim serve` runs and to a real redis-server, and
-//! every frame must be equal (TTL within a second, PTTL within a tolerance, HELLO's client
-//! id and TIME's clock aside). After each step every connection not inside MULTI is sent
-//! `PING <marker>` and read up to its answer, so each step's replies and each connection's
-//! pushes (RESP2 message arrays, RESP3 `>` frames) are compared in order without waiting
-//! on the clock; inside MULTI (where that PING would be queued) the reply is the one frame
-//! read. A read that times out fails the case. One server pair serves all cases, emptied
-//! between them. A mismatch shrinks to a minimal sequence and prints it with every
-//! connection's frames at every step.
+//! GET, CLIENT SETNAME/GETNAME/ID/INFO/LIST/KILL of the case's own connections, INFO of
+//! each modelled section, COMMAND COUNT/INFO/DOCS, `requirepass` with AUTH and HELLO AUTH,
+//! and connections that reconnect), with expiries in the past, at least 5 s away, or short
+//! enough to run out mid-case ([`Step::ExpireSoon`]: both servers run in real time, and
+//! no key is read while its time runs out), wrong arities and bad arguments, inline
+//! requests, HELLO 3, and a closing QUIT or malformed request. Each step runs on one of
+//! [`CONNECTIONS`] connections (a subscriber and a publisher, a WATCH on one and a write on
+//! another). Each sequence goes to a fake node served on real TCP by the code `locksim
+//! serve` runs and to a real redis-server, and every frame must be equal (TTL within a
+//! second, PTTL within a tolerance, TIME's clock aside; client ids as places among the
+//! case's connections; what CLIENT LIST and INFO show of each process, masked field by
+//! field: see [`Connections::normalised`]). After each step every connection not inside
+//! MULTI is sent `PING <marker>` and read up to its answer, so each step's replies and
+//! each connection's pushes (RESP2 message arrays, RESP3 `>` frames) are compared in order
+//! without waiting on the clock; inside MULTI (where that PING would be queued) the reply
+//! is the one frame read. A read that times out fails the case. One server pair serves all
+//! cases, emptied (and its password cleared) between them. A mismatch shrinks to a minimal
+//! sequence and prints it with every connection's frames at every step.
 //!
 //! `LOCKSIM_DIFF_CASES` sets the number of sequences (default [`DEFAULT_CASES`], sized for
 //! CI; a bigger run: `LOCKSIM_DIFF_CASES=5000 cargo test --locked --test
@@ -29,6 +34,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
+use support::differential::in_one_order;
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer};
 
@@ -50,6 +56,8 @@ enum Word {
     UnixMsFromNow(i64),
     /// Unix time in seconds, this far (in ms) from now.
     UnixSecondsFromNow(i64),
+    /// The CLIENT ID of the case's connection in this slot, on the server it is sent to.
+    ClientId(usize),
 }
 
 /// How two replies must agree.
@@ -102,9 +110,27 @@ enum Step {
         pusher: usize,
         push: Vec<Word>,
     },
+    /// Requests that set expiries short enough to run out ([`SHORT_TTL_MS`]), each on its
+    /// connection, then a pause of `sleep_ms` (both servers run in real time) after which
+    /// every such key has expired on both: no step reads a key while its time is running
+    /// out. A request on a connection inside MULTI (where it would run at EXEC, later) is
+    /// left out, on both servers.
+    ExpireSoon {
+        requests: Vec<(usize, Vec<Word>)>,
+        sleep_ms: u64,
+    },
+    /// Connection `conn` closes and a new one takes its place (a client reconnecting: in
+    /// RESP2, database 0, and not authenticated when the server has a `requirepass`).
+    Reconnect { conn: usize },
     /// Raw bytes after which both servers close the connection (QUIT, a protocol error).
     Last(Vec<u8>),
 }
+
+/// The longest TTL an [`Step::ExpireSoon`] sets, in ms, and the shortest pause after it:
+/// the margin (at least 80 ms) covers a loaded machine's delay between the two servers'
+/// requests and the pause. Every other expiry is at least 5 s away.
+const SHORT_TTL_MS: i64 = 20;
+const EXPIRY_PAUSE_MS: std::ops::RangeInclusive<u64> = 100..=200;
 
 /// How long a generated [`Step::BlockedPop`] blocks when no push serves it, in seconds.
 const BLOCKED_POP_TIMEOUT: &str = "0.1";
@@ -114,9 +140,12 @@ fn now_ms() -> i64 {
 }
 
 impl Word {
-    fn bytes(&self) -> Vec<u8> {
+    /// The word as sent to a server whose connections in each slot have the CLIENT IDs
+    /// `slot_ids`.
+    fn bytes(&self, slot_ids: &[u64]) -> Vec<u8> {
         match self {
             Word::Text(text) => text.clone().into_bytes(),
+            Word::ClientId(slot) => slot_ids[*slot].to_string().into_bytes(),
             Word::UnixMsFromNow(offset) => (now_ms() + offset).to_string().into_bytes(),
             Word::UnixSecondsFromNow(offset) => ((now_ms() + offset) / 1000).to_string().into_bytes(),
         }
@@ -131,6 +160,7 @@ fn shown(words: &[Word]) -> String {
             Word::Text(text) => format!("{text:?}"),
             Word::UnixMsFromNow(o) => format!("<now{o:+}ms>"),
             Word::UnixSecondsFromNow(o) => format!("<now{o:+}ms in s>"),
+            Word::ClientId(slot) => format!("<id of c{slot}>"),
         })
         .collect();
     shown.join(" ")
@@ -158,6 +188,13 @@ impl std::fmt::Display for Step {
                 shown(pop),
                 shown(push)
             ),
+            Step::ExpireSoon { requests, sleep_ms } => {
+                for (conn, words) in requests {
+                    write!(f, "c{conn}: {}; ", shown(words))?;
+                }
+                write!(f, "then {sleep_ms} ms pass")
+            }
+            Step::Reconnect { conn } => write!(f, "c{conn} reconnects"),
             Step::Last(bytes) => write!(f, "raw {:?}", String::from_utf8_lossy(bytes)),
         }
     }
@@ -516,6 +553,130 @@ fn transaction_request() -> impl Strategy<Value = Vec<Word>> {
     ]
 }
 
+/// CLIENT on the case's own connections: names, ids, INFO and LIST (compared through
+/// [`Connections::normalised`]), KILL by the ID of one of them, and bad arguments.
+fn client_request() -> impl Strategy<Value = Vec<Word>> {
+    let slot = || (0..CONNECTIONS).prop_map(Word::ClientId);
+    prop_oneof![
+        4 => select(vec![
+            vec!["CLIENT", "ID"], vec!["CLIENT", "INFO"], vec!["CLIENT", "LIST"], vec!["CLIENT", "GETNAME"],
+            vec!["CLIENT", "LIST", "TYPE", "normal"], vec!["CLIENT", "LIST", "TYPE", "pubsub"],
+            vec!["CLIENT", "LIST", "TYPE", "bogus"], vec!["CLIENT", "SETNAME", "me"], vec!["CLIENT", "SETNAME", ""],
+            vec!["CLIENT", "SETNAME", "a b"], vec!["CLIENT", "ID", "x"], vec!["CLIENT", "INFO", "x"],
+            vec!["CLIENT", "KILL", "1.2.3.4:5"], vec!["CLIENT", "KILL", "ADDR", "1.2.3.4:5"],
+            vec!["CLIENT", "KILL", "ID", "0"], vec!["CLIENT", "KILL", "ID", "x"], vec!["CLIENT", "KILL", "TYPE", "bogus"],
+            vec!["CLIENT", "KILL", "ID", "99999999"], vec!["CLIENT", "KILL", "ID"],
+        ])
+        .prop_map(|w| w.into_iter().map(text).collect()),
+        1 => prop::collection::vec(slot(), 1..3)
+            .prop_map(|ids| words(vec![vec![text("CLIENT"), text("LIST"), text("ID")], ids])),
+        1 => (slot(), select(vec![vec![], vec!["SKIPME", "no"], vec!["SKIPME", "yes"]]))
+            .prop_map(|(id, o)| words(vec![vec![text("CLIENT"), text("KILL"), text("ID"), id], o.into_iter().map(text).collect()])),
+    ]
+}
+
+/// INFO of the sections the fake node models, of several, of none, and of an unknown one.
+fn info_request() -> impl Strategy<Value = Vec<Word>> {
+    select(vec![
+        vec!["INFO"],
+        vec!["INFO", "default"],
+        vec!["INFO", "server"],
+        vec!["INFO", "clients"],
+        vec!["INFO", "memory"],
+        vec!["INFO", "persistence"],
+        vec!["INFO", "stats"],
+        vec!["INFO", "replication"],
+        vec!["INFO", "cpu"],
+        vec!["INFO", "modules"],
+        vec!["INFO", "errorstats"],
+        vec!["INFO", "cluster"],
+        vec!["INFO", "keyspace"],
+        vec!["INFO", "KEYSPACE"],
+        vec!["INFO", "keyspace", "replication"],
+        vec!["INFO", "bogus"],
+    ])
+    .prop_map(|w| w.into_iter().map(text).collect())
+}
+
+/// COMMAND COUNT, and COMMAND INFO and DOCS of names in the fake node's table (and one
+/// that is in no table); not of every command (without names), which only the fake
+/// node's table lists.
+fn command_request() -> impl Strategy<Value = Vec<Word>> {
+    let name = select(vec![
+        "get",
+        "set",
+        "eval",
+        "client",
+        "config",
+        "hset",
+        "zadd",
+        "blpop",
+        "GET",
+        "info",
+        "subscribe",
+        "nosuch",
+    ])
+    .prop_map(text);
+    prop_oneof![
+        1 => select(vec![vec!["COMMAND", "COUNT"], vec!["COMMAND", "INFO", "nosuch"], vec!["COMMAND", "DOCS", "nosuch"]])
+            .prop_map(|w| w.into_iter().map(text).collect()),
+        3 => (select(vec!["INFO", "DOCS"]), prop::collection::vec(name, 1..3))
+            .prop_map(|(sub, names)| words(vec![vec![text("COMMAND"), text(sub)], names])),
+    ]
+}
+
+/// The password the sequences set as `requirepass`.
+const PASSWORD: &str = "pw";
+
+/// `requirepass` set and cleared, AUTH and HELLO AUTH with the right and wrong passwords
+/// and users.
+fn auth_request() -> impl Strategy<Value = Vec<Word>> {
+    select(vec![
+        vec!["CONFIG", "SET", "requirepass", PASSWORD],
+        vec!["CONFIG", "SET", "requirepass", ""],
+        vec!["CONFIG", "GET", "requirepass"],
+        vec!["AUTH", PASSWORD],
+        vec!["AUTH", "wrong"],
+        vec!["AUTH", "default", PASSWORD],
+        vec!["AUTH", "default", "wrong"],
+        vec!["AUTH", "bob", PASSWORD],
+        vec!["AUTH", "a", "b", "c"],
+        vec!["HELLO", "3", "AUTH", "default", PASSWORD],
+        vec!["HELLO", "2", "AUTH", "default", PASSWORD],
+        vec!["HELLO", "3", "AUTH", "default", "wrong"],
+        vec!["HELLO", "2", "AUTH", "bob", PASSWORD],
+        vec!["HELLO", "3", "AUTH", "default"],
+    ])
+    .prop_map(|w| w.into_iter().map(text).collect())
+}
+
+/// Requests that set a key's expiry [`SHORT_TTL_MS`] or less away (see [`Step::ExpireSoon`]).
+fn short_expiry_request() -> impl Strategy<Value = Vec<Word>> {
+    let ttl = || (1..=SHORT_TTL_MS).prop_map(|n| Word::Text(n.to_string()));
+    prop_oneof![
+        3 => (key(), value(), ttl(), select(vec![vec![], vec!["NX"], vec!["XX"], vec!["GET"]]))
+            .prop_map(|(k, v, t, o)| words(vec![vec![text("SET"), k, v, text("PX"), t], o.into_iter().map(text).collect()])),
+        1 => (key(), value(), 1..=SHORT_TTL_MS)
+            .prop_map(|(k, v, t)| vec![text("SET"), k, v, text("PXAT"), Word::UnixMsFromNow(t)]),
+        1 => (key(), ttl(), value()).prop_map(|(k, t, v)| vec![text("PSETEX"), k, t, v]),
+        3 => (key(), ttl(), expire_flags()).prop_map(|(k, t, f)| words(vec![vec![text("PEXPIRE"), k, t], f])),
+        1 => (key(), 1..=SHORT_TTL_MS).prop_map(|(k, t)| vec![text("PEXPIREAT"), k, Word::UnixMsFromNow(t)]),
+        2 => (key(), ttl()).prop_map(|(k, t)| vec![text("GETEX"), k, text("PX"), t]),
+        1 => (key(), value(), ttl()).prop_map(|(k, v, t)| {
+            let script = "return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])";
+            vec![text("EVAL"), text(script), text("1"), k, v, t]
+        }),
+    ]
+}
+
+fn expire_soon() -> impl Strategy<Value = Step> {
+    (
+        prop::collection::vec((0..CONNECTIONS, short_expiry_request()), 1..3),
+        EXPIRY_PAUSE_MS,
+    )
+        .prop_map(|(requests, sleep_ms)| Step::ExpireSoon { requests, sleep_ms })
+}
+
 fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
     let exact = |s: BoxedStrategy<Vec<Word>>| s.prop_map(|w| (w, Check::Exact));
     prop_oneof![
@@ -548,6 +709,10 @@ fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
             .prop_map(|s| vec![text("SCRIPT"), text("EXISTS"), Word::Text(sha1_smol::Sha1::from(s).digest().to_string())])
             .boxed()),
         10 => more_request(),
+        3 => exact(client_request().boxed()),
+        1 => exact(info_request().boxed()),
+        1 => exact(command_request().boxed()),
+        2 => exact(auth_request().boxed()),
         1 => Just((vec![text("TIME")], Check::Exact)),
         2 => exact(select(vec![
             vec!["RESET"], vec!["RESET", "x"], vec!["FLUSHALL"], vec!["FLUSHALL", "ASYNC"], vec!["FLUSHALL", "sync"],
@@ -563,7 +728,6 @@ fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
         1 => exact(select(vec![
             vec!["PING"], vec!["ping", "hi"], vec!["PING", "a", "b"], vec!["ECHO", "e"], vec!["ECHO"],
             vec!["SELECT", "0"], vec!["SELECT", "16"], vec!["SELECT", "x"],
-            vec!["CLIENT", "SETNAME", "me"], vec!["CLIENT", "SETNAME", "a b"], vec!["CLIENT", "GETNAME"],
             vec!["CLIENT", "bogus"], vec!["HELLO", "3"], vec!["HELLO", "2"], vec!["HELLO", "3", "SETNAME", "h"],
             vec!["HELLO", "4"], vec!["HELLO", "2", "bogus"], vec!["HELLO", "2", "AUTH", "a", "b"],
             vec!["WAIT", "0", "0"], vec!["WAIT", "0", "-1"], vec!["FLUSHALL", "x"], vec!["DBSIZE", "x"],
@@ -602,13 +766,21 @@ fn sequence() -> impl Strategy<Value = Vec<Step>> {
             check,
         }
     });
-    let step = prop_oneof![12 => request, 1 => blocked_pop()];
+    let reconnect = (0..CONNECTIONS).prop_map(|conn| Step::Reconnect { conn });
+    let step = prop_oneof![24 => request, 2 => blocked_pop(), 1 => expire_soon(), 1 => reconnect];
     (
         any::<bool>(),
+        prop::bool::weighted(0.2),
         prop::collection::vec(step, 1..10),
         prop::option::weighted(0.1, last_step()),
     )
-        .prop_map(|(resp3, steps, last)| {
+        .prop_map(|(resp3, password, steps, last)| {
+            let first = |words: &[&str]| Step::Request {
+                conn: 0,
+                words: words.iter().copied().map(text).collect(),
+                inline: false,
+                check: Check::Exact,
+            };
             // RESP3 from the start on every connection: every reply in its RESP3 shape.
             let hello = (0..CONNECTIONS).filter(|_| resp3).map(|conn| Step::Request {
                 conn,
@@ -616,7 +788,10 @@ fn sequence() -> impl Strategy<Value = Vec<Step>> {
                 inline: false,
                 check: Check::Exact,
             });
-            hello.chain(steps).chain(last).collect()
+            // A password from the start: the connections already open stay authenticated,
+            // those that reconnect must AUTH.
+            let password = password.then(|| first(&["CONFIG", "SET", "requirepass", PASSWORD]));
+            hello.chain(password).chain(steps).chain(last).collect()
         })
 }
 
@@ -652,29 +827,6 @@ fn request_bytes(words: &[Vec<u8>], inline: bool) -> Vec<u8> {
         line
     } else {
         encode(words)
-    }
-}
-
-/// HELLO's client id differs between servers (each counts its own connections).
-fn without_client_id(value: Value) -> Value {
-    let is_id = |k: &Value| *k == Value::Bulk("id".into());
-    match value {
-        Value::Map(pairs) => Value::Map(
-            pairs
-                .into_iter()
-                .map(|(k, v)| if is_id(&k) { (k, Value::Int(0)) } else { (k, v) })
-                .collect(),
-        ),
-        Value::Array(items) if items.first() == Some(&Value::Bulk("server".into())) => {
-            let mut items = items;
-            if let Some(i) = items.iter().position(is_id)
-                && let Some(id) = items.get_mut(i + 1)
-            {
-                *id = Value::Int(0);
-            }
-            Value::Array(items)
-        }
-        other => other,
     }
 }
 
@@ -772,27 +924,107 @@ fn agree(real: &Value, fake: &Value, check: Check) -> bool {
     }
 }
 
-/// One server's connections of a case, which of them are inside MULTI, and one more that
-/// only watches the server (how many connections it has blocked).
+/// One server's connections of a case, which of them are inside MULTI (and what they
+/// queued), and one more that only watches the server (how many connections it has
+/// blocked, every database's keys touched, the password cleared after the case).
 struct Connections {
+    addr: std::net::SocketAddr,
     clients: Vec<RespClient>,
     in_multi: Vec<bool>,
+    /// The requests each connection had queued (`+QUEUED`) since its MULTI.
+    queued: Vec<Vec<Vec<Vec<u8>>>>,
+    /// The CLIENT ID of the connection in each slot now.
+    slot_ids: Vec<u64>,
+    /// Whether the connection in each slot was seen closed by the server.
+    closed: Vec<bool>,
+    /// The CLIENT ID of every connection the case opened, in the order it opened them: a
+    /// reply's ids are compared as places in this list (each server counts its own).
+    opened: Vec<u64>,
     observer: RespClient,
 }
 
-/// Whether `frame` answers the closing `PING` ([`SYNC_MARKER`]).
+/// Whether `frame` answers the closing `PING` ([`SYNC_MARKER`]), or refuses it as sent by
+/// a connection that has not authenticated.
 fn is_sync_answer(frame: &Value) -> bool {
     let marker = Value::Bulk(SYNC_MARKER.into());
-    *frame == marker || *frame == Value::Array(vec![Value::Bulk("pong".into()), marker])
+    *frame == marker
+        || *frame == Value::Array(vec![Value::Bulk("pong".into()), marker])
+        || matches!(frame, Value::Error(e) if e.starts_with("NOAUTH"))
+}
+
+/// The words of a request, upper-cased for matching.
+fn upper(words: &[Vec<u8>]) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).to_ascii_uppercase())
+        .collect()
 }
 
 impl Connections {
     fn open(addr: std::net::SocketAddr) -> Connections {
-        Connections {
-            clients: (0..CONNECTIONS).map(|_| RespClient::connect(addr)).collect(),
+        let mut connections = Connections {
+            addr,
+            clients: Vec::new(),
             in_multi: vec![false; CONNECTIONS],
+            queued: vec![Vec::new(); CONNECTIONS],
+            slot_ids: Vec::new(),
+            closed: vec![false; CONNECTIONS],
+            opened: Vec::new(),
             observer: RespClient::connect(addr),
+        };
+        let observer_id = connections.id_of_observer();
+        for _ in 0..CONNECTIONS {
+            let (client, id) = connections.connect();
+            connections.clients.push(client);
+            connections.slot_ids.push(id);
         }
+        connections.opened.push(observer_id);
+        connections
+    }
+
+    fn id_of_observer(&mut self) -> u64 {
+        match self.observer.request(&[b"CLIENT".to_vec(), b"ID".to_vec()]) {
+            Value::Int(id) => id as u64,
+            other => panic!("CLIENT ID answered {other:?}"),
+        }
+    }
+
+    /// A new connection and its CLIENT ID (read by the observer when the connection
+    /// itself may not ask: the server has a password it has not sent).
+    fn connect(&mut self) -> (RespClient, u64) {
+        let mut client = RespClient::connect(self.addr);
+        let id = match client.request(&[b"CLIENT".to_vec(), b"ID".to_vec()]) {
+            Value::Int(id) => id as u64,
+            Value::Error(e) if e.starts_with("NOAUTH") => {
+                let list = self.observer.request(&[b"CLIENT".to_vec(), b"LIST".to_vec()]);
+                client_lines(&list)
+                    .iter()
+                    .filter_map(|fields| fields.first()?.1.parse().ok())
+                    .max()
+                    .unwrap_or_else(|| panic!("CLIENT LIST answered {list:?}"))
+            }
+            other => panic!("CLIENT ID answered {other:?}"),
+        };
+        self.opened.push(id);
+        (client, id)
+    }
+
+    /// Closes the connection in `slot` and opens a new one in its place.
+    fn reconnect(&mut self, slot: usize) {
+        let (client, id) = self.connect();
+        self.clients[slot] = client;
+        self.slot_ids[slot] = id;
+        self.in_multi[slot] = false;
+        self.closed[slot] = false;
+        self.queued[slot].clear();
+    }
+
+    /// The place of the connection `id` among those the case opened (-1: another's).
+    fn place(&self, id: i64) -> i64 {
+        self.opened
+            .iter()
+            .position(|opened| *opened as i64 == id)
+            .map_or(-1, |place| place as i64)
     }
 
     /// Sends `bytes` (a request) on connection `conn` and reads what it answered. Inside
@@ -802,32 +1034,178 @@ impl Connections {
     /// the reply (SUBSCRIBE's further confirmations, messages published to itself, what
     /// EXEC's commands sent).
     fn request(&mut self, conn: usize, words: &[Vec<u8>], bytes: &[u8]) -> Vec<Value> {
+        if matches!(upper(words).first().map(String::as_str), Some("INFO" | "EXEC")) {
+            self.touch_every_database();
+        }
         self.clients[conn].send(bytes);
         self.answer(conn, words)
     }
 
     /// Reads what connection `conn` answered to the request `words` it sent (see
-    /// [`Connections::request`]).
+    /// [`Connections::request`]); its reply (the first frame that is not a push) goes
+    /// through [`Connections::normalised`].
     fn answer(&mut self, conn: usize, words: &[Vec<u8>]) -> Vec<Value> {
         let command = words.first().map(|w| w.to_ascii_uppercase());
         let opens_multi = command.as_deref() == Some(b"MULTI");
+        let was_in_multi = self.in_multi[conn];
         let mut frames = if self.in_multi[conn] || opens_multi {
             self.read_until(conn, |frame| !matches!(frame, Value::Push(_)))
         } else {
             Vec::new()
         };
+        let ends_multi =
+            matches!(command.as_deref(), Some(b"EXEC" | b"DISCARD" | b"RESET")) && words.len() == 1;
         match command.as_deref() {
             Some(b"MULTI") if frames.last() == Some(&Value::Simple("OK".into())) => {
                 self.in_multi[conn] = true
             }
             // `EXEC x` is a wrong arity, queued as an error: the transaction goes on.
-            Some(b"EXEC" | b"DISCARD" | b"RESET") if words.len() == 1 => self.in_multi[conn] = false,
+            _ if ends_multi => self.in_multi[conn] = false,
             _ => {}
         }
         if !self.in_multi[conn] {
             frames.extend(self.sync(conn));
         }
+        let queued = if ends_multi {
+            std::mem::take(&mut self.queued[conn])
+        } else {
+            Vec::new()
+        };
+        if let Some(reply) = frames.iter_mut().find(|f| !matches!(f, Value::Push(_))) {
+            if was_in_multi && !ends_multi {
+                if *reply == Value::Simple("QUEUED".into()) {
+                    self.queued[conn].push(words.to_vec());
+                }
+            } else if was_in_multi && command.as_deref() == Some(b"EXEC") {
+                if let Value::Array(replies) = reply {
+                    for (queued, reply) in queued.iter().zip(replies.iter_mut()) {
+                        *reply = self.normalised(queued, std::mem::replace(reply, Value::Null));
+                    }
+                }
+            } else {
+                *reply = self.normalised(words, std::mem::replace(reply, Value::Null));
+            }
+        }
         frames
+    }
+
+    /// The reply to `words` with what cannot agree between two servers masked (see
+    /// [`normalised_client_lines`] and [`normalised_info`]): ids become places among the
+    /// case's connections, COMMAND COUNT only an integer (the fake node serves a subset of
+    /// Redis's commands: tests/redis_command.rs holds COUNT to its own table), COMMAND
+    /// INFO and DOCS in one order (Redis lists subcommands in its dicts' order).
+    fn normalised(&self, words: &[Vec<u8>], reply: Value) -> Value {
+        let words = upper(words);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        match (&words[..], reply) {
+            (["HELLO", ..], Value::Map(pairs)) => Value::Map(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| match (&k, v) {
+                        (Value::Bulk(name), Value::Int(id)) if name == "id" => {
+                            (k, Value::Int(self.place(id)))
+                        }
+                        (_, v) => (k, v),
+                    })
+                    .collect(),
+            ),
+            (["HELLO", ..], Value::Array(mut items)) => {
+                if let Some(at) = items.iter().position(|i| *i == Value::Bulk("id".into()))
+                    && let Some(Value::Int(id)) = items.get(at + 1)
+                {
+                    items[at + 1] = Value::Int(self.place(*id));
+                }
+                Value::Array(items)
+            }
+            (["CLIENT", "ID"], Value::Int(id)) => Value::Int(self.place(id)),
+            (["CLIENT", "INFO" | "LIST", ..], reply) => self.normalised_client_lines(reply),
+            (["INFO", ..], reply) => normalised_info(reply),
+            (["COMMAND", "COUNT"], Value::Int(_)) => Value::Simple("<count>".into()),
+            (["COMMAND", "INFO" | "DOCS", ..], reply) => in_one_order(reply),
+            (_, reply) => reply,
+        }
+    }
+
+    /// CLIENT INFO's or LIST's lines of the case's connections (another case's, which the
+    /// server may not yet have seen close, are left out), each field kept or masked:
+    /// - `id` becomes the connection's place among the case's;
+    /// - `addr` and `laddr`: ephemeral ports, and each server's own;
+    /// - `fd`: each process hands out its own descriptors; only that it is one (a number
+    ///   of at least 0) must agree;
+    /// - `age` and `idle`: seconds that may tick over between the two servers' replies;
+    /// - `qbuf`, `qbuf-free`, `argv-mem`, `multi-mem`, `rbs`, `rbp`, `obl`, `oll`, `omem`,
+    ///   `tot-mem`: sizes of each implementation's own buffers;
+    /// - every other field (`name`, `flags`, `db`, `sub`, `psub`, `ssub`, `multi`,
+    ///   `events`, `cmd`, `user`, `redir`, `resp`) as it is.
+    fn normalised_client_lines(&self, reply: Value) -> Value {
+        const MASKED: &[&str] = &[
+            "addr",
+            "laddr",
+            "age",
+            "idle",
+            "qbuf",
+            "qbuf-free",
+            "argv-mem",
+            "multi-mem",
+            "rbs",
+            "rbp",
+            "obl",
+            "oll",
+            "omem",
+            "tot-mem",
+        ];
+        let lines: Vec<String> = client_lines(&reply)
+            .into_iter()
+            .filter_map(|fields| {
+                let place = self.place(fields.first()?.1.parse().ok()?);
+                (place >= 0).then(|| {
+                    let shown: Vec<String> = fields
+                        .iter()
+                        .map(|(name, value)| match name.as_str() {
+                            "id" => format!("id=#{place}"),
+                            "fd" if value.parse::<u32>().is_ok() => "fd=<fd>".into(),
+                            masked if MASKED.contains(&masked) => format!("{name}=<{name}>"),
+                            _ => format!("{name}={value}"),
+                        })
+                        .collect();
+                    shown.join(" ")
+                })
+            })
+            .collect();
+        with_text(reply, lines.join("\n"))
+    }
+
+    /// Deletes the keys whose time has passed in every database, as a touch does: INFO's
+    /// keyspace counts keys a real server has not yet expired on its own, at moments of
+    /// its own. The observer sends the touches, pipelined.
+    fn touch_every_database(&mut self) {
+        let mut bytes = Vec::new();
+        for db in 0..16 {
+            bytes.extend(encode(&[b"SELECT".to_vec(), db.to_string().into_bytes()]));
+            let exists = std::iter::once("EXISTS")
+                .chain(KEYS)
+                .map(|w| w.as_bytes().to_vec());
+            bytes.extend(encode(&exists.collect::<Vec<_>>()));
+        }
+        self.observer.send(&bytes);
+        for _ in 0..32 {
+            let reply = self.observer.read();
+            assert!(
+                matches!(reply, Value::Int(_) | Value::Simple(_)),
+                "the observer's touch answered {reply:?}"
+            );
+        }
+    }
+
+    /// Clears the server's `requirepass` (the observer opened before any case set one).
+    fn clear_password(&mut self) {
+        let reply = self.observer.request(&[
+            b"CONFIG".to_vec(),
+            b"SET".to_vec(),
+            b"requirepass".to_vec(),
+            Vec::new(),
+        ]);
+        assert_eq!(reply, Value::Simple("OK".into()), "clearing requirepass");
     }
 
     /// Sends the blocking `pop` on `waiter`, waits until the server has blocked it (or
@@ -884,7 +1262,8 @@ impl Connections {
     fn read_until(&mut self, conn: usize, ends: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut frames = Vec::new();
         loop {
-            let frame = without_clock(without_client_id(self.clients[conn].read()));
+            let frame = without_clock(self.clients[conn].read());
+            self.closed[conn] |= frame == Value::Closed;
             let last = ends(&frame) || matches!(frame, Value::Closed | Value::NoReply);
             frames.push(frame);
             if last {
@@ -892,6 +1271,89 @@ impl Connections {
             }
         }
     }
+}
+
+/// The text of a bulk or verbatim reply.
+fn text_of(reply: &Value) -> Option<&str> {
+    match reply {
+        Value::Bulk(text) | Value::Verbatim(_, text) => Some(text),
+        _ => None,
+    }
+}
+
+/// `reply` (bulk or verbatim) with `text` in place of its own.
+fn with_text(reply: Value, text: String) -> Value {
+    match reply {
+        Value::Bulk(_) => Value::Bulk(text),
+        Value::Verbatim(format, _) => Value::Verbatim(format, text),
+        other => other,
+    }
+}
+
+/// CLIENT INFO's or LIST's lines, each its `name=value` fields in order.
+fn client_lines(reply: &Value) -> Vec<Vec<(String, String)>> {
+    text_of(reply)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            line.split(' ')
+                .map(|field| {
+                    let (name, value) = field.split_once('=').unwrap_or((field, ""));
+                    (name.to_string(), value.to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// INFO's text with what cannot agree masked, section by section; every header and every
+/// field's name is compared:
+/// - `# Keyspace` exactly (it follows the generated keys; the keys whose time has passed
+///   were touched away first), but for `avg_ttl`: Redis's running estimate, updated from
+///   the keys its active expiry cycle samples, at moments of its own;
+/// - `# Replication`: `role` and `connected_slaves` exactly; the rest by name (the
+///   replication ids are random per process; tests/redis_replication.rs holds the offsets
+///   on masters with replicas);
+/// - `# Errorstats`: the header only. Its fields are one per error prefix the server has
+///   answered since it started (or since CONFIG RESETSTAT); the fake node keeps no error
+///   statistics.
+/// - every other section by name: its values are counters of the whole run, sizes of
+///   each implementation's memory, times, and the process's own numbers (pid, port,
+///   run id).
+fn normalised_info(reply: Value) -> Value {
+    let Some(text) = text_of(&reply) else {
+        return reply;
+    };
+    let mut section = String::new();
+    let mut lines = Vec::new();
+    for line in text.split("\r\n") {
+        if let Some(header) = line.strip_prefix("# ") {
+            section = header.to_ascii_lowercase();
+            lines.push(line.to_string());
+            continue;
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            lines.push(line.to_string());
+            continue;
+        };
+        match section.as_str() {
+            "keyspace" => {
+                let fields: Vec<String> = value
+                    .split(',')
+                    .map(|field| match field.split_once('=') {
+                        Some(("avg_ttl", _)) => "avg_ttl=<estimate>".to_string(),
+                        _ => field.to_string(),
+                    })
+                    .collect();
+                lines.push(format!("{name}:{}", fields.join(",")));
+            }
+            "replication" if name == "role" || name == "connected_slaves" => lines.push(line.to_string()),
+            "errorstats" => {}
+            _ => lines.push(format!("{name}:<value>")),
+        }
+    }
+    with_text(reply, lines.join("\r\n"))
 }
 
 /// Whether two servers' frames of one step agree: the first (the reply) as `check` says,
@@ -923,6 +1385,20 @@ fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(),
     }
     let mut transcript = Vec::new();
     let mut failed = false;
+    // One request on both servers, its words as each server's connections make them.
+    let run_request = |real: &mut Connections,
+                       fake: &mut Connections,
+                       conn: usize,
+                       words: &[Word],
+                       inline: bool,
+                       check: Check| {
+        let real_words: Vec<Vec<u8>> = words.iter().map(|w| w.bytes(&real.slot_ids)).collect();
+        let fake_words: Vec<Vec<u8>> = words.iter().map(|w| w.bytes(&fake.slot_ids)).collect();
+        let real_frames = real.request(conn, &real_words, &request_bytes(&real_words, inline));
+        let fake_frames = fake.request(conn, &fake_words, &request_bytes(&fake_words, inline));
+        let ok = frames_agree(&real_frames, &fake_frames, check);
+        (real_frames, fake_frames, ok)
+    };
     let touch_every_key = |conn| Step::Request {
         conn,
         words: std::iter::once("EXISTS").chain(KEYS).map(text).collect(),
@@ -944,26 +1420,41 @@ fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(),
                 words,
                 inline,
                 check,
-            } => {
-                let words: Vec<Vec<u8>> = words.iter().map(Word::bytes).collect();
-                let bytes = request_bytes(&words, *inline);
-                let real_frames = real.request(*conn, &words, &bytes);
-                let fake_frames = fake.request(*conn, &words, &bytes);
-                let ok = frames_agree(&real_frames, &fake_frames, *check);
-                (real_frames, fake_frames, ok)
-            }
+            } => run_request(&mut real, &mut fake, *conn, words, *inline, *check),
             Step::BlockedPop {
                 waiter,
                 pop,
                 pusher,
                 push,
             } => {
-                let pop: Vec<Vec<u8>> = pop.iter().map(Word::bytes).collect();
-                let push: Vec<Vec<u8>> = push.iter().map(Word::bytes).collect();
-                let real_frames = real.blocked_pop(*waiter, &pop, *pusher, &push);
-                let fake_frames = fake.blocked_pop(*waiter, &pop, *pusher, &push);
+                let on = |connections: &mut Connections| {
+                    let pop: Vec<Vec<u8>> = pop.iter().map(|w| w.bytes(&connections.slot_ids)).collect();
+                    let push: Vec<Vec<u8>> = push.iter().map(|w| w.bytes(&connections.slot_ids)).collect();
+                    connections.blocked_pop(*waiter, &pop, *pusher, &push)
+                };
+                let (real_frames, fake_frames) = (on(&mut real), on(&mut fake));
                 let ok = frames_agree(&real_frames, &fake_frames, Check::Exact);
                 (real_frames, fake_frames, ok)
+            }
+            Step::ExpireSoon { requests, sleep_ms } => {
+                let (mut real_frames, mut fake_frames, mut ok) = (Vec::new(), Vec::new(), true);
+                for (conn, words) in requests {
+                    if real.in_multi[*conn] || fake.in_multi[*conn] {
+                        continue;
+                    }
+                    let (real_more, fake_more, same) =
+                        run_request(&mut real, &mut fake, *conn, words, false, Check::Exact);
+                    real_frames.extend(real_more);
+                    fake_frames.extend(fake_more);
+                    ok &= same;
+                }
+                std::thread::sleep(Duration::from_millis(*sleep_ms));
+                (real_frames, fake_frames, ok)
+            }
+            Step::Reconnect { conn } => {
+                real.reconnect(*conn);
+                fake.reconnect(*conn);
+                (Vec::new(), Vec::new(), true)
             }
             Step::Last(bytes) => {
                 real.clients[0].send(bytes);
@@ -991,12 +1482,22 @@ fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(),
                 ));
                 ok &= same;
             }
+            // A connection CLIENT KILL closed comes back, as a client reconnects.
+            for conn in 0..CONNECTIONS {
+                if real.closed[conn] && fake.closed[conn] {
+                    real.reconnect(conn);
+                    fake.reconnect(conn);
+                }
+            }
         }
         if !ok {
             failed = true;
             break;
         }
     }
+    // The next case opens its connections without a password.
+    real.clear_password();
+    fake.clear_password();
     if failed {
         return Err(format!("replies differ:\n{}", transcript.join("\n")));
     }
@@ -1043,7 +1544,8 @@ fn the_fake_node_answers_as_redis_server_7_0_does() {
 }
 
 /// Minimal sequences the generator shrank a mismatch to, each fixed in the fake node since:
-/// requests on one connection, words split at spaces.
+/// requests on one connection, words split at spaces (`$c0` stands for the CLIENT ID of
+/// the connection in slot 0).
 const FOUND: &[&[&str]] = &[
     // A master no replica ever attached to has no backlog: writes leave ROLE's offset 0.
     &["SET k1 v", "ROLE"],
@@ -1060,6 +1562,8 @@ const FOUND: &[&[&str]] = &[
         "MSET k1 v k2",
         "EXEC",
     ],
+    // CLIENT LIST ID lists a connection once for each time its id is given.
+    &["CLIENT LIST ID $c0 $c0 $c1"],
 ];
 
 #[test]
@@ -1074,7 +1578,13 @@ fn the_mismatches_the_generator_found_stay_fixed() {
                 .chain(requests.iter())
                 .map(|request| Step::Request {
                     conn: 0,
-                    words: request.split(' ').map(text).collect(),
+                    words: request
+                        .split(' ')
+                        .map(|word| match word.strip_prefix("$c") {
+                            Some(slot) => Word::ClientId(slot.parse().unwrap()),
+                            None => text(word),
+                        })
+                        .collect(),
                     inline: false,
                     check: Check::Exact,
                 })

@@ -360,3 +360,66 @@ fn config_set_save_makes_a_node_without_save_points_snapshot() {
         Value::Bulk("v".into())
     );
 }
+
+/// A BGSAVE while one is in progress, as redis-server 7.0 refuses it, in RESP2 and RESP3:
+/// BGSAVE (SCHEDULE too), SAVE and a BGSAVE inside EXEC get `Background save already in
+/// progress` until the save is done; then BGSAVE starts one, and inside EXEC (where Redis
+/// may not fork) it is scheduled. The real server's save is made slow (a second per key)
+/// and both servers notice the end at `hz 1`, so the dialogue runs well inside the save.
+#[test]
+fn bgsave_while_one_is_in_progress_is_refused_as_redis_server_7_0_refuses_it() {
+    use support::RedisServer;
+    const WHILE_SAVING: &[&str] = &[
+        "CONFIG SET hz 1",
+        "SET k v",
+        "BGSAVE",
+        "BGSAVE",
+        "BGSAVE SCHEDULE",
+        "SAVE",
+        "MULTI",
+        "BGSAVE",
+        "EXEC",
+    ];
+    const AFTER: &[&str] = &["MULTI", "BGSAVE", "EXEC"];
+    /// Whether INFO says a background save is in progress.
+    fn saving(client: &mut RespClient) -> bool {
+        let info = client.request(&words("INFO persistence"));
+        let (Value::Bulk(text) | Value::Verbatim(_, text)) = &info else {
+            panic!("INFO replied {info:?}")
+        };
+        text.contains("rdb_bgsave_in_progress:1\r\n")
+    }
+    let transcript = |addr, resp3: bool| {
+        let mut client = RespClient::connect(addr);
+        if resp3 {
+            client.request(&words("HELLO 3"));
+        }
+        let mut replies: Vec<(String, Value)> = WHILE_SAVING
+            .iter()
+            .map(|request| (request.to_string(), client.request(&words(request))))
+            .collect();
+        replies.push(("saving".into(), Value::Int(i64::from(saving(&mut client)))));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while saving(&mut client) {
+            assert!(Instant::now() < deadline, "the background save never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        replies.extend(
+            AFTER
+                .iter()
+                .map(|request| (request.to_string(), client.request(&words(request)))),
+        );
+        replies
+    };
+    for resp3 in [false, true] {
+        let real = RedisServer::start(&["--rdb-key-save-delay", "1000000"]);
+        let fake = FakeServer::start();
+        let (expected, got) = (transcript(real.addr, resp3), transcript(fake.addr, resp3));
+        // Redis kills its saving child when it shuts down (a killed server would leave it).
+        let mut shutdown = RespClient::connect(real.addr);
+        assert_eq!(shutdown.request(&words("SHUTDOWN NOSAVE")), Value::Closed);
+        assert_eq!(got, expected, "RESP{}", if resp3 { 3 } else { 2 });
+        let refused = Value::Error("ERR Background save already in progress".into());
+        assert_eq!(got[3].1, refused, "a second BGSAVE is refused");
+    }
+}

@@ -250,6 +250,11 @@ impl Scripts {
         self.cache.contains_key(&sha.to_ascii_lowercase())
     }
 
+    /// How many scripts are cached (INFO's `number_of_cached_scripts`).
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
     /// Forgets every cached script (SCRIPT FLUSH).
     pub fn flush(&mut self) {
         self.cache.clear();

@@ -208,9 +208,18 @@ impl Node {
     }
 
     /// Writes the whole dataset as the node's RDB file (`BGSAVE`, `SAVE`, a due save
-    /// point, the first two in the `background`); `false` when the node keeps none.
+    /// point, the first two in the `background`); `false` when the node keeps none. A
+    /// background save is in progress until the next `serverCron` period has passed (one
+    /// `1000 / hz` ms), when Redis would notice its child finished.
     pub fn save_snapshot(&mut self, now_ms: u64, background: bool) -> bool {
-        self.persistence.save(snapshot(&self.db), now_ms, background)
+        const MS_PER_S: u64 = 1000;
+        let saved = self.persistence.save(snapshot(&self.db), now_ms, background);
+        if background {
+            let hz: u64 = self.config.value("hz").parse().unwrap_or(10);
+            self.persistence
+                .in_background_until(now_ms + MS_PER_S / hz.max(1));
+        }
+        saved
     }
 
     /// Persists what the last command or expiry cycle changed and streams it, with what it

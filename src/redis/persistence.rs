@@ -202,6 +202,9 @@ pub struct Persister {
     saves: u64,
     /// Whether a BGSAVE (or a due save point, which Redis takes in the background) ran.
     saved_in_background: bool,
+    /// Until when (wall ms) the last background save is in progress (see
+    /// [`Persister::in_background_until`]).
+    background_until_ms: u64,
 }
 
 impl Persister {
@@ -213,6 +216,7 @@ impl Persister {
             last_save_s: now_ms / 1000,
             saves: 0,
             saved_in_background: false,
+            background_until_ms: 0,
         }
     }
 
@@ -251,11 +255,15 @@ impl Persister {
         matches!(&self.persistence, Persistence::Rdb { save_points, .. } if !save_points.is_empty())
     }
 
-    /// Whether a save point is due at wall time `now_ms` (`serverCron`'s test).
+    /// Whether a save point is due at wall time `now_ms` (`serverCron`'s test; never while
+    /// a background save is in progress).
     pub fn snapshot_due(&self, now_ms: u64) -> bool {
         let Persistence::Rdb { save_points, .. } = &self.persistence else {
             return false;
         };
+        if self.saving_in_background(now_ms) {
+            return false;
+        }
         let since_s = (now_ms / 1000).saturating_sub(self.last_save_s);
         save_points
             .iter()
@@ -276,6 +284,19 @@ impl Persister {
         };
         disk.replace(snapshot);
         true
+    }
+
+    /// Marks the background save just taken as in progress until wall time `until_ms`: the
+    /// snapshot is the dataset at its start (Redis's fork), but Redis notices its child
+    /// finished only at a later `serverCron`, and until then refuses another save.
+    pub fn in_background_until(&mut self, until_ms: u64) {
+        self.background_until_ms = until_ms;
+    }
+
+    /// Whether a background save is in progress at wall time `now_ms` (INFO's
+    /// `rdb_bgsave_in_progress`).
+    pub fn saving_in_background(&self, now_ms: u64) -> bool {
+        now_ms < self.background_until_ms
     }
 
     /// Follows `CONFIG SET appendfsync`: an AOF is fsynced by `fsync` from now on (a node

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use self::control::{Attribution, Control};
 use self::rate::Rate;
 use crate::check;
-use crate::check::evidence::NotExercised;
+use crate::check::evidence::{Evidence, NotExercised};
 use crate::scenario::{Expectation, Scenario};
 use crate::sweep::{SeedRun, sweep_seeds};
 
@@ -81,8 +81,11 @@ pub struct Activity {
     pub grants: u64,
     /// Simulated time over all seeds, in µs.
     pub run_us: u64,
-    /// The longest any client waited for the lock in any seed, in µs.
+    /// The longest any client waited for the lock and got it, in any seed, in µs.
     pub longest_wait_us: u64,
+    /// The seed of that wait (the lowest, where seeds tie), so a reader can replay it;
+    /// `None` when no client waited.
+    pub longest_wait_seed: Option<u64>,
 }
 
 impl Activity {
@@ -98,7 +101,24 @@ impl Activity {
             "simulated_s": self.run_us as f64 / 1e6,
             "acquisitions_per_s": (self.acquisitions_per_s() * 100.0).round() / 100.0,
             "longest_wait_ms": self.longest_wait_us / 1000,
+            "longest_wait_seed": self.longest_wait_seed,
         })
+    }
+
+    /// Folds in one seed's grants, run time and longest wait. The longest wait keeps its
+    /// seed, the lowest of equal waits, so the result is the same in any finishing order.
+    fn add(&mut self, seed: u64, evidence: &Evidence) {
+        self.grants += evidence.grants;
+        self.run_us += evidence.run_us;
+        let wait = evidence.longest_wait_us;
+        let longer = match self.longest_wait_seed {
+            None => wait > 0,
+            Some(kept) => (wait, std::cmp::Reverse(seed)) > (self.longest_wait_us, std::cmp::Reverse(kept)),
+        };
+        if longer {
+            self.longest_wait_us = wait;
+            self.longest_wait_seed = Some(seed);
+        }
     }
 }
 
@@ -610,10 +630,7 @@ impl Tally {
             Ok(summary) => summary,
             Err(message) => return self.errors.push((run.seed, message.clone())),
         };
-        let activity = &mut self.activity;
-        activity.grants += summary.evidence.grants;
-        activity.run_us += summary.evidence.run_us;
-        activity.longest_wait_us = activity.longest_wait_us.max(summary.evidence.longest_wait_us);
+        self.activity.add(run.seed, &summary.evidence);
         for verdict in &summary.verdicts {
             let seeds = self.violations.entry(verdict.checker).or_default();
             if verdict.violation.is_some() {
@@ -700,6 +717,35 @@ mod tests {
             set.insert(seed);
         }
         assert_eq!(set.to_vec(), [0, 3, 63, 64, 130, 1_000_000_007]);
+    }
+
+    #[test]
+    fn the_longest_wait_keeps_its_seed_in_any_finishing_order() {
+        let waited = |longest_wait_us| Evidence {
+            grants: 2,
+            run_us: 1_000_000,
+            longest_wait_us,
+            faults: Vec::new(),
+        };
+        let runs = [(7, 400), (3, 900), (5, 900), (9, 0), (1, 200)];
+        let mut forward = Activity::default();
+        for (seed, wait) in runs {
+            forward.add(seed, &waited(wait));
+        }
+        let mut backward = Activity::default();
+        for (seed, wait) in runs.iter().rev() {
+            backward.add(*seed, &waited(*wait));
+        }
+        assert_eq!(forward, backward);
+        assert_eq!(
+            (forward.longest_wait_us, forward.longest_wait_seed),
+            (900, Some(3)),
+            "the lowest of the seeds tied longest"
+        );
+        assert_eq!(forward.grants, 10);
+        let mut idle = Activity::default();
+        idle.add(4, &waited(0));
+        assert_eq!(idle.longest_wait_seed, None, "no wait, no seed to replay");
     }
 
     #[test]

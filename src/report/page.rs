@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::CHECKERS;
 use super::compare;
 use super::counterexample::Counterexample;
 use super::fault_classes;
@@ -15,6 +14,8 @@ use super::matrix_summary::MatrixSummary;
 use super::outcome::Safety;
 use super::rate::Rate;
 use super::summary::Summary;
+use super::{CHECKERS, ScenarioReport};
+use crate::check;
 use crate::scenario::Expectation;
 
 /// A figure drawn for the page: its SVG and the words that say what it shows (its text
@@ -418,9 +419,13 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
     page.push_str(
         "<p>Lock clients side by side on one workload (the matrix's: the same clients, jobs and pauses for \
          every one, each on its own topology), on the same faults and seeds: how much the lock gets done \
-         (acquisitions per simulated second), the longest any client waited before it was granted the lock \
-         (a wait cut short by a crash or the end of the run is left out), and what each fault class did to \
-         mutual exclusion and to the data.</p>\n",
+         (acquisitions per simulated second), the longest any client waited before it was granted the lock, \
+         and what each fault class did to mutual exclusion and to the data. A wait runs from a client's first \
+         attempt through every failed one to its grant (a wait cut short by a crash or the end of the run is \
+         left out); under it, the cell and seed it comes from (hover for the replay command), and \
+         <em>starved</em> where the starvation checker flagged that seed: the others took the lock again and \
+         again while this client kept asking, since a client that retries on a timer loses every race to one \
+         that releases and asks again at once.</p>\n",
     );
     page.push_str(
         "<div class=\"scroll\"><table>\n<caption>Lock clients on one workload: how much the lock gets done, \
@@ -431,40 +436,33 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
     }
     page.push_str("</tr>\n");
     let no_fault_cell = |s: usize| no_fault.and_then(|f| matrix.cell(s, f));
-    let longest_wait_any_fault = |s: usize| {
-        (0..matrix.faults.len())
-            .filter(|&f| Some(f) != no_fault)
-            .filter_map(|f| matrix.cell(s, f))
-            .map(|report| report.activity.longest_wait_us)
-            .max()
-    };
-    let numbers =
-        |value: &dyn Fn(usize) -> Option<String>| clients.iter().map(|&s| value(s)).collect::<Vec<_>>();
-    let rows = [
-        (
-            "acquisitions/s (no fault)",
-            numbers(&|s| {
-                no_fault_cell(s).map(|report| format!("{:.1}", report.activity.acquisitions_per_s()))
-            }),
-        ),
-        (
-            "longest wait until granted (no fault)",
-            numbers(&|s| {
-                no_fault_cell(s).map(|report| format!("{} ms", report.activity.longest_wait_us / 1000))
-            }),
-        ),
-        (
-            "longest wait until granted (any fault)",
-            numbers(&|s| longest_wait_any_fault(s).map(|us| format!("{} ms", us / 1000))),
-        ),
+    let acquisitions: Vec<Option<String>> = clients
+        .iter()
+        .map(|&s| no_fault_cell(s).map(|report| format!("{:.1}", report.activity.acquisitions_per_s())))
+        .collect();
+    let _ = write!(page, "<tr><th scope=\"row\">acquisitions/s (no fault)</th>");
+    for value in acquisitions {
+        match value {
+            Some(text) => {
+                let _ = write!(page, "<td class=\"cell\">{text}</td>");
+            }
+            None => page.push_str("<td class=\"cell na\">—</td>"),
+        }
+    }
+    page.push_str("</tr>\n");
+    let waits = [
+        ("longest wait until granted (no fault)", false),
+        ("longest wait until granted (any fault)", true),
     ];
-    for (label, values) in rows {
+    for (label, any_fault) in waits {
         let _ = write!(page, "<tr><th scope=\"row\">{label}</th>");
-        for value in values {
-            match value {
-                Some(text) => {
-                    let _ = write!(page, "<td class=\"cell\">{text}</td>");
-                }
+        for &s in clients {
+            let longest = match any_fault {
+                false => no_fault.and_then(|f| Some((f, matrix.cell(s, f)?))),
+                true => longest_wait_under_a_fault(matrix, s, no_fault),
+            };
+            match longest {
+                Some((f, report)) => wait_cell(page, matrix, f, report, any_fault),
                 None => page.push_str("<td class=\"cell na\">—</td>"),
             }
         }
@@ -478,6 +476,58 @@ fn clients_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary
         page.push_str("</tr>\n");
     }
     page.push_str("</table></div>\n</section>\n");
+}
+
+/// Setup `s`'s cell with the longest wait under any fault class but `no_fault`, with its
+/// fault class (the first in grid order where cells tie).
+fn longest_wait_under_a_fault(
+    matrix: &MatrixSummary,
+    s: usize,
+    no_fault: Option<usize>,
+) -> Option<(usize, &ScenarioReport)> {
+    (0..matrix.faults.len())
+        .filter(|&f| Some(f) != no_fault)
+        .filter_map(|f| Some((f, matrix.cell(s, f)?)))
+        .fold(None, |longest, (f, report)| match longest {
+            Some((_, kept)) if kept.activity.longest_wait_us >= report.activity.longest_wait_us => longest,
+            _ => Some((f, report)),
+        })
+}
+
+/// A longest wait: how long, and under it where it comes from (the fault class when
+/// `name_fault`, and the seed) and whether the starvation checker flagged that seed, with
+/// the replay command as its title.
+fn wait_cell(
+    page: &mut String,
+    matrix: &MatrixSummary,
+    fault: usize,
+    report: &ScenarioReport,
+    name_fault: bool,
+) {
+    let activity = report.activity;
+    let Some(seed) = activity.longest_wait_seed else {
+        page.push_str("<td class=\"cell\">0 ms</td>");
+        return;
+    };
+    let starved = report
+        .violations
+        .get(check::starvation::NAME)
+        .is_some_and(|seeds| seeds.contains(&seed));
+    let mut origin = Vec::new();
+    if name_fault {
+        origin.push(escape(&matrix.faults[fault].label));
+    }
+    origin.push(format!("seed {seed}"));
+    if starved {
+        origin.push("starved".to_string());
+    }
+    let _ = write!(
+        page,
+        "<td class=\"cell\" title=\"locksim replay {} --seed {seed}\">{} ms<div class=\"small\">{}</div></td>",
+        escape(&report.file.display().to_string()),
+        activity.longest_wait_us / 1000,
+        origin.join(", ")
+    );
 }
 
 /// What each violated checker said of a counterexample, as list items.

@@ -4,6 +4,7 @@
 use std::fmt::Debug;
 use std::net::SocketAddr;
 
+use super::resp::Value;
 use super::{FakeServer, RedisServer};
 
 /// Runs `dialogue(master, replica)` on a real redis-server master and its replica, then on
@@ -60,4 +61,34 @@ fn assert_same_transcript<R: PartialEq + Debug>(expected: &[(String, R)], got: &
         if resp3 { 3 } else { 2 },
         shown.join("\n")
     );
+}
+
+/// A reply with what differs between two redis-server processes by nature put in one
+/// order: a command's subcommands (the tenth element of its COMMAND INFO entry) and a map's
+/// pairs (COMMAND DOCS of a command with subcommands), which Redis lists in its hash
+/// table's order, seeded anew by each process.
+pub fn in_one_order(reply: Value) -> Value {
+    let sorted = |mut items: Vec<Value>| {
+        items.sort_by_key(|item| format!("{item:?}"));
+        items
+    };
+    match reply {
+        Value::Array(items) if items.len() == 10 && matches!(items[0], Value::Bulk(_)) => {
+            let mut items: Vec<Value> = items.into_iter().map(in_one_order).collect();
+            if let Value::Array(subcommands) = &mut items[9] {
+                *subcommands = sorted(std::mem::take(subcommands));
+            }
+            Value::Array(items)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(in_one_order).collect()),
+        Value::Map(pairs) => {
+            let mut pairs: Vec<(Value, Value)> = pairs
+                .into_iter()
+                .map(|(key, value)| (in_one_order(key), in_one_order(value)))
+                .collect();
+            pairs.sort_by_key(|pair| format!("{pair:?}"));
+            Value::Map(pairs)
+        }
+        other => other,
+    }
 }

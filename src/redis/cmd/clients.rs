@@ -195,11 +195,16 @@ impl Client {
             Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString).into(),
             Client::Id => Frame::Integer(session.id as i64).into(),
             Client::Info => Reply::Verbatim(clients.lines(pubsub, now_ms, |id, _| id == session.id)),
+            // One line per id asked for, in their order (twice for an id given twice).
+            Client::List(Selection::Ids(ids)) => Reply::Verbatim(
+                ids.iter()
+                    .flat_map(|wanted| clients.lines(pubsub, now_ms, |id, _| id == *wanted))
+                    .collect(),
+            ),
             Client::List(selection) => {
-                Reply::Verbatim(clients.lines(pubsub, now_ms, |id, kind| match &selection {
-                    Selection::All => true,
+                Reply::Verbatim(clients.lines(pubsub, now_ms, |_, kind| match &selection {
                     Selection::Kind(wanted) => *wanted == kind,
-                    Selection::Ids(ids) => ids.contains(&id),
+                    Selection::All | Selection::Ids(_) => true,
                 }))
             }
             Client::Kill(kill) => clients.kill(&kill, session.id, pubsub),
@@ -215,6 +220,8 @@ pub struct Connected {
     pub laddr: SocketAddr,
     /// A client's connection, a replica's link, or the link to this node's master.
     pub link: Link,
+    /// The file descriptor Redis would have given its socket (see [`Clients::open`]).
+    pub fd: u32,
     pub opened_ms: u64,
     /// When its last request arrived, and its name (`client|list` for a subcommand).
     pub last_request_ms: u64,
@@ -241,6 +248,7 @@ impl Connected {
             addr,
             laddr,
             link,
+            fd: FIRST_CONNECTION_FD,
             opened_ms: now_ms,
             last_request_ms: now_ms,
             last_command: "NULL".into(),
@@ -254,6 +262,11 @@ impl Connected {
 
 /// The commands whose name CLIENT LIST shows with the subcommand (`client|list`).
 const WITH_SUBCOMMANDS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
+
+/// The file descriptor of the first connection redis-server 7.0 accepts when it listens on
+/// one address (after stdin, stdout, stderr, its epoll instance, its listening socket and
+/// its internal pipes), as CLIENT LIST shows it.
+const FIRST_CONNECTION_FD: u32 = 7;
 
 /// The node's connections, by id (the order they opened in).
 #[derive(Debug, Default)]
@@ -273,7 +286,13 @@ impl Clients {
         self.last_id
     }
 
-    pub fn open(&mut self, id: u64, connected: Connected) {
+    /// Registers a connection, on the lowest file descriptor no open connection holds (as
+    /// the kernel hands Redis its sockets' descriptors).
+    pub fn open(&mut self, id: u64, mut connected: Connected) {
+        let taken: BTreeSet<u32> = self.connected.values().map(|c| c.fd).collect();
+        connected.fd = (FIRST_CONNECTION_FD..)
+            .find(|fd| !taken.contains(fd))
+            .unwrap_or(FIRST_CONNECTION_FD);
         self.connected.insert(id, connected);
     }
 
@@ -381,8 +400,7 @@ impl Clients {
 }
 
 /// One connection as CLIENT LIST prints it: Redis 7.0's fields in its order, with what the
-/// node knows; what it has no counterpart for (file descriptors, buffer and memory sizes) is
-/// -1 or 0.
+/// node knows; what it has no counterpart for (buffer and memory sizes) is 0.
 fn line(id: u64, connected: &Connected, kind: Kind, pubsub: &PubSub, now_ms: u64) -> String {
     const MS_PER_S: u64 = 1000;
     let (channels, patterns) = pubsub.counts(id);
@@ -404,11 +422,12 @@ fn line(id: u64, connected: &Connected, kind: Kind, pubsub: &PubSub, now_ms: u64
         Protocol::Resp3 => 3,
     };
     format!(
-        "id={id} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={channels} \
+        "id={id} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db={} sub={channels} \
          psub={patterns} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 \
          obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={resp}\n",
         connected.addr,
         connected.laddr,
+        connected.fd,
         String::from_utf8_lossy(connected.name.as_deref().unwrap_or_default()),
         now_ms.saturating_sub(connected.opened_ms) / MS_PER_S,
         now_ms.saturating_sub(connected.last_request_ms) / MS_PER_S,
@@ -416,4 +435,31 @@ fn line(id: u64, connected: &Connected, kind: Kind, pubsub: &PubSub, now_ms: u64
         connected.queued.map_or(-1, |queued| queued as i64),
         connected.last_command,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connection() -> Connected {
+        let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        Connected::new(addr, addr, Link::Client, 0)
+    }
+
+    #[test]
+    fn each_connection_gets_the_lowest_file_descriptor_no_open_one_holds() {
+        let mut clients = Clients::default();
+        for id in 1..=3 {
+            clients.open(id, connection());
+        }
+        let fds = |clients: &Clients| clients.connected.values().map(|c| c.fd).collect::<Vec<_>>();
+        assert_eq!(fds(&clients), [7, 8, 9]);
+        clients.close(2);
+        clients.open(4, connection());
+        assert_eq!(
+            fds(&clients),
+            [7, 9, 8],
+            "the closed connection's descriptor is handed out again"
+        );
+    }
 }

@@ -186,38 +186,81 @@ impl Info {
     }
 }
 
-/// One INFO section's text, `\r\n` after each line.
+/// One INFO section's text, `\r\n` after each line: every field Redis 7.0 writes, in its
+/// order (clients parse them by name); what the node has no counterpart for (a process, an
+/// allocator, CPU time, statistics it does not keep) is written as a fixed, plausible value.
 fn section(name: &str, node: &Node, now_ms: u64) -> String {
+    const MS_PER_S: u64 = 1000;
+    /// Redis's LRU clock: seconds, in 24 bits.
+    const LRU_CLOCK_MAX: u64 = (1 << 24) - 1;
+    let fixed = |header: &str, fields: &[&str]| -> Vec<String> {
+        std::iter::once(header)
+            .chain(fields.iter().copied())
+            .map(str::to_string)
+            .collect()
+    };
     let lines: Vec<String> = match name {
-        "server" => vec![
-            "# Server".into(),
-            format!("redis_version:{REDIS_VERSION}"),
-            "redis_mode:standalone".into(),
-            "arch_bits:64".into(),
-            format!("hz:{}", node.config.value("hz")),
-            format!("configured_hz:{}", node.config.value("hz")),
-            "config_file:".into(),
-        ],
+        "server" => {
+            let mut lines = fixed(
+                "# Server",
+                &[
+                    "redis_git_sha1:00000000",
+                    "redis_git_dirty:0",
+                    "redis_build_id:0",
+                    "redis_mode:standalone",
+                    "os:locksim",
+                    "arch_bits:64",
+                    "monotonic_clock:POSIX clock_gettime",
+                    "multiplexing_api:epoll",
+                    "atomicvar_api:c11-builtin",
+                    "gcc_version:0.0.0",
+                    "process_id:1",
+                    "process_supervised:no",
+                ],
+            );
+            lines.insert(1, format!("redis_version:{REDIS_VERSION}"));
+            lines.extend([
+                // One id per node, random at its start, as Redis's run id is.
+                format!("run_id:{}", node.replication.replid),
+                "tcp_port:6379".into(),
+                format!("server_time_usec:{}", now_ms * MS_PER_S),
+                "uptime_in_seconds:0".into(),
+                "uptime_in_days:0".into(),
+                format!("hz:{}", node.config.value("hz")),
+                format!("configured_hz:{}", node.config.value("hz")),
+                format!("lru_clock:{}", (now_ms / MS_PER_S) & LRU_CLOCK_MAX),
+                "executable:".into(),
+                "config_file:".into(),
+                "io_threads_active:0".into(),
+            ]);
+            lines
+        }
         "clients" => vec![
             "# Clients".into(),
             format!("connected_clients:{}", node.clients.connected_clients()),
+            "cluster_connections:0".into(),
             format!("maxclients:{}", node.config.value("maxclients")),
+            "client_recent_max_input_buffer:0".into(),
+            "client_recent_max_output_buffer:0".into(),
             format!("blocked_clients:{}", node.blocked.waiting()),
+            "tracking_clients:0".into(),
+            "clients_in_timeout_table:0".into(),
         ],
-        "memory" => {
-            let used = stored_bytes(node);
-            vec![
-                "# Memory".into(),
-                format!("used_memory:{used}"),
-                format!("used_memory_human:{:.2}K", used as f64 / 1024.0),
-                format!("maxmemory:{}", node.config.value("maxmemory")),
-                format!("maxmemory_policy:{}", node.config.value("maxmemory-policy")),
-            ]
-        }
-        "persistence" => persistence(node),
-        "stats" => vec!["# Stats".into(), "expired_keys:0".into(), "evicted_keys:0".into()],
+        "memory" => memory(node),
+        "persistence" => persistence(node, now_ms),
+        "stats" => stats(node),
         "replication" => return node.replication.info(),
-        "cpu" => vec!["# CPU".into()],
+        "cpu" => fixed(
+            "# CPU",
+            &[
+                "used_cpu_sys:0.000000",
+                "used_cpu_user:0.000000",
+                "used_cpu_sys_children:0.000000",
+                "used_cpu_user_children:0.000000",
+                "used_cpu_sys_main_thread:0.000000",
+                "used_cpu_user_main_thread:0.000000",
+            ],
+        ),
         "modules" => vec!["# Modules".into()],
         "commandstats" => vec!["# Commandstats".into()],
         "errorstats" => vec!["# Errorstats".into()],
@@ -228,10 +271,146 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
     lines.iter().map(|line| format!("{line}\r\n")).collect()
 }
 
+/// `# Memory`: Redis 7.0's fields, the bytes stored standing in for every measure of
+/// memory used.
+fn memory(node: &Node) -> Vec<String> {
+    let used = stored_bytes(node);
+    let human = format!("{:.2}K", used as f64 / 1024.0);
+    let mut lines = vec!["# Memory".to_string()];
+    for name in ["used_memory", "used_memory_rss", "used_memory_peak"] {
+        lines.push(format!("{name}:{used}"));
+        lines.push(format!("{name}_human:{human}"));
+    }
+    lines.extend([
+        "used_memory_peak_perc:100.00%".to_string(),
+        "used_memory_overhead:0".into(),
+        "used_memory_startup:0".into(),
+        format!("used_memory_dataset:{used}"),
+        "used_memory_dataset_perc:100.00%".into(),
+        format!("allocator_allocated:{used}"),
+        format!("allocator_active:{used}"),
+        format!("allocator_resident:{used}"),
+        "total_system_memory:0".into(),
+        "total_system_memory_human:0B".into(),
+        "used_memory_lua:0".into(),
+        "used_memory_vm_eval:0".into(),
+        "used_memory_lua_human:0B".into(),
+        "used_memory_scripts_eval:0".into(),
+        format!("number_of_cached_scripts:{}", node.scripts.cached()),
+        "number_of_functions:0".into(),
+        "number_of_libraries:0".into(),
+        "used_memory_vm_functions:0".into(),
+        "used_memory_vm_total:0".into(),
+        "used_memory_vm_total_human:0B".into(),
+        "used_memory_functions:0".into(),
+        "used_memory_scripts:0".into(),
+        "used_memory_scripts_human:0B".into(),
+        format!("maxmemory:{}", node.config.value("maxmemory")),
+        format!("maxmemory_human:{}B", node.config.value("maxmemory")),
+        format!("maxmemory_policy:{}", node.config.value("maxmemory-policy")),
+    ]);
+    let fixed = [
+        "allocator_frag_ratio:1.00",
+        "allocator_frag_bytes:0",
+        "allocator_rss_ratio:1.00",
+        "allocator_rss_bytes:0",
+        "rss_overhead_ratio:1.00",
+        "rss_overhead_bytes:0",
+        "mem_fragmentation_ratio:1.00",
+        "mem_fragmentation_bytes:0",
+        "mem_not_counted_for_evict:0",
+        "mem_replication_backlog:0",
+        "mem_total_replication_buffers:0",
+        "mem_clients_slaves:0",
+        "mem_clients_normal:0",
+        "mem_cluster_links:0",
+        "mem_aof_buffer:0",
+        "mem_allocator:libc",
+        "active_defrag_running:0",
+        "lazyfree_pending_objects:0",
+        "lazyfreed_objects:0",
+    ];
+    lines.extend(fixed.iter().map(|line| line.to_string()));
+    lines
+}
+
+/// `# Stats`: Redis 7.0's fields; the node keeps none of these counters but its pub/sub
+/// channels and patterns.
+fn stats(node: &Node) -> Vec<String> {
+    const COUNTERS_BEFORE_PUBSUB: &[&str] = &[
+        "total_connections_received",
+        "total_commands_processed",
+        "instantaneous_ops_per_sec",
+        "total_net_input_bytes",
+        "total_net_output_bytes",
+        "total_net_repl_input_bytes",
+        "total_net_repl_output_bytes",
+    ];
+    const RATES: &[&str] = &[
+        "instantaneous_input_kbps",
+        "instantaneous_output_kbps",
+        "instantaneous_input_repl_kbps",
+        "instantaneous_output_repl_kbps",
+    ];
+    const COUNTERS: &[&str] = &[
+        "rejected_connections",
+        "sync_full",
+        "sync_partial_ok",
+        "sync_partial_err",
+        "expired_keys",
+        "expired_stale_perc",
+        "expired_time_cap_reached_count",
+        "expire_cycle_cpu_milliseconds",
+        "evicted_keys",
+        "evicted_clients",
+        "total_eviction_exceeded_time",
+        "current_eviction_exceeded_time",
+        "keyspace_hits",
+        "keyspace_misses",
+    ];
+    const COUNTERS_AFTER_PUBSUB: &[&str] = &[
+        "pubsubshard_channels",
+        "latest_fork_usec",
+        "total_forks",
+        "migrate_cached_sockets",
+        "slave_expires_tracked_keys",
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+        "total_active_defrag_time",
+        "current_active_defrag_time",
+        "tracking_total_keys",
+        "tracking_total_items",
+        "tracking_total_prefixes",
+        "unexpected_error_replies",
+        "total_error_replies",
+        "dump_payload_sanitizations",
+        "total_reads_processed",
+        "total_writes_processed",
+        "io_threaded_reads_processed",
+        "io_threaded_writes_processed",
+        "reply_buffer_shrinks",
+        "reply_buffer_expands",
+    ];
+    let pubsub = &node.db.pubsub;
+    let zero = |names: &[&str]| names.iter().map(|name| format!("{name}:0")).collect::<Vec<_>>();
+    let mut lines = vec!["# Stats".to_string()];
+    lines.extend(zero(COUNTERS_BEFORE_PUBSUB));
+    lines.extend(RATES.iter().map(|name| format!("{name}:0.00")));
+    lines.extend(zero(COUNTERS));
+    lines.push(format!("pubsub_channels:{}", pubsub.channels().count()));
+    lines.push(format!("pubsub_patterns:{}", pubsub.patterns()));
+    lines.extend(zero(COUNTERS_AFTER_PUBSUB));
+    lines
+}
+
 /// `# Persistence`: Redis 7.0's fields, the snapshot counts from the node's persister (a
-/// snapshot is taken at once, so none is ever in progress; no fork, so no copy-on-write).
-fn persistence(node: &Node) -> Vec<String> {
+/// background save's snapshot is taken at once, and stays in progress a while; no fork, so
+/// no copy-on-write).
+fn persistence(node: &Node, now_ms: u64) -> Vec<String> {
     let persister = &node.persistence;
+    let in_progress = persister.saving_in_background(now_ms);
     let last_bgsave_s: i64 = if persister.saved_in_background() { 0 } else { -1 };
     let aof_enabled = u8::from(node.config.value("appendonly") == "yes");
     [
@@ -248,11 +427,11 @@ fn persistence(node: &Node) -> Vec<String> {
             "rdb_changes_since_last_save:{}",
             persister.changes_since_last_save()
         ),
-        "rdb_bgsave_in_progress:0".into(),
+        format!("rdb_bgsave_in_progress:{}", u8::from(in_progress)),
         format!("rdb_last_save_time:{}", persister.last_save_s()),
         "rdb_last_bgsave_status:ok".into(),
         format!("rdb_last_bgsave_time_sec:{last_bgsave_s}"),
-        "rdb_current_bgsave_time_sec:-1".into(),
+        format!("rdb_current_bgsave_time_sec:{}", if in_progress { 0 } else { -1 }),
         format!("rdb_saves:{}", persister.saves()),
         "rdb_last_cow_size:0".into(),
         "rdb_last_load_keys_expired:0".into(),

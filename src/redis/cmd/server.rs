@@ -103,7 +103,7 @@ pub(super) const fn commands<
             name: "bgsave",
             arity: -1,
             flags: Flags::NOSCRIPT,
-            summary: "take an RDB snapshot (at once here: a small dataset's fork takes milliseconds); SCHEDULE",
+            summary: "take an RDB snapshot (the dataset now; in progress for one serverCron period); SCHEDULE",
             handler: Handler::Parse(|args| Ok(C::from(Snapshot::parse_bgsave(args)?))),
         },
         Spec {
@@ -118,6 +118,9 @@ pub(super) const fn commands<
 
 /// `SAVE`, `BGSAVE [SCHEDULE]` and `LASTSAVE`: a snapshot of the dataset, written as the
 /// node's RDB file when it has one ([`Node::save_snapshot`]), and when the last was taken.
+/// While a background save is in progress, SAVE and BGSAVE (SCHEDULE too) are refused, as
+/// Redis 7.0 refuses them; inside EXEC (where Redis may not fork) BGSAVE is scheduled,
+/// which here takes the snapshot at once, with no save in progress after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Snapshot {
     Save,
@@ -136,6 +139,13 @@ impl Snapshot {
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64) -> Frame {
         match self {
+            Snapshot::Save | Snapshot::Background if node.persistence.saving_in_background(now_ms) => {
+                Frame::Error("ERR Background save already in progress".into())
+            }
+            Snapshot::Background if node.in_transaction => {
+                node.save_snapshot(now_ms, false);
+                Frame::SimpleString(b"Background saving scheduled".to_vec())
+            }
             Snapshot::Save => {
                 node.save_snapshot(now_ms, false);
                 ok()

@@ -144,6 +144,14 @@ enum Order {
         promoted: usize,
         replaced: usize,
     },
+    /// This Sentinel's election to fail over group `monitor`'s master in `epoch` ended.
+    ElectionOver {
+        monitor: usize,
+        epoch: u64,
+        votes: usize,
+        needed: usize,
+        elected: bool,
+    },
 }
 
 /// The commands Sentinel sends to make a node follow `master` (or become the master), as
@@ -471,13 +479,28 @@ impl State {
         let needed = (self.settings.count as usize / 2 + 1).max(self.settings.quorum as usize);
         let elected = most_voted(&votes).filter(|winner| votes[winner] >= needed);
         let timeout_ms = ELECTION_TIMEOUT_MS.min(self.settings.failover_timeout_ms);
+        let my_votes = votes.get(&self.name).copied().unwrap_or(0);
         let monitor = &mut self.monitors[i];
         if elected.as_deref() != Some(self.name.as_str()) {
             if now_ms.saturating_sub(since_ms) > timeout_ms {
                 monitor.failover = Failover::None;
+                orders.push(Order::ElectionOver {
+                    monitor: i,
+                    epoch,
+                    votes: my_votes,
+                    needed,
+                    elected: false,
+                });
             }
             return;
         }
+        orders.push(Order::ElectionOver {
+            monitor: i,
+            epoch,
+            votes: my_votes,
+            needed,
+            elected: true,
+        });
         // `sentinelSelectSlave`: an answering replica with the most replication data.
         let best = (0..monitor.addrs.len())
             .filter(|&n| n != monitor.master)
@@ -670,6 +693,23 @@ pub(super) async fn watch(sentinel: Sentinel) {
                     let event = EventKind::Failover {
                         promoted: group.names[promoted].clone(),
                         replaced: group.names[replaced].clone(),
+                    };
+                    recorder.record(&name, clock.local_us(), event);
+                }
+                Order::ElectionOver {
+                    monitor,
+                    epoch,
+                    votes,
+                    needed,
+                    elected,
+                } => {
+                    let group = &groups[monitor];
+                    let event = EventKind::SentinelElection {
+                        master: group.names[0].clone(),
+                        epoch,
+                        votes,
+                        needed,
+                        elected,
                     };
                     recorder.record(&name, clock.local_us(), event);
                 }
