@@ -6,14 +6,14 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use locksim::check::check_all;
-use locksim::history::{EventKind, History};
-use locksim::live::{self, LiveSetup};
+use locksim::history::EventKind;
 use locksim::scenario;
+use serde_json::{Value, json};
 
 use support::cli::{locksim, scratch};
+use support::live::{Live, assert_held, assert_violated, count, scenario_file, violations};
 
 /// Live tests run in real time on a 2-core machine: run side by side, their workers and
 /// nodes starve each other of CPU and a pause or lease is measured late. Each test holds
@@ -24,35 +24,17 @@ fn one_live_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Five seconds, two workers on one locksim node, a 500 ms TTL, critical sections of
-/// 50-100 ms; `faults` and `fencing` as given.
-fn scenario_file(dir: &Path, name: &str, fencing: &str, faults: &str, expect: &str) -> PathBuf {
-    scenario_file_working(dir, name, fencing, faults, expect, "[50, 100]")
-}
-
-/// The same, with critical sections of `work_ms` (`[min, max]`).
-fn scenario_file_working(
-    dir: &Path,
-    name: &str,
-    fencing: &str,
-    faults: &str,
-    expect: &str,
-    work_ms: &str,
-) -> PathBuf {
-    let file = dir.join(format!("{name}.json"));
-    let text = format!(
-        r#"{{
-  "name": "{name}",
-  "duration_ms": 5000,
-  "seeds": 1,
-  "topology": {{ "kind": "single" }},
-  "lock": {{ "algorithm": "lua-release", "ttl_ms": 500, "fencing": "{fencing}" }},
-  "clients": {{ "count": 2, "work_ms": {work_ms}, "think_ms": [10, 30] }},
-  "faults": {faults},
-  "expect": {expect}
-}}"#
-    );
-    std::fs::write(&file, text).unwrap();
-    file
+/// 50-100 ms, no fencing, and `faults` (JSON); a test changes what it needs before
+/// writing it with [`scenario_file`].
+fn five_seconds_on_one_node(faults: &str) -> Value {
+    json!({
+        "duration_ms": 5000,
+        "topology": { "kind": "single" },
+        "lock": { "algorithm": "lua-release", "ttl_ms": 500, "fencing": "none" },
+        "clients": { "count": 2, "work_ms": [50, 100], "think_ms": [10, 30] },
+        "faults": support::live::json(faults),
+        "expect": {}
+    })
 }
 
 /// The holder freezes for 2 s, four TTLs, at 1.5 s: late enough for both workers to be
@@ -60,47 +42,19 @@ fn scenario_file_working(
 const PAUSE_HOLDER: &str =
     r#"[ { "kind": "pause", "target": "holder", "at_ms": 1500, "duration_ms": 2000 } ]"#;
 
-fn run_live(file: &Path, dir: &Path) -> History {
-    run_live_on(file, dir, false)
-}
-
-/// Runs `file` live, on real redis-server when `redis_server`.
-fn run_live_on(file: &Path, dir: &Path, redis_server: bool) -> History {
-    let scenario = scenario::load(file).unwrap();
-    let setup = LiveSetup {
-        scenario_file: file.to_path_buf(),
-        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
-        redis_server,
-        worker_env: Vec::new(),
-        scratch: dir.join("runs"),
-    };
-    live::unsupported(&scenario, &setup).unwrap();
-    live::run(&scenario, 0, &setup).unwrap()
-}
-
-fn violated(history: &History, file: &Path, checker: &str) -> bool {
-    let settings = scenario::load(file).unwrap().check_settings();
-    check_all(history, &settings)
-        .into_iter()
-        .any(|v| v.checker == checker && v.violation.is_some())
-}
-
-fn count(history: &History, matches: impl Fn(&EventKind) -> bool) -> usize {
-    history.events.iter().filter(|e| matches(&e.kind)).count()
+/// Runs the scenario in `file` live on locksim's nodes, in `dir`.
+fn run_live(file: &Path, dir: &Path) -> locksim::history::History {
+    Live::new(dir, false).run_file(file)
 }
 
 #[test]
 fn a_pause_longer_than_the_ttl_lets_a_second_worker_in() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("pause");
-    let file = scenario_file(&dir, "pause", "none", PAUSE_HOLDER, "{}");
+    let file = scenario_file(&dir, "pause", five_seconds_on_one_node(PAUSE_HOLDER));
     let history = run_live(&file, &dir);
     assert_eq!(count(&history, |k| matches!(k, EventKind::Paused)), 1);
-    assert!(
-        violated(&history, &file, "mutual_exclusion"),
-        "{:#?}",
-        history.events
-    );
+    assert_violated(&history, &file, "mutual_exclusion");
 }
 
 #[test]
@@ -110,7 +64,9 @@ fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
     // The first holder from 1 s on freezes 50 ms into its critical section, for four TTLs.
     let fault = r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 1000,
                       "delay_ms": 50, "duration_ms": 2000 } ]"#;
-    let file = scenario_file_working(&dir, "pause-on-grant", "none", fault, "{}", "[200, 300]");
+    let mut fields = five_seconds_on_one_node(fault);
+    fields["clients"]["work_ms"] = json!([200, 300]);
+    let file = scenario_file(&dir, "pause-on-grant", fields);
     let history = run_live(&file, &dir);
     let grant_us = history
         .events
@@ -130,28 +86,20 @@ fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
         "{:#?}",
         history.events
     );
-    assert!(
-        violated(&history, &file, "mutual_exclusion"),
-        "{:#?}",
-        history.events
-    );
+    assert_violated(&history, &file, "mutual_exclusion");
 }
 
 #[test]
 fn without_the_pause_the_workers_take_turns() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("no-fault");
-    let file = scenario_file(&dir, "no-fault", "none", "[]", "{}");
+    let file = scenario_file(&dir, "no-fault", five_seconds_on_one_node("[]"));
     let history = run_live(&file, &dir);
     let grants = count(&history, |k| matches!(k, EventKind::Acquired { .. }));
     assert!(grants >= 4, "only {grants} grants in 5 s");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
     for checker in ["mutual_exclusion", "resource_safety"] {
-        assert!(
-            !violated(&history, &file, checker),
-            "{checker}: {:#?}",
-            history.events
-        );
+        assert_held(&history, &file, checker);
     }
 }
 
@@ -160,9 +108,12 @@ fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
     let dir = scratch(&format!("fencing-{fencing}"));
     // Long critical sections: the pause must catch the holder before its write (between
     // its write and its release it would have nothing stale left to send).
-    let file = scenario_file_working(&dir, "fencing", fencing, PAUSE_HOLDER, "{}", "[250, 300]");
+    let mut fields = five_seconds_on_one_node(PAUSE_HOLDER);
+    fields["lock"]["fencing"] = fencing.into();
+    fields["clients"]["work_ms"] = json!([250, 300]);
+    let file = scenario_file(&dir, "fencing", fields);
     let history = run_live(&file, &dir);
-    assert!(violated(&history, &file, "mutual_exclusion"));
+    assert_violated(&history, &file, "mutual_exclusion");
     assert!(
         count(&history, |k| matches!(k, EventKind::ResourceRejected { .. })) >= 1,
         "{:#?}",
@@ -177,11 +128,7 @@ fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
         history.events
     );
     for checker in ["resource_safety", "stale_write"] {
-        assert!(
-            !violated(&history, &file, checker),
-            "{checker}: {:#?}",
-            history.events
-        );
+        assert_held(&history, &file, checker);
     }
 }
 
@@ -201,13 +148,9 @@ fn with_tokens_from_the_fencing_counter_the_resource_refuses_the_stale_write() {
 fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("cli");
-    let file = scenario_file(
-        &dir,
-        "cli-pause",
-        "none",
-        PAUSE_HOLDER,
-        r#"{ "mutual_exclusion": "violated" }"#,
-    );
+    let mut fields = five_seconds_on_one_node(PAUSE_HOLDER);
+    fields["expect"] = json!({ "mutual_exclusion": "violated" });
+    let file = scenario_file(&dir, "cli-pause", fields);
     let json = dir.join("out.jsonl");
     let output = locksim(&[
         "run",
@@ -240,13 +183,10 @@ fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
 fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("unsupported");
-    let file = scenario_file(
-        &dir,
-        "drift",
-        "none",
+    let mut fields = five_seconds_on_one_node(
         r#"[ { "kind": "clock_drift", "target": "redis-1", "at_ms": 100, "rate_ppm": 1000 } ]"#,
-        "{}",
     );
+    let file = scenario_file(&dir, "drift", fields.clone());
     let output = locksim(&["run", "--live", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -255,14 +195,9 @@ fn a_scenario_live_mode_cannot_run_is_refused_naming_the_field() {
         "{stderr}"
     );
     // A Sentinel quorum is the simulator's only; locksim's failover controller runs live.
-    let text = std::fs::read_to_string(&file)
-        .unwrap()
-        .replace(r#""kind": "single""#, r#""kind": "replicated", "sentinel": {}"#)
-        .replace(
-            r#""kind": "clock_drift", "target": "redis-1", "at_ms": 100, "rate_ppm": 1000"#,
-            r#""kind": "pause", "target": "client-1", "at_ms": 100, "duration_ms": 100"#,
-        );
-    std::fs::write(&file, text).unwrap();
+    fields["topology"] = json!({ "kind": "replicated", "sentinel": {} });
+    fields["faults"] = json!([{ "kind": "pause", "target": "client-1", "at_ms": 100, "duration_ms": 100 }]);
+    let file = scenario_file(&dir, "drift", fields);
     let output = locksim(&["run", "--live", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -301,24 +236,11 @@ fn the_redis_py_worker_breaks_under_a_pause_and_holds_without_it() {
         "{:#?}",
         history.events
     );
-    assert!(
-        violated(&history, &file, "mutual_exclusion"),
-        "{:#?}",
-        history.events
-    );
+    assert_violated(&history, &file, "mutual_exclusion");
     // The same workers without the pause: the control that the pause broke it.
-    let scenario = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
-    let setup = LiveSetup {
-        scenario_file: file.clone(),
-        default_worker: Vec::new(),
-        redis_server: false,
-        worker_env: Vec::new(),
-        scratch: dir.join("runs"),
-    };
-    let history = live::run(&scenario, 0, &setup).unwrap();
-    let settings = scenario.check_settings();
-    let verdicts = check_all(&history, &settings);
-    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    let (calm, history) = Live::new(&dir, false).run_without_faults(&file);
+    let broken = violations(&history, &calm);
+    assert!(broken.is_empty(), "{broken:?}");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 4);
 }
 
@@ -337,19 +259,10 @@ fn processes_a_worker_starts_die_when_locksim_is_killed() {
     let dir = scratch("orphans");
     // Each worker starts a process of its own and writes down its pid: PR_SET_PDEATHSIG
     // reaches the worker, not that process; the supervisor's watchdog must.
-    let file = dir.join("orphans.json");
-    let text = r#"{
-  "name": "orphans",
-  "duration_ms": 60000,
-  "seeds": 1,
-  "topology": { "kind": "single" },
-  "lock": { "algorithm": "lua-release", "ttl_ms": 500 },
-  "clients": { "count": 2, "work_ms": [50, 100],
-               "command": ["sh", "-c", "sleep 600 & echo $! >> grandchildren; wait"] },
-  "faults": [],
-  "expect": {}
-}"#;
-    std::fs::write(&file, text).unwrap();
+    let mut fields = five_seconds_on_one_node("[]");
+    fields["duration_ms"] = 60_000.into();
+    fields["clients"]["command"] = json!(["sh", "-c", "sleep 600 & echo $! >> grandchildren; wait"]);
+    let file = scenario_file(&dir, "orphans", fields);
     let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_locksim"))
         .args(["run", "--live", file.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
@@ -462,48 +375,21 @@ fn a_clock_jump_on_redis_server_lets_a_second_worker_in_and_without_it_none_does
     // The holder's 2 s key dies when redis-server's wall clock steps 5 s forward, 100 ms
     // into its 600-800 ms critical section (struck on its grant: at a fixed time the
     // step could fall in the last milliseconds of a holding and let nobody in).
-    let file = scenario_file_working(
-        &dir,
-        "redis-server-clock-jump",
-        "none",
+    let mut fields = five_seconds_on_one_node(
         r#"[ { "kind": "clock_jump", "target": "redis-1", "on": "acquired", "at_ms": 1500,
                "delay_ms": 100, "by_ms": 5000 } ]"#,
-        "{}",
-        "[600, 800]",
     );
-    let text = std::fs::read_to_string(&file)
-        .unwrap()
-        .replace(r#""ttl_ms": 500"#, r#""ttl_ms": 2000"#);
-    std::fs::write(&file, text).unwrap();
-    let history = run_live_on(&file, &dir, true);
-    assert!(
-        violated(&history, &file, "mutual_exclusion"),
-        "{:#?}",
-        history.events
-    );
+    fields["lock"]["ttl_ms"] = 2000.into();
+    fields["clients"]["work_ms"] = json!([600, 800]);
+    let file = scenario_file(&dir, "redis-server-clock-jump", fields);
+    let on_redis_server = Live::new(&dir, true);
+    let history = on_redis_server.run_file(&file);
+    assert_violated(&history, &file, "mutual_exclusion");
     // The same workers on redis-server without the jump: the control.
-    let calm = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
-    let setup = LiveSetup {
-        scenario_file: file.clone(),
-        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
-        redis_server: true,
-        worker_env: Vec::new(),
-        scratch: dir.join("runs"),
-    };
-    let history = live::run(&calm, 0, &setup).unwrap();
-    let verdicts = check_all(&history, &calm.check_settings());
-    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    let (calm, history) = on_redis_server.run_without_faults(&file);
+    let broken = violations(&history, &calm);
+    assert!(broken.is_empty(), "{broken:?}");
     assert!(count(&history, |k| matches!(k, EventKind::ResourceWrite { .. })) >= 2);
-}
-
-/// Rewrites a scenario file: each `from`, which must be in its text, becomes `to`.
-fn rewritten(file: &Path, replacements: &[(&str, &str)]) {
-    let mut text = std::fs::read_to_string(file).unwrap();
-    for (from, to) in replacements {
-        assert!(text.contains(from), "{from} not in {text}");
-        text = text.replace(from, to);
-    }
-    std::fs::write(file, text).unwrap();
 }
 
 #[test]
@@ -516,14 +402,10 @@ fn a_holder_killed_inside_a_setnx_lock_deadlocks_it_live_and_without_the_kill_no
     // every node's answer as the simulator records it: the refusals must span more than
     // the TTL and a retry cycle (1.7 s), so the run is longer than the other cases.
     let crash = r#"[ { "kind": "crash", "target": "holder", "at_ms": 1000 } ]"#;
-    let file = scenario_file(&dir, "setnx-deadlock", "none", crash, "{}");
-    rewritten(
-        &file,
-        &[
-            (r#""lua-release""#, r#""setnx""#),
-            (r#""duration_ms": 5000"#, r#""duration_ms": 8000"#),
-        ],
-    );
+    let mut fields = five_seconds_on_one_node(crash);
+    fields["lock"]["algorithm"] = "setnx".into();
+    fields["duration_ms"] = 8000.into();
+    let file = scenario_file(&dir, "setnx-deadlock", fields);
     let history = run_live(&file, &dir);
     assert!(count(&history, |k| matches!(k, EventKind::AcquireStarted)) >= 2);
     assert!(
@@ -535,24 +417,12 @@ fn a_holder_killed_inside_a_setnx_lock_deadlocks_it_live_and_without_the_kill_no
         history.events
     );
     for checker in ["deadlock", "liveness"] {
-        assert!(
-            violated(&history, &file, checker),
-            "{checker}: {:#?}",
-            history.events
-        );
+        assert_violated(&history, &file, checker);
     }
     // The same workers without the kill take turns: neither checker fires.
-    let calm = locksim::report::control::without_faults(&scenario::load(&file).unwrap());
-    let setup = LiveSetup {
-        scenario_file: file.clone(),
-        default_worker: vec![env!("CARGO_BIN_EXE_locksim").to_string(), "worker".into()],
-        redis_server: false,
-        worker_env: Vec::new(),
-        scratch: dir.join("runs"),
-    };
-    let history = live::run(&calm, 0, &setup).unwrap();
-    let verdicts = check_all(&history, &calm.check_settings());
-    assert!(verdicts.iter().all(|v| v.violation.is_none()), "{verdicts:?}");
+    let (calm, history) = Live::new(&dir, false).run_without_faults(&file);
+    let broken = violations(&history, &calm);
+    assert!(broken.is_empty(), "{broken:?}");
     assert!(count(&history, |k| matches!(k, EventKind::Acquired { .. })) >= 4);
 }
 
@@ -563,14 +433,9 @@ fn a_crashed_redis_node_stays_down_for_its_restart_delay_live() {
     // Crashed at 500 ms and asked back 100 ms later, but the topology keeps a crashed
     // node down 1.5 s, as the simulator does: back at 2 s, not at 0.6 s.
     let crash = r#"[ { "kind": "crash", "target": "redis-1", "at_ms": 500, "restart_after_ms": 100 } ]"#;
-    let file = scenario_file(&dir, "restart-delay", "none", crash, "{}");
-    rewritten(
-        &file,
-        &[(
-            r#"{ "kind": "single" }"#,
-            r#"{ "kind": "single", "restart_delay_ms": 1500 }"#,
-        )],
-    );
+    let mut fields = five_seconds_on_one_node(crash);
+    fields["topology"]["restart_delay_ms"] = 1500.into();
+    let file = scenario_file(&dir, "restart-delay", fields);
     let history = run_live(&file, &dir);
     let restarted = history
         .events
@@ -603,14 +468,10 @@ fn a_partition_due_at_0_ms_holds_from_the_first_request() {
     // the cut, its 3 s key would keep client-2 out for the whole run.
     let partition =
         r#"[ { "kind": "partition", "groups": [["client-1"], ["redis-1", "client-2"]], "at_ms": 0 } ]"#;
-    let file = scenario_file(&dir, "partition-at-0", "none", partition, "{}");
-    rewritten(
-        &file,
-        &[
-            (r#""ttl_ms": 500"#, r#""ttl_ms": 3000"#),
-            (r#""duration_ms": 5000"#, r#""duration_ms": 2500"#),
-        ],
-    );
+    let mut fields = five_seconds_on_one_node(partition);
+    fields["lock"]["ttl_ms"] = 3000.into();
+    fields["duration_ms"] = 2500.into();
+    let file = scenario_file(&dir, "partition-at-0", fields);
     let history = run_live(&file, &dir);
     let acquired_by = |client: &str| {
         history
@@ -642,17 +503,11 @@ fn locksim_worker_stops_at_validity_when_the_scenario_says_so() {
     let dir = scratch("stop-at-validity");
     // Critical sections of 1.5 s under a 500 ms TTL: a worker that stops at validity
     // holds each grant about 500 ms, and still writes.
-    let file = scenario_file_working(&dir, "stop-at-validity", "none", "[]", "{}", "[1500, 1600]");
-    rewritten(
-        &file,
-        &[
-            (
-                r#""think_ms": [10, 30] }"#,
-                r#""think_ms": [10, 30], "stop_at_validity": true }"#,
-            ),
-            (r#""duration_ms": 5000"#, r#""duration_ms": 3000"#),
-        ],
-    );
+    let mut fields = five_seconds_on_one_node("[]");
+    fields["clients"]["work_ms"] = json!([1500, 1600]);
+    fields["clients"]["stop_at_validity"] = true.into();
+    fields["duration_ms"] = 3000.into();
+    let file = scenario_file(&dir, "stop-at-validity", fields);
     let history = run_live(&file, &dir);
     let mut holdings = Vec::new();
     for event in &history.events {
@@ -678,13 +533,6 @@ fn locksim_worker_stops_at_validity_when_the_scenario_says_so() {
     // A worker of one's own decides that itself: live mode refuses the field for it.
     let mut own = scenario::load(&file).unwrap();
     own.clients.command = Some(vec!["python3".into(), "worker.py".into()]);
-    let setup = LiveSetup {
-        scenario_file: file.clone(),
-        default_worker: Vec::new(),
-        redis_server: false,
-        worker_env: Vec::new(),
-        scratch: dir.join("runs"),
-    };
-    let refused = live::unsupported(&own, &setup).unwrap_err();
+    let refused = locksim::live::unsupported(&own, &Live::new(&dir, false).setup(&file)).unwrap_err();
     assert!(refused.contains("clients.stop_at_validity"), "{refused}");
 }

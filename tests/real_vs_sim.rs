@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use support::cli::{locksim, scratch};
+use support::live::{json, scenario_file};
 
 /// Runs `compare-live` with `args` and returns its exit code, stdout and JSON rows.
 fn compare(dir: &Path, args: &[&str]) -> (Option<i32>, String, Vec<Value>) {
@@ -48,21 +49,16 @@ fn finding<'a>(row: &'a Value, mode: &str, checker: &str) -> &'a str {
 
 /// A short scenario on one locksim node: two workers, a 1 s TTL, `faults`, `expect`.
 fn short_scenario(dir: &Path, name: &str, duration_ms: u64, faults: &str, expect: &str) -> PathBuf {
-    let file = dir.join(format!("{name}.json"));
-    let text = format!(
-        r#"{{
-  "name": "{name}",
-  "duration_ms": {duration_ms},
-  "seeds": 20,
-  "topology": {{ "kind": "single" }},
-  "lock": {{ "algorithm": "lua-release", "ttl_ms": 1000 }},
-  "clients": {{ "count": 2, "work_ms": [100, 300], "think_ms": [10, 30] }},
-  "faults": {faults},
-  "expect": {expect}
-}}"#
-    );
-    std::fs::write(&file, text).unwrap();
-    file
+    let fields = serde_json::json!({
+        "duration_ms": duration_ms,
+        "seeds": 20,
+        "topology": { "kind": "single" },
+        "lock": { "algorithm": "lua-release", "ttl_ms": 1000 },
+        "clients": { "count": 2, "work_ms": [100, 300], "think_ms": [10, 30] },
+        "faults": json(faults),
+        "expect": json(expect)
+    });
+    scenario_file(dir, name, fields)
 }
 
 #[test]

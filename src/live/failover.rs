@@ -1,7 +1,7 @@
 //! Replicated groups in a live run, and their failover controller: the simulator's
 //! controller (world/failover.rs: probe every node every 100 ms, declare the master down
 //! after `down_after_ms` without an answer, promote the replica with the most replication
-//! data, point every other node at it) on real sockets, deciding with the same functions.
+//! data, point every other node at it) on real sockets: the same loop, `control`.
 //!
 //! Every connection goes through a proxy, so the scenario's partitions cut it as they cut
 //! the simulator's links:
@@ -29,11 +29,8 @@ use crate::platform::Clock;
 use crate::real::{HostClock, TcpConnector};
 use crate::redis::Frame;
 use crate::redis::cmd::{Replicaof, Role};
-use crate::redis::request::build;
 use crate::scenario::SENTINEL;
-use crate::world::failover::{
-    PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS, Seen, astray, most_up_to_date_replica, probe,
-};
+use crate::world::failover::{Controlled, PROBE_TIMEOUT_MS, control};
 
 /// One master and its replicas, and which of them is master now.
 pub struct LiveGroup {
@@ -63,16 +60,50 @@ pub struct Route {
     pub proxy: Proxy,
 }
 
-/// `CLIENT KILL TYPE normal`: closes every other client connection of the node.
-fn client_kill() -> Frame {
-    build(["CLIENT", "KILL", "TYPE", "normal"].map(|w| w.as_bytes().to_vec()))
+/// Group `index` of a live run, as its controller acts on it.
+struct LiveGroupOf<'a> {
+    world: &'a Faults,
+    index: usize,
+}
+
+impl LiveGroupOf<'_> {
+    fn group(&self) -> &LiveGroup {
+        &self.world.groups[self.index]
+    }
+}
+
+impl Controlled for LiveGroupOf<'_> {
+    const KILLS_CLIENTS: bool = true;
+
+    fn master(&self) -> usize {
+        self.group().master.get()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        &self.group().names[index]
+    }
+
+    /// Every worker's route now leads to its proxy to the new master.
+    fn promote(&self, index: usize) {
+        self.group().master.set(index);
+        self.world.redirect_routes(self.index);
+    }
+
+    fn record(&self, event: EventKind) {
+        self.world.recorder.record(SENTINEL, event);
+    }
+
+    /// Through the replication proxy of the link `node` → `master`.
+    fn master_addr_from(&self, node: usize, master: usize) -> Option<SocketAddr> {
+        let names = &self.group().names;
+        self.world.replication_proxy(&names[node], &names[master])
+    }
 }
 
 /// Watches group `index` until the run ends.
 pub async fn watch(world: Rc<Faults>, index: usize, down_after_ms: u64) {
     let clock = HostClock::new();
-    let group = &world.groups[index];
-    let mut conns: Vec<Conn<TcpConnector, HostClock>> = group
+    let conns = world.groups[index]
         .names
         .iter()
         .map(|name| {
@@ -83,45 +114,8 @@ pub async fn watch(world: Rc<Faults>, index: usize, down_after_ms: u64) {
             Conn::new(TcpConnector(link.proxy.addr), clock.clone(), PROBE_TIMEOUT_MS)
         })
         .collect();
-    let mut master_seen_ms = clock.monotonic_ms();
-    loop {
-        clock.sleep_ms(PROBE_INTERVAL_MS).await;
-        let mut seen = Vec::with_capacity(conns.len());
-        for conn in &mut conns {
-            seen.push(probe(conn).await);
-        }
-        let master = group.master.get();
-        if seen[master].is_some() {
-            master_seen_ms = clock.monotonic_ms();
-        } else if clock.monotonic_ms() - master_seen_ms >= down_after_ms
-            && let Some(best) = most_up_to_date_replica(&seen, master)
-            && conns[best].request(&Replicaof::NoOne.into_frame()).await.is_ok()
-        {
-            let _ = conns[best].request(&client_kill()).await;
-            group.master.set(best);
-            world.redirect_routes(index);
-            seen[best] = Some(Seen::Master);
-            master_seen_ms = clock.monotonic_ms();
-            world.recorder.record(
-                SENTINEL,
-                EventKind::Failover {
-                    promoted: group.names[best].clone(),
-                    replaced: group.names[master].clone(),
-                },
-            );
-        }
-        // Every other node that answers must follow the current master.
-        let master = group.master.get();
-        for (i, node) in seen.into_iter().enumerate() {
-            let Some(via) = world.replication_proxy(&group.names[i], &group.names[master]) else {
-                continue;
-            };
-            if astray(node, i == master, via) {
-                let _ = conns[i].request(&Replicaof::Master(via).into_frame()).await;
-                let _ = conns[i].request(&client_kill()).await;
-            }
-        }
-    }
+    let group = LiveGroupOf { world: &world, index };
+    control(&group, conns, &clock, down_after_ms).await;
 }
 
 /// Asks the node at `node` (directly, not through a proxy) to replicate from `via`.
