@@ -42,6 +42,35 @@ fn run_side_by_side<const N: usize>(live: &Live, scenarios: [&Scenario; N], file
     })
 }
 
+/// Whether the worker the run paused was holding the lock and had not yet written back:
+/// its last report before the pause is its grant or its read.
+fn pause_caught_a_holder_before_its_write(run: &History) -> bool {
+    let Some(pause) = run.events.iter().find(|e| e.kind == EventKind::Paused) else {
+        return false;
+    };
+    let last = run
+        .events
+        .iter()
+        .rev()
+        .filter(|e| e.node == pause.node && e.true_us <= pause.true_us)
+        .find(|e| {
+            matches!(
+                e.kind,
+                EventKind::Acquired { .. }
+                    | EventKind::ResourceRead { .. }
+                    | EventKind::ResourceWrite { .. }
+                    | EventKind::ReleaseSent { .. }
+                    | EventKind::Released { .. }
+            )
+        });
+    last.is_some_and(|e| {
+        matches!(
+            e.kind,
+            EventKind::Acquired { .. } | EventKind::ResourceRead { .. }
+        )
+    })
+}
+
 /// The crash run's TTL: the killed holder's key keeps the lock for up to this long.
 const CRASH_TTL_MS: u64 = 3000;
 /// The crash run's liveness bound: half the TTL, and well above a hand-over between two
@@ -72,16 +101,37 @@ fn breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
     worker_env: Vec<(String, String)>,
 ) {
     let file = shipped(name);
-    let paused = scenario::load(&file).unwrap();
+    let shipped = scenario::load(&file).unwrap();
+    let mut paused = shipped.clone();
+    // Long critical sections, so that the pause mostly catches the holder before its write
+    // (with the shipped 50-100 ms sections, runs under load 8 missed twice in about 18). The
+    // runs without a pause keep the shipped sections, well inside the TTL.
+    paused.clients.work_ms = [250, 300];
     let mut fenced = paused.clone();
     fenced.lock.fencing = Some(Fencing::MasterIncr);
-    // Long critical sections: the pause must catch the holder before its write.
-    fenced.clients.work_ms = [250, 300];
-    let calm = without_faults(&paused);
+    let calm = without_faults(&shipped);
     let dir = scratch(name);
     let live = Live::new(&dir, false).with_worker_env(worker_env);
     let _one_library_at_a_time = ONE_LIBRARY_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let [paused_run, fenced_run, calm_run] = run_side_by_side(&live, [&paused, &fenced, &calm], &file);
+    // A live pause goes to the worker that last reported "held"; on a loaded machine that
+    // report can be stale, and the pause then freezes a worker between locks or after its
+    // write: the fault did not strike as the scenario means it, and the run says nothing
+    // about the library. Such runs are run again (at most three times in all); the verdicts
+    // below are asserted on runs whose pause caught a holder before its write.
+    let mut tries = 0;
+    let [paused_run, fenced_run, calm_run] = loop {
+        tries += 1;
+        let runs = run_side_by_side(&live, [&paused, &fenced, &calm], &file);
+        let caught = runs[..2].iter().all(pause_caught_a_holder_before_its_write);
+        if caught || tries == 3 {
+            assert!(
+                caught,
+                "{name}: in 3 tries the pause never caught a holder before its write"
+            );
+            break runs;
+        }
+        eprintln!("{name}: the pause missed the holder (try {tries}); running again");
+    };
 
     assert!(
         violated(&paused_run, &paused, "mutual_exclusion"),
@@ -110,7 +160,7 @@ fn breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
     assert!(writes >= 4, "{name}, no fault: only {writes} writes");
     holds_and_reports_every_attempt(name, &calm_run, &calm);
 
-    let crashed = holder_killed(&paused);
+    let crashed = holder_killed(&shipped);
     let calm_crash = without_faults(&crashed);
     let [crashed_run, calm_crash_run] = run_side_by_side(&live, [&crashed, &calm_crash], &file);
     assert!(

@@ -650,28 +650,36 @@ fn auth_request() -> impl Strategy<Value = Vec<Word>> {
     .prop_map(|w| w.into_iter().map(text).collect())
 }
 
-/// Requests that set a key's expiry [`SHORT_TTL_MS`] or less away (see [`Step::ExpireSoon`]).
-fn short_expiry_request() -> impl Strategy<Value = Vec<Word>> {
+/// Requests that set the expiry of `key` [`SHORT_TTL_MS`] or less away (see
+/// [`Step::ExpireSoon`]).
+fn short_expiry_request(key: &'static str) -> impl Strategy<Value = Vec<Word>> {
     let ttl = || (1..=SHORT_TTL_MS).prop_map(|n| Word::Text(n.to_string()));
+    let k = move || text(key);
     prop_oneof![
-        3 => (key(), value(), ttl(), select(vec![vec![], vec!["NX"], vec!["XX"], vec!["GET"]]))
-            .prop_map(|(k, v, t, o)| words(vec![vec![text("SET"), k, v, text("PX"), t], o.into_iter().map(text).collect()])),
-        1 => (key(), value(), 1..=SHORT_TTL_MS)
-            .prop_map(|(k, v, t)| vec![text("SET"), k, v, text("PXAT"), Word::UnixMsFromNow(t)]),
-        1 => (key(), ttl(), value()).prop_map(|(k, t, v)| vec![text("PSETEX"), k, t, v]),
-        3 => (key(), ttl(), expire_flags()).prop_map(|(k, t, f)| words(vec![vec![text("PEXPIRE"), k, t], f])),
-        1 => (key(), 1..=SHORT_TTL_MS).prop_map(|(k, t)| vec![text("PEXPIREAT"), k, Word::UnixMsFromNow(t)]),
-        2 => (key(), ttl()).prop_map(|(k, t)| vec![text("GETEX"), k, text("PX"), t]),
-        1 => (key(), value(), ttl()).prop_map(|(k, v, t)| {
+        3 => (value(), ttl(), select(vec![vec![], vec!["NX"], vec!["XX"], vec!["GET"]]))
+            .prop_map(move |(v, t, o)| words(vec![vec![text("SET"), k(), v, text("PX"), t], o.into_iter().map(text).collect()])),
+        1 => (value(), 1..=SHORT_TTL_MS)
+            .prop_map(move |(v, t)| vec![text("SET"), k(), v, text("PXAT"), Word::UnixMsFromNow(t)]),
+        1 => (ttl(), value()).prop_map(move |(t, v)| vec![text("PSETEX"), k(), t, v]),
+        3 => (ttl(), expire_flags()).prop_map(move |(t, f)| words(vec![vec![text("PEXPIRE"), k(), t], f])),
+        1 => (1..=SHORT_TTL_MS).prop_map(move |t| vec![text("PEXPIREAT"), k(), Word::UnixMsFromNow(t)]),
+        2 => ttl().prop_map(move |t| vec![text("GETEX"), k(), text("PX"), t]),
+        1 => (value(), ttl()).prop_map(move |(v, t)| {
             let script = "return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])";
-            vec![text("EVAL"), text(script), text("1"), k, v, t]
+            vec![text("EVAL"), text(script), text("1"), k(), v, t]
         }),
     ]
 }
 
+/// One or two requests giving different keys short expiries (no request touches a key
+/// another gave a time that may not have run out yet), then the pause.
 fn expire_soon() -> impl Strategy<Value = Step> {
     (
-        prop::collection::vec((0..CONNECTIONS, short_expiry_request()), 1..3),
+        prop::sample::subsequence(KEYS.to_vec(), 1..=2).prop_flat_map(|keys| {
+            keys.into_iter()
+                .map(|key| (0..CONNECTIONS, short_expiry_request(key)))
+                .collect::<Vec<_>>()
+        }),
         EXPIRY_PAUSE_MS,
     )
         .prop_map(|(requests, sleep_ms)| Step::ExpireSoon { requests, sleep_ms })
@@ -1121,7 +1129,8 @@ impl Connections {
             (["CLIENT", "INFO" | "LIST", ..], reply) => self.normalised_client_lines(reply),
             (["INFO", ..], reply) => normalised_info(reply),
             (["COMMAND", "COUNT"], Value::Int(_)) => Value::Simple("<count>".into()),
-            (["COMMAND", "INFO" | "DOCS", ..], reply) => in_one_order(reply),
+            (["COMMAND", "INFO", ..], reply) => in_one_order(reply),
+            (["COMMAND", "DOCS", ..], reply) => docs_in_one_order(reply),
             (_, reply) => reply,
         }
     }
@@ -1270,6 +1279,27 @@ impl Connections {
                 return frames;
             }
         }
+    }
+}
+
+/// COMMAND DOCS's reply with each command's subcommands in one order: Redis lists them in
+/// its dict's order, seeded anew by each process (a RESP3 map, which [`in_one_order`] puts
+/// in order; in RESP2 a flat array of name and description pairs).
+fn docs_in_one_order(reply: Value) -> Value {
+    match reply {
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.into_iter().map(docs_in_one_order).collect();
+            if let Some(at) = items.iter().position(|i| *i == Value::Bulk("subcommands".into()))
+                && at % 2 == 0
+                && let Some(Value::Array(subcommands)) = items.get_mut(at + 1)
+            {
+                let mut pairs: Vec<Vec<Value>> = subcommands.chunks(2).map(<[Value]>::to_vec).collect();
+                pairs.sort_by_key(|pair| format!("{:?}", pair[0]));
+                *subcommands = pairs.concat();
+            }
+            Value::Array(items)
+        }
+        other => in_one_order(other),
     }
 }
 

@@ -93,6 +93,18 @@ const DIALOGUE: &[(char, &str)] = &[
     ('a', "RESET"),
     ('a', "EXEC"),
     ('a', "GET|k"),
+    // An EXEC refused before it runs (its arity) discards the transaction and the watches:
+    // the next request runs at once, and a later write to the watched key aborts nothing.
+    ('a', "EXEC|x"),
+    ('a', "WATCH|k"),
+    ('a', "MULTI"),
+    ('a', "SET|k|6"),
+    ('a', "EXEC|x"),
+    ('a', "GET|k"),
+    ('b', "SET|k|7"),
+    ('a', "MULTI"),
+    ('a', "GET|k"),
+    ('a', "EXEC"),
 ];
 
 fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Value)> {

@@ -270,7 +270,14 @@ async fn serve_connection<S, C, D>(
                 !node.config.value("requirepass").is_empty(),
             )
         };
-        let command = Command::for_session(words, writes, subscribed, password_required, &mut session);
+        let command = Command::for_session(
+            words,
+            writes,
+            subscribed,
+            password_required,
+            &mut session,
+            &mut node.borrow_mut().watches,
+        );
         let quit = matches!(command, Ok(Command::Quit(_)));
         let blocks = matches!(
             command,

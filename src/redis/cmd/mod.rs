@@ -280,26 +280,31 @@ impl Command {
     /// PING, QUIT and RESET; a connection in MULTI has its requests queued once their name
     /// and arity passed, and a refusal then fails its transaction. While the node has a
     /// password (`password_required`), an unauthenticated connection may send only AUTH,
-    /// HELLO, QUIT and RESET.
+    /// HELLO, QUIT and RESET. A refused EXEC discards the transaction and the connection's
+    /// `watches`.
     pub fn for_session(
         words: Vec<Vec<u8>>,
         writes: Writes,
         subscribed: bool,
         password_required: bool,
         session: &mut Session,
+        watches: &mut Watches,
     ) -> Result<Command, ReplyError> {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
         let unauthenticated = password_required && !session.authenticated;
         Command::for_connection(words, writes, subscribed, queuing, unauthenticated).map_err(|error| {
+            if exec {
+                // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
+                if session.transaction.take().is_some() {
+                    watches.unwatch(session.id);
+                }
+                return transactions::exec_abort(error);
+            }
             if let Some(transaction) = &mut session.transaction {
                 transaction.failed = true;
             }
-            if exec {
-                transactions::exec_abort(error)
-            } else {
-                error
-            }
+            error
         })
     }
 
