@@ -1594,6 +1594,17 @@ const FOUND: &[&[&str]] = &[
     ],
     // CLIENT LIST ID lists a connection once for each time its id is given.
     &["CLIENT LIST ID $c0 $c0 $c1"],
+    // Redis looks a subcommand up before it asks for the password (RESET logs the
+    // connection out once there is one).
+    &[
+        "CONFIG SET requirepass pw",
+        "RESET",
+        "SCRIPT bogus",
+        "CLIENT bogus",
+        "CONFIG GET",
+        "GET k1",
+        "AUTH pw",
+    ],
 ];
 
 #[test]

@@ -322,7 +322,8 @@ impl Command {
             Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
         })?;
         if unauthenticated && let Some(refusal) = session::refusal_before_auth(spec.name) {
-            return Err(refusal);
+            // Redis looks the subcommand up before it asks for the password.
+            return Err(subcommand_refusal(spec, &words).unwrap_or(refusal));
         }
         if spec.flags.write
             && let Some(refusal) = writes.refusal()
@@ -343,10 +344,8 @@ impl Command {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
             // (or its wrong word count) is refused at once and fails the transaction. (PUBSUB's
             // subcommands are checked only as it runs here.)
-            if let Err(error) = Command::parse(spec, words.clone())
-                && error.is_found_at_lookup()
-            {
-                return Err(error);
+            if let Some(refusal) = subcommand_refusal(spec, &words) {
+                return Err(refusal);
             }
             return Ok(Command::Queued(words));
         }
@@ -530,6 +529,14 @@ fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
 
 /// Redis's reply to an unknown command: the name and the first arguments (about 128
 /// bytes of them), each quoted.
+/// The refusal Redis gives at lookup, before any other check, to a request whose
+/// subcommand is unknown or has the wrong word count.
+fn subcommand_refusal(spec: &Spec<Command>, words: &[Vec<u8>]) -> Option<ReplyError> {
+    Command::parse(spec, words.to_vec())
+        .err()
+        .filter(ReplyError::is_found_at_lookup)
+}
+
 fn unknown_command(words: &[Vec<u8>]) -> ReplyError {
     const SHOWN_BYTES: usize = 128;
     let Some((name, args)) = words.split_first() else {
