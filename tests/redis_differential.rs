@@ -4,8 +4,9 @@
 //! keys, hashes, sorted sets, lists, BLPOP/BRPOP with short timeouts and served by another
 //! connection's push, pub/sub, MULTI/EXEC/DISCARD/WATCH with queued errors, EVAL/EVALSHA of
 //! scripts calling them, SCRIPT, SELECT/SWAPDB/FLUSHDB/FLUSHALL, RESET, TIME, ROLE, CONFIG
-//! GET, CLIENT SETNAME/GETNAME/ID/INFO/LIST/KILL of the case's own connections, INFO of
-//! each modelled section, COMMAND COUNT/INFO/DOCS, `requirepass` with AUTH and HELLO AUTH,
+//! GET/RESETSTAT, CLIENT SETNAME/GETNAME/ID/INFO/LIST/KILL of the case's own connections,
+//! INFO of each modelled section (the error statistics exactly: each case starts with
+//! CONFIG RESETSTAT), COMMAND COUNT/INFO/DOCS, `requirepass` with AUTH and HELLO AUTH,
 //! and connections that reconnect), with expiries in the past, at least 5 s away, or short
 //! enough to run out mid-case ([`Step::ExpireSoon`]: both servers run in real time, and
 //! no key is read while its time runs out), wrong arities and bad arguments, inline
@@ -300,6 +301,12 @@ const SCRIPTS: &[&str] = &[
     "return redis.call('subscribe', 'c1')",
     "return redis.pcall('expire', KEYS[1], 100, 'GT')",
     "return redis.call('pubsub', 'numsub', 'c1')",
+    // Errors counted once where they arise (INFO errorstats), or when they reach the client.
+    "redis.pcall('incr', KEYS[1]) return 1",
+    "return {1, redis.pcall('incr', KEYS[1]), redis.error_reply('IN array')}",
+    "local e = redis.pcall('incr', KEYS[1]) if type(e) == 'table' then e.ignore_error_stats_update = false end return e",
+    "redis.pcall() return redis.pcall('get', {})",
+    "return redis.error_reply('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b')",
     // python-redis-lock's release script
     "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 1 else redis.call('del', KEYS[2]) redis.call('lpush', KEYS[2], 1) redis.call('pexpire', KEYS[2], 1000) redis.call('del', KEYS[1]) return 0 end",
     // redis-semaphore's Semaphore acquire script (the client's clock as ARGV[4])
@@ -718,7 +725,7 @@ fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
             .boxed()),
         10 => more_request(),
         3 => exact(client_request().boxed()),
-        1 => exact(info_request().boxed()),
+        2 => exact(info_request().boxed()),
         1 => exact(command_request().boxed()),
         2 => exact(auth_request().boxed()),
         1 => Just((vec![text("TIME")], Check::Exact)),
@@ -729,6 +736,7 @@ fn request() -> impl Strategy<Value = (Vec<Word>, Check)> {
             vec!["CONFIG", "GET", "databases"], vec!["CONFIG", "GET", "appendonly"], vec!["CONFIG", "GET", "nosuch"],
             vec!["CONFIG", "GET", "min-replicas-to-write"], vec!["CONFIG", "GET", "maxmemory-policy"],
             vec!["CONFIG", "SET", "nosuch", "1"], vec!["CONFIG", "SET", "hz", "x"], vec!["CONFIG", "bogus"],
+            vec!["CONFIG", "RESETSTAT"], vec!["CONFIG", "RESETSTAT", "x"],
             vec!["CONFIG"], vec!["CLIENT", "GETNAME", "x"], vec!["ECHO", "a", "b"],
         ])
         .prop_map(|w| w.into_iter().map(text).collect())
@@ -1345,9 +1353,8 @@ fn client_lines(reply: &Value) -> Vec<Vec<(String, String)>> {
 /// - `# Replication`: `role` and `connected_slaves` exactly; the rest by name (the
 ///   replication ids are random per process; tests/redis_replication.rs holds the offsets
 ///   on masters with replicas);
-/// - `# Errorstats`: the header only. Its fields are one per error prefix the server has
-///   answered since it started (or since CONFIG RESETSTAT); the fake node keeps no error
-///   statistics.
+/// - `# Errorstats` exactly, and `total_error_replies` of `# Stats`: the errors each
+///   server replied since the case began (see `run_case`);
 /// - every other section by name: its values are counters of the whole run, sizes of
 ///   each implementation's memory, times, and the process's own numbers (pid, port,
 ///   run id).
@@ -1379,7 +1386,8 @@ fn normalised_info(reply: Value) -> Value {
                 lines.push(format!("{name}:{}", fields.join(",")));
             }
             "replication" if name == "role" || name == "connected_slaves" => lines.push(line.to_string()),
-            "errorstats" => {}
+            "errorstats" => lines.push(line.to_string()),
+            "stats" if name == "total_error_replies" => lines.push(line.to_string()),
             _ => lines.push(format!("{name}:<value>")),
         }
     }
@@ -1412,6 +1420,7 @@ fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(),
     for client in [&mut real.clients[0], &mut fake.clients[0]] {
         client.request(&[b"FLUSHALL".to_vec()]);
         client.request(&[b"SCRIPT".to_vec(), b"FLUSH".to_vec()]);
+        client.request(&[b"CONFIG".to_vec(), b"RESETSTAT".to_vec()]);
     }
     let mut transcript = Vec::new();
     let mut failed = false;
@@ -1607,32 +1616,83 @@ const FOUND: &[&[&str]] = &[
     ],
 ];
 
+/// Runs one fixed sequence (as [`FOUND`] writes them) on both servers, in RESP2 and in
+/// RESP3.
+fn run_dialogue(requests: &[&str], real: &RedisServer, fake: &FakeServer) {
+    for resp3 in [false, true] {
+        let hello = resp3.then_some("HELLO 3");
+        let steps: Vec<Step> = hello
+            .iter()
+            .chain(requests.iter())
+            .map(|request| Step::Request {
+                conn: 0,
+                words: request
+                    .split(' ')
+                    .map(|word| match word.strip_prefix("$c") {
+                        Some(slot) => Word::ClientId(slot.parse().unwrap()),
+                        None => text(word),
+                    })
+                    .collect(),
+                inline: false,
+                check: Check::Exact,
+            })
+            .collect();
+        if let Err(error) = run_case(&steps, real, fake) {
+            panic!("{error}");
+        }
+    }
+}
+
 #[test]
 fn the_mismatches_the_generator_found_stay_fixed() {
     let real = RedisServer::start(&[]);
     let fake = FakeServer::start();
     for requests in FOUND {
-        for resp3 in [false, true] {
-            let hello = resp3.then_some("HELLO 3");
-            let steps: Vec<Step> = hello
-                .iter()
-                .chain(requests.iter())
-                .map(|request| Step::Request {
-                    conn: 0,
-                    words: request
-                        .split(' ')
-                        .map(|word| match word.strip_prefix("$c") {
-                            Some(slot) => Word::ClientId(slot.parse().unwrap()),
-                            None => text(word),
-                        })
-                        .collect(),
-                    inline: false,
-                    check: Check::Exact,
-                })
-                .collect();
-            if let Err(error) = run_case(&steps, &real, &fake) {
-                panic!("{error}");
-            }
-        }
+        run_dialogue(requests, &real, &fake);
     }
+}
+
+/// Errors of every kind the node counts, then its counts (`INFO errorstats`, and
+/// `total_error_replies` in `INFO stats`): a command's own, a queued command's and
+/// EXECABORT, those inside EXEC's reply, NOSCRIPT, and a script's by Redis's rules (a
+/// called command's error once, swallowed or returned or raised; the Lua library's
+/// refusals of arguments and the script's own errors when they reach the client). Scripts
+/// without spaces, as the words split at spaces.
+const ERROR_COUNTS: &[&str] = &[
+    "RPUSH l a",
+    "INCR l",
+    "nosuch",
+    "MULTI",
+    "SET x",
+    "EXEC",
+    "MULTI",
+    "INCR l",
+    "SET k1 v",
+    "LPUSH k1 a",
+    "EXEC",
+    "EVALSHA 0000000000000000000000000000000000000000 0",
+    "EVAL return(redis.call('incr','l')) 0",
+    "EVAL return(redis.pcall('incr','l')) 0",
+    "EVAL redis.pcall('incr','l')return(1) 0",
+    "EVAL return({1,redis.pcall('incr','l'),redis.error_reply('IN')}) 0",
+    "EVAL return(redis.error_reply('-MINE')) 0",
+    "EVAL redis.pcall()return(1) 0",
+    "EVAL return(redis.pcall()) 0",
+    "EVAL redis.pcall('set','k',{})return(1) 0",
+    "EVAL redis.call('set','k',{}) 0",
+    "EVAL error('boom') 0",
+    "EVAL return(redis.call('nosuch')) 0",
+    "EVAL return({err='lower'}) 0",
+    "EVAL x( 0",
+    "INFO errorstats",
+    "INFO stats",
+    "CONFIG RESETSTAT",
+    "INFO errorstats",
+];
+
+#[test]
+fn errors_are_counted_as_redis_counts_them() {
+    let real = RedisServer::start(&[]);
+    let fake = FakeServer::start();
+    run_dialogue(ERROR_COUNTS, &real, &fake);
 }

@@ -48,6 +48,9 @@ pub enum Reply {
     Pushes(Vec<Vec<Frame>>),
     /// An array of replies, each in its own shape (EXEC's).
     Replies(Vec<Reply>),
+    /// A script's reply, sent as its frame is: its errors were counted in the node's error
+    /// statistics as the script ran (see [`super::errorstats`]).
+    Counted(Frame),
 }
 
 impl From<Frame> for Reply {
@@ -89,7 +92,7 @@ impl Reply {
     pub fn into_resp2(self) -> Frame {
         let bulk = Frame::BulkString;
         match self {
-            Reply::Frame(frame) => frame,
+            Reply::Frame(frame) | Reply::Counted(frame) => frame,
             Reply::Map(pairs) => Frame::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
             Reply::Nested(pairs) => Frame::Array(
                 pairs
@@ -119,7 +122,7 @@ impl Reply {
     pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
         match (self, protocol) {
-            (Reply::Frame(frame), _) => encode_frame(frame, protocol, &mut out),
+            (Reply::Frame(frame) | Reply::Counted(frame), _) => encode_frame(frame, protocol, &mut out),
             (Reply::Map(pairs), Protocol::Resp2) => {
                 out.extend(format!("*{}\r\n", pairs.len() * 2).as_bytes());
                 for (key, value) in pairs {

@@ -8,8 +8,9 @@
 //! A script reaches the keyspace only through `redis.call`/`redis.pcall`, which parse and
 //! apply the same command types clients send, at the node's clock reading when the script
 //! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
-//! library and the read-only globals; this file converts values both ways and words the
-//! errors as Redis does.
+//! library and the read-only globals; this file converts values both ways, words the
+//! errors as Redis does, and counts them in the node's error statistics by Redis's rules
+//! for scripts (see [`super::errorstats`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Va
 use super::Frame;
 use super::cmd::error::Writes;
 use super::db::Db;
+use super::errorstats::ErrorStats;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
 const SCRIPT_CHUNK_NAME: &str = "@user_script";
@@ -64,26 +66,52 @@ impl Lrand48 {
     }
 }
 
-/// An error reply from a command a script called with `redis.call`. It travels through Lua
-/// as an error value; a script's `pcall` sees its message, as in Redis.
+/// An error reply to a script's `redis.call` or `redis.pcall`. `redis.call` raises it as
+/// an error value (a script's `pcall` sees its message, as in Redis); `redis.pcall` returns
+/// it as an error table.
 #[derive(Debug)]
-struct RedisCallError(String);
+struct RedisCallError {
+    message: String,
+    /// Counted when it arose: the called command's own error. The Lua library's checks of
+    /// the arguments count only if the error reaches the client, as in Redis.
+    counted: bool,
+}
+
+/// The field Redis 7.0 sets on the error table of an error already counted; a script may
+/// see it (`pairs`), and its reply does not count the error again.
+const COUNTED_FIELD: &str = "ignore_error_stats_update";
+
+impl RedisCallError {
+    /// `redis.pcall`'s error table: `{err = message}`, and the counted mark.
+    fn into_table(self, lua: &Lua) -> mlua::Result<Value> {
+        let table = lua.create_table_from([("err", lua.create_string(&self.message)?)])?;
+        if self.counted {
+            table.raw_set(COUNTED_FIELD, true)?;
+        }
+        Ok(Value::Table(table))
+    }
+}
 
 impl std::fmt::Display for RedisCallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for RedisCallError {}
 
-/// The message of a [`RedisCallError`], however deep mlua wrapped it.
-fn redis_call_error(error: &mlua::Error) -> Option<&str> {
+/// The [`RedisCallError`] in an error, however deep mlua wrapped it.
+fn redis_call_error(error: &mlua::Error) -> Option<&RedisCallError> {
     match error {
         mlua::Error::CallbackError { cause, .. } => redis_call_error(cause),
-        mlua::Error::ExternalError(inner) => inner.downcast_ref::<RedisCallError>().map(|e| e.0.as_str()),
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<RedisCallError>(),
         _ => None,
     }
+}
+
+/// Whether an error table carries the counted mark.
+fn marked_counted(table: &Table) -> bool {
+    matches!(table.raw_get::<Value>(COUNTED_FIELD), Ok(value) if !matches!(value, Value::Nil | Value::Boolean(false)))
 }
 
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
@@ -163,7 +191,7 @@ impl Scripts {
             "redis_error_message",
             lua.create_function(|_, reason: Value| {
                 Ok(match reason {
-                    Value::Error(error) => redis_call_error(&error).map(str::to_string),
+                    Value::Error(error) => redis_call_error(&error).map(|e| e.message.clone()),
                     _ => None,
                 })
             })?,
@@ -176,16 +204,20 @@ impl Scripts {
             now_ms: Cell::new(0),
             writes: Cell::new(Writes::Taken),
             command: Cell::new(None),
+            counted_errors: RefCell::default(),
         });
         let script = running.clone();
         let call =
             lua.create_function(move |lua, words: Variadic<Value>| match script.command(words)? {
-                Frame::Error(message) => Err(mlua::Error::external(RedisCallError(message))),
-                reply => frame_to_lua(lua, reply),
+                Ok(reply) => frame_to_lua(lua, reply),
+                Err(error) => Err(mlua::Error::external(error)),
             })?;
         let script = running.clone();
-        let pcall = lua
-            .create_function(move |lua, words: Variadic<Value>| frame_to_lua(lua, script.command(words)?))?;
+        let pcall =
+            lua.create_function(move |lua, words: Variadic<Value>| match script.command(words)? {
+                Ok(reply) => frame_to_lua(lua, reply),
+                Err(error) => error.into_table(lua),
+            })?;
         let on_error = lua.create_function(|lua, reason: Value| {
             let info = lua.create_table()?;
             info.raw_set("reason", reason)?;
@@ -262,17 +294,25 @@ impl Scripts {
     }
 
     /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a node that
-    /// refuses writes (`call.writes`) the script may not write.
-    pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db) -> Frame {
+    /// refuses writes (`call.writes`) the script may not write. Every error the run
+    /// replied, to `redis.call` or in the reply, is counted in `errors` as Redis counts it.
+    pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db, errors: &mut ErrorStats) -> Frame {
         let sha = sha.to_ascii_lowercase();
         let Some(function) = self.cache.get(&sha) else {
-            return error_frame("NOSCRIPT No matching script. Please use EVAL.".into());
+            return errors.counted(error_frame(
+                "NOSCRIPT No matching script. Please use EVAL.".into(),
+            ));
         };
-        match self.run_function(function, call, db) {
+        let mut uncounted = Vec::new();
+        let reply = match self.run_function(function, call, db, &mut uncounted) {
             Ok(Ok(frame)) => frame,
-            Ok(Err(failure)) => failure.into_frame(&sha),
-            Err(e) => error_frame(format!("ERR {e}")),
+            Ok(Err(failure)) => failure.into_frame(&sha, &mut uncounted),
+            Err(e) => errors.counted(error_frame(format!("ERR {e}"))),
+        };
+        for message in self.running.counted_errors.take().iter().chain(&uncounted) {
+            errors.count(message);
         }
+        reply
     }
 
     fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
@@ -281,11 +321,14 @@ impl Scripts {
             .create_sequence_from(strings.collect::<mlua::Result<Vec<_>>>()?)
     }
 
+    /// Runs the script; the error replies in what it returns that no call counted go to
+    /// `uncounted`.
     fn run_function(
         &self,
         function: &Function,
         call: ScriptCall<'_>,
         db: &mut Db,
+        uncounted: &mut Vec<String>,
     ) -> mlua::Result<Result<Frame, ScriptFailure>> {
         let ScriptCall {
             keys,
@@ -315,7 +358,7 @@ impl Scripts {
             .expect("the keyspace comes back after the run");
         let (ok, outcome) = outcome?;
         if ok {
-            return Ok(Ok(lua_to_frame(outcome, 0)));
+            return Ok(Ok(lua_to_frame(outcome, 0, uncounted)));
         }
         let Value::Table(info) = outcome else {
             return Ok(Err(ScriptFailure {
@@ -342,16 +385,23 @@ struct RunningScript {
     now_ms: Cell<u64>,
     writes: Cell<Writes>,
     command: Cell<Option<ScriptCommand>>,
+    /// The errors the commands the script called replied, counted by the node after the run.
+    counted_errors: RefCell<Vec<String>>,
 }
 
 impl RunningScript {
     /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
-    /// converting them as Redis does.
-    fn command(&self, words: Variadic<Value>) -> mlua::Result<Frame> {
+    /// converting them as Redis does; its error reply is counted, the library's own
+    /// refusals are not.
+    fn command(&self, words: Variadic<Value>) -> mlua::Result<Result<Frame, RedisCallError>> {
+        let refused = |message: &str| {
+            Ok(Err(RedisCallError {
+                message: message.into(),
+                counted: false,
+            }))
+        };
         if words.is_empty() {
-            return Ok(error_frame(
-                "ERR Please specify at least one argument for this redis lib call".into(),
-            ));
+            return refused("ERR Please specify at least one argument for this redis lib call");
         }
         let mut command = Vec::with_capacity(words.len());
         for word in words.iter() {
@@ -362,11 +412,7 @@ impl RunningScript {
                     .call::<LuaString>(("%.17g", word.clone()))?
                     .as_bytes()
                     .to_vec(),
-                _ => {
-                    return Ok(error_frame(
-                        "ERR Lua redis lib command arguments must be strings or integers".into(),
-                    ));
-                }
+                _ => return refused("ERR Lua redis lib command arguments must be strings or integers"),
             });
         }
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
@@ -377,7 +423,16 @@ impl RunningScript {
             .command
             .get()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        Ok(run(command, self.writes.get(), db, self.now_ms.get()))
+        Ok(match run(command, self.writes.get(), db, self.now_ms.get()) {
+            Frame::Error(message) => {
+                self.counted_errors.borrow_mut().push(message.clone());
+                Err(RedisCallError {
+                    message,
+                    counted: true,
+                })
+            }
+            reply => Ok(reply),
+        })
     }
 }
 
@@ -437,8 +492,14 @@ struct ScriptFailure {
 
 impl ScriptFailure {
     /// Redis's wording: an error table's own message, any other value after `ERR`, then
-    /// `script: SHA, on @user_script:LINE.`
-    fn into_frame(self, sha: &str) -> Frame {
+    /// `script: SHA, on @user_script:LINE.` Goes to `uncounted` unless it is a called
+    /// command's error that was counted when it arose.
+    fn into_frame(self, sha: &str, uncounted: &mut Vec<String>) -> Frame {
+        let counted = match &self.reason {
+            Value::Table(table) => marked_counted(table),
+            Value::Error(error) => redis_call_error(error).is_some_and(|e| e.counted),
+            _ => false,
+        };
         let message = match &self.reason {
             Value::Table(table) => match table.raw_get::<Value>("err") {
                 Ok(Value::String(err)) => err.to_string_lossy(),
@@ -448,13 +509,17 @@ impl ScriptFailure {
             Value::Nil => "ERR nil".to_string(),
             Value::Boolean(b) => format!("ERR {b}"),
             Value::Error(error) => match redis_call_error(error) {
-                Some(message) => message.to_string(),
+                Some(call_error) => call_error.message.clone(),
                 None => format!("ERR {}", error_text(error)),
             },
             other => format!("ERR {}", other.type_name()),
         };
         let line = self.line.map_or_else(|| "?".to_string(), |l| l.to_string());
-        error_frame(format!("{message} script: {sha}, on @user_script:{line}."))
+        let frame = error_frame(format!("{message} script: {sha}, on @user_script:{line}."));
+        if !counted {
+            uncounted.extend(error_message(&frame));
+        }
+        frame
     }
 }
 
@@ -491,19 +556,36 @@ fn lua_number_to_integer(n: f64) -> i64 {
     }
 }
 
+/// The text of an error frame.
+fn error_message(frame: &Frame) -> Option<String> {
+    match frame {
+        Frame::Error(message) => Some(message.clone()),
+        _ => None,
+    }
+}
+
 /// Converts a script's return value to a reply, by Redis's rules: `false`/`nil` → nil,
 /// `true` → 1, numbers truncated, `{err=…}` → error, `{ok=…}` → status, other tables →
-/// arrays up to the first nil.
-fn lua_to_frame(value: Value, depth: usize) -> Frame {
+/// arrays up to the first nil. Each error no call counted goes to `uncounted`.
+fn lua_to_frame(value: Value, depth: usize, uncounted: &mut Vec<String>) -> Frame {
     match value {
         Value::Boolean(true) => Frame::Integer(1),
         Value::Integer(n) => Frame::Integer(n),
         Value::Number(n) => Frame::Integer(lua_number_to_integer(n)),
         Value::String(s) => Frame::BulkString(s.as_bytes().to_vec()),
-        Value::Table(_) if depth >= MAX_REPLY_DEPTH => error_frame("ERR reached lua stack limit".into()),
         Value::Table(table) => {
-            if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
-                return error_frame(err.to_string_lossy());
+            let error = if depth >= MAX_REPLY_DEPTH {
+                Some((error_frame("ERR reached lua stack limit".into()), false))
+            } else if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
+                Some((error_frame(err.to_string_lossy()), marked_counted(&table)))
+            } else {
+                None
+            };
+            if let Some((frame, counted)) = error {
+                if !counted {
+                    uncounted.extend(error_message(&frame));
+                }
+                return frame;
             }
             if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
                 return status_frame(&ok.as_bytes());
@@ -511,7 +593,7 @@ fn lua_to_frame(value: Value, depth: usize) -> Frame {
             let items = (1..)
                 .map_while(|i| match table.raw_get::<Value>(i) {
                     Ok(Value::Nil) | Err(_) => None,
-                    Ok(item) => Some(lua_to_frame(item, depth + 1)),
+                    Ok(item) => Some(lua_to_frame(item, depth + 1, uncounted)),
                 })
                 .collect();
             Frame::Array(items)

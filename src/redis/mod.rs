@@ -5,13 +5,15 @@
 //! frames bytes, [`cmd`] holds one type per command (shared with the lock client, which
 //! builds the same types to send), [`db`] owns the keyspace and expiry, [`lua`] runs
 //! scripts, [`replication`] and [`persistence`] carry write effects to replicas and to an
-//! AOF or RDB snapshot, [`node`] holds one node's state, [`server`] accepts connections and runs the
+//! AOF or RDB snapshot, [`node`] holds one node's state
+//! (its [`errorstats`] among it), [`server`] accepts connections and runs the
 //! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod db;
+pub mod errorstats;
 pub mod glob;
 pub mod lua;
 pub mod node;

@@ -17,6 +17,7 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
+use super::errorstats::ErrorStats;
 use super::lua::Scripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
@@ -121,6 +122,8 @@ pub struct Node {
     pub in_transaction: bool,
     /// The parameters CONFIG GET and SET see.
     pub config: Config,
+    /// The error replies sent since the start or CONFIG RESETSTAT (INFO errorstats).
+    pub errors: ErrorStats,
 }
 
 impl Node {
@@ -144,6 +147,7 @@ impl Node {
             watches: Watches::default(),
             in_transaction: false,
             config: Config::default(),
+            errors: ErrorStats::default(),
         })
     }
 }

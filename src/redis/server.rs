@@ -253,8 +253,9 @@ async fn serve_connection<S, C, D>(
             Ok(Some(words)) => words,
             Ok(None) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
             Err(ConnectionError::Protocol(reason)) => {
-                let error = Frame::Error(format!("ERR Protocol error: {reason}"));
-                let _ = connection.write_reply(&error.into(), session.protocol).await;
+                let error = Frame::Error(format!("ERR Protocol error: {reason}")).into();
+                node.borrow_mut().errors.count_reply(&error);
+                let _ = connection.write_reply(&error, session.protocol).await;
                 return;
             }
         };
@@ -323,7 +324,11 @@ async fn serve_connection<S, C, D>(
             }
             Err(error) => Frame::from(error).into(),
         };
-        node.borrow_mut().clients.record_session(&session);
+        {
+            let mut node = node.borrow_mut();
+            node.clients.record_session(&session);
+            node.errors.count_reply(&reply);
+        }
         // Messages the command published to this very connection go first, as in Redis.
         while let Ok(message) = messages.try_recv() {
             connection.queue_reply(&message, session.protocol);

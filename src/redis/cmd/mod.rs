@@ -432,10 +432,11 @@ impl Command {
             {
                 pubsub::subscribed_pong(cmd.message)
             }
-            Command::Eval(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
-            Command::Evalsha(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
-            Command::EvalRo(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
-            Command::EvalshaRo(cmd) => cmd.apply(node, now_ms, run_for_script).into(),
+            // A script's errors count as the script runs (see `errorstats.rs`).
+            Command::Eval(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::Evalsha(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::EvalRo(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::EvalshaRo(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
             Command::Function(cmd) => cmd.apply(),
             Command::Replicaof(cmd) => cmd.apply(node).into(),

@@ -43,7 +43,7 @@ pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From
             name: "info",
             arity: -1,
             flags: Flags::READ,
-            summary: "the replication section",
+            summary: "every section, with Redis 7.0's fields in its order; the node's own clients, memory, persistence, replication, pub/sub, error counts (errorstats) and keyspace",
             handler: Handler::Parse(|args| Ok(C::from(Info::parse(args)?))),
         },
         Spec {
@@ -263,7 +263,9 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
         ),
         "modules" => vec!["# Modules".into()],
         "commandstats" => vec!["# Commandstats".into()],
-        "errorstats" => vec!["# Errorstats".into()],
+        "errorstats" => std::iter::once("# Errorstats".to_string())
+            .chain(node.errors.info_lines())
+            .collect(),
         "latencystats" => vec!["# Latencystats".into()],
         "cluster" => vec!["# Cluster".into(), "cluster_enabled:0".into()],
         _ => keyspace(node, now_ms),
@@ -335,7 +337,7 @@ fn memory(node: &Node) -> Vec<String> {
 }
 
 /// `# Stats`: Redis 7.0's fields; the node keeps none of these counters but its pub/sub
-/// channels and patterns.
+/// channels and patterns and its error replies.
 fn stats(node: &Node) -> Vec<String> {
     const COUNTERS_BEFORE_PUBSUB: &[&str] = &[
         "total_connections_received",
@@ -384,7 +386,8 @@ fn stats(node: &Node) -> Vec<String> {
         "tracking_total_items",
         "tracking_total_prefixes",
         "unexpected_error_replies",
-        "total_error_replies",
+    ];
+    const COUNTERS_AFTER_ERRORS: &[&str] = &[
         "dump_payload_sanitizations",
         "total_reads_processed",
         "total_writes_processed",
@@ -402,6 +405,8 @@ fn stats(node: &Node) -> Vec<String> {
     lines.push(format!("pubsub_channels:{}", pubsub.channels().count()));
     lines.push(format!("pubsub_patterns:{}", pubsub.patterns()));
     lines.extend(zero(COUNTERS_AFTER_PUBSUB));
+    lines.push(format!("total_error_replies:{}", node.errors.total()));
+    lines.extend(zero(COUNTERS_AFTER_ERRORS));
     lines
 }
 

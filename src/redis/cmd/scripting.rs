@@ -98,7 +98,7 @@ impl Eval {
     fn run(self, node: &mut Node, now_ms: u64, command: ScriptCommand, writes: Writes) -> Frame {
         match node.scripts.load(self.script.as_bytes()) {
             Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms, command, writes),
-            Err(compile_error) => compile_error,
+            Err(compile_error) => node.errors.counted(compile_error),
         }
     }
 
@@ -163,7 +163,8 @@ type Words = Vec<Vec<u8>>;
 /// Runs a cached script on the node (EVAL and EVALSHA). A SELECT inside the script changes
 /// the script's database only, as in Redis 7.0: the caller's comes back after it.
 /// `command` runs each `redis.call` (the dispatcher's, which knows every command); a write
-/// the script calls is refused as `writes` says.
+/// the script calls is refused as `writes` says. Every error the run replies is counted in
+/// the node's error statistics here, so the reply goes out as `Reply::Counted`.
 fn run(
     node: &mut Node,
     sha: &str,
@@ -181,7 +182,7 @@ fn run(
         writes,
         command,
     };
-    let reply = node.scripts.run(sha, call, &mut node.db);
+    let reply = node.scripts.run(sha, call, &mut node.db, &mut node.errors);
     node.db.select(selected);
     reply
 }
@@ -390,7 +391,7 @@ mod tests {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
         match Command::from_words(words, crate::redis::cmd::Writes::Taken) {
             Ok(command) => match command.apply(node, &mut Session::default(), 0) {
-                Reply::Frame(frame) => frame,
+                Reply::Frame(frame) | Reply::Counted(frame) => frame,
                 other => panic!("not a frame: {other:?}"),
             },
             Err(error) => error.into(),
@@ -722,6 +723,75 @@ mod tests {
         assert_eq!(
             Command::from_frame(eval.clone().into_frame()),
             Ok(Command::Eval(eval))
+        );
+    }
+
+    /// What each script counts in the node's error statistics (a list at `l`): every
+    /// expectation was read from redis-server 7.0.15's INFO errorstats after CONFIG
+    /// RESETSTAT and the same script. A called command's error counts once, when it
+    /// happens, whether the script swallows it, returns it or raises it; the Lua library's
+    /// refusals of arguments, and errors the script makes itself, count when they reach the
+    /// client.
+    #[test]
+    fn script_errors_count_once_as_redis_counts_them() {
+        const WRONGTYPE: &str = "WRONGTYPE";
+        let cases: &[(&str, &[&str])] = &[
+            ("return redis.call('incr','l')", &[WRONGTYPE]),
+            ("return redis.pcall('incr','l')", &[WRONGTYPE]),
+            ("redis.pcall('incr','l') return 1", &[WRONGTYPE]),
+            ("return {redis.pcall('incr','l')}", &[WRONGTYPE]),
+            ("local e = redis.pcall('incr','l'); error(e)", &[WRONGTYPE]),
+            (
+                "local e = redis.pcall('incr','l'); return {err=e.err}",
+                &[WRONGTYPE, WRONGTYPE],
+            ),
+            (
+                "local e = redis.pcall('incr','l'); e.ignore_error_stats_update = false; return e",
+                &[WRONGTYPE, WRONGTYPE],
+            ),
+            (
+                "local e = redis.pcall('incr','l'); return e.ignore_error_stats_update",
+                &[WRONGTYPE],
+            ),
+            (
+                "local ok, e = pcall(redis.call, 'incr', 'l'); return e",
+                &[WRONGTYPE],
+            ),
+            (
+                "local t = redis.pcall('incr','l'); return redis.call('incr','l')",
+                &[WRONGTYPE, WRONGTYPE],
+            ),
+            ("return redis.error_reply('MY thing')", &["MY"]),
+            ("return redis.error_reply('nospace')", &["ERR"]),
+            ("return {1, redis.error_reply('IN array')}", &["IN"]),
+            ("return {err='lower case'}", &["lower"]),
+            ("error('boom')", &["ERR"]),
+            ("x(", &["ERR"]),
+            ("return redis.call('nosuch')", &["ERR"]),
+            ("redis.pcall('nosuch') return 1", &["ERR"]),
+            ("redis.pcall('set','k') return 1", &["ERR"]),
+            ("redis.pcall() return 1", &[]),
+            ("return redis.pcall()", &["ERR"]),
+            ("redis.pcall('set','k',{}) return 1", &[]),
+            ("return redis.pcall('set','k',{})", &["ERR"]),
+            ("redis.call('set','k',{})", &["ERR"]),
+            ("return redis.status_reply('x')", &[]),
+        ];
+        for (script, codes) in cases {
+            let mut node = Node::new().unwrap();
+            run(&mut node, &["RPUSH", "l", "1"]);
+            eval(&mut node, script);
+            let mut expected = crate::redis::errorstats::ErrorStats::default();
+            for code in *codes {
+                expected.count(&format!("{code} message"));
+            }
+            assert_eq!(node.errors, expected, "{script}");
+        }
+        let mut node = Node::new().unwrap();
+        run(&mut node, &["EVALSHA", &"0".repeat(40), "0"]);
+        assert_eq!(
+            node.errors.info_lines().collect::<Vec<_>>(),
+            ["errorstat_NOSCRIPT:count=1"]
         );
     }
 }

@@ -358,7 +358,10 @@ impl Config {
                 "ERR The server is running without a config file".into(),
             ))
             .into(),
-            Config::Resetstat => ok().into(),
+            Config::Resetstat => {
+                node.errors.reset();
+                ok().into()
+            }
         }
     }
 }
