@@ -1080,7 +1080,17 @@ impl Connections {
             _ => {}
         }
         if !self.in_multi[conn] {
-            frames.extend(self.sync(conn));
+            let (more, answer) = self.synced(conn);
+            frames.extend(more);
+            let replied = frames.iter().any(|frame| !matches!(frame, Value::Push(_)));
+            if let Some(noauth @ Value::Error(_)) = answer
+                && !replied
+            {
+                // A connection that has not authenticated answers the closing PING with
+                // NOAUTH: this first one was the request's reply, the PING's follows.
+                frames.push(noauth);
+                frames.extend(self.read_to_sync_answer(conn).0);
+            }
         }
         let queued = if ends_multi {
             std::mem::take(&mut self.queued[conn])
@@ -1257,12 +1267,25 @@ impl Connections {
     /// Sends `PING <marker>` on `conn` and returns the frames read before its answer (all
     /// of them, and the last, when the connection closed or went silent instead).
     fn sync(&mut self, conn: usize) -> Vec<Value> {
+        self.synced(conn).0
+    }
+
+    /// [`Connections::sync`], and the closing `PING`'s answer (none if the connection
+    /// closed or went quiet).
+    fn synced(&mut self, conn: usize) -> (Vec<Value>, Option<Value>) {
         self.clients[conn].send(&encode(&[b"PING".to_vec(), SYNC_MARKER.into()]));
+        self.read_to_sync_answer(conn)
+    }
+
+    /// The frames `conn` received up to an answer to the closing `PING`, and that answer.
+    fn read_to_sync_answer(&mut self, conn: usize) -> (Vec<Value>, Option<Value>) {
         let mut frames = self.read_until(conn, is_sync_answer);
-        if frames.last().is_some_and(is_sync_answer) {
-            frames.pop();
-        }
-        frames
+        let answer = if frames.last().is_some_and(is_sync_answer) {
+            frames.pop()
+        } else {
+            None
+        };
+        (frames, answer)
     }
 
     /// What connection `conn` received since its last step (pub/sub messages), up to the
