@@ -596,6 +596,10 @@ fn info_request() -> impl Strategy<Value = Vec<Word>> {
         vec!["INFO", "cpu"],
         vec!["INFO", "modules"],
         vec!["INFO", "errorstats"],
+        vec!["INFO", "commandstats"],
+        vec!["INFO", "latencystats"],
+        vec!["INFO", "all"],
+        vec!["INFO", "everything"],
         vec!["INFO", "cluster"],
         vec!["INFO", "keyspace"],
         vec!["INFO", "KEYSPACE"],
@@ -957,6 +961,10 @@ struct Connections {
     /// reply's ids are compared as places in this list (each server counts its own).
     opened: Vec<u64>,
     observer: RespClient,
+    /// How many `INFO clients` the observer sent to see a pop block: as many as the
+    /// server's speed allowed, topped up to the other server's count after each step (see
+    /// [`Connections::poll_blocked_clients_to`]), so INFO commandstats agrees.
+    blocked_polls: u64,
 }
 
 /// Whether `frame` answers the closing `PING` ([`SYNC_MARKER`]), or refuses it as sent by
@@ -987,6 +995,7 @@ impl Connections {
             closed: vec![false; CONNECTIONS],
             opened: Vec::new(),
             observer: RespClient::connect(addr),
+            blocked_polls: 0,
         };
         let observer_id = connections.id_of_observer();
         for _ in 0..CONNECTIONS {
@@ -1252,8 +1261,16 @@ impl Connections {
         frames
     }
 
+    /// Sends the observer's `INFO clients` until it sent `polls` in all.
+    fn poll_blocked_clients_to(&mut self, polls: u64) {
+        while self.blocked_polls < polls {
+            self.blocked_clients();
+        }
+    }
+
     /// INFO's `blocked_clients`: how many connections wait in a blocking command.
     fn blocked_clients(&mut self) -> u64 {
+        self.blocked_polls += 1;
         let info = self.observer.request(&[b"INFO".to_vec(), b"clients".to_vec()]);
         let Value::Bulk(info) = info else {
             panic!("INFO clients answered {info:?}")
@@ -1378,6 +1395,9 @@ fn client_lines(reply: &Value) -> Vec<Vec<(String, String)>> {
 ///   on masters with replicas);
 /// - `# Errorstats` exactly, and `total_error_replies` of `# Stats`: the errors each
 ///   server replied since the case began (see `run_case`);
+/// - `# Commandstats` with each command's calls, refusals and failures exactly, but its
+///   time (`usec`, `usec_per_call`); `# Latencystats` by the commands it lists (its
+///   percentiles are times). Both in one order: Redis lists commands in its dict's order;
 /// - every other section by name: its values are counters of the whole run, sizes of
 ///   each implementation's memory, times, and the process's own numbers (pid, port,
 ///   run id).
@@ -1387,13 +1407,21 @@ fn normalised_info(reply: Value) -> Value {
     };
     let mut section = String::new();
     let mut lines = Vec::new();
+    // The lines of the section being read that Redis writes in its dict's order.
+    let mut in_dict_order: Vec<String> = Vec::new();
+    let sorted = |mut section_lines: Vec<String>| {
+        section_lines.sort();
+        section_lines
+    };
     for line in text.split("\r\n") {
         if let Some(header) = line.strip_prefix("# ") {
             section = header.to_ascii_lowercase();
+            lines.extend(sorted(std::mem::take(&mut in_dict_order)));
             lines.push(line.to_string());
             continue;
         }
         let Some((name, value)) = line.split_once(':') else {
+            lines.extend(sorted(std::mem::take(&mut in_dict_order)));
             lines.push(line.to_string());
             continue;
         };
@@ -1410,10 +1438,22 @@ fn normalised_info(reply: Value) -> Value {
             }
             "replication" if name == "role" || name == "connected_slaves" => lines.push(line.to_string()),
             "errorstats" => lines.push(line.to_string()),
+            "commandstats" => {
+                let fields: Vec<String> = value
+                    .split(',')
+                    .map(|field| match field.split_once('=') {
+                        Some((time @ ("usec" | "usec_per_call"), _)) => format!("{time}=<time>"),
+                        _ => field.to_string(),
+                    })
+                    .collect();
+                in_dict_order.push(format!("{name}:{}", fields.join(",")));
+            }
+            "latencystats" => in_dict_order.push(format!("{name}:<time>")),
             "stats" if name == "total_error_replies" => lines.push(line.to_string()),
             _ => lines.push(format!("{name}:<value>")),
         }
     }
+    lines.extend(sorted(in_dict_order));
     with_text(reply, lines.join("\r\n"))
 }
 
@@ -1495,6 +1535,9 @@ fn run_case(steps: &[Step], real: &RedisServer, fake: &FakeServer) -> Result<(),
                     connections.blocked_pop(*waiter, &pop, *pusher, &push)
                 };
                 let (real_frames, fake_frames) = (on(&mut real), on(&mut fake));
+                let polls = real.blocked_polls.max(fake.blocked_polls);
+                real.poll_blocked_clients_to(polls);
+                fake.poll_blocked_clients_to(polls);
                 let ok = frames_agree(&real_frames, &fake_frames, Check::Exact);
                 (real_frames, fake_frames, ok)
             }
@@ -1626,6 +1669,17 @@ const FOUND: &[&[&str]] = &[
     ],
     // CLIENT LIST ID lists a connection once for each time its id is given.
     &["CLIENT LIST ID $c0 $c0 $c1"],
+    // A connection whose watched key changed shows flag `d` (dirty CAS) until EXEC,
+    // DISCARD or UNWATCH.
+    &[
+        "WATCH h",
+        "CLIENT INFO",
+        "PEXPIREAT h 9999999999999",
+        "SET h v",
+        "CLIENT INFO",
+        "UNWATCH",
+        "CLIENT INFO",
+    ],
     // Redis looks a subcommand up before it asks for the password (RESET logs the
     // connection out once there is one).
     &[
@@ -1676,7 +1730,8 @@ fn the_mismatches_the_generator_found_stay_fixed() {
 }
 
 /// Errors of every kind the node counts, then its counts (`INFO errorstats`, and
-/// `total_error_replies` in `INFO stats`): a command's own, a queued command's and
+/// `total_error_replies` in `INFO stats`), and each command's calls, refusals and failures
+/// (`INFO commandstats`, `latencystats`): a command's own, a queued command's and
 /// EXECABORT, those inside EXEC's reply, NOSCRIPT, and a script's by Redis's rules (a
 /// called command's error once, swallowed or returned or raised; the Lua library's
 /// refusals of arguments and the script's own errors when they reach the client). Scripts
@@ -1707,10 +1762,27 @@ const ERROR_COUNTS: &[&str] = &[
     "EVAL return(redis.call('nosuch')) 0",
     "EVAL return({err='lower'}) 0",
     "EVAL x( 0",
+    "EVAL return(redis.pcall('eval','return(1)',0)) 0",
+    "EVAL redis.pcall('set','k')return(1) 0",
+    "EVAL_RO return(redis.pcall('set','a','b')) 0",
+    "EVALSHA_RO 0000000000000000000000000000000000000000 0",
+    "CLIENT",
+    "CLIENT BOGUS",
+    "CONFIG GET",
+    "SET a b c",
+    "EXEC",
+    "DISCARD",
+    "MULTI",
+    "MULTI",
+    "WATCH x",
+    "EXEC",
     "INFO errorstats",
     "INFO stats",
+    "INFO commandstats",
+    "INFO latencystats",
     "CONFIG RESETSTAT",
     "INFO errorstats",
+    "INFO commandstats",
 ];
 
 #[test]

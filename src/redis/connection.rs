@@ -48,9 +48,9 @@ pub enum Reply {
     Pushes(Vec<Vec<Frame>>),
     /// An array of replies, each in its own shape (EXEC's).
     Replies(Vec<Reply>),
-    /// A script's reply, sent as its frame is: its errors were counted in the node's error
-    /// statistics as the script ran (see [`super::errorstats`]).
-    Counted(Frame),
+    /// EXEC's or a script's reply, sent as the reply inside: its errors were counted in the
+    /// node's statistics as its calls ran (see [`super::stats`]).
+    Counted(Box<Reply>),
 }
 
 impl From<Frame> for Reply {
@@ -92,7 +92,8 @@ impl Reply {
     pub fn into_resp2(self) -> Frame {
         let bulk = Frame::BulkString;
         match self {
-            Reply::Frame(frame) | Reply::Counted(frame) => frame,
+            Reply::Frame(frame) => frame,
+            Reply::Counted(reply) => reply.into_resp2(),
             Reply::Map(pairs) => Frame::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
             Reply::Nested(pairs) => Frame::Array(
                 pairs
@@ -122,7 +123,8 @@ impl Reply {
     pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
         match (self, protocol) {
-            (Reply::Frame(frame) | Reply::Counted(frame), _) => encode_frame(frame, protocol, &mut out),
+            (Reply::Frame(frame), _) => encode_frame(frame, protocol, &mut out),
+            (Reply::Counted(reply), _) => reply.encode_into(protocol, &mut out),
             (Reply::Map(pairs), Protocol::Resp2) => {
                 out.extend(format!("*{}\r\n", pairs.len() * 2).as_bytes());
                 for (key, value) in pairs {

@@ -10,7 +10,7 @@
 //! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
 //! library and the read-only globals; this file converts values both ways, words the
 //! errors as Redis does, and counts them in the node's error statistics by Redis's rules
-//! for scripts (see [`super::errorstats`]).
+//! for scripts (see [`super::stats`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Va
 use super::Frame;
 use super::cmd::error::Writes;
 use super::db::Db;
-use super::errorstats::ErrorStats;
+use super::stats::Stats;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
 const SCRIPT_CHUNK_NAME: &str = "@user_script";
@@ -117,7 +117,42 @@ fn marked_counted(table: &Table) -> bool {
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
 /// writes as `writes` says), apply it to the keyspace at `now_ms`, reply. The commands pass
 /// it in, so that the interpreter need not know the command types.
-pub type ScriptCommand = fn(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Frame;
+pub type ScriptCommand = fn(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called;
+
+/// What a script's `redis.call` did.
+pub enum Called {
+    /// The command `name` ran and replied.
+    Ran { name: String, reply: Frame },
+    /// It was refused before it ran (see [`crate::redis::cmd::Stage`]); `name` if Redis found
+    /// the command.
+    Rejected { name: Option<String>, error: String },
+}
+
+/// What a `redis.call` did, for the node's statistics: kept during the run, counted after
+/// it in order.
+enum CallEvent {
+    Ran { name: String, error: Option<String> },
+    Rejected { name: Option<String>, error: String },
+}
+
+/// The error replies in what a script returns: those no call counted, which count as the
+/// reply goes out, and how many a call counted already (each fails the script's call
+/// again, without a new error, as Redis's `afterErrorReply` does).
+#[derive(Default)]
+struct ReplyErrors {
+    uncounted: Vec<String>,
+    recounted: u64,
+}
+
+impl ReplyErrors {
+    fn add(&mut self, frame: &Frame, counted: bool) {
+        match frame {
+            Frame::Error(_) if counted => self.recounted += 1,
+            Frame::Error(message) => self.uncounted.push(message.clone()),
+            _ => {}
+        }
+    }
+}
 
 /// One run of a script: its keys and arguments, the node's clock reading, whether the
 /// node takes writes (a replica, or a master short of good replicas, does not), and how
@@ -129,6 +164,9 @@ pub struct ScriptCall<'a> {
     pub now_ms: u64,
     pub writes: Writes,
     pub command: ScriptCommand,
+    /// The command that runs the script (`eval`, `evalsha_ro`…), whose failures a reply
+    /// counts.
+    pub caller: &'static str,
 }
 
 /// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
@@ -204,7 +242,7 @@ impl Scripts {
             now_ms: Cell::new(0),
             writes: Cell::new(Writes::Taken),
             command: Cell::new(None),
-            counted_errors: RefCell::default(),
+            events: RefCell::default(),
         });
         let script = running.clone();
         let call =
@@ -295,22 +333,45 @@ impl Scripts {
 
     /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a node that
     /// refuses writes (`call.writes`) the script may not write. Every error the run
-    /// replied, to `redis.call` or in the reply, is counted in `errors` as Redis counts it.
-    pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db, errors: &mut ErrorStats) -> Frame {
+    /// replied, to `redis.call` or in the reply, and every command it called, is counted in
+    /// `stats` as Redis counts them.
+    pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db, stats: &mut Stats) -> Frame {
         let sha = sha.to_ascii_lowercase();
         let Some(function) = self.cache.get(&sha) else {
-            return errors.counted(error_frame(
+            return stats.errors.counted(error_frame(
                 "NOSCRIPT No matching script. Please use EVAL.".into(),
             ));
         };
-        let mut uncounted = Vec::new();
-        let reply = match self.run_function(function, call, db, &mut uncounted) {
+        let mut reply_errors = ReplyErrors::default();
+        let reply = match self.run_function(function, call, db, &mut reply_errors) {
             Ok(Ok(frame)) => frame,
-            Ok(Err(failure)) => failure.into_frame(&sha, &mut uncounted),
-            Err(e) => errors.counted(error_frame(format!("ERR {e}"))),
+            Ok(Err(failure)) => failure.into_frame(&sha, &mut reply_errors),
+            Err(e) => {
+                let frame = error_frame(format!("ERR {e}"));
+                reply_errors.add(&frame, false);
+                frame
+            }
         };
-        for message in self.running.counted_errors.take().iter().chain(&uncounted) {
-            errors.count(message);
+        for event in self.running.events.take() {
+            match event {
+                CallEvent::Ran { name, error } => {
+                    stats.commands.begin(&stats.errors);
+                    if let Some(error) = error {
+                        stats.errors.count(&error);
+                    }
+                    stats.commands.end(&name, &stats.errors);
+                }
+                CallEvent::Rejected { name, error } => {
+                    stats.errors.count(&error);
+                    stats.commands.reject(name.as_deref(), &stats.errors);
+                }
+            }
+        }
+        for message in &reply_errors.uncounted {
+            stats.errors.count(message);
+        }
+        for _ in 0..reply_errors.recounted {
+            stats.commands.fail(call.caller);
         }
         reply
     }
@@ -321,14 +382,13 @@ impl Scripts {
             .create_sequence_from(strings.collect::<mlua::Result<Vec<_>>>()?)
     }
 
-    /// Runs the script; the error replies in what it returns that no call counted go to
-    /// `uncounted`.
+    /// Runs the script; the error replies in what it returns go to `reply_errors`.
     fn run_function(
         &self,
         function: &Function,
         call: ScriptCall<'_>,
         db: &mut Db,
-        uncounted: &mut Vec<String>,
+        reply_errors: &mut ReplyErrors,
     ) -> mlua::Result<Result<Frame, ScriptFailure>> {
         let ScriptCall {
             keys,
@@ -336,6 +396,7 @@ impl Scripts {
             now_ms,
             writes,
             command,
+            caller: _,
         } = call;
         let globals = self.lua.globals();
         globals.raw_set("KEYS", self.string_sequence(keys)?)?;
@@ -358,7 +419,7 @@ impl Scripts {
             .expect("the keyspace comes back after the run");
         let (ok, outcome) = outcome?;
         if ok {
-            return Ok(Ok(lua_to_frame(outcome, 0, uncounted)));
+            return Ok(Ok(lua_to_frame(outcome, 0, reply_errors)));
         }
         let Value::Table(info) = outcome else {
             return Ok(Err(ScriptFailure {
@@ -385,8 +446,8 @@ struct RunningScript {
     now_ms: Cell<u64>,
     writes: Cell<Writes>,
     command: Cell<Option<ScriptCommand>>,
-    /// The errors the commands the script called replied, counted by the node after the run.
-    counted_errors: RefCell<Vec<String>>,
+    /// What each `redis.call` did, counted by the node after the run.
+    events: RefCell<Vec<CallEvent>>,
 }
 
 impl RunningScript {
@@ -423,16 +484,31 @@ impl RunningScript {
             .command
             .get()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        Ok(match run(command, self.writes.get(), db, self.now_ms.get()) {
-            Frame::Error(message) => {
-                self.counted_errors.borrow_mut().push(message.clone());
-                Err(RedisCallError {
-                    message,
-                    counted: true,
-                })
-            }
-            reply => Ok(reply),
-        })
+        let (event, result) = match run(command, self.writes.get(), db, self.now_ms.get()) {
+            Called::Ran {
+                name,
+                reply: Frame::Error(message),
+            } => (
+                CallEvent::Ran {
+                    name,
+                    error: Some(message.clone()),
+                },
+                Err(message),
+            ),
+            Called::Ran { name, reply } => (CallEvent::Ran { name, error: None }, Ok(reply)),
+            Called::Rejected { name, error } => (
+                CallEvent::Rejected {
+                    name,
+                    error: error.clone(),
+                },
+                Err(error),
+            ),
+        };
+        self.events.borrow_mut().push(event);
+        Ok(result.map_err(|message| RedisCallError {
+            message,
+            counted: true,
+        }))
     }
 }
 
@@ -492,9 +568,9 @@ struct ScriptFailure {
 
 impl ScriptFailure {
     /// Redis's wording: an error table's own message, any other value after `ERR`, then
-    /// `script: SHA, on @user_script:LINE.` Goes to `uncounted` unless it is a called
-    /// command's error that was counted when it arose.
-    fn into_frame(self, sha: &str, uncounted: &mut Vec<String>) -> Frame {
+    /// `script: SHA, on @user_script:LINE.` Goes to `reply_errors`, counted already if it
+    /// is the error a called command replied.
+    fn into_frame(self, sha: &str, reply_errors: &mut ReplyErrors) -> Frame {
         let counted = match &self.reason {
             Value::Table(table) => marked_counted(table),
             Value::Error(error) => redis_call_error(error).is_some_and(|e| e.counted),
@@ -516,9 +592,7 @@ impl ScriptFailure {
         };
         let line = self.line.map_or_else(|| "?".to_string(), |l| l.to_string());
         let frame = error_frame(format!("{message} script: {sha}, on @user_script:{line}."));
-        if !counted {
-            uncounted.extend(error_message(&frame));
-        }
+        reply_errors.add(&frame, counted);
         frame
     }
 }
@@ -556,18 +630,10 @@ fn lua_number_to_integer(n: f64) -> i64 {
     }
 }
 
-/// The text of an error frame.
-fn error_message(frame: &Frame) -> Option<String> {
-    match frame {
-        Frame::Error(message) => Some(message.clone()),
-        _ => None,
-    }
-}
-
 /// Converts a script's return value to a reply, by Redis's rules: `false`/`nil` → nil,
 /// `true` → 1, numbers truncated, `{err=…}` → error, `{ok=…}` → status, other tables →
-/// arrays up to the first nil. Each error no call counted goes to `uncounted`.
-fn lua_to_frame(value: Value, depth: usize, uncounted: &mut Vec<String>) -> Frame {
+/// arrays up to the first nil. Each error goes to `reply_errors`.
+fn lua_to_frame(value: Value, depth: usize, reply_errors: &mut ReplyErrors) -> Frame {
     match value {
         Value::Boolean(true) => Frame::Integer(1),
         Value::Integer(n) => Frame::Integer(n),
@@ -582,9 +648,7 @@ fn lua_to_frame(value: Value, depth: usize, uncounted: &mut Vec<String>) -> Fram
                 None
             };
             if let Some((frame, counted)) = error {
-                if !counted {
-                    uncounted.extend(error_message(&frame));
-                }
+                reply_errors.add(&frame, counted);
                 return frame;
             }
             if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
@@ -593,7 +657,7 @@ fn lua_to_frame(value: Value, depth: usize, uncounted: &mut Vec<String>) -> Fram
             let items = (1..)
                 .map_while(|i| match table.raw_get::<Value>(i) {
                     Ok(Value::Nil) | Err(_) => None,
-                    Ok(item) => Some(lua_to_frame(item, depth + 1, uncounted)),
+                    Ok(item) => Some(lua_to_frame(item, depth + 1, reply_errors)),
                 })
                 .collect();
             Frame::Array(items)

@@ -6,14 +6,13 @@
 //! builds the same types to send), [`db`] owns the keyspace and expiry, [`lua`] runs
 //! scripts, [`replication`] and [`persistence`] carry write effects to replicas and to an
 //! AOF or RDB snapshot, [`node`] holds one node's state
-//! (its [`errorstats`] among it), [`server`] accepts connections and runs the
+//! (its [`stats`] among it), [`server`] accepts connections and runs the
 //! expiry cycle, the fsync clock and replication links.
 
 pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod db;
-pub mod errorstats;
 pub mod glob;
 pub mod lua;
 pub mod node;
@@ -22,6 +21,7 @@ pub mod rdb;
 pub mod replication;
 pub mod request;
 pub mod server;
+pub mod stats;
 pub mod subscriptions;
 pub mod text;
 

@@ -17,10 +17,10 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
-use super::errorstats::ErrorStats;
 use super::lua::Scripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
+use super::stats::Stats;
 
 /// How a master tells its replicas when keys expire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,8 +122,9 @@ pub struct Node {
     pub in_transaction: bool,
     /// The parameters CONFIG GET and SET see.
     pub config: Config,
-    /// The error replies sent since the start or CONFIG RESETSTAT (INFO errorstats).
-    pub errors: ErrorStats,
+    /// The error replies sent and the commands called since the start or CONFIG RESETSTAT
+    /// (INFO errorstats, commandstats).
+    pub stats: Stats,
 }
 
 impl Node {
@@ -147,7 +148,7 @@ impl Node {
             watches: Watches::default(),
             in_transaction: false,
             config: Config::default(),
-            errors: ErrorStats::default(),
+            stats: Stats::default(),
         })
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::Frame;
 use super::cmd::Writes;
-use super::cmd::{BlockingPop, Command, Connected, Link, Replicaof, Session, Wait};
+use super::cmd::{BlockingPop, Command, Connected, Link, Replicaof, Session, Stage, Wait, full_name};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
@@ -254,7 +254,7 @@ async fn serve_connection<S, C, D>(
             Ok(None) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
             Err(ConnectionError::Protocol(reason)) => {
                 let error = Frame::Error(format!("ERR Protocol error: {reason}")).into();
-                node.borrow_mut().errors.count_reply(&error);
+                node.borrow_mut().stats.errors.count_reply(&error);
                 let _ = connection.write_reply(&error, session.protocol).await;
                 return;
             }
@@ -271,6 +271,7 @@ async fn serve_connection<S, C, D>(
                 !node.config.value("requirepass").is_empty(),
             )
         };
+        let name = full_name(&words);
         let command = Command::for_session(
             words,
             writes,
@@ -289,6 +290,7 @@ async fn serve_connection<S, C, D>(
         if blocks && connection.flush().await.is_err() {
             return;
         }
+        let mut tally = Tally::Call;
         let reply = match command {
             Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
             Ok(Command::BlockingPop(pop)) => {
@@ -312,6 +314,11 @@ async fn serve_connection<S, C, D>(
                 let following = matches!(command, Command::Replicaof(Replicaof::Master(_)));
                 let mut node = node.borrow_mut();
                 let now_ms = context.clock.wall_ms();
+                tally = match command {
+                    Command::Queued(_) => Tally::Queued,
+                    _ => Tally::Began,
+                };
+                node.stats.begin();
                 let reply = command.apply(&mut node, &mut session, now_ms);
                 let node = &mut *node;
                 node.blocked.serve(&mut node.db, now_ms);
@@ -322,12 +329,23 @@ async fn serve_connection<S, C, D>(
                 }
                 reply
             }
-            Err(error) => Frame::from(error).into(),
+            Err(refused) => {
+                if let Stage::Rejected { credited } = refused.stage {
+                    tally = Tally::Rejected { credited };
+                }
+                Frame::from(refused.error).into()
+            }
         };
         {
             let mut node = node.borrow_mut();
             node.clients.record_session(&session);
-            node.errors.count_reply(&reply);
+            let stats = &mut node.stats;
+            match tally {
+                Tally::Call => stats.call(&name, &reply),
+                Tally::Began => stats.end(&name, &reply),
+                Tally::Rejected { credited } => stats.refusal(credited.then_some(name.as_str()), &reply),
+                Tally::Queued => stats.errors.count_reply(&reply),
+            }
         }
         // Messages the command published to this very connection go first, as in Redis.
         while let Ok(message) = messages.try_recv() {
@@ -340,6 +358,18 @@ async fn serve_connection<S, C, D>(
             return;
         }
     }
+}
+
+/// How INFO's statistics count a request (see `stats.rs`).
+enum Tally {
+    /// A whole call, counted once its reply is known.
+    Call,
+    /// A call whose start was marked before it ran (calls nested in it count in between).
+    Began,
+    /// Refused before it ran (see [`Stage::Rejected`]).
+    Rejected { credited: bool },
+    /// Queued in MULTI: no call yet.
+    Queued,
 }
 
 /// Keeps a client connection in its node's register (CLIENT LIST, CLIENT KILL) while it

@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use super::error::ReplyError;
 use super::session::{Session, set_name};
 use super::spec::{Args, ok, parse_int};
+use super::transactions::Watches;
 use crate::redis::Frame;
 use crate::redis::connection::{Protocol, Reply};
 use crate::redis::subscriptions::PubSub;
@@ -184,6 +185,7 @@ impl Client {
         session: &mut Session,
         clients: &mut Clients,
         pubsub: &mut PubSub,
+        watches: &Watches,
         now_ms: u64,
     ) -> Reply {
         clients.record_session(session);
@@ -194,18 +196,22 @@ impl Client {
             },
             Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString).into(),
             Client::Id => Frame::Integer(session.id as i64).into(),
-            Client::Info => Reply::Verbatim(clients.lines(pubsub, now_ms, |id, _| id == session.id)),
+            Client::Info => {
+                Reply::Verbatim(clients.lines((pubsub, watches), now_ms, |id, _| id == session.id))
+            }
             // One line per id asked for, in their order (twice for an id given twice).
             Client::List(Selection::Ids(ids)) => Reply::Verbatim(
                 ids.iter()
-                    .flat_map(|wanted| clients.lines(pubsub, now_ms, |id, _| id == *wanted))
+                    .flat_map(|wanted| clients.lines((pubsub, watches), now_ms, |id, _| id == *wanted))
                     .collect(),
             ),
             Client::List(selection) => {
-                Reply::Verbatim(clients.lines(pubsub, now_ms, |_, kind| match &selection {
-                    Selection::Kind(wanted) => *wanted == kind,
-                    Selection::All | Selection::Ids(_) => true,
-                }))
+                Reply::Verbatim(
+                    clients.lines((pubsub, watches), now_ms, |_, kind| match &selection {
+                        Selection::Kind(wanted) => *wanted == kind,
+                        Selection::All | Selection::Ids(_) => true,
+                    }),
+                )
             }
             Client::Kill(kill) => clients.kill(&kill, session.id, pubsub),
         }
@@ -260,8 +266,9 @@ impl Connected {
     }
 }
 
-/// The commands whose name CLIENT LIST shows with the subcommand (`client|list`).
-const WITH_SUBCOMMANDS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
+/// What CLIENT LIST shows of a connection beyond its own record: its subscriptions and
+/// whether a key it watches changed.
+type Seen<'a> = (&'a PubSub, &'a Watches);
 
 /// The file descriptor of the first connection redis-server 7.0 accepts when it listens on
 /// one address (after stdin, stdout, stderr, its epoll instance, its listening socket and
@@ -318,15 +325,11 @@ impl Clients {
         let Some(connected) = self.connected.get_mut(&id) else {
             return;
         };
-        let name = |word: &Vec<u8>| String::from_utf8_lossy(word).to_ascii_lowercase();
+        if words.is_empty() {
+            return;
+        }
         connected.last_request_ms = now_ms;
-        connected.last_command = match words {
-            [command, subcommand, ..] if WITH_SUBCOMMANDS.contains(&name(command).as_str()) => {
-                format!("{}|{}", name(command), name(subcommand))
-            }
-            [command, ..] => name(command),
-            [] => return,
-        };
+        connected.last_command = super::spec::full_name(words);
     }
 
     /// Notes the state of `session` after its last request.
@@ -386,14 +389,15 @@ impl Clients {
     }
 
     /// CLIENT LIST's text for the connections `shown` takes (by id and kind), at `now_ms`.
-    fn lines(&self, pubsub: &PubSub, now_ms: u64, shown: impl Fn(u64, Kind) -> bool) -> Vec<u8> {
+    fn lines(&self, seen: Seen, now_ms: u64, shown: impl Fn(u64, Kind) -> bool) -> Vec<u8> {
+        let (pubsub, _) = seen;
         let mut text = String::new();
         for (id, connected) in &self.connected {
             let kind = self.kind(*id, connected, pubsub);
             if !shown(*id, kind) {
                 continue;
             }
-            text.push_str(&line(*id, connected, kind, pubsub, now_ms));
+            text.push_str(&line(*id, connected, kind, seen, now_ms));
         }
         text.into_bytes()
     }
@@ -401,7 +405,7 @@ impl Clients {
 
 /// One connection as CLIENT LIST prints it: Redis 7.0's fields in its order, with what the
 /// node knows; what it has no counterpart for (buffer and memory sizes) is 0.
-fn line(id: u64, connected: &Connected, kind: Kind, pubsub: &PubSub, now_ms: u64) -> String {
+fn line(id: u64, connected: &Connected, kind: Kind, (pubsub, watches): Seen, now_ms: u64) -> String {
     const MS_PER_S: u64 = 1000;
     let (channels, patterns) = pubsub.counts(id);
     let mut flags = String::new();
@@ -413,6 +417,10 @@ fn line(id: u64, connected: &Connected, kind: Kind, pubsub: &PubSub, now_ms: u64
     }
     if connected.queued.is_some() {
         flags.push('x');
+    }
+    if watches.is_dirty(id) {
+        // A key it watches changed: its EXEC will fail.
+        flags.push('d');
     }
     if flags.is_empty() {
         flags.push('N');

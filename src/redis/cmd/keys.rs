@@ -516,10 +516,14 @@ mod tests {
 
     use super::*;
     use crate::redis::cmd::Writes;
+    use crate::redis::lua::Called;
 
     fn run(db: &mut Db, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        super::super::run_for_script(words, Writes::Taken, db, 0)
+        match super::super::run_for_script(words, Writes::Taken, db, 0) {
+            Called::Ran { reply, .. } => reply,
+            Called::Rejected { error, .. } => Frame::Error(error),
+        }
     }
 
     /// Scans to the end with COUNT `count`, calling `between` before each next page;

@@ -40,11 +40,13 @@ pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
+pub use spec::full_name;
 pub(crate) use spec::{Args, Handler, KeyspaceHandler, Spec, ok};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
 use super::db::Db;
+use super::lua::Called;
 use super::node::Node;
 #[cfg(test)]
 use super::request::build as request;
@@ -56,6 +58,46 @@ pub enum ParseError {
     Protocol(String),
     /// A well-formed request Redis answers with an error reply.
     Reply(ReplyError),
+}
+
+/// A request that did not become a command, and how INFO commandstats counts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub error: ReplyError,
+    pub stage: Stage,
+}
+
+/// Where a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Before it ran (`rejected_calls`): its name, arity, the password, subscribed mode,
+    /// MULTI, a replica's or a master's refusal of writes. `credited` unless Redis did not
+    /// find the command (an unknown command or subcommand).
+    Rejected { credited: bool },
+    /// By its own checks of its arguments as it ran: a call that failed.
+    Ran,
+}
+
+impl Refused {
+    fn rejected(error: ReplyError, credited: bool) -> Self {
+        Refused {
+            error,
+            stage: Stage::Rejected { credited },
+        }
+    }
+
+    /// A refusal by the command's arguments: Redis finds an unknown subcommand (or a
+    /// subcommand's wrong word count) as it looks the command up, the rest as it runs.
+    fn by_arguments(error: ReplyError) -> Self {
+        if error.is_found_at_lookup() {
+            let credited = !error.0.starts_with("ERR unknown subcommand");
+            return Refused::rejected(error, credited);
+        }
+        Refused {
+            error,
+            stage: Stage::Ran,
+        }
+    }
 }
 
 impl From<ReplyError> for ParseError {
@@ -243,10 +285,24 @@ fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec<Command>, Rejection> {
 /// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]).
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
-pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Frame {
-    match Command::from_script_words(words, writes) {
-        Ok(command) => command.apply_to_db(db, now_ms).into_resp2(),
-        Err(error) => error.into(),
+pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called {
+    let name = full_name(&words);
+    let refused = match Command::from_script_words(words, writes) {
+        Ok(command) => {
+            let reply = command.apply_to_db(db, now_ms).into_resp2();
+            return Called::Ran { name, reply };
+        }
+        Err(refused) => refused,
+    };
+    match refused.stage {
+        Stage::Ran => Called::Ran {
+            name,
+            reply: refused.error.into(),
+        },
+        Stage::Rejected { credited } => Called::Rejected {
+            name: credited.then_some(name),
+            error: refused.error.0,
+        },
     }
 }
 
@@ -272,7 +328,7 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
-        Command::for_connection(words, writes, false, false, false)
+        Command::for_connection(words, writes, false, false, false).map_err(|refused| refused.error)
     }
 
     /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
@@ -289,22 +345,25 @@ impl Command {
         password_required: bool,
         session: &mut Session,
         watches: &mut Watches,
-    ) -> Result<Command, ReplyError> {
+    ) -> Result<Command, Refused> {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
         let unauthenticated = password_required && !session.authenticated;
-        Command::for_connection(words, writes, subscribed, queuing, unauthenticated).map_err(|error| {
+        Command::for_connection(words, writes, subscribed, queuing, unauthenticated).map_err(|refused| {
             if exec {
                 // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
                 if session.transaction.take().is_some() {
                     watches.unwatch(session.id);
                 }
-                return transactions::exec_abort(error);
+                return Refused {
+                    error: transactions::exec_abort(refused.error),
+                    ..refused
+                };
             }
             if let Some(transaction) = &mut session.transaction {
                 transaction.failed = true;
             }
-            error
+            refused
         })
     }
 
@@ -316,62 +375,71 @@ impl Command {
         subscribed: bool,
         queuing: bool,
         unauthenticated: bool,
-    ) -> Result<Command, ReplyError> {
+    ) -> Result<Command, Refused> {
         let spec = lookup(&words).map_err(|rejection| match rejection {
-            Rejection::Unknown => unknown_command(&words),
-            Rejection::WrongArity(name) => ReplyError::wrong_arity(name),
+            Rejection::Unknown => Refused::rejected(unknown_command(&words), false),
+            Rejection::WrongArity(name) => Refused::rejected(ReplyError::wrong_arity(name), true),
         })?;
+        // A refusal before the command runs; an unknown subcommand is found first.
+        let rejected = |refusal: ReplyError| match subcommand_refusal(spec, &words) {
+            Some(lookup_error) => Refused::by_arguments(lookup_error),
+            None => Refused::rejected(refusal, true),
+        };
         if unauthenticated && let Some(refusal) = session::refusal_before_auth(spec.name) {
             // Redis looks the subcommand up before it asks for the password.
-            return Err(subcommand_refusal(spec, &words).unwrap_or(refusal));
+            return Err(rejected(refusal));
         }
         if spec.flags.write
             && let Some(refusal) = writes.refusal()
         {
-            return Err(refusal);
+            return Err(Refused::rejected(refusal, true));
         }
         if subscribed {
             let parsed = Command::parse(spec, words.clone());
             if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, &words, parsed.as_ref().err())
             {
-                return Err(refusal);
+                return Err(Refused::rejected(refusal, true));
             }
         }
         if queuing && transactions::is_refused_inside_multi(spec.name) {
-            return Err(ReplyError("ERR Command not allowed inside a transaction".into()));
+            return Err(Refused::rejected(
+                ReplyError("ERR Command not allowed inside a transaction".into()),
+                true,
+            ));
         }
         if queuing && transactions::is_queued(spec.name) {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
             // (or its wrong word count) is refused at once and fails the transaction. (PUBSUB's
             // subcommands are checked only as it runs here.)
             if let Some(refusal) = subcommand_refusal(spec, &words) {
-                return Err(refusal);
+                return Err(Refused::by_arguments(refusal));
             }
             return Ok(Command::Queued(words));
         }
-        Command::parse(spec, words)
+        Command::parse(spec, words).map_err(Refused::by_arguments)
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
-    pub(crate) fn from_script_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
-        let spec = lookup(&words).map_err(|rejection| {
-            ReplyError(
-                match rejection {
-                    Rejection::Unknown => "ERR Unknown Redis command called from script",
-                    Rejection::WrongArity(_) => "ERR Wrong number of args calling Redis command from script",
-                }
-                .into(),
-            )
+    fn from_script_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, Refused> {
+        let spec = lookup(&words).map_err(|rejection| match rejection {
+            Rejection::Unknown => Refused::rejected(
+                ReplyError("ERR Unknown Redis command called from script".into()),
+                false,
+            ),
+            Rejection::WrongArity(_) => Refused::rejected(
+                ReplyError("ERR Wrong number of args calling Redis command from script".into()),
+                true,
+            ),
         })?;
         if spec.flags.noscript {
-            return Err(ReplyError::not_from_script());
+            return Err(Refused::rejected(ReplyError::not_from_script(), true));
         }
         if spec.flags.write
             && let Some(refusal) = writes.refusal()
         {
-            return Err(refusal);
+            return Err(Refused::rejected(refusal, true));
         }
-        Command::parse(spec, words)
+        Command::parse(spec, words).map_err(Refused::by_arguments)
     }
 
     /// Parses the arguments of a command whose name and arity were checked.
@@ -403,7 +471,13 @@ impl Command {
                 node.replication.is_replica(),
                 node.config.value("requirepass"),
             ),
-            Command::Client(cmd) => cmd.apply(session, &mut node.clients, &mut node.db.pubsub, now_ms),
+            Command::Client(cmd) => cmd.apply(
+                session,
+                &mut node.clients,
+                &mut node.db.pubsub,
+                &node.watches,
+                now_ms,
+            ),
             Command::Quit(Quit) => ok().into(),
             Command::Reset(Reset) => {
                 node.db.pubsub.drop_subscriptions(session.id);
@@ -432,11 +506,11 @@ impl Command {
             {
                 pubsub::subscribed_pong(cmd.message)
             }
-            // A script's errors count as the script runs (see `errorstats.rs`).
-            Command::Eval(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
-            Command::Evalsha(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
-            Command::EvalRo(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
-            Command::EvalshaRo(cmd) => Reply::Counted(cmd.apply(node, now_ms, run_for_script)),
+            // A script's errors count as the script runs (see `stats.rs`).
+            Command::Eval(cmd) => counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::Evalsha(cmd) => counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::EvalRo(cmd) => counted(cmd.apply(node, now_ms, run_for_script)),
+            Command::EvalshaRo(cmd) => counted(cmd.apply(node, now_ms, run_for_script)),
             Command::Script(cmd) => cmd.apply(&mut node.scripts).into(),
             Command::Function(cmd) => cmd.apply(),
             Command::Replicaof(cmd) => cmd.apply(node).into(),
@@ -519,13 +593,23 @@ fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
     let mut replies = Vec::with_capacity(queue.len());
     for words in queue {
         let writes = node.writes();
-        replies.push(match Command::from_words(words, writes) {
+        let name = full_name(&words);
+        // Each queued command is a call of its own, counted as it runs.
+        node.stats.begin();
+        let reply = match Command::from_words(words, writes) {
             Ok(Command::Wait(_)) => Frame::Integer(node.replication.acked(session.write_offset)).into(),
             Ok(command) => command.apply(node, session, now_ms),
             Err(error) => Frame::from(error).into(),
-        });
+        };
+        node.stats.end(&name, &reply);
+        replies.push(reply);
     }
-    Reply::Replies(replies)
+    counted(Reply::Replies(replies))
+}
+
+/// A reply whose errors were counted as its calls ran.
+fn counted(reply: impl Into<Reply>) -> Reply {
+    Reply::Counted(Box::new(reply.into()))
 }
 
 /// Redis's reply to an unknown command: the name and the first arguments (about 128

@@ -79,10 +79,6 @@ const ALLOWED_WHILE_SUBSCRIBED: &[&str] = &[
     "reset",
 ];
 
-/// The commands whose first argument is a subcommand: Redis names them `name|sub` in
-/// errors.
-const CONTAINERS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
-
 /// How a RESP2 connection with subscriptions refuses a command other than
 /// [`ALLOWED_WHILE_SUBSCRIBED`], after its name and arity were checked; `parse_error` is
 /// what parsing its arguments refused, if it did (an unknown subcommand is reported as such
@@ -98,12 +94,7 @@ pub(super) fn refusal_while_subscribed(
     if parse_error.is_some_and(ReplyError::is_found_at_lookup) {
         return None;
     }
-    let full_name = match words.get(1) {
-        Some(sub) if CONTAINERS.contains(&name) => {
-            format!("{name}|{}", String::from_utf8_lossy(sub).to_lowercase())
-        }
-        _ => name.to_string(),
-    };
+    let full_name = super::spec::full_name(words);
     Some(ReplyError(format!(
         "ERR Can't execute '{full_name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
          are allowed in this context"

@@ -262,11 +262,15 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
             ],
         ),
         "modules" => vec!["# Modules".into()],
-        "commandstats" => vec!["# Commandstats".into()],
-        "errorstats" => std::iter::once("# Errorstats".to_string())
-            .chain(node.errors.info_lines())
+        "commandstats" => std::iter::once("# Commandstats".to_string())
+            .chain(node.stats.commands.info_lines())
             .collect(),
-        "latencystats" => vec!["# Latencystats".into()],
+        "errorstats" => std::iter::once("# Errorstats".to_string())
+            .chain(node.stats.errors.info_lines())
+            .collect(),
+        "latencystats" => std::iter::once("# Latencystats".to_string())
+            .chain(node.stats.commands.latency_lines())
+            .collect(),
         "cluster" => vec!["# Cluster".into(), "cluster_enabled:0".into()],
         _ => keyspace(node, now_ms),
     };
@@ -405,7 +409,7 @@ fn stats(node: &Node) -> Vec<String> {
     lines.push(format!("pubsub_channels:{}", pubsub.channels().count()));
     lines.push(format!("pubsub_patterns:{}", pubsub.patterns()));
     lines.extend(zero(COUNTERS_AFTER_PUBSUB));
-    lines.push(format!("total_error_replies:{}", node.errors.total()));
+    lines.push(format!("total_error_replies:{}", node.stats.errors.total()));
     lines.extend(zero(COUNTERS_AFTER_ERRORS));
     lines
 }

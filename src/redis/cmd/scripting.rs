@@ -91,14 +91,22 @@ impl Eval {
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
         let writes = node.writes();
-        self.run(node, now_ms, command, writes)
+        self.run(node, now_ms, command, (writes, "eval"))
     }
 
-    /// Caches and runs the script, its writes refused as `writes` says.
-    fn run(self, node: &mut Node, now_ms: u64, command: ScriptCommand, writes: Writes) -> Frame {
+    /// Caches and runs the script, its writes refused as `writes` says, for `caller`.
+    fn run(self, node: &mut Node, now_ms: u64, command: ScriptCommand, (writes, caller): Runner) -> Frame {
         match node.scripts.load(self.script.as_bytes()) {
-            Ok(sha) => run(node, &sha, &self.keys, &self.args, now_ms, command, writes),
-            Err(compile_error) => node.errors.counted(compile_error),
+            Ok(sha) => run(
+                node,
+                &sha,
+                &self.keys,
+                &self.args,
+                now_ms,
+                command,
+                (writes, caller),
+            ),
+            Err(compile_error) => node.stats.errors.counted(compile_error),
         }
     }
 
@@ -125,7 +133,15 @@ impl Evalsha {
 
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
         let writes = node.writes();
-        run(node, &self.sha, &self.keys, &self.args, now_ms, command, writes)
+        run(
+            node,
+            &self.sha,
+            &self.keys,
+            &self.args,
+            now_ms,
+            command,
+            (writes, "evalsha"),
+        )
     }
 
     /// The request frame a client sends.
@@ -142,7 +158,8 @@ pub struct EvalRo(pub Eval);
 
 impl EvalRo {
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
-        self.0.run(node, now_ms, command, Writes::ReadOnlyScript)
+        self.0
+            .run(node, now_ms, command, (Writes::ReadOnlyScript, "eval_ro"))
     }
 }
 
@@ -153,18 +170,30 @@ pub struct EvalshaRo(pub Evalsha);
 impl EvalshaRo {
     pub(crate) fn apply(self, node: &mut Node, now_ms: u64, command: ScriptCommand) -> Frame {
         let Evalsha { sha, keys, args } = self.0;
-        run(node, &sha, &keys, &args, now_ms, command, Writes::ReadOnlyScript)
+        run(
+            node,
+            &sha,
+            &keys,
+            &args,
+            now_ms,
+            command,
+            (Writes::ReadOnlyScript, "evalsha_ro"),
+        )
     }
 }
 
 /// Words of a request: keys, or arguments.
 type Words = Vec<Vec<u8>>;
 
+/// Which writes a script may make, and the command that runs it (`eval`, `evalsha_ro`…).
+type Runner = (Writes, &'static str);
+
 /// Runs a cached script on the node (EVAL and EVALSHA). A SELECT inside the script changes
 /// the script's database only, as in Redis 7.0: the caller's comes back after it.
 /// `command` runs each `redis.call` (the dispatcher's, which knows every command); a write
-/// the script calls is refused as `writes` says. Every error the run replies is counted in
-/// the node's error statistics here, so the reply goes out as `Reply::Counted`.
+/// the script calls is refused as `writes` says. Every error the run replies, and every
+/// command it calls, is counted in the node's statistics here, so the reply goes out as
+/// `Reply::Counted`.
 fn run(
     node: &mut Node,
     sha: &str,
@@ -172,7 +201,7 @@ fn run(
     args: &[Vec<u8>],
     now_ms: u64,
     command: ScriptCommand,
-    writes: Writes,
+    (writes, caller): Runner,
 ) -> Frame {
     let selected = node.db.selected();
     let call = ScriptCall {
@@ -181,8 +210,9 @@ fn run(
         now_ms,
         writes,
         command,
+        caller,
     };
-    let reply = node.scripts.run(sha, call, &mut node.db, &mut node.errors);
+    let reply = node.scripts.run(sha, call, &mut node.db, &mut node.stats);
     node.db.select(selected);
     reply
 }
@@ -391,7 +421,8 @@ mod tests {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
         match Command::from_words(words, crate::redis::cmd::Writes::Taken) {
             Ok(command) => match command.apply(node, &mut Session::default(), 0) {
-                Reply::Frame(frame) | Reply::Counted(frame) => frame,
+                Reply::Frame(frame) => frame,
+                Reply::Counted(reply) => reply.into_resp2(),
                 other => panic!("not a frame: {other:?}"),
             },
             Err(error) => error.into(),
@@ -781,16 +812,16 @@ mod tests {
             let mut node = Node::new().unwrap();
             run(&mut node, &["RPUSH", "l", "1"]);
             eval(&mut node, script);
-            let mut expected = crate::redis::errorstats::ErrorStats::default();
+            let mut expected = crate::redis::stats::ErrorStats::default();
             for code in *codes {
                 expected.count(&format!("{code} message"));
             }
-            assert_eq!(node.errors, expected, "{script}");
+            assert_eq!(node.stats.errors, expected, "{script}");
         }
         let mut node = Node::new().unwrap();
         run(&mut node, &["EVALSHA", &"0".repeat(40), "0"]);
         assert_eq!(
-            node.errors.info_lines().collect::<Vec<_>>(),
+            node.stats.errors.info_lines().collect::<Vec<_>>(),
             ["errorstat_NOSCRIPT:count=1"]
         );
     }

@@ -359,7 +359,7 @@ impl Config {
             ))
             .into(),
             Config::Resetstat => {
-                node.errors.reset();
+                node.stats.reset();
                 ok().into()
             }
         }

@@ -149,6 +149,11 @@ impl Watches {
         }
     }
 
+    /// Whether a key connection `id` watches changed (CLIENT LIST's flag `d`).
+    pub fn is_dirty(&self, id: u64) -> bool {
+        self.touched.contains(&id)
+    }
+
     /// Whether EXEC of connection `id` must abort at `now_ms`: a watched key changed, or
     /// was there at WATCH and has expired since (Redis 7.0's `isWatchedKeyExpired`).
     fn must_abort(&self, id: u64, db: &Db, now_ms: u64) -> bool {
