@@ -292,10 +292,17 @@ async fn serve_connection<S, C, D>(
         }
         let mut tally = Tally::Call;
         let reply = match command {
-            Ok(Command::Wait(wait)) => wait_for_replicas(&context, &session, wait).await.into(),
+            Ok(Command::Wait(wait)) => {
+                let (reply, waited) = wait_for_replicas(&context, &session, wait).await;
+                tally = Tally::call_that(waited);
+                reply.into()
+            }
             Ok(Command::BlockingPop(pop)) => {
                 match pop_or_block(&context, &mut connection, &session, pop).await {
-                    Some(reply) => reply,
+                    Some((reply, waited)) => {
+                        tally = Tally::call_that(waited);
+                        reply
+                    }
                     None => return,
                 }
             }
@@ -342,6 +349,7 @@ async fn serve_connection<S, C, D>(
             let stats = &mut node.stats;
             match tally {
                 Tally::Call => stats.call(&name, &reply),
+                Tally::BlockedCall => stats.call_blocked(&name, &reply),
                 Tally::Began => stats.end(&name, &reply),
                 Tally::Rejected { credited } => stats.refusal(credited.then_some(name.as_str()), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
@@ -364,12 +372,20 @@ async fn serve_connection<S, C, D>(
 enum Tally {
     /// A whole call, counted once its reply is known.
     Call,
+    /// A whole call that blocked before it replied: Redis records no latency for it.
+    BlockedCall,
     /// A call whose start was marked before it ran (calls nested in it count in between).
     Began,
     /// Refused before it ran (see [`Stage::Rejected`]).
     Rejected { credited: bool },
     /// Queued in MULTI: no call yet.
     Queued,
+}
+
+impl Tally {
+    fn call_that(waited: bool) -> Tally {
+        if waited { Tally::BlockedCall } else { Tally::Call }
+    }
 }
 
 /// Keeps a client connection in its node's register (CLIENT LIST, CLIENT KILL) while it
@@ -423,13 +439,13 @@ impl Drop for OpenLink<'_> {
 /// BLPOP, BRPOP: pops at once if a list has an element; otherwise blocks until a push
 /// serves it ([`Blocked`](super::cmd::Blocked), in the order connections blocked), or its
 /// timeout passes on the node's wall clock (checked at the server cron's rate, as Redis
-/// checks it), or the client hangs up (`None`).
+/// checks it), or the client hangs up (`None`). With the reply, whether it blocked.
 async fn pop_or_block<S, C, D>(
     context: &Context<C, D>,
     connection: &mut Connection<S>,
     session: &Session,
     pop: BlockingPop,
-) -> Option<Reply>
+) -> Option<(Reply, bool)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
     C: Clock,
@@ -442,10 +458,10 @@ where
         let now_ms = clock.wall_ms();
         node.db.select(session.db);
         match pop.try_pop(&mut node.db, now_ms) {
-            Err(error) => return Some(Frame::from(error).into()),
+            Err(error) => return Some((Frame::from(error).into(), false)),
             Ok(Some(popped)) => {
                 node.propagate(now_ms);
-                return Some(popped.into());
+                return Some((popped.into(), false));
             }
             Ok(None) => node.blocked.block(session.db, pop),
         }
@@ -454,10 +470,10 @@ where
     loop {
         tokio::select! {
             biased;
-            popped = &mut served => return Some(popped.map_or(Reply::NullArray, Reply::from)),
+            popped = &mut served => return Some((popped.map_or(Reply::NullArray, Reply::from), true)),
             _ = clock.sleep_until_wall_on_grid(deadline_ms, clock.monotonic_ms(), EXPIRY_CYCLE_MS), if timeout_ms > 0 => {
                 context.node.borrow_mut().blocked.cancel(ticket);
-                return Some(Reply::NullArray);
+                return Some((Reply::NullArray, true));
             }
             read = connection.read_more() => {
                 if !matches!(read, Ok(n) if n > 0) {
@@ -470,21 +486,23 @@ where
 }
 
 /// WAIT: blocks until `wait.replicas` replicas acknowledged this connection's last write,
-/// or the timeout (ms, 0 = forever) passes; replies with how many did.
+/// or the timeout (ms, 0 = forever) passes; replies with how many did, and says whether it
+/// blocked.
 async fn wait_for_replicas<C: Clock, D: Dialer>(
     context: &Context<C, D>,
     session: &Session,
     wait: Wait,
-) -> Frame {
+) -> (Frame, bool) {
     let acks = {
         let mut node = context.node.borrow_mut();
         if node.replication.is_replica() {
-            return Frame::Error(
+            let refusal = Frame::Error(
                 "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a \
                  replica is configured to be writable (which is not the default) writes to replicas are just \
                  local and are not propagated."
                     .into(),
             );
+            return (refusal, false);
         }
         node.replication.request_acks();
         node.replication.ack_notify()
@@ -493,17 +511,19 @@ async fn wait_for_replicas<C: Clock, D: Dialer>(
         .clock
         .monotonic_ms()
         .saturating_add(wait.timeout_ms as u64);
+    let mut waited = false;
     loop {
         let acked = context.node.borrow().replication.acked(session.write_offset);
         if acked >= wait.replicas {
-            return Frame::Integer(acked);
+            return (Frame::Integer(acked), waited);
         }
         let acknowledged = acks.notified();
+        waited = true;
         tokio::select! {
             biased;
             () = acknowledged => {}
             () = context.clock.sleep_until_monotonic(deadline_ms), if wait.timeout_ms > 0 => {
-                return Frame::Integer(context.node.borrow().replication.acked(session.write_offset));
+                return (Frame::Integer(context.node.borrow().replication.acked(session.write_offset)), true);
             }
         }
     }

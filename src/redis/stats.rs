@@ -107,6 +107,8 @@ struct Calls {
     calls: u64,
     rejected: u64,
     failed: u64,
+    /// A call of it replied without blocking, so it has a latency histogram.
+    timed: bool,
 }
 
 /// Each command's calls (`INFO commandstats`), by the name Redis gives it (`get`,
@@ -130,10 +132,21 @@ impl CommandStats {
 
     /// The call to `name` that began last ends: it failed if an error was counted since.
     pub fn end(&mut self, name: &str, errors: &ErrorStats) {
+        self.end_call(name, errors, true);
+    }
+
+    /// [`CommandStats::end`] of a call that blocked before it replied: Redis 7.0 records
+    /// no latency for it.
+    pub fn end_blocked(&mut self, name: &str, errors: &ErrorStats) {
+        self.end_call(name, errors, false);
+    }
+
+    fn end_call(&mut self, name: &str, errors: &ErrorStats, timed: bool) {
         let failed = errors.total() > self.errors_seen;
         let calls = self.entry(name);
         calls.calls += 1;
         calls.failed += u64::from(failed);
+        calls.timed |= timed;
         self.errors_seen = errors.total();
     }
 
@@ -176,11 +189,11 @@ impl CommandStats {
         })
     }
 
-    /// `INFO latencystats`'s lines, for every command that ran.
+    /// `INFO latencystats`'s lines, for every command that ran without blocking.
     pub fn latency_lines(&self) -> impl Iterator<Item = String> + '_ {
         self.by_name
             .iter()
-            .filter(|(_, calls)| calls.calls > 0)
+            .filter(|(_, calls)| calls.timed)
             .map(|(name, _)| format!("latency_percentiles_usec_{name}:{LATENCY_PERCENTILES}"))
     }
 }
@@ -208,6 +221,13 @@ impl Stats {
     pub fn call(&mut self, name: &str, reply: &Reply) {
         self.begin();
         self.end(name, reply);
+    }
+
+    /// [`Stats::call`] of a call that blocked before it replied `reply`.
+    pub fn call_blocked(&mut self, name: &str, reply: &Reply) {
+        self.begin();
+        self.errors.count_reply(reply);
+        self.commands.end_blocked(name, &self.errors);
     }
 
     /// A request refused before it ran with `reply` (see [`CommandStats::reject`]).
@@ -329,6 +349,7 @@ mod tests {
             Some("get"),
             &Reply::Frame(error("ERR wrong number of arguments for 'get' command")),
         );
+        stats.call_blocked("blpop", &Reply::NullArray);
         let line = |name: &str, calls, rejected, failed| {
             format!(
                 "cmdstat_{name}:calls={calls},usec=0,usec_per_call=0.00,rejected_calls={rejected},failed_calls={failed}"
@@ -337,6 +358,7 @@ mod tests {
         assert_eq!(
             stats.commands.info_lines().collect::<Vec<_>>(),
             [
+                line("blpop", 1, 0, 0),
                 line("exec", 2, 0, 1),
                 line("get", 0, 1, 0),
                 line("incr", 1, 0, 1),
@@ -344,7 +366,7 @@ mod tests {
                 line("set", 0, 1, 0),
             ]
         );
-        // Only the commands that ran have latencies.
+        // Only the commands that ran without blocking have latencies.
         assert_eq!(
             stats
                 .commands
