@@ -1669,6 +1669,9 @@ const FOUND: &[&[&str]] = &[
     ],
     // CLIENT LIST ID lists a connection once for each time its id is given.
     &["CLIENT LIST ID $c0 $c0 $c1"],
+    // A blocking pop that timed out is a call without a latency (one served by a push has
+    // one).
+    &["BLPOP l 0.05", "INFO latencystats", "INFO commandstats"],
     // A connection whose watched key changed shows flag `d` (dirty CAS) until EXEC,
     // DISCARD or UNWATCH.
     &[

@@ -293,14 +293,14 @@ async fn serve_connection<S, C, D>(
         let mut tally = Tally::Call;
         let reply = match command {
             Ok(Command::Wait(wait)) => {
-                let (reply, waited) = wait_for_replicas(&context, &session, wait).await;
-                tally = Tally::call_that(waited);
+                let (reply, timed_out) = wait_for_replicas(&context, &session, wait).await;
+                tally = Tally::call_that(timed_out);
                 reply.into()
             }
             Ok(Command::BlockingPop(pop)) => {
                 match pop_or_block(&context, &mut connection, &session, pop).await {
-                    Some((reply, waited)) => {
-                        tally = Tally::call_that(waited);
+                    Some((reply, timed_out)) => {
+                        tally = Tally::call_that(timed_out);
                         reply
                     }
                     None => return,
@@ -349,7 +349,7 @@ async fn serve_connection<S, C, D>(
             let stats = &mut node.stats;
             match tally {
                 Tally::Call => stats.call(&name, &reply),
-                Tally::BlockedCall => stats.call_blocked(&name, &reply),
+                Tally::TimedOutCall => stats.call_timed_out(&name, &reply),
                 Tally::Began => stats.end(&name, &reply),
                 Tally::Rejected { credited } => stats.refusal(credited.then_some(name.as_str()), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
@@ -372,8 +372,8 @@ async fn serve_connection<S, C, D>(
 enum Tally {
     /// A whole call, counted once its reply is known.
     Call,
-    /// A whole call that blocked before it replied: Redis records no latency for it.
-    BlockedCall,
+    /// A whole call that blocked and timed out: Redis records no latency for it.
+    TimedOutCall,
     /// A call whose start was marked before it ran (calls nested in it count in between).
     Began,
     /// Refused before it ran (see [`Stage::Rejected`]).
@@ -383,8 +383,12 @@ enum Tally {
 }
 
 impl Tally {
-    fn call_that(waited: bool) -> Tally {
-        if waited { Tally::BlockedCall } else { Tally::Call }
+    fn call_that(timed_out: bool) -> Tally {
+        if timed_out {
+            Tally::TimedOutCall
+        } else {
+            Tally::Call
+        }
     }
 }
 
@@ -439,7 +443,7 @@ impl Drop for OpenLink<'_> {
 /// BLPOP, BRPOP: pops at once if a list has an element; otherwise blocks until a push
 /// serves it ([`Blocked`](super::cmd::Blocked), in the order connections blocked), or its
 /// timeout passes on the node's wall clock (checked at the server cron's rate, as Redis
-/// checks it), or the client hangs up (`None`). With the reply, whether it blocked.
+/// checks it), or the client hangs up (`None`). With the reply, whether it timed out.
 async fn pop_or_block<S, C, D>(
     context: &Context<C, D>,
     connection: &mut Connection<S>,
@@ -470,7 +474,7 @@ where
     loop {
         tokio::select! {
             biased;
-            popped = &mut served => return Some((popped.map_or(Reply::NullArray, Reply::from), true)),
+            popped = &mut served => return Some((popped.map_or(Reply::NullArray, Reply::from), false)),
             _ = clock.sleep_until_wall_on_grid(deadline_ms, clock.monotonic_ms(), EXPIRY_CYCLE_MS), if timeout_ms > 0 => {
                 context.node.borrow_mut().blocked.cancel(ticket);
                 return Some((Reply::NullArray, true));
@@ -487,7 +491,7 @@ where
 
 /// WAIT: blocks until `wait.replicas` replicas acknowledged this connection's last write,
 /// or the timeout (ms, 0 = forever) passes; replies with how many did, and says whether it
-/// blocked.
+/// timed out.
 async fn wait_for_replicas<C: Clock, D: Dialer>(
     context: &Context<C, D>,
     session: &Session,
@@ -511,14 +515,12 @@ async fn wait_for_replicas<C: Clock, D: Dialer>(
         .clock
         .monotonic_ms()
         .saturating_add(wait.timeout_ms as u64);
-    let mut waited = false;
     loop {
         let acked = context.node.borrow().replication.acked(session.write_offset);
         if acked >= wait.replicas {
-            return (Frame::Integer(acked), waited);
+            return (Frame::Integer(acked), false);
         }
         let acknowledged = acks.notified();
-        waited = true;
         tokio::select! {
             biased;
             () = acknowledged => {}

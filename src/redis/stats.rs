@@ -107,7 +107,8 @@ struct Calls {
     calls: u64,
     rejected: u64,
     failed: u64,
-    /// A call of it replied without blocking, so it has a latency histogram.
+    /// A call of it replied (at once, or served after it blocked), so it has a latency
+    /// histogram.
     timed: bool,
 }
 
@@ -135,9 +136,9 @@ impl CommandStats {
         self.end_call(name, errors, true);
     }
 
-    /// [`CommandStats::end`] of a call that blocked before it replied: Redis 7.0 records
-    /// no latency for it.
-    pub fn end_blocked(&mut self, name: &str, errors: &ErrorStats) {
+    /// [`CommandStats::end`] of a call that blocked and timed out: Redis 7.0 records no
+    /// latency for it.
+    pub fn end_timed_out(&mut self, name: &str, errors: &ErrorStats) {
         self.end_call(name, errors, false);
     }
 
@@ -189,7 +190,7 @@ impl CommandStats {
         })
     }
 
-    /// `INFO latencystats`'s lines, for every command that ran without blocking.
+    /// `INFO latencystats`'s lines, for every command that replied but by a timeout.
     pub fn latency_lines(&self) -> impl Iterator<Item = String> + '_ {
         self.by_name
             .iter()
@@ -223,11 +224,11 @@ impl Stats {
         self.end(name, reply);
     }
 
-    /// [`Stats::call`] of a call that blocked before it replied `reply`.
-    pub fn call_blocked(&mut self, name: &str, reply: &Reply) {
+    /// [`Stats::call`] of a call that blocked and timed out with `reply`.
+    pub fn call_timed_out(&mut self, name: &str, reply: &Reply) {
         self.begin();
         self.errors.count_reply(reply);
-        self.commands.end_blocked(name, &self.errors);
+        self.commands.end_timed_out(name, &self.errors);
     }
 
     /// A request refused before it ran with `reply` (see [`CommandStats::reject`]).
@@ -349,7 +350,7 @@ mod tests {
             Some("get"),
             &Reply::Frame(error("ERR wrong number of arguments for 'get' command")),
         );
-        stats.call_blocked("blpop", &Reply::NullArray);
+        stats.call_timed_out("blpop", &Reply::NullArray);
         let line = |name: &str, calls, rejected, failed| {
             format!(
                 "cmdstat_{name}:calls={calls},usec=0,usec_per_call=0.00,rejected_calls={rejected},failed_calls={failed}"
@@ -366,7 +367,8 @@ mod tests {
                 line("set", 0, 1, 0),
             ]
         );
-        // Only the commands that ran without blocking have latencies.
+        // A command whose only call timed out has no latency (redis-server: `BLPOP l 0.05`
+        // on a missing list; served by a push, it has one).
         assert_eq!(
             stats
                 .commands
