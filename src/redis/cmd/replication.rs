@@ -43,7 +43,7 @@ pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From
             name: "info",
             arity: -1,
             flags: Flags::READ,
-            summary: "every section, with Redis 7.0's fields in its order; the node's own clients, memory, persistence, replication, pub/sub, error counts (errorstats) and keyspace",
+            summary: "every section, with Redis 7.0's fields in its order; the node's own clients, memory, persistence, replication, pub/sub, errors (errorstats), each command's calls (commandstats, latencystats: no time spent) and keyspace",
             handler: Handler::Parse(|args| Ok(C::from(Info::parse(args)?))),
         },
         Spec {
