@@ -17,7 +17,6 @@ use tokio::sync::Notify;
 use super::error::ReplyError;
 use super::session::{Session, set_name};
 use super::spec::{Args, ok, parse_int};
-use super::transactions::Watches;
 use crate::redis::Frame;
 use crate::redis::connection::{Protocol, Reply};
 use crate::redis::subscriptions::PubSub;
@@ -185,7 +184,7 @@ impl Client {
         session: &mut Session,
         clients: &mut Clients,
         pubsub: &mut PubSub,
-        watches: &Watches,
+        dirty: &BTreeSet<u64>,
         now_ms: u64,
     ) -> Reply {
         clients.record_session(session);
@@ -196,18 +195,16 @@ impl Client {
             },
             Client::GetName => session.name.clone().map_or(Frame::Null, Frame::BulkString).into(),
             Client::Id => Frame::Integer(session.id as i64).into(),
-            Client::Info => {
-                Reply::Verbatim(clients.lines((pubsub, watches), now_ms, |id, _| id == session.id))
-            }
+            Client::Info => Reply::Verbatim(clients.lines((pubsub, dirty), now_ms, |id, _| id == session.id)),
             // One line per id asked for, in their order (twice for an id given twice).
             Client::List(Selection::Ids(ids)) => Reply::Verbatim(
                 ids.iter()
-                    .flat_map(|wanted| clients.lines((pubsub, watches), now_ms, |id, _| id == *wanted))
+                    .flat_map(|wanted| clients.lines((pubsub, dirty), now_ms, |id, _| id == *wanted))
                     .collect(),
             ),
             Client::List(selection) => {
                 Reply::Verbatim(
-                    clients.lines((pubsub, watches), now_ms, |_, kind| match &selection {
+                    clients.lines((pubsub, dirty), now_ms, |_, kind| match &selection {
                         Selection::Kind(wanted) => *wanted == kind,
                         Selection::All | Selection::Ids(_) => true,
                     }),
@@ -266,9 +263,9 @@ impl Connected {
     }
 }
 
-/// What CLIENT LIST shows of a connection beyond its own record: its subscriptions and
-/// whether a key it watches changed.
-type Seen<'a> = (&'a PubSub, &'a Watches);
+/// What CLIENT LIST shows of a connection beyond its own record: its subscriptions, and
+/// the connections a key they watch changed for ([`super::Watches::dirty`]).
+type Seen<'a> = (&'a PubSub, &'a BTreeSet<u64>);
 
 /// The file descriptor of the first connection redis-server 7.0 accepts when it listens on
 /// one address (after stdin, stdout, stderr, its epoll instance, its listening socket and
@@ -405,7 +402,7 @@ impl Clients {
 
 /// One connection as CLIENT LIST prints it: Redis 7.0's fields in its order, with what the
 /// node knows; what it has no counterpart for (buffer and memory sizes) is 0.
-fn line(id: u64, connected: &Connected, kind: Kind, (pubsub, watches): Seen, now_ms: u64) -> String {
+fn line(id: u64, connected: &Connected, kind: Kind, (pubsub, dirty): Seen, now_ms: u64) -> String {
     const MS_PER_S: u64 = 1000;
     let (channels, patterns) = pubsub.counts(id);
     let mut flags = String::new();
@@ -418,7 +415,7 @@ fn line(id: u64, connected: &Connected, kind: Kind, (pubsub, watches): Seen, now
     if connected.queued.is_some() {
         flags.push('x');
     }
-    if watches.is_dirty(id) {
+    if dirty.contains(&id) {
         // A key it watches changed: its EXEC will fail.
         flags.push('d');
     }

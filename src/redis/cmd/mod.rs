@@ -475,7 +475,7 @@ impl Command {
                 session,
                 &mut node.clients,
                 &mut node.db.pubsub,
-                &node.watches,
+                node.watches.dirty(),
                 now_ms,
             ),
             Command::Quit(Quit) => ok().into(),

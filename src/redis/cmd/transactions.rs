@@ -149,9 +149,9 @@ impl Watches {
         }
     }
 
-    /// Whether a key connection `id` watches changed (CLIENT LIST's flag `d`).
-    pub fn is_dirty(&self, id: u64) -> bool {
-        self.touched.contains(&id)
+    /// The connections a key they watch changed for (CLIENT LIST's flag `d`).
+    pub fn dirty(&self) -> &BTreeSet<u64> {
+        &self.touched
     }
 
     /// Whether EXEC of connection `id` must abort at `now_ms`: a watched key changed, or
