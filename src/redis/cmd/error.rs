@@ -37,7 +37,12 @@ impl ReplyError {
             .strip_prefix("ERR wrong number of arguments for '")
             .and_then(|rest| rest.split('\'').next())
             .is_some_and(|name| name.contains('|'));
-        self.0.starts_with("ERR unknown subcommand") || subcommand_arity
+        self.is_unknown_subcommand() || subcommand_arity
+    }
+
+    /// An unknown subcommand: Redis finds no command to credit the refusal to.
+    pub(crate) fn is_unknown_subcommand(&self) -> bool {
+        self.0.starts_with("ERR unknown subcommand")
     }
 }
 

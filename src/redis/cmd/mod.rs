@@ -90,7 +90,7 @@ impl Refused {
     /// subcommand's wrong word count) as it looks the command up, the rest as it runs.
     fn by_arguments(error: ReplyError) -> Self {
         if error.is_found_at_lookup() {
-            let credited = !error.0.starts_with("ERR unknown subcommand");
+            let credited = !error.is_unknown_subcommand();
             return Refused::rejected(error, credited);
         }
         Refused {
