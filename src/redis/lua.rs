@@ -21,6 +21,7 @@ use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Va
 
 use super::Frame;
 use super::cmd::error::Writes;
+use super::connection::Reply;
 use super::db::Db;
 use super::stats::Stats;
 
@@ -352,18 +353,13 @@ impl Scripts {
                 frame
             }
         };
+        // A call's reply, as far as the statistics look at it: its error, if any.
+        let call_reply = |error: Option<String>| Reply::Frame(error.map_or(Frame::Null, Frame::Error));
         for event in self.running.events.take() {
             match event {
-                CallEvent::Ran { name, error } => {
-                    stats.commands.begin(&stats.errors);
-                    if let Some(error) = error {
-                        stats.errors.count(&error);
-                    }
-                    stats.commands.end(&name, &stats.errors);
-                }
+                CallEvent::Ran { name, error } => stats.call(&name, &call_reply(error)),
                 CallEvent::Rejected { name, error } => {
-                    stats.errors.count(&error);
-                    stats.commands.reject(name.as_deref(), &stats.errors);
+                    stats.refusal(name.as_deref(), &call_reply(Some(error)))
                 }
             }
         }
