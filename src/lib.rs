@@ -17,6 +17,7 @@ compile_error!(
      RUSTFLAGS=\"--cfg madsim\" cargo install --locked --git <repository> (or --path <checkout>)."
 );
 
+pub mod campaign;
 pub mod check;
 pub mod client;
 pub mod clock_model;

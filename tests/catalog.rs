@@ -36,7 +36,7 @@ fn every_scenario_is_described_indexed_and_meets_its_expectations() {
         let runs = sweep(&scenario, 0..seeds, 2);
         let mut report = ScenarioReport::new(&file, &scenario, 0, &runs, 0);
         // An expected violation must be the faults' doing (the no-fault control).
-        report.control(&scenario, 2);
+        locksim::campaign::control::judge(&mut report, &scenario, 2);
         if !report.expect_met() {
             unmet.push(report.table_lines().join("\n"));
         }

@@ -5,6 +5,7 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
+use locksim::campaign::sweeps;
 use locksim::check;
 use locksim::report::ScenarioReport;
 use locksim::report::control::Attribution;
@@ -18,7 +19,7 @@ fn gc_pause() -> Scenario {
 }
 
 fn sweep(scenario: Scenario, seeds: u64) -> ScenarioReport {
-    ScenarioReport::sweep(Path::new(GC_PAUSE), &Arc::new(scenario), 0, seeds, 2)
+    sweeps::sweep(Path::new(GC_PAUSE), &Arc::new(scenario), 0, seeds, 2)
 }
 
 #[test]

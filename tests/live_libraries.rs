@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use locksim::client::Fencing;
 use locksim::history::{EventKind, History};
-use locksim::report::control::without_faults;
 use locksim::scenario::{self, Fault, FaultAction, Scenario, Target, Trigger};
 
 use support::cli::scratch;
@@ -109,7 +108,7 @@ fn breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
     paused.clients.work_ms = [250, 300];
     let mut fenced = paused.clone();
     fenced.lock.fencing = Some(Fencing::MasterIncr);
-    let calm = without_faults(&shipped);
+    let calm = shipped.without_faults();
     let dir = scratch(name);
     let live = Live::new(&dir, false).with_worker_env(worker_env);
     let _one_library_at_a_time = ONE_LIBRARY_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -161,7 +160,7 @@ fn breaks_under_a_pause_is_fenced_stalls_when_killed_and_holds_without_faults(
     holds_and_reports_every_attempt(name, &calm_run, &calm);
 
     let crashed = holder_killed(&shipped);
-    let calm_crash = without_faults(&crashed);
+    let calm_crash = crashed.without_faults();
     let [crashed_run, calm_crash_run] = run_side_by_side(&live, [&crashed, &calm_crash], &file);
     assert!(
         violated(&crashed_run, &crashed, "liveness"),

@@ -7,9 +7,11 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
+use locksim::campaign::matrix;
 use locksim::check;
 use locksim::report::Finding;
-use locksim::report::matrix::{GRID_FILE, Matrix, MatrixRun, cell_file};
+use locksim::report::matrix_summary::MatrixSummary;
+use locksim::scenario::grid::{GRID_FILE, Grid, cell_file};
 use serde_json::Value;
 use support::grid::shipped_grid_subset;
 
@@ -17,12 +19,12 @@ use support::grid::shipped_grid_subset;
 const SEEDS: u64 = 6;
 
 /// The shipped grid cut down to these setups and fault classes.
-fn shipped_subset(setups: &[&str], faults: &[&str]) -> Matrix {
+fn shipped_subset(setups: &[&str], faults: &[&str]) -> Grid {
     let grid = shipped_grid_subset(setups, faults);
-    Matrix::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"))
+    Grid::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn index(run: &MatrixRun, setup: &str, fault: &str) -> (usize, usize) {
+fn index(run: &MatrixSummary, setup: &str, fault: &str) -> (usize, usize) {
     let s = run.setups.iter().position(|row| row.name == setup).unwrap();
     let f = run.faults.iter().position(|column| column.name == fault).unwrap();
     (s, f)
@@ -36,38 +38,39 @@ fn the_matrix_finds_breaks_holds_and_absorbed_overlaps() {
     );
     let dir = std::env::temp_dir().join(format!("locksim-matrix-run-{}", std::process::id()));
     let cells = std::sync::atomic::AtomicU64::new(0);
-    let run = matrix.run(&dir, Some(SEEDS), 2, &|| {
+    let run = matrix::run(&matrix, &dir, Some(SEEDS), 2, &|| {
         cells.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
     assert_eq!(cells.into_inner(), 6, "told of every cell");
     let mutex = check::mutual_exclusion::NAME;
 
     let (s, f) = index(&run, "lua-release", "holder-pause");
-    let paused = run.cell(s, f).report().unwrap();
+    let paused = run.cell(s, f).unwrap();
     assert_eq!(paused.finding(mutex), Finding::Violated);
     assert_eq!(paused.file, cell_file(&dir, "lua-release", "holder-pause"));
-    assert!(!run.overlap_absorbed(s, f), "not fenced: the update is lost");
+    assert!(
+        !run.outcome(s, f).unwrap().absorbed,
+        "not fenced: the update is lost"
+    );
 
     let (s, f) = index(&run, "lua-release-fencing", "holder-pause");
-    let fenced = run.cell(s, f).report().unwrap();
+    let fenced = run.cell(s, f).unwrap();
     assert_eq!(
         fenced.finding(mutex),
         Finding::Violated,
         "the leases still overlap"
     );
     assert_ne!(fenced.finding(check::resource_safety::NAME), Finding::Violated);
-    assert!(run.overlap_absorbed(s, f));
+    assert!(run.outcome(s, f).unwrap().absorbed);
 
     let (s, f) = index(&run, "redlock-5", "none");
-    let baseline = run.cell(s, f).report().unwrap();
+    let baseline = run.cell(s, f).unwrap();
     assert_eq!(baseline.finding(mutex), Finding::Holds);
     assert_eq!(baseline.exercised_seeds(), SEEDS);
-    assert!(!run.overlap_absorbed(s, f));
+    assert!(!run.outcome(s, f).unwrap().absorbed);
 
-    let summary = run.summary();
-    assert_eq!(summary.setups.len(), 3);
-    assert_eq!(summary.faults.len(), 2);
-    assert!(summary.cell(s, f).is_some());
+    assert_eq!(run.setups.len(), 3);
+    assert_eq!(run.faults.len(), 2);
 }
 
 /// What Redlock buys over one node (anchors S4 and S8): one master of five forgetting the
@@ -82,11 +85,11 @@ fn one_master_of_five_failing_breaks_a_single_node_but_not_redlock() {
     let faults: Vec<&str> = std::iter::once("none").chain(one_master).collect();
     let matrix = shipped_subset(&["lua-release", "redlock-5"], &faults);
     let dir = std::env::temp_dir().join(format!("locksim-matrix-minority-{}", std::process::id()));
-    let run = matrix.run(&dir, Some(SEEDS), 2, &|| {});
+    let run = matrix::run(&matrix, &dir, Some(SEEDS), 2, &|| {});
     let mutex = check::mutual_exclusion::NAME;
     for fault in one_master {
         let (s, f) = index(&run, "redlock-5", fault);
-        let redlock = run.cell(s, f).report().unwrap();
+        let redlock = run.cell(s, f).unwrap();
         assert!(
             redlock.rate(mutex).violating <= 1,
             "Redlock under {fault}: nearly never"
@@ -99,7 +102,7 @@ fn one_master_of_five_failing_breaks_a_single_node_but_not_redlock() {
     }
     for fault in ["one-master-clock-jump", "one-master-restart"] {
         let (s, f) = index(&run, "lua-release", fault);
-        let single = run.cell(s, f).report().unwrap();
+        let single = run.cell(s, f).unwrap();
         assert_eq!(
             single.rate(mutex).violating,
             SEEDS,
@@ -108,7 +111,7 @@ fn one_master_of_five_failing_breaks_a_single_node_but_not_redlock() {
     }
     let (s, f) = index(&run, "lua-release", "none");
     assert_eq!(
-        run.cell(s, f).report().unwrap().finding(mutex),
+        run.cell(s, f).unwrap().finding(mutex),
         Finding::Holds,
         "no fault, no break"
     );
@@ -120,8 +123,8 @@ fn a_written_cell_replays_its_counterexample() {
     let dir = std::env::temp_dir().join(format!("locksim-matrix-replay-{}", std::process::id()));
     let written = matrix.write_scenarios(&dir).unwrap();
     assert_eq!(written, [cell_file(&dir, "set-nx-px", "holder-pause")]);
-    let run = matrix.run(&dir, Some(SEEDS), 2, &|| {});
-    let report = run.cell(0, 0).report().unwrap();
+    let run = matrix::run(&matrix, &dir, Some(SEEDS), 2, &|| {});
+    let report = run.cell(0, 0).unwrap();
     let seed = *report
         .violating_seeds()
         .first()
@@ -149,7 +152,7 @@ fn failover_applies_to_a_users_redlock_row_with_replicas() {
     grid["setups"] = Value::Array(vec![serde_json::from_str(row).unwrap()]);
     grid["comparisons"] = Value::Array(Vec::new());
     grid["clients_compared"] = Value::Array(Vec::new());
-    let matrix = Matrix::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let matrix = Grid::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         matrix.applicable_cells(),
         matrix.faults.len() as u64,

@@ -18,7 +18,7 @@ use locksim::check::{Verdict, check_all, mutual_exclusion, validity};
 use locksim::history::{History, fmt_ms};
 use locksim::live::{self, LiveSetup};
 use locksim::report::CHECKERS;
-use locksim::report::control::{Control, without_faults};
+use locksim::report::control::Control;
 use locksim::report::{Finding, ScenarioReport};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story::last_time_named;
@@ -180,7 +180,7 @@ fn simulated(file: &Path, scenario: &Scenario, seeds: u64) -> Side {
         report_seeds.push(run);
     }
     let mut report = ScenarioReport::new(file, scenario, 0, &report_seeds, clock.total() as u128);
-    report.control(scenario, 1);
+    locksim::campaign::control::judge(&mut report, scenario, 1);
     Side {
         mode: "sim",
         report,
@@ -226,7 +226,7 @@ fn live_side(file: &Path, scenario: &Scenario, seeds: u64, setup: &LiveSetup, tr
     let mut report = ScenarioReport::new(file, &scenario, 0, &runs, clock.total() as u128);
     let control_seeds = Control::seeds_for(&scenario, &report.violations);
     if !control_seeds.is_empty() {
-        let runs = live_runs(&without_faults(&scenario), &control_seeds, setup, 1);
+        let runs = live_runs(&scenario.without_faults(), &control_seeds, setup, 1);
         report.with_control(Control::from_runs(control_seeds, runs));
     }
     Side {

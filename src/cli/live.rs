@@ -12,7 +12,7 @@ use locksim::client::{Algorithm, LockOptions, Profile};
 use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
 use locksim::report::ScenarioReport;
-use locksim::report::control::{Control, without_faults};
+use locksim::report::control::Control;
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{RunSummary, SeedRun, in_parallel};
 use locksim::world::events::EventCounts;
@@ -86,7 +86,7 @@ pub fn run_live(args: RunArgs) -> ExitCode {
         // The no-fault control, live too: does the violation go away without the faults?
         let control_seeds = Control::seeds_for(&scenario, &report.violations);
         if !control_seeds.is_empty() {
-            let runs = live_runs(&without_faults(&scenario), &control_seeds, setup, jobs);
+            let runs = live_runs(&scenario.without_faults(), &control_seeds, setup, jobs);
             report.with_control(Control::from_runs(control_seeds, runs));
         }
         for line in report.table_lines() {

@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use locksim::campaign::control;
+use locksim::campaign::plan::{LogHeader, Plan, read_log_line};
+use locksim::campaign::sweeps::SweepKind;
 use locksim::report::ScenarioReport;
-use locksim::report::plan::{LogHeader, Plan, read_log_line};
-use locksim::report::sweeps::SweepKind;
 use locksim::scenario;
 use locksim::sweep::SeedRun;
 
@@ -63,7 +64,7 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
         let seed_start = runs.keys().next().copied().unwrap_or(0);
         let runs: Vec<SeedRun> = runs.into_values().collect();
         let mut report = ScenarioReport::new(&path, &scenario, seed_start, &runs, 0);
-        report.control(&scenario, jobs_or_all_cores(None));
+        control::judge(&mut report, &scenario, jobs_or_all_cores(None));
         if !emit_report(&report, json_out.as_mut()) {
             return ExitCode::from(EXIT_UNMET);
         }
@@ -103,10 +104,7 @@ pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
         return code;
     }
     let swept = sweep_plan(&plan, &|sweep| {
-        let runs = &runs[&(sweep.kind, sweep.id.clone())];
-        let mut report = ScenarioReport::new(&sweep.file, &sweep.scenario, 0, runs, 0);
-        report.control(&sweep.scenario, jobs_or_all_cores(None));
-        report
+        sweep.report_from(&runs[&(sweep.kind, sweep.id.clone())], jobs_or_all_cores(None))
     });
     if let Some(run) = &swept.matrix {
         emit(matrix_line(run));
@@ -184,7 +182,7 @@ fn read_seeds(
         .collect();
     let seeds: HashMap<(SweepKind, &str), u64> = plan
         .sweeps()
-        .map(|sweep| ((sweep.kind, sweep.id.as_str()), sweep.seeds))
+        .map(|sweep| ((sweep.kind, sweep.id.as_str()), sweep.most_seeds()))
         .collect();
     let mut last_lines = Vec::new();
     for (log, header) in shards {
@@ -223,7 +221,7 @@ fn read_seeds(
     }
     for sweep in plan.sweeps() {
         let logged = &runs[&(sweep.kind, sweep.id.clone())];
-        let Some(missing) = (0..sweep.seeds).find(|seed| !logged.contains_key(seed)) else {
+        let Some(missing) = (0..sweep.most_seeds()).find(|seed| !logged.contains_key(seed)) else {
             continue;
         };
         let owner = shards

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use locksim::campaign::plan::{Plan, ReportOptions, Swept};
+use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::check::check_all;
 use locksim::report::ScenarioReport;
 use locksim::report::counterexample::Counterexample;
@@ -20,13 +22,12 @@ use locksim::report::figures::{
     self, heatmap,
     timeline::{self, Timeline},
 };
-use locksim::report::matrix::{self, CellRun, MatrixRun};
+use locksim::report::matrix_summary::MatrixSummary;
 use locksim::report::minimal;
 use locksim::report::page::{self, Figure, Figures};
-use locksim::report::plan::{Plan, ReportOptions, Swept};
 use locksim::report::summary::Summary;
-use locksim::report::sweeps::{Sweep, SweepKind};
 use locksim::scenario::Scenario;
+use locksim::scenario::grid::GRID_FILE;
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed};
 
@@ -58,6 +59,11 @@ pub struct ReportArgs {
     /// Seeds per matrix cell (default: the grid's own; 0: leave the matrix out).
     #[arg(long)]
     pub matrix_seeds: Option<u64>,
+    /// Seeds a cell of a setup the grid compares goes on to when its first seeds show no
+    /// safety violation, so a *holds* rests on enough seeds (default: the grid's
+    /// `holds_seeds`, 300; 0: no further).
+    #[arg(long)]
+    pub holds_seeds: Option<u64>,
     /// Run only shard K of N of every seed the report runs (every Nth seed of each
     /// catalogue scenario, matrix cell and envelope point) and write only its seed log;
     /// `locksim merge LOGS --report DIR` writes the report from every shard's log.
@@ -75,7 +81,7 @@ impl ReportArgs {
         let matrix = match (&self.matrix, self.matrix_seeds) {
             (_, Some(0)) => None,
             (Some(file), _) => Some(file.clone()),
-            (None, _) => Some(PathBuf::from(matrix::GRID_FILE)).filter(|grid| grid.exists()),
+            (None, _) => Some(PathBuf::from(GRID_FILE)).filter(|grid| grid.exists()),
         };
         ReportOptions {
             paths: self.paths.clone(),
@@ -83,6 +89,7 @@ impl ReportArgs {
             envelope_seeds: self.envelope_seeds,
             matrix,
             matrix_seeds: self.matrix_seeds,
+            holds_seeds: self.holds_seeds,
         }
     }
 }
@@ -106,11 +113,11 @@ pub fn report(args: ReportArgs) -> ExitCode {
         return code;
     }
     let swept = sweep_plan(&plan, &|sweep| sweep.run(jobs));
-    if let Some(run) = &swept.matrix {
+    if let Some(matrix) = &swept.matrix {
         emit(format_args!(
             "{} run in {:.1} s",
-            matrix_line(run),
-            run.wall_ms as f64 / 1000.0
+            matrix_line(matrix),
+            swept.matrix_wall_ms as f64 / 1000.0
         ));
     }
     finish(&plan, &args.out, swept, jobs)
@@ -135,7 +142,7 @@ fn run_shard(plan: &Plan, shard: Shard, log: &Path, jobs: usize) -> ExitCode {
                 *log_error.lock().expect("lock poisoned") = Some(e);
             }
         };
-        let report = ScenarioReport::sweep_seeds(
+        let report = sweeps::sweep_seeds(
             &sweep.file,
             &sweep.scenario,
             &sweep.seeds_of(Some(shard)),
@@ -224,17 +231,12 @@ pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swep
 }
 
 /// What the matrix's sweep covered, in a line.
-pub fn matrix_line(run: &MatrixRun) -> String {
-    let cells = run
-        .cells
-        .iter()
-        .flatten()
-        .filter(|cell| cell.report().is_some())
-        .count();
+pub fn matrix_line(matrix: &MatrixSummary) -> String {
+    let cells = matrix.cells.iter().flatten().flatten().count();
     format!(
         "matrix: {} setups x {} fault classes, {cells} cells",
-        run.setups.len(),
-        run.faults.len()
+        matrix.setups.len(),
+        matrix.faults.len()
     )
 }
 
@@ -246,6 +248,7 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         catalogue,
         matrix,
         envelopes,
+        ..
     } = swept;
     let mut counterexamples = Vec::new();
     let mut timelines = Vec::new();
@@ -256,15 +259,16 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         }
     }
     let mut matrix_counterexamples = Vec::new();
-    let cells = matrix.iter().flat_map(|run| run.cells.iter().flatten());
+    let cells = matrix
+        .iter()
+        .flat_map(|matrix| matrix.cells.iter().flatten().flatten());
     let cell_sweeps = plan.matrix.iter().flat_map(|(_, sweeps)| sweeps);
-    for (report, sweep) in cells.filter_map(CellRun::report).zip(cell_sweeps) {
+    for (report, sweep) in cells.zip(cell_sweeps) {
         if let Some((example, timeline)) = counterexample(report, &sweep.scenario) {
             timelines.push((example.id.clone(), timeline));
             matrix_counterexamples.push(example);
         }
     }
-    let matrix = matrix.map(|run| run.summary());
     let started = Instant::now();
     let shrunk = matrix
         .as_ref()

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use locksim::campaign::{self, sweeps};
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::{Event, WireRecord, fmt_ms};
@@ -12,7 +13,7 @@ use locksim::report::figures::{
     self,
     timeline::{self, Timeline},
 };
-use locksim::report::{ScenarioReport, control, harness_error};
+use locksim::report::{ScenarioReport, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
@@ -116,9 +117,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             }
         };
         let scenario = Arc::new(scenario);
-        let mut report = ScenarioReport::sweep_seeds(&file, &scenario, &owned, jobs, &log);
+        let mut report = sweeps::sweep_seeds(&file, &scenario, &owned, jobs, &log);
         if shard.is_none() {
-            report.control(&scenario, jobs);
+            campaign::control::judge(&mut report, &scenario, jobs);
         }
         if let Some(e) = log_error.into_inner().expect("lock poisoned") {
             eprintln!("error: writing the seed log: {e}");
@@ -167,7 +168,7 @@ pub fn replay(
         ));
     }
     let scenario: Arc<Scenario> = match scenario::load(file) {
-        Ok(s) if without_faults => Arc::new(control::without_faults(&s)),
+        Ok(s) if without_faults => Arc::new(s.without_faults()),
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
     };

@@ -11,13 +11,12 @@
 //! without the faults*, and its expectation of violated is not met.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::rate::Rate;
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::{SeedRun, sweep_seeds};
+use crate::sweep::SeedRun;
 
 /// How many violating seeds a control runs again, at most (the first ones).
 pub const CONTROL_SEEDS: usize = 20;
@@ -56,14 +55,6 @@ impl Attribution {
     }
 }
 
-/// The same scenario with no faults: no schedule, no crash point, no nemesis.
-pub fn without_faults(scenario: &Scenario) -> Scenario {
-    Scenario {
-        faults: Vec::new(),
-        ..scenario.clone()
-    }
-}
-
 impl Control {
     /// The seeds a control of `scenario` runs, given each checker's violating seeds: the
     /// first [`CONTROL_SEEDS`] seeds that violated a checker expected violated. None when
@@ -85,13 +76,6 @@ impl Control {
         seeds.dedup();
         seeds.truncate(CONTROL_SEEDS);
         seeds
-    }
-
-    /// Runs `seeds` of `scenario` without its faults on `jobs` threads.
-    pub fn run(scenario: &Scenario, seeds: Vec<u64>, jobs: usize) -> Control {
-        let bare = Arc::new(without_faults(scenario));
-        let runs = sweep_seeds(&bare, &seeds, jobs, |run| run);
-        Control::from_runs(seeds, runs)
     }
 
     /// The control made of `runs`, the runs of `seeds` without the faults (simulated, or
@@ -170,15 +154,6 @@ mod tests {
     }
 
     #[test]
-    fn a_control_takes_every_fault_away_and_keeps_the_rest() {
-        let scenario = load("single-node-gc-pause.json");
-        let bare = without_faults(&scenario);
-        assert!(bare.faults.is_empty());
-        assert_eq!(bare.clients.count, scenario.clients.count);
-        assert_eq!(bare.duration_ms, scenario.duration_ms);
-    }
-
-    #[test]
     fn a_control_reruns_the_first_seeds_that_broke_an_expected_violation() {
         let scenario = load("single-node-gc-pause.json");
         let mut violations = BTreeMap::new();
@@ -187,31 +162,6 @@ mod tests {
         let seeds = Control::seeds_for(&scenario, &violations);
         // deadlock is expected to hold: its seed is no evidence for a violation.
         assert_eq!(seeds, (0..CONTROL_SEEDS as u64).collect::<Vec<_>>());
-        assert!(Control::seeds_for(&without_faults(&scenario), &violations).is_empty());
-    }
-
-    #[test]
-    fn a_pause_past_the_ttl_is_what_breaks_the_lock() {
-        let scenario = load("single-node-gc-pause.json");
-        let control = Control::run(&scenario, vec![0, 1, 2], 1);
-        assert_eq!(control.rate(check::mutual_exclusion::NAME).seeds, 3);
-        assert_eq!(
-            control.attribution(check::mutual_exclusion::NAME),
-            Some(Attribution::CausedByFaults)
-        );
-    }
-
-    #[test]
-    fn work_longer_than_the_ttl_breaks_the_lock_without_any_fault() {
-        let mut scenario = load("single-node-gc-pause.json");
-        // Every critical section outlives the 2 s TTL: no fault is needed.
-        scenario.clients.work_ms = [3000, 3000];
-        let control = Control::run(&scenario, vec![0, 1], 1);
-        assert_eq!(
-            control.attribution(check::mutual_exclusion::NAME),
-            Some(Attribution::PresentWithoutFaults),
-            "{control:?}"
-        );
-        assert_eq!(control.first_violating(check::mutual_exclusion::NAME), Some(0));
+        assert!(Control::seeds_for(&scenario.without_faults(), &violations).is_empty());
     }
 }

@@ -8,31 +8,7 @@ use super::ScenarioReport;
 use super::figures::heatmap::{self, Band, Cell, Fill, Heatmap, Panel};
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
-
-/// A row of the matrix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetupRow {
-    /// Short name, used in scenario and file names.
-    pub name: String,
-    /// What a table shows for the row.
-    pub label: String,
-    /// Anything the label leaves out (may be empty).
-    pub description: String,
-    /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
-    pub fenced: bool,
-}
-
-/// A column of the matrix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FaultColumn {
-    /// Short name, used in scenario and file names.
-    pub name: String,
-    /// What a table shows for the column.
-    pub label: String,
-    /// What the faults do, and which published scenario they reproduce (the grid's words:
-    /// what the seeds found is computed, never written here).
-    pub description: String,
-}
+pub use crate::scenario::grid::{FaultColumn, SetupRow};
 
 /// Setups crossed with fault classes; a cell is `None` where the fault does not apply.
 #[derive(Debug, Clone)]

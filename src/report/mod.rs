@@ -11,20 +11,15 @@ pub mod counterexample;
 pub mod envelope;
 pub mod fault_classes;
 pub mod figures;
-pub mod matrix;
 pub mod matrix_summary;
 pub mod minimal;
 pub mod outcome;
 pub mod page;
-pub mod plan;
 pub mod rate;
 pub mod summary;
-pub mod sweeps;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -33,7 +28,7 @@ use self::rate::Rate;
 use crate::check;
 use crate::check::evidence::{Evidence, NotExercised};
 use crate::scenario::{Expectation, Scenario};
-use crate::sweep::{SeedRun, sweep_seeds};
+use crate::sweep::SeedRun;
 
 /// Width of a checker cell in the table ("100/100 96-100%" and a mark).
 const CELL: usize = 18;
@@ -171,27 +166,6 @@ impl ScenarioReport {
         tally.finish(file, scenario, seed_start, wall_ms)
     }
 
-    /// Runs `count` seeds of `scenario` from `seed_start` on `jobs` threads and summarises
-    /// them, timing the sweep.
-    pub fn sweep(file: &Path, scenario: &Arc<Scenario>, seed_start: u64, count: u64, jobs: usize) -> Self {
-        let seeds: Vec<u64> = (seed_start..seed_start.saturating_add(count)).collect();
-        let mut report = ScenarioReport::sweep_seeds(file, scenario, &seeds, jobs, &|_| {});
-        report.control(scenario, jobs);
-        report
-    }
-
-    /// Runs the no-fault control of this sweep's expected violations (see [`control`]) and
-    /// judges the expectations again with it: a violation present without the faults does
-    /// not meet an expectation of violated. Nothing runs when the scenario has no faults
-    /// or no expected violation broke.
-    pub fn control(&mut self, scenario: &Scenario, jobs: usize) {
-        let seeds = Control::seeds_for(scenario, &self.violations);
-        if seeds.is_empty() {
-            return;
-        }
-        self.with_control(Control::run(scenario, seeds, jobs));
-    }
-
     /// Judges the expectations again with `control`, however its seeds ran (live mode
     /// runs them live).
     pub fn with_control(&mut self, control: Control) {
@@ -214,25 +188,6 @@ impl ScenarioReport {
             return Some(Attribution::Workload);
         }
         self.control.as_ref()?.attribution(checker)
-    }
-
-    /// Runs the listed seeds (a shard's share, say), telling `done` of each as it finishes.
-    pub fn sweep_seeds(
-        file: &Path,
-        scenario: &Arc<Scenario>,
-        seeds: &[u64],
-        jobs: usize,
-        done: &(dyn Fn(&SeedRun) + Sync),
-    ) -> Self {
-        let started = Instant::now();
-        let tally = std::sync::Mutex::new(Tally::new(scenario));
-        sweep_seeds(scenario, seeds, jobs, |run| {
-            done(&run);
-            tally.lock().expect("tally lock poisoned").add(&run);
-        });
-        let seed_start = seeds.first().copied().unwrap_or(0);
-        let tally = tally.into_inner().expect("tally lock poisoned");
-        tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
     }
 
     /// Seeds that violated any checker, in order.
@@ -563,7 +518,7 @@ pub fn harness_error(scenario: &str, file: &Path, seed: u64, message: &str) -> S
 
 /// What a sweep has found so far, folded in seed by seed as runs finish (in any order), so
 /// a sweep keeps a few numbers per seed and no run.
-struct Tally {
+pub struct Tally {
     min_grants: u64,
     seeds: u64,
     violations: BTreeMap<&'static str, SeedSet>,
@@ -612,7 +567,7 @@ fn fewest_median_most(histogram: &BTreeMap<u64, u64>) -> Option<[u64; 3]> {
 }
 
 impl Tally {
-    fn new(scenario: &Scenario) -> Self {
+    pub fn new(scenario: &Scenario) -> Self {
         Tally {
             min_grants: scenario.check_settings().min_grants_after_fault,
             seeds: 0,
@@ -624,7 +579,7 @@ impl Tally {
         }
     }
 
-    fn add(&mut self, run: &SeedRun) {
+    pub fn add(&mut self, run: &SeedRun) {
         self.seeds += 1;
         let summary = match &run.outcome {
             Ok(summary) => summary,
@@ -647,8 +602,17 @@ impl Tally {
         }
     }
 
+    /// Whether any seed tallied so far violated one of `checkers`.
+    pub fn violated_any(&self, checkers: &[&str]) -> bool {
+        checkers.iter().any(|checker| {
+            self.violations
+                .get(checker)
+                .is_some_and(|seeds| !seeds.0.is_empty())
+        })
+    }
+
     /// The report, with every list in seed order whatever order the runs came in.
-    fn finish(self, file: &Path, scenario: &Scenario, seed_start: u64, wall_ms: u128) -> ScenarioReport {
+    pub fn finish(self, file: &Path, scenario: &Scenario, seed_start: u64, wall_ms: u128) -> ScenarioReport {
         let Tally {
             seeds,
             violations,

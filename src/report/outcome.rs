@@ -9,6 +9,14 @@ use super::ScenarioReport;
 use super::rate::Rate;
 use crate::check;
 
+/// The checkers that judge safety: two holders at once, and the data's harm (a lost
+/// update, a stale token accepted).
+pub const SAFETY_CHECKERS: [&str; 3] = [
+    check::mutual_exclusion::NAME,
+    check::resource_safety::NAME,
+    check::stale_write::NAME,
+];
+
 /// Both levels of safety together, from best to worst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Safety {

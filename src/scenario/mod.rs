@@ -5,6 +5,7 @@
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 
 mod fault;
+pub mod grid;
 pub mod limits;
 mod load;
 mod schema;

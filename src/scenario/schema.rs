@@ -552,6 +552,15 @@ pub enum Expectation {
 }
 
 impl Scenario {
+    /// The same scenario with no faults: no schedule, no crash point, no nemesis; clocks,
+    /// network and workload stay. The no-fault control runs it.
+    pub fn without_faults(&self) -> Scenario {
+        Scenario {
+            faults: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// What the checkers need of this scenario. The slack is one full retry cycle (the
     /// longest retry sleep, a timed-out request, the longest think time) after the key
     /// expired. The bounds are the scenario's `checks`, or else: liveness, one worst-case

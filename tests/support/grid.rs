@@ -2,7 +2,7 @@
 //! named setups and fault classes, and only the comparisons and compared clients among
 //! the setups kept.
 
-use locksim::report::matrix::GRID_FILE;
+use locksim::scenario::grid::GRID_FILE;
 use serde_json::Value;
 
 /// The shipped grid with only `setups` and `faults` (each must exist there).

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use locksim::check::{Verdict, check_all};
 use locksim::history::{EventKind, History};
 use locksim::live::{self, LiveSetup};
-use locksim::report::control::without_faults;
 use locksim::scenario::{self, Scenario};
 use serde_json::Value;
 
@@ -79,7 +78,7 @@ impl Live {
     /// Runs the scenario in `file` live without its faults (the control that the faults
     /// caused a violation); the scenario run, and its history.
     pub fn run_without_faults(&self, file: &Path) -> (Scenario, History) {
-        let calm = without_faults(&scenario::load(file).unwrap());
+        let calm = scenario::load(file).unwrap().without_faults();
         let history = self.run(&calm, file);
         (calm, history)
     }

@@ -17,11 +17,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::ScenarioReport;
-use super::envelope::{self, Envelope};
-use super::matrix::{Matrix, MatrixRun};
+use super::envelopes;
+use super::matrix;
 use super::sweeps::{Sweep, SweepKind};
+use crate::report::ScenarioReport;
+use crate::report::envelope::Envelope;
+use crate::report::matrix_summary::MatrixSummary;
 use crate::scenario;
+use crate::scenario::grid::Grid;
 use crate::sweep::{SeedRun, Shard};
 
 /// What a report is asked, with the defaults resolved: all a shard's log needs to say for
@@ -39,6 +42,9 @@ pub struct ReportOptions {
     pub matrix: Option<PathBuf>,
     /// Seeds per matrix cell (`None`: the grid's own).
     pub matrix_seeds: Option<u64>,
+    /// Seeds a compared setup's cell goes on to when it shows no safety violation
+    /// (`None`: the grid's `holds_seeds`; 0: no further).
+    pub holds_seeds: Option<u64>,
 }
 
 impl ReportOptions {
@@ -68,6 +74,7 @@ impl ReportOptions {
                 seeds(self.matrix_seeds),
                 seeds(other.matrix_seeds),
             ),
+            ("--holds-seeds", seeds(self.holds_seeds), seeds(other.holds_seeds)),
         ];
         fields
             .into_iter()
@@ -82,7 +89,7 @@ pub struct Plan {
     pub options: ReportOptions,
     pub catalogue: Vec<Sweep>,
     /// The grid and its cells' sweeps, when the report has a matrix.
-    pub matrix: Option<(Matrix, Vec<Sweep>)>,
+    pub matrix: Option<(Grid, Vec<Sweep>)>,
     /// Every envelope point's sweep (none at `envelope_seeds` 0).
     pub envelopes: Vec<Sweep>,
 }
@@ -91,7 +98,9 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 pub struct Swept {
     pub catalogue: Vec<ScenarioReport>,
-    pub matrix: Option<MatrixRun>,
+    pub matrix: Option<MatrixSummary>,
+    /// Host time the matrix's sweeps took.
+    pub matrix_wall_ms: u128,
     pub envelopes: Vec<Envelope>,
 }
 
@@ -122,6 +131,7 @@ impl Plan {
                 kind: SweepKind::Catalogue,
                 id: file.display().to_string(),
                 seeds: options.seeds.unwrap_or(scenario.seeds),
+                holds_at: None,
                 scenario: Arc::new(scenario),
                 file,
             })
@@ -129,14 +139,19 @@ impl Plan {
         let matrix = match &options.matrix {
             None => None,
             Some(grid) => {
-                let grid = Matrix::load(grid).map_err(|e| e.to_string())?;
-                let sweeps = grid.sweeps(matrix_dir, options.matrix_seeds);
+                let grid = Grid::load(grid).map_err(|e| e.to_string())?;
+                let holds_seeds = match options.holds_seeds {
+                    None => grid.holds_seeds,
+                    Some(0) => None,
+                    Some(seeds) => Some(seeds),
+                };
+                let sweeps = matrix::sweeps(&grid, matrix_dir, options.matrix_seeds, holds_seeds);
                 Some((grid, sweeps))
             }
         };
         let envelopes = match options.envelope_seeds {
             0 => Vec::new(),
-            seeds => envelope::sweeps(seeds).map_err(|e| e.to_string())?,
+            seeds => envelopes::sweeps(seeds).map_err(|e| e.to_string())?,
         };
         Ok(Plan {
             options,
@@ -156,19 +171,21 @@ impl Plan {
     /// order: run here, or tallied from shards' logs), put together.
     pub fn assemble(&self, report: &mut dyn FnMut(&Sweep) -> ScenarioReport) -> Swept {
         let catalogue = self.catalogue.iter().map(&mut *report).collect();
+        let started = Instant::now();
         let matrix = self.matrix.as_ref().map(|(grid, cells)| {
-            let started = Instant::now();
             let reports: Vec<ScenarioReport> = cells.iter().map(&mut *report).collect();
-            grid.results(reports, started.elapsed().as_millis())
+            matrix::results(grid, reports)
         });
+        let matrix_wall_ms = started.elapsed().as_millis();
         let points: Vec<ScenarioReport> = self.envelopes.iter().map(report).collect();
         let envelopes = match self.options.envelope_seeds {
             0 => Vec::new(),
-            seeds => envelope::envelopes(seeds, &points),
+            seeds => envelopes::envelopes(seeds, &points),
         };
         Swept {
             catalogue,
             matrix,
+            matrix_wall_ms,
             envelopes,
         }
     }
@@ -180,10 +197,11 @@ impl Plan {
         let mut hasher = Xxh3::new();
         for sweep in self.sweeps() {
             let text = format!(
-                "{}\n{}\n{}\n{:?}\n",
+                "{}\n{}\n{}\n{:?}\n{:?}\n",
                 sweep.kind.word(),
                 sweep.id,
                 sweep.seeds,
+                sweep.holds_at,
                 sweep.scenario
             );
             hasher.update(text.as_bytes());
@@ -194,9 +212,9 @@ impl Plan {
         format!("{:032x}", hasher.digest128())
     }
 
-    /// How many seeds the whole report runs.
+    /// How many seeds the whole report may run (every sweep's [`Sweep::most_seeds`]).
     pub fn total_seeds(&self) -> u64 {
-        self.sweeps().map(|sweep| sweep.seeds).sum()
+        self.sweeps().map(Sweep::most_seeds).sum()
     }
 
     /// The first line of shard `shard`'s log: the options, the shard and the plan's
@@ -287,8 +305,9 @@ mod tests {
             paths: vec![root.join("scenarios/single-node-gc-pause.json")],
             seeds: Some(seeds),
             envelope_seeds: 2,
-            matrix: Some(root.join(super::super::matrix::GRID_FILE)),
+            matrix: Some(root.join(crate::scenario::grid::GRID_FILE)),
             matrix_seeds: Some(3),
+            holds_seeds: Some(0),
         }
     }
 

@@ -23,17 +23,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::ScenarioReport;
-pub use super::matrix_summary::FaultColumn;
-use super::matrix_summary::{MatrixSummary, SetupRow};
-use super::outcome::Outcome;
-use super::sweeps::{Sweep, SweepKind};
-use crate::scenario::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
+use super::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
 
 /// The grid shipped with locksim, relative to the repository root.
 pub const GRID_FILE: &str = "scenarios/matrix/grid.json";
@@ -59,6 +53,10 @@ struct GridFile {
 struct Defaults {
     duration_ms: u64,
     seeds: u64,
+    /// Seeds a cell of a compared setup goes on to when its first `seeds` show no safety
+    /// violation, so a *holds* the comparisons state rests on enough of them.
+    #[serde(default)]
+    holds_seeds: Option<u64>,
     clients: Map<String, Value>,
     #[serde(default)]
     network: Option<Map<String, Value>>,
@@ -112,6 +110,31 @@ const FAULT_CLASS_FIELDS: [&str; 7] = [
     "checks",
 ];
 
+/// A row of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupRow {
+    /// Short name, used in scenario and file names.
+    pub name: String,
+    /// What a table shows for the row.
+    pub label: String,
+    /// Anything the label leaves out (may be empty).
+    pub description: String,
+    /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
+    pub fenced: bool,
+}
+
+/// A column of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultColumn {
+    /// Short name, used in scenario and file names.
+    pub name: String,
+    /// What a table shows for the column.
+    pub label: String,
+    /// What the faults do, and which published scenario they reproduce (the grid's words:
+    /// what the seeds found is computed, never written here).
+    pub description: String,
+}
+
 /// One cell before it runs.
 #[derive(Debug, Clone)]
 pub enum Cell {
@@ -123,7 +146,7 @@ pub enum Cell {
 
 /// A loaded grid: rows, columns and every cell's generated scenario.
 #[derive(Debug, Clone)]
-pub struct Matrix {
+pub struct Grid {
     /// The rows, in the grid's order.
     pub setups: Vec<SetupRow>,
     /// The columns, in the grid's order.
@@ -134,36 +157,9 @@ pub struct Matrix {
     pub comparisons: Vec<(usize, usize)>,
     /// Setups "Clients compared" lists, as indices into `setups`.
     pub clients_compared: Vec<usize>,
-}
-
-/// One cell after its seeds ran.
-#[derive(Debug, Clone)]
-pub enum CellRun {
-    /// The fault class does not apply to this setup (why, in a sentence); nothing ran.
-    NotApplicable { reason: String },
-    /// What the seeds showed, and the scenario they ran (JSON, as a file would hold it).
-    Ran {
-        report: Box<ScenarioReport>,
-        json: String,
-    },
-}
-
-/// What a run of the whole grid found: the plain value a page or a JSON summary is built
-/// from.
-#[derive(Debug, Clone)]
-pub struct MatrixRun {
-    /// The rows, in the grid's order.
-    pub setups: Vec<SetupRow>,
-    /// The columns, in the grid's order.
-    pub faults: Vec<FaultColumn>,
-    /// `cells[setup][fault]`.
-    pub cells: Vec<Vec<CellRun>>,
-    /// Pairs of setups to compare, `(setup, against)` as indices into `setups`.
-    pub comparisons: Vec<(usize, usize)>,
-    /// Setups "Clients compared" lists, as indices into `setups`.
-    pub clients_compared: Vec<usize>,
-    /// Host time the whole grid took.
-    pub wall_ms: u128,
+    /// Seeds a compared setup's cell goes on to when its first seeds show no safety
+    /// violation (the grid's `defaults.holds_seeds`).
+    pub holds_seeds: Option<u64>,
 }
 
 /// The file a cell's scenario is written to (and replayed from): `<dir>/<setup>--<fault>.json`.
@@ -172,23 +168,23 @@ pub fn cell_file(dir: &Path, setup: &str, fault: &str) -> PathBuf {
 }
 
 /// A cell's scenario name.
-fn cell_name(setup: &str, fault: &str) -> String {
+pub fn cell_name(setup: &str, fault: &str) -> String {
     format!("{setup}--{fault}")
 }
 
-impl Matrix {
+impl Grid {
     /// Reads a grid file, checks it, and generates every cell.
-    pub fn load(file: &Path) -> Result<Matrix, ScenarioError> {
+    pub fn load(file: &Path) -> Result<Grid, ScenarioError> {
         let text = std::fs::read_to_string(file).map_err(|e| ScenarioError {
             file: file.to_path_buf(),
             field: String::new(),
             reason: format!("cannot read: {e}"),
         })?;
-        Matrix::parse(file, &text)
+        Grid::parse(file, &text)
     }
 
     /// Checks grid text and generates every cell; `file` names it in errors.
-    pub fn parse(file: &Path, text: &str) -> Result<Matrix, ScenarioError> {
+    pub fn parse(file: &Path, text: &str) -> Result<Grid, ScenarioError> {
         let error = |(field, reason): (String, String)| ScenarioError {
             file: file.to_path_buf(),
             field,
@@ -238,12 +234,13 @@ impl Matrix {
             .iter()
             .map(|name| position(name).expect("check_grid made sure every compared client's setup exists"))
             .collect();
-        Ok(Matrix {
+        Ok(Grid {
             setups,
             faults,
             cells,
             comparisons,
             clients_compared,
+            holds_seeds: grid.defaults.holds_seeds,
         })
     }
 
@@ -254,83 +251,6 @@ impl Matrix {
             .flatten()
             .filter(|cell| matches!(cell, Cell::Generated { .. }))
             .count() as u64
-    }
-
-    /// Sweeps every applicable cell over `seeds` seeds (or each scenario's own `seeds`) on
-    /// `jobs` threads; `progress` is told of each cell done. Reports name each cell's file
-    /// in `scenario_dir` (see [`Matrix::write_scenarios`]), so their replay hints work once
-    /// the scenarios are written there.
-    pub fn run(
-        &self,
-        scenario_dir: &Path,
-        seeds: Option<u64>,
-        jobs: usize,
-        progress: &dyn Fn(),
-    ) -> MatrixRun {
-        let started = Instant::now();
-        let reports = self
-            .sweeps(scenario_dir, seeds)
-            .iter()
-            .map(|sweep| {
-                let report = sweep.run(jobs);
-                progress();
-                report
-            })
-            .collect();
-        self.results(reports, started.elapsed().as_millis())
-    }
-
-    /// Every applicable cell as a sweep of `seeds` seeds (or its scenario's own), row by
-    /// row, in the order [`Matrix::results`] reads their reports; each names its file in
-    /// `scenario_dir`.
-    pub fn sweeps(&self, scenario_dir: &Path, seeds: Option<u64>) -> Vec<Sweep> {
-        let mut sweeps = Vec::new();
-        for (row, setup) in self.cells.iter().zip(&self.setups) {
-            for (cell, fault) in row.iter().zip(&self.faults) {
-                if let Cell::Generated { scenario, .. } = cell {
-                    let name = cell_name(&setup.name, &fault.name);
-                    sweeps.push(Sweep {
-                        kind: SweepKind::Matrix,
-                        id: format!("matrix/{name}.json"),
-                        file: cell_file(scenario_dir, &setup.name, &fault.name),
-                        scenario: scenario.clone(),
-                        seeds: seeds.unwrap_or(scenario.seeds),
-                    });
-                }
-            }
-        }
-        sweeps
-    }
-
-    /// The grid's cells with the reports of their sweeps (one per applicable cell, in
-    /// [`Matrix::sweeps`]' order), which took `wall_ms` of host time.
-    pub fn results(&self, reports: Vec<ScenarioReport>, wall_ms: u128) -> MatrixRun {
-        let mut reports = reports.into_iter();
-        let cells = self
-            .cells
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|cell| match cell {
-                        Cell::NotApplicable { reason } => CellRun::NotApplicable {
-                            reason: reason.clone(),
-                        },
-                        Cell::Generated { json, .. } => CellRun::Ran {
-                            report: Box::new(reports.next().expect("a report for every applicable cell")),
-                            json: json.clone(),
-                        },
-                    })
-                    .collect()
-            })
-            .collect();
-        MatrixRun {
-            setups: self.setups.clone(),
-            faults: self.faults.clone(),
-            cells,
-            comparisons: self.comparisons.clone(),
-            clients_compared: self.clients_compared.clone(),
-            wall_ms,
-        }
     }
 
     /// Writes each generated scenario to `<dir>/<setup>--<fault>.json`, where
@@ -348,47 +268,6 @@ impl Matrix {
             }
         }
         Ok(written)
-    }
-}
-
-impl CellRun {
-    /// The sweep's report, when the cell applies.
-    pub fn report(&self) -> Option<&ScenarioReport> {
-        match self {
-            CellRun::NotApplicable { .. } => None,
-            CellRun::Ran { report, .. } => Some(report),
-        }
-    }
-}
-
-impl MatrixRun {
-    /// The cell of `setup` × `fault` (indices into `setups` and `faults`).
-    pub fn cell(&self, setup: usize, fault: usize) -> &CellRun {
-        &self.cells[setup][fault]
-    }
-
-    /// Whether fencing absorbed the overlap in this cell: the setup is fenced, two clients
-    /// believed they held the lock at once, yet no update was lost and no stale token was
-    /// accepted.
-    pub fn overlap_absorbed(&self, setup: usize, fault: usize) -> bool {
-        self.cell(setup, fault)
-            .report()
-            .is_some_and(|report| Outcome::of(report, self.setups[setup].fenced).absorbed)
-    }
-
-    /// The form the page and `summary.json` read.
-    pub fn summary(&self) -> MatrixSummary {
-        MatrixSummary {
-            setups: self.setups.clone(),
-            faults: self.faults.clone(),
-            cells: self
-                .cells
-                .iter()
-                .map(|row| row.iter().map(|cell| cell.report().cloned()).collect())
-                .collect(),
-            comparisons: self.comparisons.clone(),
-            clients_compared: self.clients_compared.clone(),
-        }
     }
 }
 
@@ -415,6 +294,16 @@ fn check_grid(grid: &GridFile) -> Result<(), (String, String)> {
     let fail = |field: String, reason: &str| Err((field, reason.to_string()));
     if grid.defaults.seeds == 0 {
         return fail("defaults.seeds".into(), "must be at least 1");
+    }
+    if grid
+        .defaults
+        .holds_seeds
+        .is_some_and(|more| more < grid.defaults.seeds)
+    {
+        return fail(
+            "defaults.holds_seeds".into(),
+            "must be at least `seeds`: a cell goes on to it from there",
+        );
     }
     if grid.setups.is_empty() {
         return fail("setups".into(), "needs at least one setup");
@@ -753,9 +642,9 @@ mod tests {
     use super::*;
     use crate::scenario::{FaultAction, Target};
 
-    fn shipped() -> Matrix {
+    fn shipped() -> Grid {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(GRID_FILE);
-        Matrix::load(&file).unwrap_or_else(|e| panic!("{e}"))
+        Grid::load(&file).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A one-setup, one-fault grid; `setup` and `fault` are JSON objects.
@@ -776,10 +665,10 @@ mod tests {
         "faults": [ { "kind": "pause", "target": "holder", "at_ms": 5000, "duration_ms": "2*ttl" } ] }"#;
 
     fn error_of(text: &str) -> ScenarioError {
-        Matrix::parse(Path::new("grid.json"), text).expect_err("the grid should be rejected")
+        Grid::parse(Path::new("grid.json"), text).expect_err("the grid should be rejected")
     }
 
-    fn scenario_of(matrix: &Matrix, setup: usize, fault: usize) -> &Scenario {
+    fn scenario_of(matrix: &Grid, setup: usize, fault: usize) -> &Scenario {
         match &matrix.cells[setup][fault] {
             Cell::Generated { scenario, .. } => scenario,
             Cell::NotApplicable { reason } => panic!("not applicable: {reason}"),
@@ -860,7 +749,7 @@ mod tests {
         let redlock = r#"{ "name": "rl", "label": "Redlock", "topology": { "kind": "redlock", "masters": 5 },
             "lock": { "algorithm": "redlock", "ttl_ms": 1000 } }"#;
         let text = grid(&format!("{SINGLE}, {redlock}"), one);
-        let matrix = Matrix::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
+        let matrix = Grid::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
         for setup in [0, 1] {
             let cell = scenario_of(&matrix, setup, 0);
             assert_eq!(
@@ -884,7 +773,7 @@ mod tests {
         let redlock = r#"{ "name": "rl", "label": "Redlock", "topology": { "kind": "redlock", "masters": 3, "replicas": 1 },
             "lock": { "algorithm": "redlock", "ttl_ms": 1000 } }"#;
         let text = grid(&format!("{SINGLE}, {redlock}"), &format!("{PAUSE}, {partition}"));
-        let matrix = Matrix::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
+        let matrix = Grid::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
         let paused = scenario_of(&matrix, 0, 0);
         assert_eq!(paused.faults[0].action, FaultAction::Pause { duration_ms: 3000 });
         assert_eq!(paused.seeds, 4, "the defaults' seeds");
@@ -917,7 +806,7 @@ mod tests {
         let slow = r#"{ "name": "slow", "label": "slow", "applies_to": ["single"], "faults": [],
             "scenario": { "lock": { "node_timeout_ms": 9000 }, "clients": { "work_ms": [1, 2], "think_ms": [5, 5] } } }"#;
         let matrix =
-            Matrix::parse(Path::new("grid.json"), &grid(long_work, slow)).unwrap_or_else(|e| panic!("{e}"));
+            Grid::parse(Path::new("grid.json"), &grid(long_work, slow)).unwrap_or_else(|e| panic!("{e}"));
         let cell = scenario_of(&matrix, 0, 0);
         assert_eq!(cell.clients.work_ms, [2000, 4000]);
         assert_eq!(
@@ -1082,7 +971,7 @@ mod tests {
     #[test]
     fn written_scenarios_load_back_as_generated() {
         let dir = std::env::temp_dir().join(format!("locksim-matrix-{}", std::process::id()));
-        let matrix = Matrix::parse(Path::new("grid.json"), &grid(SINGLE, PAUSE)).unwrap();
+        let matrix = Grid::parse(Path::new("grid.json"), &grid(SINGLE, PAUSE)).unwrap();
         let written = matrix.write_scenarios(&dir).unwrap();
         assert_eq!(written, [dir.join("single--pause.json")]);
         let loaded = crate::scenario::load(&written[0]).unwrap();

@@ -1,0 +1,157 @@
+//! One sweep of a report: a scenario over seeds `0..N`, and which part of the report (the
+//! catalogue, a matrix cell, an envelope point) it belongs to. The matrix and the envelopes
+//! make their sweeps; [`super::plan`] runs, logs and assembles them; [`sweep`] and
+//! [`sweep_seeds`] run one.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::control;
+use crate::report::outcome::SAFETY_CHECKERS;
+use crate::report::{ScenarioReport, Tally};
+use crate::scenario::Scenario;
+use crate::sweep::{SeedRun, Shard};
+
+/// Which part of a report a sweep belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SweepKind {
+    /// A scenario of the catalogue (a file the user named).
+    Catalogue,
+    /// A cell of the safety matrix.
+    Matrix,
+    /// A point of a safety envelope.
+    Envelope,
+}
+
+impl SweepKind {
+    /// The word a seed log uses.
+    pub fn word(self) -> &'static str {
+        match self {
+            SweepKind::Catalogue => "catalogue",
+            SweepKind::Matrix => "matrix",
+            SweepKind::Envelope => "envelope",
+        }
+    }
+
+    /// The kind a seed log's word names.
+    pub fn from_word(word: &str) -> Option<SweepKind> {
+        [SweepKind::Catalogue, SweepKind::Matrix, SweepKind::Envelope]
+            .into_iter()
+            .find(|kind| kind.word() == word)
+    }
+}
+
+/// One scenario a report sweeps over seeds `0..seeds`.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub kind: SweepKind,
+    /// What a seed log calls it (with its kind): the scenario file for the catalogue,
+    /// `matrix/<setup>--<fault>.json` (its file in the report's directory) for a cell,
+    /// `envelope/<envelope>-<series>-<x>-<y>.json` for an envelope point.
+    pub id: String,
+    /// The file its report names (and replays from).
+    pub file: PathBuf,
+    pub scenario: Arc<Scenario>,
+    pub seeds: u64,
+    /// Set where a claim of *holds* rests on this sweep: when its first `seeds` seeds show
+    /// no safety violation (two holders, damaged data), it goes on to this many seeds
+    /// ([`HOLDS_SEEDS`](crate::report::rate::HOLDS_SEEDS)), so that a *holds* is not luck.
+    /// Seeds that broke stop it at `seeds`: a violation needs no more.
+    pub holds_at: Option<u64>,
+}
+
+impl Sweep {
+    /// Runs the sweep's seeds on `jobs` threads (and more where [`Sweep::holds_at`] asks)
+    /// and judges the expectations with the no-fault control.
+    pub fn run(&self, jobs: usize) -> ScenarioReport {
+        let started = Instant::now();
+        let tally = Mutex::new(Tally::new(&self.scenario));
+        let run_seeds = |seeds: std::ops::Range<u64>| {
+            let seeds: Vec<u64> = seeds.collect();
+            crate::sweep::sweep_seeds(&self.scenario, &seeds, jobs, |run| {
+                tally.lock().expect("tally lock poisoned").add(&run);
+            });
+        };
+        run_seeds(0..self.seeds);
+        if self.goes_on(&tally.lock().expect("tally lock poisoned")) {
+            run_seeds(self.seeds..self.most_seeds());
+        }
+        let tally = tally.into_inner().expect("tally lock poisoned");
+        let mut report = tally.finish(&self.file, &self.scenario, 0, started.elapsed().as_millis());
+        control::judge(&mut report, &self.scenario, jobs);
+        report
+    }
+
+    /// The report [`Sweep::run`] gives, from runs logged by shards (which ran every seed
+    /// [`Sweep::seeds_of`] names): the same seeds are kept, so a merged report is the one
+    /// a single run writes.
+    pub fn report_from(&self, runs: &[SeedRun], jobs: usize) -> ScenarioReport {
+        let mut tally = Tally::new(&self.scenario);
+        let base = runs.iter().filter(|run| run.seed < self.seeds);
+        base.for_each(|run| tally.add(run));
+        if self.goes_on(&tally) {
+            let more = runs
+                .iter()
+                .filter(|run| (self.seeds..self.most_seeds()).contains(&run.seed));
+            more.for_each(|run| tally.add(run));
+        }
+        let mut report = tally.finish(&self.file, &self.scenario, 0, 0);
+        control::judge(&mut report, &self.scenario, jobs);
+        report
+    }
+
+    /// The most seeds the sweep may run.
+    pub fn most_seeds(&self) -> u64 {
+        self.holds_at.map_or(self.seeds, |at| at.max(self.seeds))
+    }
+
+    /// The seeds `shard` owns (all of them without a shard): of every seed the sweep may
+    /// run, since a shard cannot know whether the others saw a violation.
+    pub fn seeds_of(&self, shard: Option<Shard>) -> Vec<u64> {
+        (0..self.most_seeds())
+            .filter(|&seed| shard.is_none_or(|shard| shard.owns(seed)))
+            .collect()
+    }
+
+    /// Whether the seeds tallied so far leave a *holds* unsettled: the sweep asks for
+    /// more, and none of them broke safety.
+    fn goes_on(&self, tally: &Tally) -> bool {
+        self.holds_at.is_some_and(|at| at > self.seeds) && !tally.violated_any(&SAFETY_CHECKERS)
+    }
+}
+
+/// Runs seeds `seed_start..seed_start + count` of `scenario` on `jobs` threads, summarises
+/// them and judges the expectations with the no-fault control ([`control::judge`]).
+pub fn sweep(
+    file: &Path,
+    scenario: &Arc<Scenario>,
+    seed_start: u64,
+    count: u64,
+    jobs: usize,
+) -> ScenarioReport {
+    let seeds: Vec<u64> = (seed_start..seed_start.saturating_add(count)).collect();
+    let mut report = sweep_seeds(file, scenario, &seeds, jobs, &|_| {});
+    control::judge(&mut report, scenario, jobs);
+    report
+}
+
+/// Runs the listed seeds (a shard's share, say) on `jobs` threads, telling `done` of each
+/// as it finishes, and summarises them as they come (no run is kept); times the sweep.
+pub fn sweep_seeds(
+    file: &Path,
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    jobs: usize,
+    done: &(dyn Fn(&SeedRun) + Sync),
+) -> ScenarioReport {
+    let started = Instant::now();
+    let tally = Mutex::new(Tally::new(scenario));
+    crate::sweep::sweep_seeds(scenario, seeds, jobs, |run| {
+        done(&run);
+        tally.lock().expect("tally lock poisoned").add(&run);
+    });
+    let seed_start = seeds.first().copied().unwrap_or(0);
+    let tally = tally.into_inner().expect("tally lock poisoned");
+    tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
+}
