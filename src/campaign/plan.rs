@@ -217,6 +217,33 @@ impl Plan {
         self.sweeps().map(Sweep::most_seeds).sum()
     }
 
+    /// The seeds the plan runs, in words, for the report's provenance.
+    pub fn seeds_words(&self) -> String {
+        let catalogue = match self.options.seeds {
+            Some(n) => format!("{n} per catalogue scenario"),
+            None => "each catalogue scenario's own `seeds`".to_string(),
+        };
+        let mut parts = vec![catalogue];
+        if let Some((grid, cells)) = &self.matrix {
+            let base = cells.first().map_or(0, |sweep| sweep.seeds);
+            let more = match cells.iter().find_map(|sweep| sweep.holds_at) {
+                Some(at) => format!(
+                    ", the compared setups' cells going on to {at} where those show no safety violation"
+                ),
+                None => String::new(),
+            };
+            parts.push(format!(
+                "{base} per matrix cell ({} setups × {} fault classes){more}",
+                grid.setups.len(),
+                grid.faults.len()
+            ));
+        }
+        if let Some(point) = self.envelopes.first() {
+            parts.push(format!("{} per envelope point", point.seeds));
+        }
+        format!("{}; seeds numbered from 0 in every sweep", parts.join("; "))
+    }
+
     /// The first line of shard `shard`'s log: the options, the shard and the plan's
     /// fingerprint, so `merge` rebuilds this plan and checks its logs belong together.
     pub fn log_header(&self, shard: Shard) -> Value {

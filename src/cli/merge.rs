@@ -80,6 +80,7 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
 /// would (counterexamples replayed from their seed). Exit codes as `report`, and 2 when a
 /// log is malformed, mixes reports, or lacks or repeats a seed.
 pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
+    let out = &super::relative_to_cwd(out);
     let shards = match read_headers(logs) {
         Ok(shards) => shards,
         Err(e) => return invalid(e),

@@ -72,6 +72,31 @@ pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `path` relative to the current directory (with `..` where it lies outside it), so a
+/// file a report names, and its replay command, work from where the report ran on any
+/// machine; a relative path, or one on another root, is kept as it is.
+pub fn relative_to_cwd(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::{Component, PathBuf};
+    let Ok(cwd) = std::env::current_dir() else {
+        return path.to_path_buf();
+    };
+    if !path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let (ours, theirs): (Vec<Component>, Vec<Component>) =
+        (cwd.components().collect(), path.components().collect());
+    let common = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return path.to_path_buf();
+    }
+    let mut relative: PathBuf = ours[common..].iter().map(|_| Component::ParentDir).collect();
+    relative.extend(&theirs[common..]);
+    if relative.as_os_str().is_empty() {
+        relative.push(".");
+    }
+    relative
+}
+
 /// A count that must be at least one (`--jobs 0` would run nothing, for ever; `--cases 0`
 /// would check nothing and pass).
 pub fn at_least_one<T>(text: &str) -> Result<T, String>

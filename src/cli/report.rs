@@ -25,7 +25,7 @@ use locksim::report::figures::{
 use locksim::report::matrix_summary::MatrixSummary;
 use locksim::report::minimal;
 use locksim::report::page::{self, Figure, Figures};
-use locksim::report::summary::Summary;
+use locksim::report::summary::{Provenance, Summary};
 use locksim::scenario::Scenario;
 use locksim::scenario::grid::GRID_FILE;
 use locksim::search::story;
@@ -97,10 +97,18 @@ impl ReportArgs {
 /// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
 /// `out/summary.jsonl`, prints the verdict table and where the report is. With `--shard`,
 /// runs the shard's share and writes its seed log only.
-pub fn report(args: ReportArgs) -> ExitCode {
+pub fn report(mut args: ReportArgs) -> ExitCode {
     if args.seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
+    // Every file the report names (and every replay command) is relative to where it
+    // runs, so the page replays on another machine from the same directory.
+    args.out = super::relative_to_cwd(&args.out);
+    args.paths = args
+        .paths
+        .iter()
+        .map(|path| super::relative_to_cwd(path))
+        .collect();
     let plan = match Plan::new(args.options(), &args.out.join("matrix")) {
         Ok(plan) => plan,
         Err(e) => return invalid(e),
@@ -304,6 +312,7 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         matrix_counterexamples,
         envelopes,
         minimal,
+        provenance: provenance(plan),
     };
     let figures = match draw_figures(out, &timelines, &summary) {
         Ok(figures) => figures,
@@ -325,6 +334,51 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         summary.catalogue.iter().any(|r| !r.errors.is_empty()),
         summary.catalogue.iter().all(ScenarioReport::expect_met),
     )
+}
+
+/// How this report is being made: locksim's version and commit, the command line as
+/// typed, today's date (UTC; `SOURCE_DATE_EPOCH`, when set, fixes it, as reproducible
+/// builds do), and the seeds the plan runs.
+fn provenance(plan: &Plan) -> Provenance {
+    let command: Vec<String> = std::env::args()
+        .enumerate()
+        .map(|(i, arg)| match i {
+            0 => "locksim".to_string(),
+            _ if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) => {
+                format!("'{}'", arg.replace('\'', "'\\''"))
+            }
+            _ => arg,
+        })
+        .collect();
+    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs())
+        });
+    Provenance {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: env!("LOCKSIM_COMMIT").to_string(),
+        command: command.join(" "),
+        date: civil_date(seconds / 86_400),
+        seeds: plan.seeds_words(),
+    }
+}
+
+/// `YYYY-MM-DD` of the day `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// A progress bar of `total` `things` on a terminal; nothing when the output goes to a
@@ -407,4 +461,16 @@ fn write_files(out: &Path, summary: &Summary, figures: &Figures) -> std::io::Res
         .collect();
     std::fs::write(out.join("summary.jsonl"), lines)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::civil_date;
+
+    #[test]
+    fn days_since_the_epoch_are_a_calendar_date() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+        assert_eq!(civil_date(20_784), "2026-11-27");
+    }
 }

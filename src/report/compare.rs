@@ -1,66 +1,48 @@
-//! Setups compared pairwise on the same fault classes and seeds: the sentences that open
-//! the report ("Redlock, 5 masters against tier 5 …: they differ in 2 of 9 fault classes:
-//! …; they tie in 7: …").
+//! Setups compared pairwise, one change at a time, on the same fault classes: the table
+//! that follows "What to do" ("Redlock, 5 masters against Redlock, 1 master — changes
+//! topology.masters 1 → 5: safer under …; no significant difference under …").
 //!
-//! The pairs are the grid's `comparisons`. A cell is judged on both levels of safety at
-//! once ([`Safety`]): did two clients believe they held the lock, and did the data come to
-//! harm. Two cells differ when they land on different levels, or on the same level with
-//! 95% intervals that do not overlap; anything else is a tie, and is named as one.
+//! The pairs are the grid's `comparisons`, each checked to change one thing (its topology,
+//! its lock, its clients or its network: [`crate::scenario::grid`]). Under each fault
+//! class both apply to, the two cells differ only when the difference is unlikely to be
+//! chance: Fisher's exact test at 5% on the seeds with two holders, or on the seeds with
+//! damaged data ([`Rate::differs_from`]); a cell nobody was granted the lock in after the
+//! faults differs from one that was. Anything else is *no significant difference*: 2/50
+//! against 0/50 is a tie.
 
 use serde_json::{Value, json};
 
 use super::matrix_summary::MatrixSummary;
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
+use crate::scenario::grid::changes;
 
-/// What two setups that tie at `safety` do, before the fault classes are named.
-fn tie_words(safety: Safety) -> &'static str {
-    match safety {
-        Safety::NotExercised => "neither is exercised",
-        Safety::Holds => "both hold",
-        Safety::OverlapNoDamage => "both overlap without damage",
-        Safety::Damage => "both damage data",
-    }
-}
-
-/// The rate that decides a cell's level: the damage where data came to harm, else the
-/// overlap.
-fn telling_rate(outcome: &Outcome) -> Rate {
-    match outcome.safety {
-        Safety::Damage => outcome.damage,
-        _ => outcome.overlap,
-    }
-}
-
-/// That rate, named: "damage 48/50", else "overlap 50/50" (or "overlap 0/50"); a cell
-/// where nobody was granted the lock after the faults, by the seeds it was not
-/// exercised in ("not exercised 50/50": the lock was lost, not kept).
+/// A cell's numbers in a few words: "damage 48/50" where data came to harm, else
+/// "overlap 50/50" (or "overlap 0/300"); a cell where nobody was granted the lock after
+/// the faults, by the seeds it was not exercised in ("not exercised 50/50": the lock was
+/// lost, not kept).
 fn telling_text(outcome: &Outcome) -> String {
-    let rate = telling_rate(outcome);
     match outcome.safety {
-        Safety::Damage => format!("damage {}/{}", rate.violating, rate.seeds),
+        Safety::Damage => format!("damage {}/{}", outcome.damage.violating, outcome.damage.seeds),
         Safety::NotExercised => format!(
             "not exercised {}/{}",
             outcome.seeds() - outcome.exercised,
             outcome.seeds()
         ),
-        _ => format!("overlap {}/{}", rate.violating, rate.seeds),
+        _ => format!("overlap {}/{}", outcome.overlap.violating, outcome.overlap.seeds),
     }
 }
 
-/// Whether two rates' 95% intervals are apart (one is surely higher).
-fn apart(a: Rate, b: Rate) -> bool {
-    let ((a_low, a_high), (b_low, b_high)) = (interval(a), interval(b));
-    a_high < b_low || b_high < a_low
-}
-
-/// A rate's 95% interval: the rule of three's when none violated, else Wilson's.
-fn interval(rate: Rate) -> (f64, f64) {
-    if rate.violating == 0 {
-        (0.0, rate.upper_bound_if_none())
-    } else {
-        rate.wilson95()
-    }
+/// Which of two cells is the safer, when they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// The setup compared is safer here.
+    Setup,
+    /// The one it is compared against is safer here.
+    Against,
+    /// They differ, but in whether the lock was granted at all after the faults: one kept
+    /// working, the other lost the lock (neither broke safety).
+    Liveness,
 }
 
 /// Two setups' cells under one fault class that applies to both.
@@ -73,12 +55,42 @@ pub struct FaultComparison {
 }
 
 impl FaultComparison {
-    /// Whether the two differ: different levels, or the same level of harm at rates whose
-    /// intervals are apart.
+    /// Whether the two differ significantly: on damaged data, else on two holders
+    /// (Fisher's exact test at 5%), or in whether anyone was granted the lock after the
+    /// faults.
     pub fn differs(&self) -> bool {
+        self.better().is_some()
+    }
+
+    /// Which is safer where they differ (see [`FaultComparison::differs`]); `None` for no
+    /// significant difference.
+    pub fn better(&self) -> Option<Better> {
         let (a, b) = (&self.setup, &self.against);
-        a.safety != b.safety
-            || (a.safety >= Safety::OverlapNoDamage && apart(telling_rate(a), telling_rate(b)))
+        let lower = |x: Rate, y: Rate| {
+            if x.violating * y.seeds < y.violating * x.seeds {
+                Better::Setup
+            } else {
+                Better::Against
+            }
+        };
+        if (a.safety == Safety::NotExercised) != (b.safety == Safety::NotExercised) {
+            return Some(Better::Liveness);
+        }
+        if a.damage.differs_from(b.damage) {
+            return Some(lower(a.damage, b.damage));
+        }
+        a.overlap
+            .differs_from(b.overlap)
+            .then(|| lower(a.overlap, b.overlap))
+    }
+
+    /// The two cells' numbers: "overlap 0/300 against damage 45/50".
+    fn numbers(&self) -> String {
+        format!(
+            "{} against {}",
+            telling_text(&self.setup),
+            telling_text(&self.against)
+        )
     }
 }
 
@@ -111,129 +123,112 @@ impl Comparison {
         }
     }
 
-    /// "50 seeds each" (or "the same seeds in each" where the cells ran different counts).
-    fn seeds_text(&self) -> String {
-        let seeds: Vec<u64> = self
-            .faults
+    /// What the comparison changes, from the setup compared against to the setup:
+    /// "topology.masters 1 → 5", each setting that differs.
+    pub fn change(&self, matrix: &MatrixSummary) -> String {
+        let changed: Vec<String> = changes(&matrix.setups[self.against], &matrix.setups[self.setup])
+            .into_iter()
+            .map(|(path, from, to)| format!("{path} {from} → {to}"))
+            .collect();
+        changed.join(", ")
+    }
+
+    /// The fault classes where the comparison came out `better` (`None`: no significant
+    /// difference).
+    fn where_(&self, better: Option<Better>) -> Vec<&FaultComparison> {
+        self.faults.iter().filter(|c| c.better() == better).collect()
+    }
+
+    /// The fault classes where the comparison came out `better`, each with both cells'
+    /// numbers: "holder pause (damage 0/50 against damage 48/50); clock jump (…)"; `None`
+    /// where there is none.
+    pub fn listed(&self, matrix: &MatrixSummary, better: Option<Better>) -> Option<String> {
+        let faults = self.where_(better);
+        if faults.is_empty() {
+            return None;
+        }
+        let items: Vec<String> = faults
             .iter()
-            .flat_map(|c| [c.setup.overlap.seeds, c.against.overlap.seeds])
+            .map(|c| format!("{} ({})", matrix.faults[c.fault].label, c.numbers()))
             .collect();
-        match seeds.first() {
-            Some(&1) if seeds.iter().all(|&s| s == 1) => "1 seed each".to_string(),
-            Some(&first) if seeds.iter().all(|&s| s == first) => format!("{first} seeds each"),
-            _ => "the same seeds in each".to_string(),
-        }
+        Some(items.join("; "))
     }
 
-    /// The fault classes where the two differ (`true`) or tie (`false`).
-    fn where_they(&self, differ: bool) -> Vec<&FaultComparison> {
-        self.faults.iter().filter(|c| c.differs() == differ).collect()
-    }
-
-    /// Where the two differ, grouped by what each did, with both cells' numbers ("holds
-    /// against damage under clock jumps (overlap 0/50 against damage 50/50)"); `None` where
-    /// they differ nowhere.
-    fn difference_groups(&self, matrix: &MatrixSummary) -> Option<String> {
-        let differ = self.where_they(true);
-        if differ.is_empty() {
-            return None;
-        }
-        let groups: Vec<String> = grouped(&differ, |c| (c.setup.safety, c.against.safety))
-            .into_iter()
-            .map(|((a, b), group)| {
-                let numbers: Vec<String> = group
-                    .iter()
-                    .map(|c| format!("{} against {}", telling_text(&c.setup), telling_text(&c.against)))
-                    .collect();
-                let numbers = match numbers.as_slice() {
-                    [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|n| n == first) => {
-                        format!("{first} in each")
-                    }
-                    _ => numbers.join("; "),
-                };
-                format!(
-                    "{} against {} under {} ({numbers})",
-                    a.word(),
-                    b.word(),
-                    fault_labels(matrix, &group)
-                )
-            })
-            .collect();
-        Some(groups.join("; "))
-    }
-
-    /// Where the two tie, grouped by what both did ("both hold under no fault, holder
-    /// crashes"); `None` where they tie nowhere.
-    fn tie_groups(&self, matrix: &MatrixSummary) -> Option<String> {
-        let tie = self.where_they(false);
-        if tie.is_empty() {
-            return None;
-        }
-        let groups: Vec<String> = grouped(&tie, |c| c.setup.safety)
-            .into_iter()
-            .map(|(safety, group)| format!("{} under {}", tie_words(safety), fault_labels(matrix, &group)))
-            .collect();
-        Some(groups.join("; "))
-    }
-
-    /// The answer table's "differs in" cell: "2 of 9: " and where, or `None`.
-    pub fn differences(&self, matrix: &MatrixSummary) -> Option<String> {
-        let groups = self.difference_groups(matrix)?;
-        Some(format!(
-            "{} of {}: {groups}",
-            self.where_they(true).len(),
-            self.faults.len()
-        ))
-    }
-
-    /// The answer table's "same in" cell: "7 of 9: " and where, or `None`.
+    /// The fault classes with no significant difference, by label only.
     pub fn ties(&self, matrix: &MatrixSummary) -> Option<String> {
-        let groups = self.tie_groups(matrix)?;
-        Some(format!(
-            "{} of {}: {groups}",
-            self.where_they(false).len(),
-            self.faults.len()
-        ))
+        let faults = self.where_(None);
+        if faults.is_empty() {
+            return None;
+        }
+        let labels: Vec<&str> = faults
+            .iter()
+            .map(|c| matrix.faults[c.fault].label.as_str())
+            .collect();
+        Some(labels.join(", "))
     }
 
-    /// The comparison in one or two sentences: where the two differ, then where they tie
-    /// ([`Comparison::differences`], [`Comparison::ties`]).
+    /// The comparison in sentences: what changes, where each is safer, and where there is
+    /// no significant difference.
     pub fn sentence(&self, matrix: &MatrixSummary) -> String {
         let label = |s: usize| matrix.setups[s].label.as_str();
         let n = self.faults.len();
         let mut sentence = format!(
-            "{} against {}, on the {n} fault class{} both ran ({}): ",
+            "{} against {} (changes {}), on the {n} fault class{} both ran:",
             label(self.setup),
             label(self.against),
+            self.change(matrix),
             if n == 1 { "" } else { "es" },
-            self.seeds_text()
         );
-        let differ = self.where_they(true).len();
-        if let Some(groups) = self.difference_groups(matrix) {
-            sentence += &format!("they differ in {differ} of {n}: {groups}.");
+        let parts = [
+            (Some(Better::Setup), format!("safer with {}", label(self.setup))),
+            (
+                Some(Better::Against),
+                format!("safer with {}", label(self.against)),
+            ),
+            (
+                Some(Better::Liveness),
+                "the lock lost with one of them".to_string(),
+            ),
+        ];
+        let mut said = false;
+        for (better, words) in parts {
+            if let Some(list) = self.listed(matrix, better) {
+                sentence += &format!(" {words} under {list}.");
+                said = true;
+            }
         }
-        if let Some(groups) = self.tie_groups(matrix) {
-            let lead = match differ {
-                0 => format!("a tie in all {n}"),
-                _ => format!(" They tie in {}", n - differ),
+        if let Some(ties) = self.ties(matrix) {
+            let lead = if said {
+                "No significant difference"
+            } else {
+                "No significant difference in any"
             };
-            sentence += &format!("{lead}: {groups}.");
+            sentence += &format!(" {lead} (Fisher's exact test, 5%) under {ties}.");
         }
         sentence
     }
 
-    /// The JSON form: both setups, the sentence, and each fault class's two cells.
+    /// The JSON form: both setups, what changes, the sentence, and each fault class's two
+    /// cells.
     pub fn to_json(&self, matrix: &MatrixSummary) -> Value {
+        let better = |c: &FaultComparison| match c.better() {
+            None => "no significant difference",
+            Some(Better::Setup) => "setup",
+            Some(Better::Against) => "against",
+            Some(Better::Liveness) => "liveness",
+        };
         json!({
             "setup": matrix.setups[self.setup].name,
             "against": matrix.setups[self.against].name,
+            "changes": self.change(matrix),
             "sentence": self.sentence(matrix),
-            "seeds": self.seeds_text(),
-            "differs_in": self.differences(matrix),
-            "same_in": self.ties(matrix),
+            "test": "Fisher's exact test, two-sided, 5%",
             "faults": self.faults.iter().map(|c| json!({
                 "fault": matrix.faults[c.fault].name,
                 "differs": c.differs(),
+                "safer": better(c),
+                "p_overlap": round4(c.setup.overlap.fisher_p(c.against.overlap)),
+                "p_damage": round4(c.setup.damage.fisher_p(c.against.damage)),
                 "setup": c.setup.to_json(),
                 "against": c.against.to_json(),
             })).collect::<Vec<_>>(),
@@ -241,29 +236,8 @@ impl Comparison {
     }
 }
 
-/// `items` grouped by `key`, groups in the order their first item comes.
-fn grouped<'a, K: PartialEq>(
-    items: &[&'a FaultComparison],
-    key: impl Fn(&FaultComparison) -> K,
-) -> Vec<(K, Vec<&'a FaultComparison>)> {
-    let mut groups: Vec<(K, Vec<&'a FaultComparison>)> = Vec::new();
-    for &item in items {
-        let k = key(item);
-        match groups.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, group)) => group.push(item),
-            None => groups.push((k, vec![item])),
-        }
-    }
-    groups
-}
-
-/// The fault classes' labels, joined.
-fn fault_labels(matrix: &MatrixSummary, group: &[&FaultComparison]) -> String {
-    let labels: Vec<&str> = group
-        .iter()
-        .map(|c| matrix.faults[c.fault].label.as_str())
-        .collect();
-    labels.join(", ")
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
 }
 
 /// Every comparison the grid asks for, in its order.
@@ -283,8 +257,9 @@ pub(crate) mod tests {
     use super::*;
     use crate::check;
     use crate::check::evidence::NotExercised;
-    use crate::report::matrix_summary::{FaultColumn, SetupRow};
     use crate::report::{Activity, ScenarioReport};
+    use crate::scenario::grid::{FaultColumn, SetupRow};
+    use crate::scenario::{Fencing, TopologyKind};
 
     /// A cell of `seeds` seeds: the first `overlap` violate mutual exclusion, the first
     /// `damage` lose an update.
@@ -309,13 +284,37 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn setup(name: &str, label: &str, fenced: bool) -> SetupRow {
+    /// A single-node row whose lock fences with `fencing`.
+    pub(crate) fn fenced_setup(name: &str, label: &str, fencing: Fencing) -> SetupRow {
+        let fencing_word = match fencing {
+            Fencing::None => "none",
+            Fencing::MasterIncr => "master-incr",
+            Fencing::Counter => "counter",
+        };
         SetupRow {
             name: name.into(),
             label: label.into(),
             description: String::new(),
-            fenced,
+            fenced: fencing != Fencing::None,
+            fencing,
+            topology: TopologyKind::Single,
+            nodes: 1,
+            masters: 1,
+            settings: vec![
+                ("topology.kind".into(), "\"single\"".into()),
+                ("lock.algorithm".into(), "\"lua-release\"".into()),
+                ("lock.ttl_ms".into(), "2000".into()),
+                ("lock.fencing".into(), format!("\"{fencing_word}\"")),
+            ],
         }
+    }
+
+    pub(crate) fn setup(name: &str, label: &str, fenced: bool) -> SetupRow {
+        let mut row = fenced_setup(name, label, if fenced { Fencing::Counter } else { Fencing::None });
+        if !fenced {
+            row.settings.pop();
+        }
+        row
     }
 
     fn fault(name: &str) -> FaultColumn {
@@ -323,27 +322,27 @@ pub(crate) mod tests {
             name: name.into(),
             label: name.into(),
             description: String::new(),
+            strikes: Vec::new(),
         }
     }
 
     /// Redlock against a single node under four fault classes, one of which (failover)
     /// applies to Redlock only.
     fn redlock_and_single() -> MatrixSummary {
+        let mut redlock = setup("redlock", "Redlock", false);
+        redlock.settings[0].1 = "\"redlock\"".into();
         MatrixSummary {
-            setups: vec![
-                setup("redlock", "Redlock", false),
-                setup("single", "single node", false),
-            ],
+            setups: vec![redlock, setup("single", "single node", false)],
             faults: vec![fault("none"), fault("pause"), fault("cut"), fault("failover")],
             cells: vec![
                 vec![
-                    Some(cell(50, 0, 0)),
+                    Some(cell(300, 0, 0)),
                     Some(cell(50, 50, 48)),
-                    Some(cell(50, 0, 0)),
-                    Some(cell(50, 0, 0)),
+                    Some(cell(300, 0, 0)),
+                    Some(cell(300, 0, 0)),
                 ],
                 vec![
-                    Some(cell(50, 0, 0)),
+                    Some(cell(300, 0, 0)),
                     Some(cell(50, 49, 47)),
                     Some(cell(50, 50, 12)),
                     None,
@@ -355,35 +354,39 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_pair_names_its_differences_with_both_numbers_and_its_ties_as_ties() {
+    fn a_pair_names_what_changes_where_each_is_safer_and_its_ties() {
         let matrix = redlock_and_single();
         let [comparison] = comparisons(&matrix).try_into().unwrap();
         assert_eq!(comparison.faults.len(), 3, "failover applies to Redlock only");
+        assert_eq!(comparison.change(&matrix), "topology.kind single → redlock");
         assert_eq!(
             comparison.sentence(&matrix),
-            "Redlock against single node, on the 3 fault classes both ran (50 seeds each): they differ in 1 of 3: \
-             holds against damage under cut (overlap 0/50 against damage 12/50). They tie in 2: both hold under none; \
-             both damage data under pause."
+            "Redlock against single node (changes topology.kind single → redlock), on the 3 fault classes both \
+             ran: safer with Redlock under cut (overlap 0/300 against damage 12/50). No significant difference \
+             (Fisher's exact test, 5%) under none, pause."
         );
         let json = comparison.to_json(&matrix);
         assert_eq!(json["faults"][2]["fault"], "cut");
-        assert_eq!(json["faults"][2]["differs"], true);
+        assert_eq!(json["faults"][2]["safer"], "setup");
         assert_eq!(json["faults"][2]["against"]["damage"]["violating"], 12);
         assert_eq!(json["faults"][1]["differs"], false, "48/50 and 47/50 are a tie");
     }
 
     #[test]
-    fn a_pair_that_never_differs_is_a_tie_in_all() {
-        let mut matrix = redlock_and_single();
-        matrix.cells[1][2] = Some(cell(50, 0, 0));
-        let [comparison] = comparisons(&matrix).try_into().unwrap();
+    fn a_small_gap_is_no_difference_and_a_large_one_is() {
+        let pair = |a: (u64, u64, u64), b: (u64, u64, u64)| FaultComparison {
+            fault: 0,
+            setup: Outcome::of(&cell(a.0, a.1, a.2), false),
+            against: Outcome::of(&cell(b.0, b.1, b.2), false),
+        };
         assert!(
-            comparison.sentence(&matrix).ends_with(
-                "(50 seeds each): a tie in all 3: both hold under none, cut; both damage data under pause."
-            ),
-            "{}",
-            comparison.sentence(&matrix)
+            !pair((50, 2, 2), (50, 0, 0)).differs(),
+            "2/50 against 0/50: p = 0.49"
         );
+        assert_eq!(pair((300, 0, 0), (50, 45, 45)).better(), Some(Better::Setup));
+        assert_eq!(pair((50, 45, 45), (300, 0, 0)).better(), Some(Better::Against));
+        assert!(!pair((50, 20, 20), (50, 26, 26)).differs(), "20/50 against 26/50");
+        assert!(pair((50, 3, 3), (50, 48, 48)).differs(), "3/50 against 48/50");
     }
 
     #[test]
@@ -399,37 +402,11 @@ pub(crate) mod tests {
             setup: fenced,
             against: bare,
         };
-        assert!(compared.differs());
+        assert_eq!(compared.better(), Some(Better::Setup));
     }
 
     #[test]
-    fn differences_of_one_kind_are_grouped_with_their_numbers() {
-        let mut matrix = redlock_and_single();
-        matrix.cells[0][1] = Some(cell(50, 50, 0));
-        matrix.cells[1][0] = Some(cell(50, 50, 30));
-        matrix.cells[0][0] = Some(cell(50, 50, 0));
-        let [comparison] = comparisons(&matrix).try_into().unwrap();
-        assert_eq!(
-            comparison.sentence(&matrix),
-            "Redlock against single node, on the 3 fault classes both ran (50 seeds each): they differ in 3 of 3: \
-             overlap, no damage against damage under none, pause (overlap 50/50 against damage 30/50; overlap \
-             50/50 against damage 47/50); holds against damage under cut (overlap 0/50 against damage 12/50)."
-        );
-        matrix.cells[1][0] = Some(cell(50, 49, 47));
-        assert!(
-            comparison_sentence(&matrix)
-                .contains("under none, pause (overlap 50/50 against damage 47/50 in each)"),
-            "{}",
-            comparison_sentence(&matrix)
-        );
-    }
-
-    fn comparison_sentence(matrix: &MatrixSummary) -> String {
-        comparisons(matrix)[0].sentence(matrix)
-    }
-
-    #[test]
-    fn a_cell_nobody_was_granted_in_is_told_by_its_seeds_not_exercised() {
+    fn a_cell_nobody_was_granted_in_differs_in_liveness() {
         let mut lost = cell(50, 0, 0);
         lost.not_exercised = (0..50)
             .map(|seed| {
@@ -446,28 +423,14 @@ pub(crate) mod tests {
             setup: Outcome::of(&cell(50, 0, 0), false),
             against: Outcome::of(&lost, false),
         };
-        assert!(survived.differs());
+        assert_eq!(survived.better(), Some(Better::Liveness));
         assert_eq!(telling_text(&survived.setup), "overlap 0/50");
         assert_eq!(telling_text(&survived.against), "not exercised 50/50");
     }
 
     #[test]
-    fn the_same_level_differs_only_when_the_intervals_are_apart() {
-        let pair = |a, b| FaultComparison {
-            fault: 0,
-            setup: Outcome::of(&cell(50, 50, a), false),
-            against: Outcome::of(&cell(50, 50, b), false),
-        };
-        assert!(pair(3, 48).differs(), "3/50 against 48/50");
-        assert!(!pair(20, 26).differs(), "20/50 against 26/50");
-        let holds = Outcome::of(&cell(50, 0, 0), false);
-        assert!(
-            !FaultComparison {
-                fault: 0,
-                setup: holds.clone(),
-                against: holds
-            }
-            .differs()
-        );
+    fn no_violation_in_few_seeds_is_not_called_holds() {
+        assert_eq!(Outcome::of(&cell(50, 0, 0), false).safety, Safety::NoneSeen);
+        assert_eq!(Outcome::of(&cell(300, 0, 0), false).safety, Safety::Holds);
     }
 }

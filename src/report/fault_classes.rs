@@ -40,7 +40,7 @@ pub fn found(matrix: &MatrixSummary, fault: usize, counterexamples: &[Counterexa
     };
     if broke.is_empty() {
         return format!(
-            "Mutual exclusion held for all {} setups it applies to{not_exercised}.",
+            "No setup broke mutual exclusion in the seeds run ({} setups it applies to{not_exercised}).",
             applicable.len()
         );
     }
@@ -117,6 +117,7 @@ mod tests {
                 name: "jump".into(),
                 label: "one master's clock jumps".into(),
                 description: String::new(),
+                strikes: Vec::new(),
             }],
             cells: cells
                 .into_iter()
@@ -152,7 +153,7 @@ mod tests {
         let m = matrix(vec![Some((50, 0)), Some((50, 0)), None]);
         assert_eq!(
             found(&m, 0, &[]),
-            "Mutual exclusion held for all 2 setups it applies to."
+            "No setup broke mutual exclusion in the seeds run (2 setups it applies to)."
         );
     }
 

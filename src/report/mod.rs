@@ -5,6 +5,7 @@
 //! checker that found nothing in seeds that never exercised the lock is reported as *not
 //! exercised*, never as *holds*.
 
+pub mod advice;
 pub mod compare;
 pub mod control;
 pub mod counterexample;

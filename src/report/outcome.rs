@@ -22,8 +22,12 @@ pub const SAFETY_CHECKERS: [&str; 3] = [
 pub enum Safety {
     /// Nothing broke, but no seed contended for the lock after the faults: nothing shown.
     NotExercised,
-    /// No two clients held the lock at once, and no data came to harm.
+    /// No two clients held the lock at once and no data came to harm, in enough seeds to
+    /// say so ([`HOLDS_SEEDS`](super::rate::HOLDS_SEEDS)).
     Holds,
+    /// No violation, but in too few seeds to call it *holds*: "no violation in 50 seeds
+    /// (< 7%)".
+    NoneSeen,
     /// Two clients believed they held the lock at once, but no data came to harm.
     OverlapNoDamage,
     /// Data came to harm: an update was lost or a stale token accepted.
@@ -36,6 +40,7 @@ impl Safety {
         match self {
             Safety::NotExercised => "not exercised",
             Safety::Holds => "holds",
+            Safety::NoneSeen => "no violation seen",
             Safety::OverlapNoDamage => "overlap, no damage",
             Safety::Damage => "damage",
         }
@@ -76,8 +81,10 @@ impl Outcome {
             Safety::Damage
         } else if overlap.violating > 0 {
             Safety::OverlapNoDamage
-        } else if exercised > 0 {
+        } else if exercised > 0 && overlap.holds() {
             Safety::Holds
+        } else if exercised > 0 {
+            Safety::NoneSeen
         } else {
             Safety::NotExercised
         };

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::ScenarioReport;
+use super::advice::{self, Advice};
 use super::compare;
 use super::counterexample::Counterexample;
 use super::envelope::Envelope;
@@ -12,8 +13,6 @@ use super::fault_classes;
 use super::matrix_summary::MatrixSummary;
 use super::minimal::Minimal;
 use super::outcome::Outcome;
-use super::rate::Rate;
-use crate::check;
 
 /// Everything one report shows.
 #[derive(Debug, Clone)]
@@ -28,6 +27,8 @@ pub struct Summary {
     pub envelopes: Vec<Envelope>,
     /// One shrunk counterexample per fault class of the matrix that broke something.
     pub minimal: Vec<Minimal>,
+    /// How the report was made.
+    pub provenance: Provenance,
 }
 
 impl Summary {
@@ -37,7 +38,7 @@ impl Summary {
             let setups: Vec<Value> = matrix
                 .setups
                 .iter()
-                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced}))
+                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced, "topology": crate::scenario::grid::topology_words(s)}))
                 .collect();
             let faults: Vec<Value> = matrix
                 .faults
@@ -45,6 +46,7 @@ impl Summary {
                 .enumerate()
                 .map(|(i, f)| {
                     json!({"name": f.name, "label": f.label, "description": f.description,
+                           "strikes": f.strikes.iter().map(|(topology, struck)| json!({"topology": topology, "struck": struck})).collect::<Vec<_>>(),
                            "found": fault_classes::found(matrix, i, &self.matrix_counterexamples)})
                 })
                 .collect();
@@ -91,129 +93,69 @@ impl Summary {
             "matrix_counterexamples": self.matrix_counterexamples.iter().map(Counterexample::to_json).collect::<Vec<_>>(),
             "envelopes": self.envelopes.iter().map(Envelope::to_json).collect::<Vec<_>>(),
             "minimal_counterexamples": self.minimal.iter().map(Minimal::to_json).collect::<Vec<_>>(),
-            "verdict": self.verdict_sentences(),
-            "answer": self.answer_sentences(),
+            "what_to_do": self.advice().iter().map(Advice::to_json).collect::<Vec<_>>(),
+            "catalogue_summary": self.catalogue_sentences(),
+            "provenance": self.provenance.to_json(),
         })
     }
 
-    /// The opening answer: each of the grid's pairs of setups compared on the same fault
-    /// classes and seeds, one sentence a pair ([`Comparison::sentence`]).
-    pub fn answer_sentences(&self) -> Vec<String> {
-        let Some(matrix) = &self.matrix else {
-            return Vec::new();
-        };
-        compare::comparisons(matrix)
-            .iter()
-            .map(|c| c.sentence(matrix))
-            .collect()
+    /// "What to do": the advice the matrix supports ([`advice::advice`]); none without a
+    /// matrix.
+    pub fn advice(&self) -> Vec<Advice> {
+        self.matrix.as_ref().map(advice::advice).unwrap_or_default()
     }
 
-    /// The report's opening: a few sentences generated from the numbers, each with the
-    /// seeds behind it. Nothing here is written by hand about results.
-    pub fn verdict_sentences(&self) -> Vec<String> {
+    /// What the catalogue found, in a sentence or two: how many scenarios met the
+    /// published analyses' predictions, and which did not.
+    pub fn catalogue_sentences(&self) -> Vec<String> {
         let mut sentences = Vec::new();
-        if let Some(matrix) = &self.matrix {
-            sentences.extend(matrix_sentences(matrix));
+        if self.catalogue.is_empty() {
+            return sentences;
         }
         let met = self.catalogue.iter().filter(|r| r.expect_met()).count();
-        let violated = self
+        let seeds: u64 = self.catalogue.iter().map(|r| r.seeds).sum();
+        sentences.push(format!(
+            "The catalogue's {} scenarios, written from the published analyses, ran {seeds} seeds: {met} met \
+             every expectation.",
+            self.catalogue.len()
+        ));
+        let unmet: Vec<&str> = self
             .catalogue
             .iter()
-            .filter(|r| r.rate(check::mutual_exclusion::NAME).violating > 0)
-            .count();
-        if !self.catalogue.is_empty() {
-            let seeds: u64 = self.catalogue.iter().map(|r| r.seeds).sum();
-            sentences.push(format!(
-                "The catalogue's {} scenarios ran {seeds} seeds: {met} met every expectation the published analyses \
-                 predict, and mutual exclusion broke in {violated} of them.",
-                self.catalogue.len()
-            ));
-            let unmet: Vec<&str> = self
-                .catalogue
-                .iter()
-                .filter(|r| !r.expect_met())
-                .map(|r| r.name.as_str())
-                .collect();
-            if !unmet.is_empty() {
-                sentences.push(format!("Expectations not met: {}.", unmet.join(", ")));
-            }
+            .filter(|r| !r.expect_met())
+            .map(|r| r.name.as_str())
+            .collect();
+        if !unmet.is_empty() {
+            sentences.push(format!("Expectations not met: {}.", unmet.join(", ")));
         }
         sentences
     }
 }
 
-/// How many fault classes the opening names (the ones that broke the most setups).
-const MAX_FAULT_SENTENCES: usize = 3;
+/// Where a report came from: enough to make it again and to replay anything on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// locksim's version and the commit it was built from (`unknown` outside a git
+    /// checkout).
+    pub version: String,
+    pub commit: String,
+    /// The command line that made the report, as typed.
+    pub command: String,
+    /// The day it was made (UTC, `YYYY-MM-DD`).
+    pub date: String,
+    /// The seeds it ran, in words.
+    pub seeds: String,
+}
 
-/// What the matrix says, in sentences: who kept mutual exclusion under everything, what
-/// broke whom most often, and what fencing changed.
-fn matrix_sentences(matrix: &MatrixSummary) -> Vec<String> {
-    let mutex = check::mutual_exclusion::NAME;
-    let mut sentences = Vec::new();
-    let cells = |s: usize| (0..matrix.faults.len()).filter_map(move |f| matrix.cell(s, f).map(|r| (f, r)));
-    let safe: Vec<String> = (0..matrix.setups.len())
-        .filter(|&s| cells(s).all(|(_, r)| r.finding(mutex) == super::Finding::Holds))
-        .map(|s| {
-            let seeds: u64 = cells(s).map(|(_, r)| r.exercised_seeds()).sum();
-            format!("{} ({seeds} exercised seeds)", matrix.setups[s].label)
+impl Provenance {
+    /// The JSON form.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "locksim": self.version,
+            "commit": self.commit,
+            "command": self.command,
+            "date": self.date,
+            "seeds": self.seeds,
         })
-        .collect();
-    sentences.push(match safe.len() {
-        0 => format!(
-            "No setup kept mutual exclusion under all {} fault classes.",
-            matrix.faults.len()
-        ),
-        _ => format!(
-            "Mutual exclusion held under every fault class that applies for: {}.",
-            safe.join("; ")
-        ),
-    });
-    // The fault classes that broke the most setups, worst first.
-    let mut by_fault: Vec<(usize, usize, usize)> = (0..matrix.faults.len())
-        .map(|f| {
-            let applicable = (0..matrix.setups.len()).filter_map(|s| matrix.cell(s, f));
-            let (count, broken) = applicable.fold((0, 0), |(n, b), r| {
-                (n + 1, b + usize::from(r.rate(mutex).violating > 0))
-            });
-            (f, broken, count)
-        })
-        .filter(|&(_, broken, _)| broken > 0)
-        .collect();
-    by_fault.sort_by_key(|&(f, broken, _)| (std::cmp::Reverse(broken), f));
-    for &(f, broken, applicable) in by_fault.iter().take(MAX_FAULT_SENTENCES) {
-        let rates: Vec<(usize, Rate)> = (0..matrix.setups.len())
-            .filter_map(|s| matrix.cell(s, f).map(|r| (s, r.rate(mutex))))
-            .collect();
-        let fraction = |rate: Rate| rate.violating as f64 / rate.seeds.max(1) as f64;
-        let worst_fraction = rates.iter().map(|&(_, r)| fraction(r)).fold(0.0, f64::max);
-        let worst: Vec<&(usize, Rate)> = rates
-            .iter()
-            .filter(|&&(_, r)| fraction(r) == worst_fraction)
-            .collect();
-        let worst = match worst.as_slice() {
-            [(s, rate)] => format!("worst: {}, {}", matrix.setups[*s].label, rate.sentence()),
-            tied => format!("{} setups tied worst at {}", tied.len(), tied[0].1.sentence()),
-        };
-        sentences.push(format!(
-            "{}: mutual exclusion broke for {broken} of {applicable} setups ({worst}).",
-            matrix.faults[f].label,
-        ));
     }
-    let fenced_breaks: Vec<&ScenarioReport> = (0..matrix.setups.len())
-        .filter(|&s| matrix.setups[s].fenced)
-        .flat_map(|s| cells(s).map(|(_, r)| r))
-        .filter(|r| r.rate(mutex).violating > 0)
-        .collect();
-    if !fenced_breaks.is_empty() {
-        let absorbed = fenced_breaks
-            .iter()
-            .filter(|r| Outcome::of(r, true).absorbed)
-            .count();
-        sentences.push(format!(
-            "Fencing: in {absorbed} of the {} fenced cells where two clients believed they held the lock, the \
-             storage refused every stale token and no update was lost.",
-            fenced_breaks.len()
-        ));
-    }
-    sentences
 }

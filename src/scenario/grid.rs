@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Fencing, Scenario, ScenarioError, TopologyKind, load_str};
+use super::{Fencing, Scenario, ScenarioError, Target, TopologyKind, load_str};
 
 /// The grid shipped with locksim, relative to the repository root.
 pub const GRID_FILE: &str = "scenarios/matrix/grid.json";
@@ -121,6 +121,15 @@ pub struct SetupRow {
     pub description: String,
     /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
     pub fenced: bool,
+    /// Where its tokens come from (`None` when it does not fence).
+    pub fencing: Fencing,
+    /// Its topology's kind, and how many Redis nodes and masters it has.
+    pub topology: TopologyKind,
+    pub nodes: usize,
+    pub masters: usize,
+    /// Every setting the row gives, as `field.path = value` (`topology.masters = 5`), in
+    /// the grid's order: two rows compared differ in these and nothing else.
+    pub settings: Vec<(String, String)>,
 }
 
 /// A column of the matrix.
@@ -133,6 +142,10 @@ pub struct FaultColumn {
     /// What the faults do, and which published scenario they reproduce (the grid's words:
     /// what the seeds found is computed, never written here).
     pub description: String,
+    /// Which Redis nodes its faults strike in each kind of setup it applies to, computed
+    /// from the generated cells: `("Redlock, 5 masters", "3 of 5 masters")`, in the
+    /// grid's row order, one entry per distinct topology.
+    pub strikes: Vec<(String, String)>,
 }
 
 /// One cell before it runs.
@@ -202,6 +215,11 @@ impl Grid {
                 label: spec.label.clone(),
                 description: spec.description.clone(),
                 fenced: row.base.lock.options().fencing != Fencing::None,
+                fencing: row.base.lock.options().fencing,
+                topology: row.base.topology.kind,
+                nodes: row.base.redis_names().len(),
+                masters: row.base.master_names().len(),
+                settings: settings(&setup_value(spec)),
             });
             let cells_of_row = grid
                 .faults
@@ -214,13 +232,52 @@ impl Grid {
         let faults = grid
             .faults
             .iter()
-            .map(|fault| FaultColumn {
-                name: fault.name.clone(),
-                label: fault.label.clone(),
-                description: fault.description.clone(),
+            .enumerate()
+            .map(|(f, fault)| {
+                let mut strikes: Vec<(String, String)> = Vec::new();
+                for (setup, row) in setups.iter().zip(&cells) {
+                    if let Cell::Generated { scenario, .. } = &row[f] {
+                        let entry = (topology_words(setup), struck(scenario));
+                        if !strikes.iter().any(|(topology, _)| *topology == entry.0) {
+                            strikes.push(entry);
+                        }
+                    }
+                }
+                FaultColumn {
+                    name: fault.name.clone(),
+                    label: fault.label.clone(),
+                    description: fault.description.clone(),
+                    strikes,
+                }
             })
             .collect();
         let position = |name: &str| grid.setups.iter().position(|s| s.name == name);
+        for (i, [setup, against]) in grid.comparisons.iter().enumerate() {
+            let found =
+                |name| &setups[position(name).expect("check_grid made sure every compared setup exists")];
+            let areas: Vec<String> = changes(found(against), found(setup))
+                .into_iter()
+                .map(|(path, _, _)| path.split('.').next().unwrap_or("").to_string())
+                .fold(Vec::new(), |mut areas, area| {
+                    if !areas.contains(&area) {
+                        areas.push(area);
+                    }
+                    areas
+                });
+            if areas.len() != 1 {
+                return Err(error((
+                    format!("comparisons[{i}]"),
+                    match areas.len() {
+                        0 => "the two setups have the same settings: nothing to compare".to_string(),
+                        _ => format!(
+                            "`{setup}` and `{against}` differ in {}: a comparison changes one thing at a time \
+                             (topology, lock, clients or network), so a difference has one cause",
+                            areas.join(" and ")
+                        ),
+                    },
+                )));
+            }
+        }
         let comparisons = grid
             .comparisons
             .iter()
@@ -523,6 +580,50 @@ fn setup_value(setup: &SetupSpec) -> Value {
     value
 }
 
+/// Where `to` differs from `from`: each setting's path, its value in `from` and in `to`
+/// (`-` where one of them leaves it unset), in `from`'s order, then `to`'s.
+pub fn changes(from: &SetupRow, to: &SetupRow) -> Vec<(String, String, String)> {
+    let value = |row: &SetupRow, path: &str| {
+        row.settings
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or("-".to_string(), |(_, v)| v.trim_matches('"').to_string())
+    };
+    let mut paths: Vec<&str> = Vec::new();
+    for (path, _) in from.settings.iter().chain(&to.settings) {
+        if !paths.contains(&path.as_str()) {
+            paths.push(path);
+        }
+    }
+    paths
+        .into_iter()
+        .map(|path| (path.to_string(), value(from, path), value(to, path)))
+        .filter(|(_, a, b)| a != b)
+        .collect()
+}
+
+/// A setup's fields as `path = value` pairs, objects walked field by field.
+fn settings(value: &Value) -> Vec<(String, String)> {
+    fn walk(value: &Value, path: &str, out: &mut Vec<(String, String)>) {
+        match value {
+            Value::Object(fields) => {
+                for (key, value) in fields {
+                    let path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(value, &path, out);
+                }
+            }
+            other => out.push((path.to_string(), other.to_string())),
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, "", &mut out);
+    out
+}
+
 /// Merges `over` into `base`: objects field by field, anything else replaced.
 fn merge(base: &mut Value, over: &Value) {
     match (base, over) {
@@ -628,6 +729,57 @@ fn ttl_multiple(text: &str, ttl_ms: u64) -> Option<i64> {
     Some((factor * ttl_ms as f64).round() as i64)
 }
 
+/// A setup's topology in words: "single node", "master + 1 replica", "Redlock, 5 masters".
+pub fn topology_words(setup: &SetupRow) -> String {
+    match setup.topology {
+        TopologyKind::Single => "single node".to_string(),
+        TopologyKind::Replicated => match setup.nodes - setup.masters {
+            1 => "master + 1 replica".to_string(),
+            replicas => format!("master + {replicas} replicas"),
+        },
+        TopologyKind::Redlock if setup.masters == 1 => "Redlock, 1 master".to_string(),
+        TopologyKind::Redlock => format!("Redlock, {} masters", setup.masters),
+    }
+}
+
+/// Which Redis nodes a cell's faults strike, in words: "the master", "3 of 5 masters",
+/// "1 of 3 nodes, drawn"; "clients and the network" where no fault targets a node.
+fn struck(scenario: &Scenario) -> String {
+    let (nodes, masters) = (scenario.redis_names(), scenario.master_names());
+    let mut words: Vec<String> = Vec::new();
+    for fault in &scenario.faults {
+        let said = match &fault.target {
+            Some(Target::Master | Target::Majority | Target::Minority) if masters.len() == 1 => {
+                "the master".to_string()
+            }
+            Some(Target::Master) => "the master".to_string(),
+            Some(Target::Majority) => format!("{} of {} masters", masters.len() / 2 + 1, masters.len()),
+            Some(Target::Minority) => format!(
+                "{} of {} masters",
+                ((masters.len() - 1) / 2).max(1),
+                masters.len()
+            ),
+            Some(Target::AnyRedis) => format!("1 of {} nodes, drawn", nodes.len()),
+            Some(Target::Nodes(names)) => {
+                let hit = names.iter().filter(|name| nodes.contains(name)).count();
+                match hit {
+                    0 => continue,
+                    _ => format!("{hit} of {} nodes", nodes.len()),
+                }
+            }
+            Some(Target::Holder) if fault.action.kind() == "crash" => "the holder's process".to_string(),
+            _ => continue,
+        };
+        if !words.contains(&said) {
+            words.push(said);
+        }
+    }
+    match words.is_empty() {
+        true => "no Redis node (clients, the network)".to_string(),
+        false => words.join(", "),
+    }
+}
+
 /// A topology kind as grid and scenario files spell it.
 fn topology_name(kind: TopologyKind) -> &'static str {
     match kind {
@@ -712,24 +864,62 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_comparisons_pair_each_topology_with_and_without_fencing() {
+    fn the_shipped_comparisons_change_one_thing_each() {
         let matrix = shipped();
         let pairs: Vec<(&str, &str)> = matrix
             .comparisons
             .iter()
             .map(|&(a, b)| (matrix.setups[a].name.as_str(), matrix.setups[b].name.as_str()))
             .collect();
-        assert!(pairs.contains(&("redlock-5", "lua-release")), "{pairs:?}");
+        let changed = |&(a, b): &(usize, usize)| -> Vec<String> {
+            changes(&matrix.setups[b], &matrix.setups[a])
+                .into_iter()
+                .map(|(path, _, _)| path)
+                .collect()
+        };
+        // Topology with the client held: Redlock's client on 1 master against 5.
+        let redlock = matrix.comparisons.iter().find(|&&(a, b)| {
+            (matrix.setups[a].name.as_str(), matrix.setups[b].name.as_str()) == ("redlock-5", "redlock-1")
+        });
+        assert_eq!(
+            redlock.map(changed),
+            Some(vec!["topology.masters".to_string()]),
+            "{pairs:?}"
+        );
+        // The validity check alone, and fencing none / INCR on the master / a counter.
+        for (a, b, path) in [
+            ("lua-release-validity", "lua-release", "lock.validity_check"),
+            ("replicated-fencing-incr", "replicated", "lock.fencing"),
+            ("replicated-fencing", "replicated", "lock.fencing"),
+        ] {
+            let pair = matrix
+                .comparisons
+                .iter()
+                .find(|&&(x, y)| (matrix.setups[x].name.as_str(), matrix.setups[y].name.as_str()) == (a, b))
+                .unwrap_or_else(|| panic!("{a} against {b} missing: {pairs:?}"));
+            assert_eq!(changed(pair), [path.to_string()]);
+        }
         for &(a, b) in &matrix.comparisons {
             let (setup, against) = (&matrix.setups[a], &matrix.setups[b]);
             if setup.fenced != against.fenced {
                 assert!(setup.fenced, "the fenced setup comes first: {pairs:?}");
             }
         }
-        assert_eq!(
-            pairs.iter().filter(|(a, _)| a.ends_with("fencing")).count(),
-            3,
-            "single node, replicated and Redlock each with and without fencing: {pairs:?}"
+    }
+
+    #[test]
+    fn a_comparison_that_changes_two_things_is_refused() {
+        let mut grid: Value = serde_json::from_str(&grid(SINGLE, PAUSE)).unwrap();
+        let other = json!({ "name": "other", "label": "other", "topology": { "kind": "redlock", "masters": 3 },
+                            "lock": { "algorithm": "redlock", "ttl_ms": 2000 } });
+        grid["setups"].as_array_mut().unwrap().push(other);
+        grid["comparisons"] = json!([["other", "single"]]);
+        let error = error_of(&grid.to_string());
+        assert_eq!(error.field, "comparisons[0]");
+        assert!(
+            error.reason.contains("differ in lock and topology"),
+            "{}",
+            error.reason
         );
     }
 
