@@ -159,3 +159,49 @@ fn failover_applies_to_a_users_redlock_row_with_replicas() {
         "every class applies"
     );
 }
+
+/// A *holds* rests on enough seeds: Redlock, 5 masters when one master restarts empty
+/// shows no violation in a few seeds by luck (a holder granted by a bare majority that
+/// includes the restarted master loses it: S8), so the cell, run as the report runs a
+/// compared setup's cell, is not reported as holding.
+#[test]
+fn redlock_5_when_one_master_restarts_empty_is_not_reported_as_holding() {
+    let matrix = shipped_subset(&["redlock-5"], &["one-master-restart"]);
+    let dir = std::env::temp_dir().join(format!("locksim-matrix-holds-{}", std::process::id()));
+    let [sweep] = matrix::sweeps(&matrix, &dir, None, Some(300)).try_into().unwrap();
+    assert_eq!(sweep.holds_at, None, "a setup nobody compares stays at its seeds");
+    let mut sweep = sweep;
+    sweep.holds_at = Some(300);
+    let report = sweep.run(2);
+    let outcome = locksim::report::outcome::Outcome::of(&report, false);
+    assert_ne!(
+        outcome.safety,
+        locksim::report::outcome::Safety::Holds,
+        "{outcome:?}"
+    );
+    assert!(outcome.overlap.violating > 0, "{outcome:?}");
+}
+
+/// A compared setup's cell that shows no safety violation goes on to `holds_seeds`, and
+/// says *holds* there; one that broke stops at its seeds.
+#[test]
+fn a_compared_cell_with_no_violation_goes_on_to_enough_seeds() {
+    let mut grid = shipped_grid_subset(
+        &["lua-release", "lua-release-validity"],
+        &["none", "holder-pause"],
+    );
+    grid["defaults"]["seeds"] = 4.into();
+    grid["defaults"]["holds_seeds"] = 300.into();
+    let matrix = Grid::parse(Path::new(GRID_FILE), &grid.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let dir = std::env::temp_dir().join(format!("locksim-matrix-more-{}", std::process::id()));
+    let sweeps = matrix::sweeps(&matrix, &dir, None, matrix.holds_seeds);
+    let reports: Vec<_> = sweeps.iter().map(|sweep| sweep.run(2)).collect();
+    let run = matrix::results(&matrix, reports);
+    let (s, f) = index(&run, "lua-release", "none");
+    let calm = run.outcome(s, f).unwrap();
+    assert_eq!((calm.overlap.violating, calm.overlap.seeds), (0, 300));
+    assert_eq!(calm.safety, locksim::report::outcome::Safety::Holds);
+    let (s, f) = index(&run, "lua-release", "holder-pause");
+    let paused = run.outcome(s, f).unwrap();
+    assert_eq!(paused.overlap.seeds, 4, "a violation needs no more seeds");
+}

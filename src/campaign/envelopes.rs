@@ -4,7 +4,7 @@
 //! the report's sweeps ([`super::plan`]); [`envelopes`] puts the points' reports back
 //! together as [`Envelope`]s for `report/` to draw.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -151,15 +151,16 @@ fn failover_scenario(lag: f64, down_after: f64) -> Value {
 
 /// Every point of every envelope as a sweep of `seeds` seeds, in the order [`envelopes`]
 /// reads their reports: envelope by envelope, series by series, row (y) by row, x by x.
-pub fn sweeps(seeds: u64) -> Result<Vec<Sweep>, ScenarioError> {
+pub fn sweeps(seeds: u64, dir: &Path) -> Result<Vec<Sweep>, ScenarioError> {
     let mut sweeps = Vec::new();
     for plan in plans() {
         for (s, sp) in plan.series.iter().enumerate() {
             for &y in &plan.ys {
                 for &x in &plan.xs {
                     let text = (sp.scenario)(x, y).to_string();
-                    let id = format!("envelope/{}-{}-{x}-{y}.json", plan.name, s + 1);
-                    let file = PathBuf::from(&id);
+                    let name = point_file(plan.name, s, x, y);
+                    let id = format!("envelope/{name}");
+                    let file = dir.join(name);
                     let scenario = Arc::new(load_str(&file, &text)?);
                     sweeps.push(Sweep {
                         kind: SweepKind::Envelope,
@@ -176,6 +177,31 @@ pub fn sweeps(seeds: u64) -> Result<Vec<Sweep>, ScenarioError> {
     Ok(sweeps)
 }
 
+/// The file name of point (`x`, `y`) of series number `series` of envelope `envelope`.
+fn point_file(envelope: &str, series: usize, x: f64, y: f64) -> String {
+    format!("{envelope}-{}-{x}-{y}.json", series + 1)
+}
+
+/// Writes every point's scenario into `dir`, as the file [`sweeps`] names for it, so
+/// `locksim replay` runs any point of the page; returns how many.
+pub fn write_scenarios(dir: &Path) -> std::io::Result<usize> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = 0;
+    for plan in plans() {
+        for (s, sp) in plan.series.iter().enumerate() {
+            for &y in &plan.ys {
+                for &x in &plan.xs {
+                    let text =
+                        serde_json::to_string_pretty(&(sp.scenario)(x, y)).map_err(std::io::Error::other)?;
+                    std::fs::write(dir.join(point_file(plan.name, s, x, y)), text + "\n")?;
+                    written += 1;
+                }
+            }
+        }
+    }
+    Ok(written)
+}
+
 /// The envelopes at `seeds` seeds per point, from the reports of their points' sweeps (in
 /// [`sweeps`]' order).
 pub fn envelopes(seeds: u64, points: &[ScenarioReport]) -> Vec<Envelope> {
@@ -188,20 +214,25 @@ pub fn envelopes(seeds: u64, points: &[ScenarioReport]) -> Vec<Envelope> {
             for sp in &plan.series {
                 let mut rates = Vec::new();
                 let mut safe = Vec::new();
+                let mut files = Vec::new();
                 for &y in &plan.ys {
                     let mut row = Vec::new();
                     let mut safe_row = Vec::new();
+                    let mut files_row = Vec::new();
                     for &x in &plan.xs {
                         let report = points.next().expect("a report for every point of the envelopes");
                         row.push(report.rate(check::mutual_exclusion::NAME));
                         safe_row.push((sp.bound_safe)(x, y));
+                        files_row.push(report.file.display().to_string());
                     }
                     rates.push(row);
                     safe.push(safe_row);
+                    files.push(files_row);
                 }
                 series.push(Series {
                     label: sp.label.to_string(),
                     rates,
+                    files,
                 });
                 bound_safe.push(safe);
             }

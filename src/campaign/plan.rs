@@ -119,8 +119,10 @@ const LOG_VERSION: u64 = 1;
 
 impl Plan {
     /// Loads the scenarios and the grid `options` name; matrix cells name their files in
-    /// `matrix_dir` (where [`Matrix::write_scenarios`] puts them).
-    pub fn new(options: ReportOptions, matrix_dir: &Path) -> Result<Plan, String> {
+    /// `out/matrix` (where [`Grid::write_scenarios`] puts them) and envelope points theirs
+    /// in `out/envelope` ([`envelopes::write_scenarios`]).
+    pub fn new(options: ReportOptions, out: &Path) -> Result<Plan, String> {
+        let matrix_dir = &out.join("matrix");
         let scenarios = scenario::load_paths(&options.paths).map_err(|e| e.to_string())?;
         if scenarios.is_empty() {
             return Err("no scenario files found".into());
@@ -151,7 +153,7 @@ impl Plan {
         };
         let envelopes = match options.envelope_seeds {
             0 => Vec::new(),
-            seeds => envelopes::sweeps(seeds).map_err(|e| e.to_string())?,
+            seeds => envelopes::sweeps(seeds, &out.join("envelope")).map_err(|e| e.to_string())?,
         };
         Ok(Plan {
             options,
@@ -339,7 +341,7 @@ mod tests {
     }
 
     fn plan(seeds: u64) -> Plan {
-        Plan::new(options(seeds), Path::new("reports/matrix")).unwrap_or_else(|e| panic!("{e}"))
+        Plan::new(options(seeds), Path::new("reports")).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

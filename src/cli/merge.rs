@@ -86,7 +86,7 @@ pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
         Err(e) => return invalid(e),
     };
     let (first_log, first) = &shards[0];
-    let plan = match Plan::new(first.options.clone(), &out.join("matrix")) {
+    let plan = match Plan::new(first.options.clone(), out) {
         Ok(plan) => plan,
         Err(e) => return invalid(format!("the report {} was run for: {e}", first_log.display())),
     };

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use locksim::campaign::envelopes;
 use locksim::campaign::plan::{Plan, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::check::check_all;
@@ -109,7 +110,7 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
         .iter()
         .map(|path| super::relative_to_cwd(path))
         .collect();
-    let plan = match Plan::new(args.options(), &args.out.join("matrix")) {
+    let plan = match Plan::new(args.options(), &args.out) {
         Ok(plan) => plan,
         Err(e) => return invalid(e),
     };
@@ -184,8 +185,8 @@ fn run_shard(plan: &Plan, shard: Shard, log: &Path, jobs: usize) -> ExitCode {
     }
 }
 
-/// Makes the report's directory and writes the matrix's cells into `out/matrix/` (so each
-/// replays); `Err` is the exit code, after saying why.
+/// Makes the report's directory and writes the matrix's cells into `out/matrix/` and the
+/// envelopes' points into `out/envelope/` (so each replays); `Err` is the exit code, after saying why.
 pub fn prepare(plan: &Plan, out: &Path) -> Result<(), ExitCode> {
     if let Err(e) = std::fs::create_dir_all(out) {
         return Err(invalid(format!("{}: {e}", out.display())));
@@ -195,6 +196,15 @@ pub fn prepare(plan: &Plan, out: &Path) -> Result<(), ExitCode> {
         if let Err(e) = grid.write_scenarios(&dir) {
             return Err(invalid(format!(
                 "writing the matrix's scenarios to {}: {e}",
+                dir.display()
+            )));
+        }
+    }
+    if !plan.envelopes.is_empty() {
+        let dir = out.join("envelope");
+        if let Err(e) = envelopes::write_scenarios(&dir) {
+            return Err(invalid(format!(
+                "writing the envelopes' points to {}: {e}",
                 dir.display()
             )));
         }

@@ -24,6 +24,8 @@ pub struct Series {
     pub label: String,
     /// `rates[y][x]`: mutual-exclusion violations at that point.
     pub rates: Vec<Vec<Rate>>,
+    /// `files[y][x]`: the point's scenario file, which `locksim replay` runs.
+    pub files: Vec<Vec<String>>,
 }
 
 /// One envelope: two swept parameters, the measured rates and the analytic bound.
@@ -158,6 +160,7 @@ impl Envelope {
                         point["x"] = json!(self.xs[x]);
                         point["y"] = json!(self.ys[y]);
                         point["bound_safe"] = json!(safe[y][x]);
+                        point["scenario"] = json!(series.files[y][x]);
                         point
                     })
                 }).collect::<Vec<_>>(),

@@ -63,7 +63,15 @@ impl MatrixSummary {
                 cells,
                 inside_bound: None,
             }],
-            row_label_width: 310,
+            // The labels name topology, client and options: as wide as the longest
+            // (about 5.4 px a character at the figure's size, measured in Chromium).
+            row_label_width: self
+                .setups
+                .iter()
+                .map(|s| s.label.chars().count() as u32 * 6 + 20)
+                .max()
+                .unwrap_or(0)
+                .max(310),
             cell_width: heatmap::WIDE_CELL,
             note: "Top: seeds in which two clients believed they held the lock. Bottom: seeds in which an update \
                    was lost or a stale token accepted (absorbed: the setup fences and nothing was damaged). Under \
