@@ -110,18 +110,22 @@ fn unsurvived(matrix: &MatrixSummary) -> Option<Advice> {
             .filter_map(|s| Some((s, matrix.outcome(s, fault)?)))
             .filter(|(_, o)| o.safety != Safety::NotExercised)
             .collect();
-        let (broke, kept): (Vec<&(usize, Outcome)>, Vec<&(usize, Outcome)>) =
-            exercised.iter().partition(|(_, o)| o.overlap.violating > 0);
-        if broke.len() < 2 || kept.len() > SURVIVORS {
+        let broke = exercised.iter().filter(|(_, o)| o.overlap.violating > 0).count();
+        let kept: Vec<usize> = exercised
+            .iter()
+            .filter(|(_, o)| o.overlap.violating == 0)
+            .map(|&(s, _)| s)
+            .collect();
+        if broke < 2 || kept.len() > SURVIVORS {
             continue;
         }
         let mut part = format!(
             "{} ({} of the {} setups it applies to",
             matrix.faults[fault].label,
-            broke.len(),
+            broke,
             exercised.len()
         );
-        for &&(s, _) in &kept {
+        for &s in &kept {
             part += &format!("; only {} kept it", matrix.setups[s].label);
             if let Some((f, stuck)) = worst_stuck(matrix, s) {
                 part += &format!(", and it {} under {}", stuck, matrix.faults[f].label);
