@@ -25,7 +25,7 @@ use super::figures::timeline::Timeline;
 use super::matrix_summary::MatrixSummary;
 use crate::check::{self, check_all};
 use crate::scenario::load_str;
-use crate::search::shrink::{Budget, shrink_within};
+use crate::search::shrink::{Budget, Deployment, shrink_within};
 use crate::search::story;
 use crate::sweep::run_seed;
 
@@ -215,7 +215,16 @@ fn shrink_one(matrix: &MatrixSummary, pick: &Pick, out: &Path) -> Option<(Minima
         max_runs: SHRINK_RUNS,
         max_wall: None,
     };
-    let shrunk = shrink_within(&scenario, pick.seed, Some(pick.checker), budget, &mut |_| {}).ok()?;
+    // The cell's deployment is half of what it shows: its masters and replicas stay.
+    let shrunk = shrink_within(
+        &scenario,
+        pick.seed,
+        Some(pick.checker),
+        budget,
+        Deployment::Keep,
+        &mut |_| {},
+    )
+    .ok()?;
     let fault = &matrix.faults[pick.fault];
     let file = scenario_file(out, &fault.name);
     let parsed = Arc::new(load_str(&file, &shrunk.scenario.to_string()).ok()?);
