@@ -285,6 +285,7 @@ pub(crate) mod tests {
     use crate::check::evidence::NotExercised;
     use crate::report::matrix_summary::{FaultColumn, SetupRow};
     use crate::report::{Activity, ScenarioReport};
+    use crate::scenario::TopologyKind;
 
     /// A cell of `seeds` seeds: the first `overlap` violate mutual exclusion, the first
     /// `damage` lose an update.
@@ -309,12 +310,13 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn setup(name: &str, label: &str, fenced: bool) -> SetupRow {
+    pub(crate) fn setup(name: &str, label: &str, fenced: bool, topology: TopologyKind) -> SetupRow {
         SetupRow {
             name: name.into(),
             label: label.into(),
             description: String::new(),
             fenced,
+            topology,
         }
     }
 
@@ -331,8 +333,8 @@ pub(crate) mod tests {
     fn redlock_and_single() -> MatrixSummary {
         MatrixSummary {
             setups: vec![
-                setup("redlock", "Redlock", false),
-                setup("single", "single node", false),
+                setup("redlock", "Redlock", false, TopologyKind::Redlock),
+                setup("single", "single node", false, TopologyKind::Single),
             ],
             faults: vec![fault("none"), fault("pause"), fault("cut"), fault("failover")],
             cells: vec![

@@ -206,6 +206,7 @@ impl Matrix {
                 label: spec.label.clone(),
                 description: spec.description.clone(),
                 fenced: row.base.lock.options().fencing != Fencing::None,
+                topology: row.base.topology.kind,
             });
             let cells_of_row = grid
                 .faults
@@ -535,14 +536,14 @@ impl<'a> Row<'a> {
         let (setup, base) = (self.spec, &self.base);
         let kind = base.topology.kind;
         if !fault.applies_to.contains(&kind) {
-            let kinds: Vec<&str> = fault.applies_to.iter().map(|&k| topology_name(k)).collect();
+            let kinds: Vec<&str> = fault.applies_to.iter().map(|&k| k.name()).collect();
             return Ok(Cell::NotApplicable {
                 reason: format!(
                     "`{}` applies to {} topologies; `{}` is {}",
                     fault.name,
                     kinds.join(", "),
                     setup.name,
-                    topology_name(kind)
+                    kind.name()
                 ),
             });
         }
@@ -737,15 +738,6 @@ fn ttl_multiple(text: &str, ttl_ms: u64) -> Option<i64> {
         }
     };
     Some((factor * ttl_ms as f64).round() as i64)
-}
-
-/// A topology kind as grid and scenario files spell it.
-fn topology_name(kind: TopologyKind) -> &'static str {
-    match kind {
-        TopologyKind::Single => "single",
-        TopologyKind::Replicated => "replicated",
-        TopologyKind::Redlock => "redlock",
-    }
 }
 
 #[cfg(test)]

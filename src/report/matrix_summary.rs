@@ -8,6 +8,7 @@ use super::ScenarioReport;
 use super::figures::heatmap::{self, Band, Cell, Fill, Heatmap, Panel};
 use super::outcome::{Outcome, Safety};
 use super::rate::Rate;
+use crate::scenario::TopologyKind;
 
 /// A row of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +21,8 @@ pub struct SetupRow {
     pub description: String,
     /// Whether its lock hands out fencing tokens: where an overlap can be absorbed.
     pub fenced: bool,
+    /// Its kind of deployment: the minimal counterexamples are one per kind and fault class.
+    pub topology: TopologyKind,
 }
 
 /// A column of the matrix.

@@ -37,7 +37,7 @@ impl Summary {
             let setups: Vec<Value> = matrix
                 .setups
                 .iter()
-                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced}))
+                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced, "topology": s.topology.name()}))
                 .collect();
             let faults: Vec<Value> = matrix
                 .faults
