@@ -26,7 +26,8 @@ pub struct Summary {
     pub matrix_counterexamples: Vec<Counterexample>,
     /// The safety envelopes, when they were swept.
     pub envelopes: Vec<Envelope>,
-    /// One shrunk counterexample per fault class of the matrix that broke something.
+    /// One shrunk counterexample per kind of deployment and fault class of the matrix that
+    /// broke something.
     pub minimal: Vec<Minimal>,
 }
 
