@@ -1,14 +1,18 @@
 //! Shrinking: a violating run becomes a smaller scenario that still breaks the same
-//! checker, its nemesis made explicit, and the result is a valid scenario file.
+//! checker the same way (its mechanism: a failover's promotion, a Redlock grant's
+//! majority), its nemesis made explicit, and the result is a valid scenario file.
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use locksim::check::mutual_exclusion;
+use locksim::check::{check_all, mutual_exclusion, resource_safety};
 use locksim::history::{EventKind, History};
+use locksim::report::minimal::SHRINK_RUNS;
+use locksim::scenario::grid::{Cell, GRID_FILE, Grid};
 use locksim::scenario::load_str;
-use locksim::search::shrink::{ShrinkError, shrink};
+use locksim::search::mechanism::{Happening, Mechanism};
+use locksim::search::shrink::{Budget, Deployment, ShrinkError, Shrunk, shrink, shrink_within};
 use locksim::search::story;
 use locksim::sweep::run_seed;
 use serde_json::{Value, json};
@@ -197,4 +201,150 @@ fn the_shrink_command_writes_the_file_and_tells_the_story() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// The shipped grid's cell of fault class `fault` on setup `setup`, as its file holds it.
+fn grid_cell(setup: &str, fault: &str) -> Value {
+    let matrix = Grid::load(Path::new(GRID_FILE)).unwrap_or_else(|e| panic!("{e}"));
+    let row = matrix.setups.iter().position(|s| s.name == setup).unwrap();
+    let column = matrix.faults.iter().position(|f| f.name == fault).unwrap();
+    match &matrix.cells[row][column] {
+        Cell::Generated { json, .. } => serde_json::from_str(json).unwrap(),
+        Cell::NotApplicable { reason } => panic!("{setup} × {fault}: {reason}"),
+    }
+}
+
+/// `checker`'s violation in the run of `scenario` on `seed`, if it fired.
+fn violation(scenario: &Value, seed: u64, checker: &str) -> (History, Option<String>) {
+    let parsed = load_str(Path::new("(test)"), &scenario.to_string()).expect("a valid scenario");
+    let history = run_seed(&Arc::new(parsed.clone()), seed).unwrap();
+    let violation = check_all(&history, &parsed.check_settings())
+        .into_iter()
+        .find(|v| v.checker == checker)
+        .and_then(|v| v.violation);
+    (history, violation)
+}
+
+/// Shrinks a grid cell as the report does (src/report/minimal.rs): toward a lost update if
+/// one of the grid's 50 seeds lost one, else toward two holders; from the first seed that
+/// violated it, on the cell's masters and replicas, within the report's budget.
+fn shrink_as_the_report_does(cell: &Value) -> Shrunk {
+    let (checker, seed) = [resource_safety::NAME, mutual_exclusion::NAME]
+        .into_iter()
+        .find_map(|checker| {
+            let seed = (0..50).find(|&seed| violation(cell, seed, checker).1.is_some())?;
+            Some((checker, seed))
+        })
+        .expect("the cell breaks the lock");
+    let budget = Budget {
+        max_runs: SHRINK_RUNS,
+        max_wall: None,
+    };
+    shrink_within(cell, seed, Some(checker), budget, Deployment::Keep, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn a_shrunk_failover_before_replication_still_promotes_a_replica() {
+    let cell = grid_cell("replicated", "failover");
+    let shrunk = shrink_as_the_report_does(&cell);
+    let history = run(&shrunk.scenario, shrunk.seed);
+    assert!(
+        history
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Failover { .. })),
+        "a promotion in the replayed run: {:?}\n{}",
+        shrunk.steps,
+        shrunk.story().join("\n")
+    );
+    assert!(shrunk.mechanism.happenings.contains(&Happening::Promotion));
+    assert_eq!(
+        shrunk.scenario["topology"], cell["topology"],
+        "the deployment is kept"
+    );
+    // Halving the restart delay below the controller's down_after brings the old master
+    // back before any promotion: that still breaks the lock, and the shrink says it refused it.
+    assert!(
+        shrunk
+            .steps
+            .iter()
+            .any(|s| s.contains("refused: they lost a promotion")),
+        "{:?}",
+        shrunk.steps
+    );
+}
+
+#[test]
+fn a_shrunk_redlock_counterexample_still_rests_on_a_majority_of_its_masters() {
+    // Kleppmann's first example: one master's clock jumps under a bare-majority grant.
+    let cell = grid_cell("redlock-5", "one-master-clock-jump");
+    let shrunk = shrink_as_the_report_does(&cell);
+    assert_eq!(
+        shrunk.scenario["topology"]["masters"], 5,
+        "the deployment is kept"
+    );
+    let history = run(&shrunk.scenario, shrunk.seed);
+    let grant = story::first_overlap_grant(&history).expect("the shrunk run still overlaps");
+    assert!(
+        grant.granted >= 3 && grant.asked == 5,
+        "{grant:?}: {}",
+        shrunk.story().join("\n")
+    );
+    assert!(shrunk.mechanism.happenings.contains(&Happening::ClockJump));
+}
+
+#[test]
+fn a_failover_turned_restart_still_breaks_the_lock_but_loses_its_mechanism() {
+    let cell = grid_cell("replicated", "failover");
+    let checker = mutual_exclusion::NAME;
+    let seed = (0..50)
+        .find(|&seed| violation(&cell, seed, checker).1.is_some())
+        .expect("the failover breaks the lock");
+    let (history, broken) = violation(&cell, seed, checker);
+    let original = Mechanism::of(&history, checker, &broken.unwrap());
+    assert!(original.happenings.contains(&Happening::Promotion), "{original}");
+    let restarted_after = |ms: u64| {
+        let mut candidate = cell.clone();
+        candidate["faults"][0]["restart_after_ms"] = json!(ms);
+        let (history, broken) = violation(&candidate, seed, checker);
+        let broken = broken.unwrap_or_else(|| panic!("a restart after {ms} ms still breaks the lock"));
+        Mechanism::of(&history, checker, &broken)
+    };
+    // Back 1 ms after its crash, long before the controller's 500 ms down_after: the
+    // checker fires, as it did when the report showed this under the failover heading, but
+    // nothing was promoted.
+    let restart_empty = restarted_after(1);
+    assert_eq!(original.lost_in(&restart_empty), ["a promotion (failover)"]);
+    // Back after the promotion, which still happens: the same mechanism.
+    let later = restarted_after(2 * cell["topology"]["down_after_ms"].as_u64().unwrap());
+    assert_eq!(original.lost_in(&later), Vec::<String>::new(), "{later}");
+}
+
+#[test]
+fn only_a_shrink_told_to_keep_the_deployment_keeps_its_masters() {
+    let cell = grid_cell("redlock-5", "holder-pause");
+    let budget = |max_runs| Budget {
+        max_runs,
+        max_wall: None,
+    };
+    let kept = shrink_within(
+        &cell,
+        0,
+        Some("mutual_exclusion"),
+        budget(100),
+        Deployment::Keep,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(kept.scenario["topology"]["masters"], 5);
+    let fewer = shrink_within(
+        &cell,
+        0,
+        Some("mutual_exclusion"),
+        budget(100),
+        Deployment::MayShrink,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(fewer.scenario["topology"]["masters"], 3, "{:?}", fewer.steps);
 }

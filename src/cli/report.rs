@@ -294,7 +294,7 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         .unwrap_or_default();
     if !shrunk.is_empty() {
         emit(format_args!(
-            "minimal counterexamples: {} fault classes shrunk in {} simulated runs, {:.1} s",
+            "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {} simulated runs, {:.1} s",
             shrunk.len(),
             shrunk.iter().map(|(m, _)| m.runs).sum::<u64>(),
             started.elapsed().as_secs_f64()
@@ -308,7 +308,10 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         return ExitCode::from(EXIT_UNMET);
     }
     for (example, timeline) in shrunk {
-        if let Err(e) = write_json(&minimal::scenario_file(out, &example.fault), &example.scenario) {
+        if let Err(e) = write_json(
+            &minimal::scenario_file(out, &example.fault, example.topology),
+            &example.scenario,
+        ) {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_UNMET);
         }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use locksim::search::shrink::{Budget, Progress, ShrinkError, shrink_within};
+use locksim::search::shrink::{Budget, Deployment, Progress, ShrinkError, shrink_within};
 
 use super::{EXIT_UNMET, emit, invalid, write_json};
 
@@ -55,7 +55,7 @@ pub fn shrink_file(
             let _ = std::io::stderr().flush();
         }
     };
-    let shrunk = shrink_within(&scenario, seed, checker, budget, &mut show);
+    let shrunk = shrink_within(&scenario, seed, checker, budget, Deployment::MayShrink, &mut show);
     if tty {
         eprintln!();
     }
@@ -81,6 +81,7 @@ pub fn shrink_file(
         file.display(),
         shrunk.checker
     ));
+    emit(format_args!("  kept throughout: {}", shrunk.mechanism));
     for step in &shrunk.steps {
         emit(format_args!("  {step}"));
     }

@@ -346,6 +346,7 @@ fn change(matrix: &MatrixSummary, index: usize, comparison: &Comparison) -> Advi
 mod tests {
     use super::*;
     use crate::report::compare::tests::{cell, fenced_setup, setup};
+    use crate::scenario::TopologyKind;
     use crate::scenario::grid::FaultColumn;
 
     fn fault(name: &str) -> FaultColumn {
@@ -362,7 +363,7 @@ mod tests {
         let row = |(overlap, damage): (u64, u64)| Some(cell(50, overlap, damage));
         MatrixSummary {
             setups: vec![
-                setup("lua-release", "tier 5", false),
+                setup("lua-release", "tier 5", false, TopologyKind::Single),
                 fenced_setup("counter", "tier 5 + counter", Fencing::Counter),
                 fenced_setup("incr", "tier 5 + INCR", Fencing::MasterIncr),
             ],

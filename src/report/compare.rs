@@ -309,11 +309,13 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn setup(name: &str, label: &str, fenced: bool) -> SetupRow {
+    pub(crate) fn setup(name: &str, label: &str, fenced: bool, topology: TopologyKind) -> SetupRow {
         let mut row = fenced_setup(name, label, if fenced { Fencing::Counter } else { Fencing::None });
         if !fenced {
             row.settings.pop();
         }
+        row.topology = topology;
+        row.settings[0].1 = format!("\"{}\"", topology.name());
         row
     }
 
@@ -329,10 +331,11 @@ pub(crate) mod tests {
     /// Redlock against a single node under four fault classes, one of which (failover)
     /// applies to Redlock only.
     fn redlock_and_single() -> MatrixSummary {
-        let mut redlock = setup("redlock", "Redlock", false);
-        redlock.settings[0].1 = "\"redlock\"".into();
         MatrixSummary {
-            setups: vec![redlock, setup("single", "single node", false)],
+            setups: vec![
+                setup("redlock", "Redlock", false, TopologyKind::Redlock),
+                setup("single", "single node", false, TopologyKind::Single),
+            ],
             faults: vec![fault("none"), fault("pause"), fault("cut"), fault("failover")],
             cells: vec![
                 vec![

@@ -103,15 +103,22 @@ mod tests {
     use super::*;
     use crate::report::compare::tests::{cell, setup};
     use crate::report::matrix_summary::FaultColumn;
+    use crate::scenario::TopologyKind;
     use crate::search::story::GrantShare;
 
     fn matrix(cells: Vec<Option<(u64, u64)>>) -> MatrixSummary {
-        let labels = ["Redlock", "single node", "replicated", "fenced", "watchdog"];
+        let labels = [
+            ("Redlock", TopologyKind::Redlock),
+            ("single node", TopologyKind::Single),
+            ("replicated", TopologyKind::Replicated),
+            ("fenced", TopologyKind::Single),
+            ("watchdog", TopologyKind::Single),
+        ];
         MatrixSummary {
             setups: labels
                 .iter()
                 .take(cells.len())
-                .map(|l| setup(&l.replace(' ', "-"), l, false))
+                .map(|&(l, topology)| setup(&l.replace(' ', "-"), l, false, topology))
                 .collect(),
             faults: vec![FaultColumn {
                 name: "jump".into(),

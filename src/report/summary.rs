@@ -25,7 +25,8 @@ pub struct Summary {
     pub matrix_counterexamples: Vec<Counterexample>,
     /// The safety envelopes, when they were swept.
     pub envelopes: Vec<Envelope>,
-    /// One shrunk counterexample per fault class of the matrix that broke something.
+    /// One shrunk counterexample per kind of deployment and fault class of the matrix that
+    /// broke something.
     pub minimal: Vec<Minimal>,
     /// How the report was made.
     pub provenance: Provenance,
@@ -38,7 +39,7 @@ impl Summary {
             let setups: Vec<Value> = matrix
                 .setups
                 .iter()
-                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced, "topology": crate::scenario::grid::topology_words(s)}))
+                .map(|s| json!({"name": s.name, "label": s.label, "fenced": s.fenced, "topology": crate::scenario::grid::topology_words(s), "kind": s.topology.name()}))
                 .collect();
             let faults: Vec<Value> = matrix
                 .faults

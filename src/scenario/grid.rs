@@ -481,14 +481,14 @@ impl<'a> Row<'a> {
         let (setup, base) = (self.spec, &self.base);
         let kind = base.topology.kind;
         if !fault.applies_to.contains(&kind) {
-            let kinds: Vec<&str> = fault.applies_to.iter().map(|&k| topology_name(k)).collect();
+            let kinds: Vec<&str> = fault.applies_to.iter().map(|&k| k.name()).collect();
             return Ok(Cell::NotApplicable {
                 reason: format!(
                     "`{}` applies to {} topologies; `{}` is {}",
                     fault.name,
                     kinds.join(", "),
                     setup.name,
-                    topology_name(kind)
+                    kind.name()
                 ),
             });
         }
@@ -777,15 +777,6 @@ fn struck(scenario: &Scenario) -> String {
     match words.is_empty() {
         true => "no Redis node (clients, the network)".to_string(),
         false => words.join(", "),
-    }
-}
-
-/// A topology kind as grid and scenario files spell it.
-fn topology_name(kind: TopologyKind) -> &'static str {
-    match kind {
-        TopologyKind::Single => "single",
-        TopologyKind::Replicated => "replicated",
-        TopologyKind::Redlock => "redlock",
     }
 }
 

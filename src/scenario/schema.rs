@@ -207,8 +207,8 @@ pub struct NodeOverrides {
     pub restart_delay_ms: Option<u64>,
 }
 
-/// The kinds of Redis deployment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// The kinds of Redis deployment, ordered simplest first (as a report lists them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     /// One master, no replica: `redis-1`.
@@ -218,6 +218,24 @@ pub enum TopologyKind {
     Replicated,
     /// `masters` independent masters `redis-1` … `redis-N` (each with `replicas` replicas).
     Redlock,
+}
+
+impl TopologyKind {
+    /// Every kind, simplest first: what a report goes through kind by kind.
+    pub const ALL: [TopologyKind; 3] = [
+        TopologyKind::Single,
+        TopologyKind::Replicated,
+        TopologyKind::Redlock,
+    ];
+
+    /// The kind as grid and scenario files spell it, the word a report shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopologyKind::Single => "single",
+            TopologyKind::Replicated => "replicated",
+            TopologyKind::Redlock => "redlock",
+        }
+    }
 }
 
 /// Persistence of every Redis node.

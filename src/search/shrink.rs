@@ -6,7 +6,8 @@
 //!    (none at all, when the workload alone breaks the lock);
 //! 3. simplify each fault: halve every duration, jump, rate and delay while it violates,
 //!    then delta debugging again (a fault halved to nothing may go now);
-//! 4. fewer clients, fewer Redis masters and replicas;
+//! 4. fewer clients, fewer Redis masters and replicas (the nodes only when the caller lets
+//!    the deployment shrink: [`Deployment`]);
 //! 5. no clock offsets or drift, constant network latency;
 //! 6. an earlier schedule: every fault moved earlier by one offset, as far as it still
 //!    violates, so the run's prefix of routine lock cycles before the first grant that
@@ -15,10 +16,14 @@
 //! 8. other seeds: in how many of the 20 its file runs the minimal schedule violates too.
 //!
 //! Every candidate is a scenario file (JSON), validated like a user's and run on the same
-//! seed; a candidate counts only if the *same checker* fires. The search is bounded in
-//! runs (deterministic) and, if asked, in host time (not deterministic: a slower machine
-//! gets less far); it returns the best scenario found so far when the budget runs out,
-//! never nothing, and reports its progress as it goes.
+//! seed; a candidate counts only if the *same checker* fires and its run keeps the
+//! original's [`Mechanism`] (the promotion, restart, pause, clock jump … the original's
+//! story told, and a Redlock grant's majority): a smaller schedule that breaks the lock
+//! another way is another counterexample. A pass whose smaller candidates broke the checker
+//! but lost the mechanism says so in its step line. The search is bounded in runs
+//! (deterministic) and, if asked, in host time (not deterministic: a slower machine gets
+//! less far); it returns the best scenario found so far when the budget runs out, never
+//! nothing, and reports its progress as it goes.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::mechanism::Mechanism;
 use super::story;
 use crate::check::check_all;
 use crate::history::EventKind;
@@ -50,6 +56,8 @@ pub struct Shrunk {
     /// Of the seeds the written file runs (0 to 19), how many the minimal scenario
     /// violates: the schedule's reach beyond the one seed it was found on.
     pub neighbours: (u64, u64),
+    /// What the original violation rested on, which every accepted candidate kept.
+    pub mechanism: Mechanism,
 }
 
 impl Shrunk {
@@ -81,6 +89,17 @@ pub enum ShrinkError {
     Invalid(String),
 }
 
+/// Whether a shrink may take Redis masters and replicas away. A report shrinks one cell of
+/// a (deployment, fault class) table, so the deployment is part of what it shows; a user
+/// shrinking a file of their own wants the smallest world that still breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deployment {
+    /// Fewer masters and replicas, while the violation stays.
+    MayShrink,
+    /// As many masters and replicas as the original (clients may still go).
+    Keep,
+}
+
 /// How much a shrink may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
@@ -105,6 +124,9 @@ pub struct Progress<'a> {
 struct Search<'p> {
     seed: u64,
     checker: String,
+    /// What the original violation rested on: a candidate must keep it.
+    mechanism: Mechanism,
+    deployment: Deployment,
     best: Value,
     violation: String,
     runs: u64,
@@ -112,18 +134,24 @@ struct Search<'p> {
     deadline: Option<Instant>,
     steps: Vec<String>,
     pass: &'static str,
+    /// This pass's candidates that broke the checker but lost some of the mechanism: how
+    /// many, and what they lost.
+    refused: (u64, BTreeSet<String>),
     progress: &'p mut dyn FnMut(&Progress),
 }
 
-/// Runs `scenario` on `seed`: the violation message of `checker`, if it fired.
-fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<String> {
+/// Runs `scenario` on `seed`: the violation message of `checker`, if it fired, and the
+/// mechanism it rested on.
+fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<(String, Mechanism)> {
     let parsed = load_str(Path::new("(shrinking)"), &scenario.to_string()).ok()?;
     let parsed = Arc::new(parsed);
     let history = run_seed(&parsed, seed).ok()?;
-    check_all(&history, &parsed.check_settings())
+    let violation = check_all(&history, &parsed.check_settings())
         .into_iter()
         .find(|verdict| verdict.checker == checker)?
-        .violation
+        .violation?;
+    let mechanism = Mechanism::of(&history, checker, &violation);
+    Some((violation, mechanism))
 }
 
 impl Search<'_> {
@@ -134,8 +162,23 @@ impl Search<'_> {
 
     /// Starts pass `pass`, and says so.
     fn enter(&mut self, pass: &'static str) {
+        self.close_pass();
         self.pass = pass;
         self.report();
+    }
+
+    /// Ends the pass running now: a step line if it refused candidates that lost the
+    /// mechanism.
+    fn close_pass(&mut self) {
+        let (count, lost) = std::mem::take(&mut self.refused);
+        if count > 0 {
+            self.steps.push(format!(
+                "{}: {count} candidate(s) that still broke {} refused: they lost {}",
+                self.pass,
+                self.checker,
+                lost.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
     }
 
     fn report(&mut self) {
@@ -148,22 +191,26 @@ impl Search<'_> {
         });
     }
 
-    /// Whether `candidate` still violates the checker (spending one run); if it does, it
-    /// becomes the best so far.
+    /// Whether `candidate` still violates the checker and keeps the mechanism (spending one
+    /// run); if it does, it becomes the best so far.
     fn try_candidate(&mut self, candidate: Value) -> bool {
         if self.exhausted() || candidate == self.best {
             return false;
         }
         self.runs += 1;
         self.report();
-        match violates(&candidate, self.seed, &self.checker) {
-            Some(violation) => {
-                self.best = candidate;
-                self.violation = violation;
-                true
-            }
-            None => false,
+        let Some((violation, mechanism)) = violates(&candidate, self.seed, &self.checker) else {
+            return false;
+        };
+        let lost = self.mechanism.lost_in(&mechanism);
+        if !lost.is_empty() {
+            self.refused.0 += 1;
+            self.refused.1.extend(lost);
+            return false;
         }
+        self.best = candidate;
+        self.violation = violation;
+        true
     }
 
     fn faults(&self) -> Vec<Value> {
@@ -265,13 +312,17 @@ impl Search<'_> {
         }
     }
 
-    /// Pass 4: fewer clients, masters and replicas.
+    /// Pass 4: fewer clients, and fewer masters and replicas if the deployment may shrink.
     fn smaller_world(&mut self) {
-        for (path, floor, what) in [
-            (&["clients", "count"][..], 2, "clients"),
+        let nodes = [
             (&["topology", "masters"][..], 3, "Redis masters"),
             (&["topology", "replicas"][..], 1, "replicas"),
-        ] {
+        ];
+        let nodes = match self.deployment {
+            Deployment::MayShrink => &nodes[..],
+            Deployment::Keep => &[],
+        };
+        for &(path, floor, what) in [(&["clients", "count"][..], 2, "clients")].iter().chain(nodes) {
             let Some(start) = get_path(&self.best, path).and_then(Value::as_u64) else {
                 continue;
             };
@@ -497,15 +548,24 @@ pub fn shrink(
         max_runs,
         max_wall: None,
     };
-    shrink_within(scenario, seed, checker, budget, &mut |_| {})
+    shrink_within(
+        scenario,
+        seed,
+        checker,
+        budget,
+        Deployment::MayShrink,
+        &mut |_| {},
+    )
 }
 
-/// As [`shrink`], within `budget`, telling `progress` where it is at each run and pass.
+/// As [`shrink`], within `budget`, shrinking the deployment only if `deployment` lets it,
+/// telling `progress` where it is at each run and pass.
 pub fn shrink_within(
     scenario: &Value,
     seed: u64,
     checker: Option<&str>,
     budget: Budget,
+    deployment: Deployment,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
     if budget.max_runs < MIN_SHRINK_RUNS {
@@ -537,16 +597,20 @@ pub fn shrink_within(
             None => ShrinkError::NothingViolated { seed },
         });
     };
+    let violation = fired.violation.clone().unwrap_or_default();
     let mut search = Search {
         seed,
         checker: fired.checker.to_string(),
+        mechanism: Mechanism::of(&history, fired.checker, &violation),
+        deployment,
         best: scenario.clone(),
-        violation: fired.violation.clone().unwrap_or_default(),
+        violation,
         runs: 1,
         max_runs: budget.max_runs - RUNS_AFTER_SEARCH,
         deadline: budget.max_wall.map(|wall| Instant::now() + wall),
         steps: Vec::new(),
         pass: "materialising the nemesis",
+        refused: (0, BTreeSet::new()),
         progress,
     };
     search
@@ -594,7 +658,9 @@ pub fn shrink_within(
     }
     minimal["seeds"] = json!(NEIGHBOURS);
     minimal["description"] = json!(format!(
-        "Shrunk by locksim from seed {seed}: the smallest schedule found that still violates {checker}. {}",
+        "Shrunk by locksim from seed {seed}: the smallest schedule found that still violates {checker} the same \
+         way ({}). {}",
+        search.mechanism,
         search.steps.join("; ")
     ));
     minimal["expect"] = json!({ checker.clone(): "violated" });
@@ -606,6 +672,7 @@ pub fn shrink_within(
         steps: search.steps,
         runs: search.runs + RUNS_AFTER_SEARCH,
         neighbours: (violating_neighbours, NEIGHBOURS),
+        mechanism: search.mechanism,
     })
 }
 

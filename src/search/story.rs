@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::check::{mutual_exclusion, validity};
-use crate::history::{Answer, EventKind, History, fmt_ms, names_node};
+use crate::history::{Answer, Event, EventKind, History, fmt_ms, names_node};
 
 /// One step of the story.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
             .find(|(t, _)| t == token)
             .map(|(_, client)| client.as_str())
     };
-    let in_effect = in_effect_at(history, start_us);
+    let in_effect = Span::in_effect_at(history, start_us);
     // A grant's key is stored a round trip before the grant returns, during the acquire
     // that led to it: keep those too (not the keys earlier cycles stored with a token a
     // client reuses).
@@ -146,7 +146,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         })
         .collect();
     let grants = grants_behind_each_acquire(history);
-    let stores_a_granted_key = |e: &crate::history::Event| match &e.kind {
+    let stores_a_granted_key = |e: &Event| match &e.kind {
         EventKind::KeySet { token, .. } => {
             granted_in_window.contains(token.as_str())
                 && owner(token)
@@ -155,14 +155,16 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         }
         _ => false,
     };
+    let told = Span {
+        from_us: start_us,
+        to_us: end_us,
+        in_effect,
+    };
     let steps = history
         .events
         .iter()
         .enumerate()
-        .filter(|(index, e)| {
-            (e.true_us >= start_us || stores_a_granted_key(e) || in_effect.contains(index))
-                && e.true_us <= end_us
-        })
+        .filter(|&(index, e)| told.covers(index, e) || (stores_a_granted_key(e) && e.true_us <= end_us))
         .filter_map(|(index, e)| {
             let text = match &e.kind {
                 EventKind::Acquired {
@@ -312,31 +314,78 @@ fn routine_client(step: &Step) -> Option<String> {
     }
 }
 
-/// The indexes of the faults started before `at_us` and not yet over then, and of the
-/// crashes before it whose node had not restarted by then.
-fn in_effect_at(history: &History, at_us: u64) -> BTreeSet<usize> {
-    let before = || {
-        history
-            .events
-            .iter()
-            .enumerate()
-            .take_while(|(_, e)| e.true_us < at_us)
+/// The events a story tells that change the deployment or a client rather than the lock:
+/// faults started, crashes, restarts and failovers, in the [`window`] of `checker`'s
+/// `violation` or in effect when it opens, as [`story`] tells them. What the violation rests
+/// on ([`super::mechanism`]).
+pub fn system_events<'h>(history: &'h History, checker: &str, violation: &str) -> Vec<&'h Event> {
+    let window = window(history, checker, violation);
+    let told = Span {
+        from_us: window.from_us,
+        to_us: window.to_us,
+        in_effect: Span::in_effect_at(history, window.from_us),
     };
-    before()
-        .filter(|(index, started)| {
-            let over = |e: &&crate::history::Event| match (&started.kind, &e.kind) {
-                (EventKind::FaultStarted { fault }, EventKind::FaultEnded { fault: ended }) => fault == ended,
-                (EventKind::Crashed, EventKind::Restarted) => e.node == started.node,
-                _ => false,
-            };
-            matches!(started.kind, EventKind::FaultStarted { .. } | EventKind::Crashed)
-                && !before().skip(index + 1).any(|(_, e)| over(&e))
+    history
+        .events
+        .iter()
+        .enumerate()
+        .filter(|&(index, e)| told.covers(index, e))
+        .filter(|(_, e)| {
+            matches!(
+                e.kind,
+                EventKind::FaultStarted { .. }
+                    | EventKind::Crashed
+                    | EventKind::Restarted
+                    | EventKind::Failover { .. }
+            )
         })
-        .map(|(index, _)| index)
+        .map(|(_, e)| e)
         .collect()
 }
 
-fn step(event: &crate::history::Event, text: String, routine: Option<Routine>) -> Step {
+/// The stretch of a run a story tells: from the window's first grant to the violation, and
+/// the faults and crashes before it still in effect when it opens.
+struct Span {
+    from_us: u64,
+    to_us: u64,
+    /// Indexes of the events before `from_us` still in effect then.
+    in_effect: BTreeSet<usize>,
+}
+
+impl Span {
+    /// Whether the event at `index` is in the stretch.
+    fn covers(&self, index: usize, event: &Event) -> bool {
+        (event.true_us >= self.from_us || self.in_effect.contains(&index)) && event.true_us <= self.to_us
+    }
+
+    /// The indexes of the faults started before `at_us` and not yet over then, and of the
+    /// crashes before it whose node had not restarted by then.
+    fn in_effect_at(history: &History, at_us: u64) -> BTreeSet<usize> {
+        let before = || {
+            history
+                .events
+                .iter()
+                .enumerate()
+                .take_while(|(_, e)| e.true_us < at_us)
+        };
+        before()
+            .filter(|(index, started)| {
+                let over = |e: &&Event| match (&started.kind, &e.kind) {
+                    (EventKind::FaultStarted { fault }, EventKind::FaultEnded { fault: ended }) => {
+                        fault == ended
+                    }
+                    (EventKind::Crashed, EventKind::Restarted) => e.node == started.node,
+                    _ => false,
+                };
+                matches!(started.kind, EventKind::FaultStarted { .. } | EventKind::Crashed)
+                    && !before().skip(index + 1).any(|(_, e)| over(&e))
+            })
+            .map(|(index, _)| index)
+            .collect()
+    }
+}
+
+fn step(event: &Event, text: String, routine: Option<Routine>) -> Step {
     Step {
         true_us: event.true_us,
         node: event.node.clone(),
@@ -573,7 +622,6 @@ pub fn render(steps: &[Step], checker: &str, violation: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Event;
 
     fn at(ms: u64, node: &str, kind: EventKind) -> Event {
         Event {
