@@ -5,9 +5,10 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+use support::chromium::chromium;
 use support::cli::{locksim, scratch};
 use support::svg_text::{text_boxes, text_colours as svg_text_colours, text_problems};
 
@@ -476,27 +477,6 @@ fn nothing_only_on_hover_and_no_absolute_path(dir: &Path, html: &str) {
         !json.contains("\"file\": \"/"),
         "a file named by an absolute path"
     );
-}
-
-/// Headless Chromium as the environment notes start it: no sandbox as root, no
-/// background networking (this machine's network is closed), a fresh profile.
-fn chromium(dir: &Path, args: &[&str]) -> Output {
-    let profile = dir.join("chromium-profile");
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium must be installed (make test installs it: apt-get install chromium)")
 }
 
 /// What `expression` (JavaScript over `page`, the report's document laid out at 1400 px

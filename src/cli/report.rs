@@ -431,15 +431,19 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir)?;
     let mut figures = Figures::new();
-    let mut write = |id: &str, svg: String, alt: String, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
-        std::fs::write(dir.join(format!("{id}.svg")), &svg)?;
+    let mut write = |id: &str, figure: Figure, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
+        std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
         draw_png(&dir.join(format!("{id}.png")))?;
-        figures.insert(id.to_string(), Figure { svg, alt });
+        figures.insert(id.to_string(), figure);
         std::io::Result::Ok(())
     };
     for (id, t) in timelines {
-        let svg = figures::svg(t.size(), |root| timeline::draw(root, t));
-        write(id, svg, t.describe(), &|png| {
+        let figure = Figure {
+            svg: t.svg(),
+            alt: t.describe(),
+            caption: t.caption(),
+        };
+        write(id, figure, &|png| {
             figures::png(png, t.size(), |root| timeline::draw(root, t))
         })?;
     }
@@ -454,8 +458,12 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
                 .map(|envelope| (format!("envelope-{}", envelope.name), envelope.heatmap())),
         );
     for (id, map) in heatmaps {
-        let svg = figures::svg(map.size(), |root| heatmap::draw(root, &map));
-        write(&id, svg, map.describe(), &|png| {
+        let figure = Figure {
+            svg: map.svg(),
+            alt: map.describe(),
+            caption: map.caption(),
+        };
+        write(&id, figure, &|png| {
             figures::png(png, map.size(), |root| heatmap::draw(root, &map))
         })?;
     }

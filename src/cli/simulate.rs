@@ -240,10 +240,7 @@ pub fn replay(
         let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
         let written = match format {
             Some("png") => figures::png(out, timeline.size(), |root| timeline::draw(root, &timeline)),
-            _ => std::fs::write(
-                out,
-                figures::svg(timeline.size(), |root| timeline::draw(root, &timeline)),
-            ),
+            _ => std::fs::write(out, timeline.svg()),
         };
         if let Err(e) = written {
             return invalid(format!("--plot {}: {e}", out.display()));

@@ -4,6 +4,7 @@
 //! redis-server when it is missing; a test that cannot find it fails and says so.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod chromium;
 pub mod cli;
 pub mod differential;
 pub mod grid;

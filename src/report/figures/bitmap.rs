@@ -1,7 +1,11 @@
 //! The PNG backend: plotters' bitmap backend with text drawn at each glyph's own left side
-//! bearing. plotters' ab_glyph text puts every glyph's ink at the pen position, so a
-//! narrow letter with a wide bearing sits too far left and words come apart ("SE TNX",
-//! "WAIT1" in the matrix PNG); everything but text passes straight through.
+//! bearing and on one baseline. plotters' ab_glyph text puts every glyph's ink at the pen
+//! position, so a narrow letter with a wide bearing sits too far left and words come apart
+//! ("SE TNX", "WAIT1" in the matrix PNG); and it places each glyph by truncating a
+//! half-pixel baseline plus the glyph's top, which rounds a tall glyph down and a short one
+//! up, so at odd sizes letters stand a pixel lower than a comma and a period floats (a
+//! comma's tail then hides under the letters' feet and it reads as a period).
+//! Everything but text passes straight through.
 
 use ab_glyph::{Font, FontRef, ScaleFont, point};
 use plotters::prelude::*;
@@ -81,8 +85,9 @@ impl<'a> DrawingBackend for GlyphExact<'a> {
         self.0.blit_bitmap(pos, size, src)
     }
 
-    /// As plotters' default (the same box, anchor and baseline), but each glyph's ink
-    /// starts at its pen position plus its left side bearing.
+    /// As plotters' default (the same box and anchor), but each glyph's ink starts at its
+    /// pen position plus its left side bearing, and every glyph stands on one whole-pixel
+    /// baseline.
     fn draw_text<T: BackendTextStyle>(
         &mut self,
         text: &str,
@@ -113,6 +118,9 @@ impl<'a> DrawingBackend for GlyphExact<'a> {
         let font = font.as_scaled(size);
         let transform = style.transform();
         let (width, height) = self.get_size();
+        // plotters' baseline, half the size below the box's top, on a whole pixel (where
+        // plotters' own text puts most letters) so that edges on it stay sharp.
+        let baseline = (size / 2.0).ceil();
         let mut pen = 0.0f32;
         let mut previous = None;
         for c in text.chars() {
@@ -121,14 +129,14 @@ impl<'a> DrawingBackend for GlyphExact<'a> {
                 pen += font.kern(previous, id);
             }
             previous = Some(id);
-            let glyph = id.with_scale_and_position(font.scale(), point(pen, 0.0));
+            let glyph = id.with_scale_and_position(font.scale(), point(pen, baseline));
             pen += font.h_advance(id);
             let Some(outline) = font.outline_glyph(glyph) else {
                 continue;
             };
+            // Whole pixels (px_bounds rounds outwards), so the casts are exact.
             let bounds = outline.px_bounds();
-            // plotters' baseline: half the size below the box's top.
-            let (left, top) = (bounds.min.x as i32, (size / 2.0 + bounds.min.y) as i32);
+            let (left, top) = (bounds.min.x as i32, bounds.min.y as i32);
             let mut pixels = Vec::new();
             outline.draw(|x, y, coverage| pixels.push((x as i32, y as i32, coverage)));
             for (x, y, coverage) in pixels {
@@ -144,5 +152,46 @@ impl<'a> DrawingBackend for GlyphExact<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` drawn black on white at plotters size 13 (the fault labels' size; an odd
+    /// size puts plotters' baseline on a half pixel): the lowest row with dark ink.
+    fn lowest_dark_row(text: &str) -> usize {
+        super::super::register_font();
+        let (width, height) = (60u32, 30u32);
+        let mut pixels = vec![0u8; (width * height * 3) as usize];
+        {
+            let root =
+                GlyphExact(BitMapBackend::with_buffer(&mut pixels, (width, height))).into_drawing_area();
+            root.fill(&WHITE).unwrap();
+            root.draw(&Text::new(text, (4, 4), ("sans-serif", 13).into_font()))
+                .unwrap();
+            root.present().unwrap();
+        }
+        let dark = |row: usize| {
+            pixels[row * width as usize * 3..(row + 1) * width as usize * 3]
+                .iter()
+                .any(|&v| v < 128)
+        };
+        (0..height as usize).rfind(|&row| dark(row)).unwrap()
+    }
+
+    #[test]
+    fn a_comma_hangs_below_the_line_and_a_period_sits_on_it() {
+        let line = lowest_dark_row("11");
+        assert_eq!(
+            lowest_dark_row("1.1"),
+            line,
+            "a period stands where the digits stand"
+        );
+        assert!(
+            lowest_dark_row("1,1") > line,
+            "a comma's tail reaches under the digits' feet"
+        );
     }
 }

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{SCALE, text_width};
+use super::{SCALE, Svg, svg, text_width, titled};
 
 /// What fills a cell (or its top band).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,7 +91,10 @@ pub const WIDE_CELL: u32 = 124;
 /// A cell wide enough for "20/20" and a number as its column label.
 pub const NARROW_CELL: u32 = 76;
 /// Height of each line of a cell's note (it has room for two: one per ", " part).
-const NOTE_LINE: u32 = 14;
+const NOTE_LINE: u32 = 16;
+/// The size of a cell's text and of its note: the smallest a figure's text is
+/// ([`super::MIN_TEXT_PX`]).
+const CELL_TEXT_SIZE: u32 = 13;
 /// Height of each line of a column label.
 const HEADER_LINE: u32 = 16;
 /// The most lines a column label wraps to.
@@ -177,6 +180,20 @@ impl Heatmap {
         )
     }
 
+    /// What the figure shows, in one line: a title for the picture or a caption under it
+    /// ([`Heatmap::describe`] is the whole text alternative).
+    pub fn caption(&self) -> String {
+        format!(
+            "Heatmap: {}, {} against {}, darker where more seeds broke.",
+            self.title, self.y_label, self.x_label
+        )
+    }
+
+    /// The picture as SVG, titled by [`Heatmap::caption`].
+    pub fn svg(&self) -> Svg {
+        titled(svg(self.size(), |root| draw(root, self)), &self.caption())
+    }
+
     /// The note wrapped to the figure's width.
     fn note_lines(&self, width: u32) -> u32 {
         wrap_to(&self.note, 13, width.saturating_sub(20), u32::MAX).len() as u32
@@ -223,10 +240,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
             .pos(Pos::new(HPos::Center, VPos::Center))
     };
     let (width, _) = map.size();
+    // At the left, where a phone's screen shows it before the figure is scrolled.
     let _ = root.draw(&Text::new(
         map.title.clone(),
-        (width as i32 / 2, TITLE_Y),
-        centred(20),
+        (10, TITLE_Y),
+        ("sans-serif", 20)
+            .into_font()
+            .into_text_style(root)
+            .pos(Pos::new(HPos::Left, VPos::Center)),
     ));
     let mut left = 10;
     for panel in &map.panels {
@@ -257,10 +278,13 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
             (Fill::NotExercised, "not exer.".to_string()),
         ]);
     for (fill, text) in steps {
-        let corners = [(x, legend_y), (x + 62, legend_y + 22)];
-        let ink = paint(root, fill, corners);
-        let style = centred(12).color(&ink);
-        let _ = root.draw(&Text::new(text, (x + 31, legend_y + 11), style));
+        paint(
+            root,
+            fill,
+            [(x, legend_y), (x + 62, legend_y + 22)],
+            &text,
+            CELL_TEXT_SIZE,
+        );
         x += 66;
     }
     let note_width = width.saturating_sub(20);
@@ -276,21 +300,26 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) {
     }
 }
 
-/// Fills `corners` as `fill` says, framed; returns the colour text on it must take.
+/// Fills `corners` as `fill` says, framed, with `text` (at font size `size`) in its middle
+/// in the colour that reads on the fill (white on the dark steps).
 fn paint<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     fill: Fill,
     corners: [(i32, i32); 2],
-) -> RGBColor {
+    text: &str,
+    size: u32,
+) {
     let (colour, dark) = match fill {
         Fill::Rate(fraction) => colour_of(fraction),
         Fill::DoesNotApply => (DOES_NOT_APPLY, false),
         Fill::NotExercised => (NOT_EXERCISED, false),
     };
     let _ = root.draw(&Rectangle::new(corners, colour.filled()));
+    let [(x0, y0), (x1, y1)] = corners;
+    let centre = ((x0 + x1) / 2, (y0 + y1) / 2);
     if fill == Fill::DoesNotApply {
-        // Hatching: the lines x + y = c every 8 px, clipped to the cell.
-        let [(x0, y0), (x1, y1)] = corners;
+        // Hatching: the lines x + y = c every 8 px, clipped to the cell; then a plate of the
+        // ground behind the text, so that no line runs through it.
         let hatch = RGBColor(200, 200, 200);
         for c in (x0 + y0..x1 + y1).step_by(8) {
             let (from, to) = ((c - y1).max(x0), (c - y0).min(x1));
@@ -298,9 +327,22 @@ fn paint<DB: DrawingBackend>(
                 let _ = root.draw(&PathElement::new(vec![(from, c - from), (to, c - to)], hatch));
             }
         }
+        if !text.is_empty() {
+            let (half_w, half_h) = (text_width(text, size) as i32 / 2 + 3, size as i32 / 2 + 2);
+            let plate = [
+                ((centre.0 - half_w).max(x0 + 1), (centre.1 - half_h).max(y0 + 1)),
+                ((centre.0 + half_w).min(x1 - 1), (centre.1 + half_h).min(y1 - 1)),
+            ];
+            let _ = root.draw(&Rectangle::new(plate, DOES_NOT_APPLY.filled()));
+        }
     }
     let _ = root.draw(&Rectangle::new(corners, RGBColor(170, 170, 170)));
-    if dark { WHITE } else { BLACK }
+    let style = ("sans-serif", size)
+        .into_font()
+        .into_text_style(root)
+        .pos(Pos::new(HPos::Center, VPos::Center))
+        .color(if dark { &WHITE } else { &BLACK });
+    let _ = root.draw(&Text::new(text, centre, style));
 }
 
 /// Draws one panel with its left edge at `left`; returns its right edge.
@@ -351,28 +393,26 @@ fn draw_panel<DB: DrawingBackend>(
             let x = grid_left + w * c as i32;
             let layered = map.layered();
             let top_h = if layered { CELL_H as i32 } else { h };
-            let ink = paint(root, cell.fill, [(x, y), (x + w, y + top_h)]);
-            let _ = root.draw(&Text::new(
-                cell.text.clone(),
-                (x + w / 2, y + top_h / 2),
-                text(12, HPos::Center).color(&ink),
-            ));
+            paint(
+                root,
+                cell.fill,
+                [(x, y), (x + w, y + top_h)],
+                &cell.text,
+                CELL_TEXT_SIZE,
+            );
             if !layered {
                 continue;
             }
             let band_corners = [(x, y + top_h), (x + w, y + 2 * top_h)];
             match &cell.lower {
-                Some(band) => {
-                    let ink = paint(root, Fill::Rate(band.fraction), band_corners);
-                    let _ = root.draw(&Text::new(
-                        band.text.clone(),
-                        (x + w / 2, y + top_h + top_h / 2),
-                        text(12, HPos::Center).color(&ink),
-                    ));
-                }
-                None => {
-                    paint(root, cell.fill, band_corners);
-                }
+                Some(band) => paint(
+                    root,
+                    Fill::Rate(band.fraction),
+                    band_corners,
+                    &band.text,
+                    CELL_TEXT_SIZE,
+                ),
+                None => paint(root, cell.fill, band_corners, "", CELL_TEXT_SIZE),
             }
             let foot = [(x, y + 2 * top_h), (x + w, y + h)];
             let _ = root.draw(&Rectangle::new(foot, WHITE.filled()));
@@ -385,7 +425,7 @@ fn draw_panel<DB: DrawingBackend>(
                             x + w / 2,
                             y + 2 * top_h + NOTE_LINE as i32 * i as i32 + NOTE_LINE as i32 / 2,
                         ),
-                        text(11, HPos::Center).color(&RGBColor(150, 30, 0)),
+                        text(CELL_TEXT_SIZE, HPos::Center).color(&RGBColor(150, 30, 0)),
                     ));
                 }
             }
@@ -493,9 +533,9 @@ mod tests {
             cell_width: NARROW_CELL,
             note: "n".into(),
         };
-        let draw_once = || super::super::svg(map.size(), |root| draw(root, &map));
-        let svg = draw_once();
-        assert_eq!(svg, draw_once());
+        let svg = map.svg();
+        assert_eq!(svg, map.svg());
+        assert!(svg.contains("<title>Heatmap: t, y against x, darker where more seeds broke.</title>"));
         assert!(svg.contains("<rect"), "cells are drawn");
         assert!(
             svg.contains("<polyline") || svg.contains("<path"),

@@ -2,6 +2,10 @@
 //! once to SVG (inlined into the page) and once to PNG (for a README or a chat). Text uses
 //! DejaVu Sans embedded in the binary (no system fonts, byte-identical output run to run)
 //! and colours come from the Okabe–Ito palette, which colour-blind readers can tell apart.
+//!
+//! A page scales an SVG down to its column; on a phone that made a 1400 px timeline's
+//! text 3 px tall. So each SVG says how narrow it may be drawn ([`MIN_TEXT_PX`]): on a
+//! narrow screen it keeps that width and the page scrolls it sideways, its text legible.
 
 pub mod bitmap;
 pub mod heatmap;
@@ -70,7 +74,14 @@ pub fn text_width(text: &str, size: impl Into<f64>) -> u32 {
 /// A drawing, as SVG text.
 pub type Svg = String;
 
-/// Draws with `draw` onto an SVG of `size` and returns its text.
+/// The smallest a figure's text may be drawn, in CSS pixels: what still reads on a phone
+/// (its body text is 16 px, a caption 11 or 12). Every figure's text is at least plotters
+/// size 13 (10.5 px in the SVG), so no figure may shrink below 95% of its size.
+pub const MIN_TEXT_PX: f64 = 10.0;
+
+/// Draws with `draw` onto an SVG of `size` and returns its text, its root styled with the
+/// narrowest width at which its smallest text is still [`MIN_TEXT_PX`] (a page that fits
+/// figures to its column would shrink it further; the page scrolls it sideways instead).
 pub fn svg(size: (u32, u32), draw: impl Fn(&DrawingArea<SVGBackend, plotters::coord::Shift>)) -> Svg {
     register_font();
     let mut text = String::new();
@@ -79,7 +90,37 @@ pub fn svg(size: (u32, u32), draw: impl Fn(&DrawingArea<SVGBackend, plotters::co
         draw(&root);
         let _ = root.present();
     }
-    text
+    let smallest = text
+        .split(" font-size=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next()?.parse::<f64>().ok())
+        .fold(f64::INFINITY, f64::min);
+    let min_width = (f64::from(size.0) * MIN_TEXT_PX / smallest)
+        .ceil()
+        .min(f64::from(size.0));
+    match text.split_once("<svg ") {
+        Some((before, after)) => format!("{before}<svg style=\"min-width:{min_width}px\" {after}"),
+        None => text,
+    }
+}
+
+/// `svg` with `title` as its `<title>`: what a browser shows over it and names it by when
+/// it is opened on its own.
+pub fn titled(svg: Svg, title: &str) -> Svg {
+    let title = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let Some(open) = svg.find("<svg ") else {
+        return svg;
+    };
+    match svg[open..].find('>') {
+        Some(end) => {
+            let at = open + end + 1;
+            format!("{}\n<title>{title}</title>{}", &svg[..at], &svg[at..])
+        }
+        None => svg,
+    }
 }
 
 /// Draws with `draw` onto a PNG of `size` written to `path` (text glyph by glyph:
@@ -94,4 +135,35 @@ pub fn png(
     draw(&root);
     root.present()
         .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_svg_keeps_the_width_at_which_its_smallest_text_reads() {
+        let drawn = svg((1000, 100), |root| {
+            let _ = root.draw(&Text::new("small", (10, 10), ("sans-serif", 13)));
+            let _ = root.draw(&Text::new("title", (10, 50), ("sans-serif", 20)));
+        });
+        // Size 13 is drawn at 13 / 1.24 px: 10.48 px at full size, 10 px at 954 px wide.
+        assert!(
+            drawn.contains("<svg style=\"min-width:954px\" width=\"1000\""),
+            "{drawn}"
+        );
+    }
+
+    #[test]
+    fn a_title_is_the_svgs_first_child_and_escaped() {
+        let titled = titled(svg((10, 10), |_| {}), "a < b & c");
+        let open = titled.find("<svg ").unwrap();
+        let first_child = &titled[open + titled[open..].find('>').unwrap() + 1..];
+        assert!(
+            first_child
+                .trim_start()
+                .starts_with("<title>a &lt; b &amp; c</title>"),
+            "{titled}"
+        );
+    }
 }

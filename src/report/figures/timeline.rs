@@ -2,17 +2,20 @@
 //! *believed* it held the lock, its validity deadlines and its writes (accepted or refused
 //! by fencing); per Redis node, the life of each client's key (colour = client, grey = an
 //! abandoned attempt's) and the spans it was down; faults in a lane of their own above
-//! the rows (each label where it has room, on as many sub-lanes as that takes) and shaded
-//! on the row of the node they target; failovers and clock jumps as lines across; the
-//! overlap of two believed holders as an opaque vermilion band, so it reads the same over
-//! a fault as over nothing.
+//! the rows (each label where it has room, on as many sub-lanes as that takes, or, when
+//! that would take more than [`MAX_NAMED_LANES`], a number there and the label in a key
+//! under the chart) and shaded on the row of the node they target; failovers and clock
+//! jumps as a marker in the fault lane and a line across the rows; the overlap of two
+//! believed holders as an opaque vermilion band, so it reads the same over a fault as over
+//! nothing. No line crosses a label: a line across the chart stops at the fault lane,
+//! whose sub-lanes hold the labels.
 
 use std::collections::BTreeMap;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{CLIENT_COLOURS, OVERLAP, text_width};
+use super::{CLIENT_COLOURS, OVERLAP, Svg, svg, text_width, titled};
 use crate::check::mutual_exclusion::{holdings, overlap};
 use crate::check::resource_safety::lost_update;
 use crate::history::{EventKind, History, names_node};
@@ -46,6 +49,9 @@ pub struct Timeline {
     pub faults: Vec<FaultMark>,
     /// Sub-lanes the fault lane needs so that no two labels overlap.
     pub fault_lanes: usize,
+    /// Whether the faults are numbered on the chart and named in a key under it (too many
+    /// to name in place in [`MAX_NAMED_LANES`] sub-lanes).
+    pub fault_key: bool,
     /// Crashes: (row, ms).
     pub crashes: Vec<(usize, f64)>,
     /// Spans where two clients believed they held the lock.
@@ -63,6 +69,8 @@ pub struct FaultMark {
     pub from_ms: f64,
     pub to_ms: f64,
     pub label: String,
+    /// What the chart writes beside it: its label cut to fit, or its number in the key.
+    pub mark: String,
     /// Its sub-lane, from the top.
     pub lane: usize,
 }
@@ -105,6 +113,17 @@ const LEGEND_LINE_PX: i32 = 24;
 
 /// Context kept around the interesting part of a run, in ms.
 const MARGIN_MS: f64 = 1500.0;
+
+/// The most sub-lanes the fault lane takes for labels in place; a run with more faults
+/// than fit (a nemesis run has twenty and more) numbers them and names them in a key,
+/// which keeps the chart short enough to see whole.
+pub const MAX_NAMED_LANES: usize = 3;
+
+/// The key's columns across the picture, the height of one of its lines, and the room
+/// kept between its columns.
+const KEY_COLUMNS: usize = 3;
+const KEY_LINE_PX: i32 = 20;
+const KEY_GAP_PX: i32 = 16;
 
 impl Timeline {
     /// The chart of `history`, cropped to the faults and what followed them up to
@@ -331,13 +350,21 @@ impl Timeline {
             .map(|(from_ms, to_ms, label)| FaultMark {
                 from_ms,
                 to_ms,
+                mark: short(&label),
                 label,
                 lane: 0,
             })
             .collect();
         faults.retain(|f| f.from_ms <= to_ms && f.to_ms >= from_ms);
         faults.sort_by(|a, b| a.from_ms.total_cmp(&b.from_ms));
-        let fault_lanes = assign_lanes(&mut faults, from_ms, to_ms);
+        let mut fault_lanes = assign_lanes(&mut faults, from_ms, to_ms);
+        let fault_key = fault_lanes > MAX_NAMED_LANES;
+        if fault_key {
+            for (i, fault) in faults.iter_mut().enumerate() {
+                fault.mark = (i + 1).to_string();
+            }
+            fault_lanes = assign_lanes(&mut faults, from_ms, to_ms);
+        }
         Timeline {
             title: title.to_string(),
             from_ms,
@@ -348,6 +375,7 @@ impl Timeline {
             writes,
             faults,
             fault_lanes,
+            fault_key,
             crashes,
             overlaps,
             holders,
@@ -394,12 +422,21 @@ impl Timeline {
                 " {name}'s write at {at:.0} ms was lost (a stale write erased it)."
             ));
         }
+        // Numbered as the chart numbers them, when it does.
         let faults: Vec<String> = self
             .faults
             .iter()
-            .map(|f| match f.instant() {
-                true => format!("{} (at {:.0} ms)", f.label, f.from_ms),
-                false => format!("{} ({:.0}-{:.0} ms)", f.label, f.from_ms, f.to_ms),
+            .enumerate()
+            .map(|(i, f)| {
+                let number = if self.fault_key {
+                    format!("{} ", i + 1)
+                } else {
+                    String::new()
+                };
+                match f.instant() {
+                    true => format!("{number}{} (at {:.0} ms)", f.label, f.from_ms),
+                    false => format!("{number}{} ({:.0}-{:.0} ms)", f.label, f.from_ms, f.to_ms),
+                }
             })
             .collect();
         if !faults.is_empty() {
@@ -408,15 +445,47 @@ impl Timeline {
         text
     }
 
+    /// What the chart shows, in one line: a title for the picture or a caption under it
+    /// ([`Timeline::describe`] is the whole text alternative).
+    pub fn caption(&self) -> String {
+        let overlap = match self.overlaps.first() {
+            Some((from, to)) => {
+                format!("two clients believed they held the lock from {from:.0} to {to:.0} ms")
+            }
+            None => "no two clients believed they held the lock at once".to_string(),
+        };
+        let faults = match self.faults.len() {
+            0 => String::new(),
+            1 => ", under 1 fault".to_string(),
+            n => format!(", under {n} faults"),
+        };
+        format!("Lease timeline of {}: {overlap}{faults}.", self.title)
+    }
+
     /// The picture's size: the fault lane and the rows 34 px each, room for the title, the
-    /// axis and the legend's lines.
+    /// axis, the fault key's lines and the legend's lines.
     pub fn size(&self) -> (u32, u32) {
         let rows = (self.fault_lanes + self.rows.len()) as u32;
         let legend = legend_items().last().map_or(1, |item| item.line + 1) as u32;
         (
             WIDTH_PX as u32,
-            120 + ROW_PX * rows + LEGEND_LINE_PX as u32 * legend,
+            120 + ROW_PX * rows + LEGEND_LINE_PX as u32 * legend + self.key_height() as u32,
         )
+    }
+
+    /// The picture as SVG, titled by [`Timeline::caption`].
+    pub fn svg(&self) -> Svg {
+        titled(svg(self.size(), |root| draw(root, self)), &self.caption())
+    }
+
+    /// The height of the fault key under the chart: its lines and a gap above them; none
+    /// without a key.
+    fn key_height(&self) -> i32 {
+        if self.fault_key {
+            KEY_LINE_PX * self.faults.len().div_ceil(KEY_COLUMNS) as i32 + 8
+        } else {
+            0
+        }
     }
 }
 
@@ -427,22 +496,23 @@ fn x_px(ms: f64, from_ms: f64, to_ms: f64) -> i32 {
     left + (share * f64::from(right - left)).round() as i32
 }
 
-/// Where a fault's label starts, in pixels: just right of its start, pulled left when it
+/// Where a fault's mark starts, in pixels: just right of its start, pulled left when it
 /// would run past the chart's right edge; with its width.
 fn label_span(fault: &FaultMark, from_ms: f64, to_ms: f64) -> (i32, i32) {
-    let width = text_width(&short(&fault.label), FAULT_LABEL_SIZE) as i32;
+    let width = text_width(&fault.mark, FAULT_LABEL_SIZE) as i32;
     let x = (x_px(fault.from_ms, from_ms, to_ms) + 4).min(WIDTH_PX - RIGHT_MARGIN_PX - width);
     (x, width)
 }
 
-/// Gives each fault the first sub-lane where its bar and its label have room after the
-/// ones already there (faults in order of start); returns how many sub-lanes that took.
+/// Gives each fault the first sub-lane where its bar (or instant's marker) and its mark
+/// have room after the ones already there (faults in order of start); returns how many
+/// sub-lanes that took.
 fn assign_lanes(faults: &mut [FaultMark], from_ms: f64, to_ms: f64) -> usize {
     const GAP_PX: i32 = 12;
     let mut lane_ends: Vec<i32> = Vec::new();
     for fault in faults.iter_mut() {
         let (label_x, width) = label_span(fault, from_ms, to_ms);
-        let start = label_x.min(x_px(fault.from_ms, from_ms, to_ms));
+        let start = label_x.min(x_px(fault.from_ms, from_ms, to_ms) - MARKER_HALF_PX);
         let end = (label_x + width).max(x_px(fault.to_ms, from_ms, to_ms)) + GAP_PX;
         fault.lane = match lane_ends.iter().position(|&lane_end| lane_end <= start) {
             Some(lane) => lane,
@@ -456,17 +526,31 @@ fn assign_lanes(faults: &mut [FaultMark], from_ms: f64, to_ms: f64) -> usize {
     lane_ends.len()
 }
 
+/// Where the title's top is, and the room it takes above the chart, in pixels.
+const TITLE_TOP_PX: i32 = 14;
+const TITLE_PX: i32 = 24;
+
+/// Half the width of an instant's marker in the fault lane, in pixels.
+const MARKER_HALF_PX: i32 = 5;
+
 /// Draws the timeline onto `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
     let _ = root.fill(&WHITE);
     let lanes = t.fault_lanes as f64;
     let bottom = lanes + t.rows.len().max(1) as f64;
     let legend_lines = legend_items().last().map_or(1, |item| item.line + 1) as u32;
+    // The title at the left, over the row names, where a phone's screen shows it before
+    // the figure is scrolled (plotters' caption is centred on the whole picture).
+    let _ = root.draw(&Text::new(
+        t.title.clone(),
+        (MARGIN_PX + 2, TITLE_TOP_PX),
+        ("sans-serif", 20).into_font(),
+    ));
     let Ok(mut chart) = ChartBuilder::on(root)
-        .caption(&t.title, ("sans-serif", 20))
         .margin(MARGIN_PX as u32)
+        .margin_top((TITLE_TOP_PX + TITLE_PX) as u32)
         .margin_right(RIGHT_MARGIN_PX as u32)
-        .margin_bottom(24 + LEGEND_LINE_PX as u32 * legend_lines)
+        .margin_bottom(24 + LEGEND_LINE_PX as u32 * legend_lines + t.key_height() as u32)
         .x_label_area_size(40)
         .y_label_area_size(ROW_NAMES_PX as u32)
         .build_cartesian_2d(t.from_ms..t.to_ms, bottom..0.0)
@@ -564,15 +648,22 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
             .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
             .map(|(row, at)| Circle::new((*at, y(*row) + 0.5), 12, OVERLAP.stroke_width(4))),
     );
-    // The fault lane: a bar per fault (a line across the chart for an instant), its label
+    // The fault lane: a bar per fault (for an instant, a marker pointing down to its line
+    // across the rows, which stops at the lane so as to cross no label in it), its mark
     // under it where `assign_lanes` found room.
     for fault in &t.faults {
         let lane = fault.lane as f64;
         if fault.instant() {
             let _ = chart.draw_series(std::iter::once(PathElement::new(
-                vec![(fault.from_ms, lane), (fault.from_ms, bottom)],
+                vec![(fault.from_ms, lanes), (fault.from_ms, bottom)],
                 INSTANT.stroke_width(2),
             )));
+            let (x, top) = chart.backend_coord(&(fault.from_ms, lane + 0.1));
+            let (_, tip) = chart.backend_coord(&(fault.from_ms, lane + 0.4));
+            let _ = root.draw(&Polygon::new(
+                vec![(x - MARKER_HALF_PX, top), (x + MARKER_HALF_PX, top), (x, tip)],
+                INSTANT.filled(),
+            ));
         } else {
             let _ = chart.draw_series(std::iter::once(Rectangle::new(
                 [(clip(fault.from_ms), lane + 0.1), (clip(fault.to_ms), lane + 0.4)],
@@ -582,7 +673,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
         let (label_x, _) = label_span(fault, t.from_ms, t.to_ms);
         let (_, label_y) = chart.backend_coord(&(t.from_ms, lane + 0.45));
         let _ = root.draw(&Text::new(
-            short(&fault.label),
+            fault.mark.clone(),
             (label_x, label_y),
             ("sans-serif", FAULT_LABEL_SIZE).into_font().color(&FAULT),
         ));
@@ -601,7 +692,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
                 let _ = root.draw(&Text::new(
                     format!("(clock {clock}"),
                     (14, centre + 2),
-                    ("sans-serif", 12).into_font(),
+                    ("sans-serif", 13).into_font(),
                 ));
             }
             None => {
@@ -609,7 +700,28 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
             }
         }
     }
+    if t.fault_key {
+        fault_key(root, t);
+    }
     legend(root);
+}
+
+/// The faults by number, in columns read downwards, between the axis and the legend.
+fn fault_key<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
+    let (_, height) = root.dim_in_pixel();
+    let legend_lines = legend_items().last().map_or(1, |item| item.line + 1) as i32;
+    let top = height as i32 - LEGEND_LINE_PX * legend_lines - t.key_height() + 4;
+    let rows = t.faults.len().div_ceil(KEY_COLUMNS);
+    let column_px = (WIDTH_PX - 2 * MARGIN_PX) / KEY_COLUMNS as i32;
+    let font = ("sans-serif", FAULT_LABEL_SIZE).into_font().color(&FAULT);
+    let number_px = text_width(&t.faults.len().to_string(), FAULT_LABEL_SIZE) as i32 + 8;
+    for (i, fault) in t.faults.iter().enumerate() {
+        let x = MARGIN_PX + 2 + column_px * (i / rows) as i32;
+        let y = top + KEY_LINE_PX * (i % rows) as i32;
+        let _ = root.draw(&Text::new(fault.mark.clone(), (x, y), font.clone()));
+        let label = fit(&fault.label, column_px - number_px - KEY_GAP_PX);
+        let _ = root.draw(&Text::new(label, (x + number_px, y), font.clone()));
+    }
 }
 
 /// What one legend entry shows.
@@ -711,6 +823,21 @@ fn takes_node_down(fault: &str) -> bool {
     fault.starts_with("crash ") || fault.starts_with("power loss of ")
 }
 
+/// `label` cut to `width_px` at the fault labels' size, ending in "…" if cut.
+fn fit(label: &str, width_px: i32) -> String {
+    let mut chars: Vec<char> = label.chars().collect();
+    if text_width(label, FAULT_LABEL_SIZE) as i32 <= width_px {
+        return label.to_string();
+    }
+    loop {
+        chars.pop();
+        let cut = chars.iter().collect::<String>() + "…";
+        if chars.is_empty() || text_width(&cut, FAULT_LABEL_SIZE) as i32 <= width_px {
+            return cut;
+        }
+    }
+}
+
 /// A label short enough to sit on the chart.
 fn short(label: &str) -> String {
     const MAX: usize = 48;
@@ -808,8 +935,12 @@ mod tests {
     #[test]
     fn the_same_history_draws_the_same_bytes() {
         let timeline = Timeline::from_history(&run(3100), "twice", None);
-        let first = svg(timeline.size(), |root| draw(root, &timeline));
-        assert_eq!(first, svg(timeline.size(), |root| draw(root, &timeline)));
+        let first = timeline.svg();
+        assert_eq!(first, timeline.svg());
+        assert!(
+            first.contains("<title>Lease timeline of twice: two clients believed they held the lock from 3100 to 3600 ms, under 1 fault.</title>"),
+            "{first}"
+        );
         let dir = std::env::temp_dir();
         let (a, b) = (
             dir.join(format!("locksim-tl-a-{}.png", std::process::id())),
@@ -876,6 +1007,83 @@ mod tests {
             "the crash once, as down; the pause as targeted"
         );
         assert_eq!(timeline.faults.len(), 2, "both in the fault lane");
+    }
+
+    #[test]
+    fn too_many_faults_to_name_in_place_are_numbered_and_named_in_a_key() {
+        let fault = |ms: u64, started: bool, n: u64| {
+            let fault = format!("pause client-{} for 50 ms", n % 3 + 1);
+            let kind = match started {
+                true => EventKind::FaultStarted { fault },
+                false => EventKind::FaultEnded { fault },
+            };
+            at(ms, "world", kind)
+        };
+        let history = |faults: u64| History {
+            events: (0..faults)
+                .flat_map(|n| [fault(1000 + 200 * n, true, n), fault(1050 + 200 * n, false, n)])
+                .chain(std::iter::once(at(900, "client-1", EventKind::AcquireStarted)))
+                .collect(),
+            end_us: 5_000_000,
+            ..History::default()
+        };
+        let few = Timeline::from_history(&history(2), "few", None);
+        assert!(!few.fault_key);
+        assert_eq!(few.faults[0].mark, "pause client-1 for 50 ms", "named in place");
+        let many = Timeline::from_history(&history(12), "many", None);
+        assert!(many.fault_key && many.fault_lanes <= MAX_NAMED_LANES, "{many:?}");
+        let marks: Vec<&str> = many.faults.iter().map(|f| f.mark.as_str()).collect();
+        assert_eq!(marks[..3], ["1", "2", "3"], "numbered in order of start");
+        let drawn = svg(many.size(), |root| draw(root, &many));
+        assert!(drawn.contains("\n12\n</text>") && drawn.contains("\npause client-3 for 50 ms\n</text>"));
+        assert!(many.size().1 > few.size().1, "the key takes room under the chart");
+    }
+
+    #[test]
+    fn an_instants_line_stops_at_the_fault_lane() {
+        let jump = "clock of client-1 jumps +500 ms";
+        let history = History {
+            events: vec![
+                at(900, "client-1", EventKind::AcquireStarted),
+                at(
+                    1000,
+                    "world",
+                    EventKind::FaultStarted {
+                        fault: "pause client-1 for 3000 ms".into(),
+                    },
+                ),
+                at(1200, "world", EventKind::FaultStarted { fault: jump.into() }),
+            ],
+            end_us: 5_000_000,
+            ..History::default()
+        };
+        let timeline = Timeline::from_history(&history, "jump", None);
+        assert_eq!(
+            timeline.fault_lanes, 2,
+            "the jump's label under the pause's: {timeline:?}"
+        );
+        let drawn = svg(timeline.size(), |root| draw(root, &timeline));
+        let number = |tag: &str, name: &str| -> i32 {
+            let value = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+            value[..value.find('"').unwrap()].parse().unwrap()
+        };
+        // The fault lane's ground ends where the rows begin.
+        let ground = drawn
+            .split("<rect")
+            .find(|rect| rect.contains("fill=\"#F8F8F4\""))
+            .unwrap();
+        let lane_bottom = number(ground, "y") + number(ground, "height");
+        let instant = drawn
+            .split("<polyline")
+            .skip(1)
+            .find(|line| line.contains("stroke=\"#3C3C3C\""))
+            .unwrap();
+        let points = instant.split("points=\"").nth(1).unwrap();
+        let top: i32 = points.split([',', ' ']).nth(1).unwrap().parse().unwrap();
+        assert!(
+            (lane_bottom - 1..=lane_bottom + 1).contains(&top),
+            "from the lane's bottom ({lane_bottom}), not through the labels above it: {instant}"
+        );
     }
 
     #[test]

@@ -17,12 +17,13 @@ use super::figures::{heatmap, hex};
 use super::rate::Rate;
 use super::summary::Summary;
 
-/// A figure drawn for the page: its SVG and the words that say what it shows (its text
-/// alternative).
+/// A figure drawn for the page: its SVG, the words that say what it shows (its text
+/// alternative) and the line under it (its caption).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Figure {
     pub svg: String,
     pub alt: String,
+    pub caption: String,
 }
 
 /// Figures by id: each counterexample's timeline (by the counterexample's id), each
@@ -151,13 +152,15 @@ fn shade(rate: Rate) -> (String, bool) {
 }
 
 /// A figure inline, in a box that scrolls sideways on a narrow screen (the figure keeps
-/// its size, so its text stays legible), with its text alternative as a visible caption.
+/// its size, so its text stays legible), named by its text alternative, with its caption
+/// under it.
 fn inline_figure(page: &mut String, figure: &Figure) {
     let _ = writeln!(
         page,
-        "<figure><div class=\"scroll\" role=\"img\" aria-label=\"{alt}\">{}</div><figcaption>{alt}</figcaption></figure>",
+        "<figure><div class=\"scroll\" role=\"img\" aria-label=\"{}\">{}</div><figcaption>{}</figcaption></figure>",
+        escape(&figure.alt),
         strip_xml_declaration(&figure.svg),
-        alt = escape(&figure.alt),
+        escape(&figure.caption),
     );
 }
 
