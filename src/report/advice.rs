@@ -103,8 +103,8 @@ const SURVIVORS: usize = 1;
 /// holders at once; a survivor is named with the liveness it loses elsewhere (a lock with
 /// no TTL survives a pause by never expiring, and deadlocks when its holder crashes).
 fn unsurvived(matrix: &MatrixSummary) -> Option<Advice> {
-    let mut evidence = Vec::new();
-    let mut parts = Vec::new();
+    // Fault classes grouped by who kept mutual exclusion under them, in grid order.
+    let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for fault in 0..matrix.faults.len() {
         let exercised: Vec<(usize, Outcome)> = (0..matrix.setups.len())
             .filter_map(|s| Some((s, matrix.outcome(s, fault)?)))
@@ -119,32 +119,47 @@ fn unsurvived(matrix: &MatrixSummary) -> Option<Advice> {
         if broke < 2 || kept.len() > SURVIVORS {
             continue;
         }
-        let mut part = format!(
-            "{} ({} of the {} setups it applies to",
-            matrix.faults[fault].label,
-            broke,
-            exercised.len()
-        );
-        for &s in &kept {
-            part += &format!("; only {} kept it", matrix.setups[s].label);
-            if let Some((f, stuck)) = worst_stuck(matrix, s) {
-                part += &format!(", and it {} under {}", stuck, matrix.faults[f].label);
-                evidence.push((
-                    format!("{} × {}", matrix.setups[s].label, matrix.faults[f].label),
-                    cell_anchor(matrix, s, f),
-                ));
-            }
+        match groups.iter_mut().find(|(survivors, _)| *survivors == kept) {
+            Some((_, faults)) => faults.push(fault),
+            None => groups.push((kept, vec![fault])),
         }
-        part.push(')');
-        parts.push(part);
-        evidence.push((matrix.faults[fault].label.clone(), fault_anchor(matrix, fault)));
     }
-    if parts.is_empty() {
+    if groups.is_empty() {
         return None;
+    }
+    let mut evidence: Vec<(String, String)> = Vec::new();
+    let mut parts = Vec::new();
+    for (kept, faults) in &groups {
+        let labels: Vec<&str> = faults.iter().map(|&f| matrix.faults[f].label.as_str()).collect();
+        for &f in faults {
+            evidence.push((matrix.faults[f].label.clone(), fault_anchor(matrix, f)));
+        }
+        let part = match kept.first() {
+            None => format!("under {}, every setup", labels.join(", ")),
+            Some(&s) => {
+                let mut part = format!(
+                    "under {} every setup but {}",
+                    labels.join(", "),
+                    matrix.setups[s].label
+                );
+                if let Some((f, stuck)) = worst_stuck(matrix, s) {
+                    part += &format!(" (which {} under {})", stuck, matrix.faults[f].label);
+                    let link = (
+                        format!("{} × {}", matrix.setups[s].label, matrix.faults[f].label),
+                        cell_anchor(matrix, s, f),
+                    );
+                    if !evidence.contains(&link) {
+                        evidence.push(link);
+                    }
+                }
+                part
+            }
+        };
+        parts.push(part);
     }
     Some(Advice {
         text: format!(
-            "Do not count on mutual exclusion under {}: two clients held the lock at once. A Redis lock alone is \
+            "Do not count on mutual exclusion: {} had two clients holding the lock at once. A Redis lock alone is \
              an efficiency lock: where a second holder does harm, fence the writes (next).",
             parts.join("; ")
         ),
@@ -379,7 +394,7 @@ mod tests {
         let m = matrix([(50, 48), (50, 0), (50, 0)], [(10, 10), (0, 0), (0, 0)]);
         let said = unsurvived(&m).expect("every setup overlaps under the pause");
         assert!(
-            said.text.contains("under pause (3 of the 3 setups"),
+            said.text.contains("under pause, every setup had two clients"),
             "{}",
             said.text
         );
@@ -391,8 +406,7 @@ mod tests {
         let one_kept = matrix([(0, 0), (50, 0), (50, 0)], [(0, 0), (0, 0), (0, 0)]);
         let said = unsurvived(&one_kept).expect("one survivor is named");
         assert!(
-            said.text
-                .contains("(2 of the 3 setups it applies to; only tier 5 kept it)"),
+            said.text.contains("under pause every setup but tier 5 had"),
             "{}",
             said.text
         );

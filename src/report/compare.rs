@@ -135,7 +135,7 @@ impl Comparison {
 
     /// The fault classes where the comparison came out `better` (`None`: no significant
     /// difference).
-    fn where_(&self, better: Option<Better>) -> Vec<&FaultComparison> {
+    pub fn where_(&self, better: Option<Better>) -> Vec<&FaultComparison> {
         self.faults.iter().filter(|c| c.better() == better).collect()
     }
 

@@ -62,7 +62,7 @@ pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
         "<div class=\"scroll\"><table class=\"compared\">\n<caption>Setups compared pairwise: what changes, and \
          under which fault classes each is safer</caption>\n<tr><th scope=\"col\">setup A</th><th \
          scope=\"col\">against B</th><th scope=\"col\">changes (B → A)</th><th scope=\"col\">A safer</th><th \
-         scope=\"col\">B safer</th><th scope=\"col\">no significant difference</th></tr>\n",
+         scope=\"col\">B safer</th><th scope=\"col\">no significant difference in safety</th></tr>\n",
     );
     for (index, comparison) in comparisons.iter().enumerate() {
         let listed = |better| {
@@ -72,9 +72,18 @@ pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
                     .unwrap_or_else(|| "none".into()),
             )
         };
-        let mut b_safer = listed(Better::Against);
+        let b_safer = listed(Better::Against);
+        let ties = comparison.where_(None).len();
+        let mut same = match comparison.ties(matrix) {
+            Some(list) => format!(
+                "<details><summary>{ties} of {} fault classes</summary>{}</details>",
+                comparison.faults.len(),
+                escape(&list)
+            ),
+            None => "none".to_string(),
+        };
         if let Some(lost) = comparison.listed(matrix, Some(Better::Liveness)) {
-            b_safer += &format!(
+            same += &format!(
                 "<span class=\"note\">the lock lost with one of them: {}</span>",
                 escape(&lost)
             );
@@ -88,7 +97,7 @@ pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
             escape(&comparison.change(matrix)),
             listed(Better::Setup),
             b_safer,
-            escape(&comparison.ties(matrix).unwrap_or_else(|| "none".into())),
+            same,
         );
     }
     page.push_str("</table></div>\n");
