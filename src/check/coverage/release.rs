@@ -5,9 +5,11 @@
 //! Only the release of a hold counts (from its `release-sent` until the client's next
 //! acquire; the clean-up of a failed attempt is not one), and only at a node of its quorum.
 //! The node's answer says it: "not ours" means the key had left when the release came. A
-//! release that deleted something left late too if the key was no longer the client's when
-//! it was sent, or another client's key was set there while it was on its way (a plain
-//! `DEL` then deletes the next holder's lock). A release that got no answer says nothing.
+//! release that deleted something came late too if the key was no longer the client's when
+//! it was sent, or if, while it was on its way, the key expired or another client's key was
+//! set there (a plain `DEL` then deletes the next holder's lock): the first change of the
+//! key after the release was sent must be the release deleting it before its expiry. A
+//! release that got no answer says nothing.
 
 use std::collections::BTreeMap;
 
@@ -47,11 +49,22 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool 
             Answer::No => true,
             Answer::Yes => {
                 let sent_local_us = local_us(history, redis, history.events[sent_at].true_us);
-                !live(keys.before(redis, sent_at), hold.token, sent_local_us)
-                    || keys
-                        .between(redis, sent_at, at)
-                        .iter()
-                        .any(|(_, _, change)| matches!(change, Change::Set(token, _) if *token != hold.token))
+                let at_send = keys.before(redis, sent_at);
+                if !live(at_send, hold.token, sent_local_us) {
+                    return true;
+                }
+                let expires_at_us = at_send.and_then(|(_, at)| at);
+                // The first change of the key since: the release deleting it in time, or
+                // the key expiring, or another client's key set, before the release came.
+                keys.between(redis, sent_at, at)
+                    .iter()
+                    .find(|(_, _, change)| !matches!(change, Change::Set(token, _) if *token == hold.token))
+                    .is_some_and(|&(_, stamped_us, change)| match change {
+                        Change::Gone(token) if token == hold.token => {
+                            expires_at_us.is_some_and(|expiry| stamped_us >= expiry)
+                        }
+                        Change::Set(..) | Change::Gone(_) | Change::Wiped => true,
+                    })
             }
             Answer::Failed(_) => false,
         }
@@ -99,6 +112,13 @@ mod tests {
             key_gone(505, "redis-1", "client-1-token"),
             release_answered(510, Answer::Yes),
         ]));
+        // The next holder's key set while the answer is on its way changes nothing.
+        assert!(!run(vec![
+            release(500, "client-1"),
+            key_gone(505, "redis-1", "client-1-token"),
+            key_set(507, "redis-1", "client-2-token", 2000),
+            release_answered(510, Answer::Yes),
+        ]));
     }
 
     #[test]
@@ -119,7 +139,7 @@ mod tests {
             key_gone(2505, "redis-1", "client-2-token"),
             release_answered(2510, Answer::Yes),
         ]));
-        // … or went, and the next holder's came, while it was on its way.
+        // … or expired, and the next holder's came, while it was on its way.
         assert!(run(vec![
             release(1990, "client-1"),
             key_gone(2001, "redis-1", "client-1-token"),
