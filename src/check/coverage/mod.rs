@@ -28,16 +28,19 @@ use crate::history::{Answer, EventKind, History};
 /// A dangerous state a run may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum State {
-    /// A replica was promoted while some client held a lock that the replaced master had
-    /// granted and the promoted node had never stored.
+    /// A replica was promoted while the replaced master held an unexpired lock key that the
+    /// promoted node had never stored, whether or not any client believed it held it (read
+    /// from the Redis side, so that a lock that refuses the unreplicated grant reaches it
+    /// too).
     FailoverUnreplicated,
     /// A replica was promoted while some client held a lock the replaced master granted.
     FailoverWhileHeld,
     /// A Redis node that granted the lock a client holds had its wall clock stepped while
     /// the client held it.
     ClockJumpInQuorum,
-    /// A holder was paused after its grant and before its write, and its validity ran out
-    /// during the pause.
+    /// A client was paused after a node granted its acquire (or after its grant) and before
+    /// its write, past its TTL-based lease, whether or not it then recorded a grant (so
+    /// that a client that wakes, finds no validity left and gives up reaches it too).
     HolderPausedPastValidity,
     /// A Redis node that granted the lock a client holds crashed while the client held it.
     CrashInQuorum,
@@ -83,14 +86,14 @@ impl State {
     pub fn description(self) -> &'static str {
         match self {
             State::FailoverUnreplicated => {
-                "a replica was promoted while a client held a lock the promoted node never stored"
+                "a replica was promoted while the old master held a lock key it never stored"
             }
             State::FailoverWhileHeld => {
                 "a replica was promoted while a client held a lock the old master granted"
             }
             State::ClockJumpInQuorum => "the wall clock of a node that granted the held lock was stepped",
             State::HolderPausedPastValidity => {
-                "a holder paused between its grant and its write, and its validity ran out meanwhile"
+                "a client paused between a node's yes and its write, past the lock's TTL"
             }
             State::CrashInQuorum => "a node that granted the held lock crashed while it was held",
             State::ReleaseAfterExpiry => {
@@ -131,7 +134,7 @@ pub fn reached(history: &History) -> Vec<State> {
         (State::FailoverUnreplicated, unreplicated),
         (State::FailoverWhileHeld, while_held),
         (State::ClockJumpInQuorum, clock_jump::reached(history, &holds)),
-        (State::HolderPausedPastValidity, pause::reached(history)),
+        (State::HolderPausedPastValidity, pause::reached(history, &keys)),
         (State::CrashInQuorum, crash::reached(history, &holds)),
         (
             State::ReleaseAfterExpiry,
@@ -287,15 +290,6 @@ impl<'a> KeyLog<'a> {
             Some(Change::Set(token, expires_at_us)) => Some((token, expires_at_us)),
             _ => None,
         }
-    }
-
-    /// Whether `node` stored `token` at any event before `before`.
-    fn ever_stored(&self, node: &str, token: &str, before: usize) -> bool {
-        self.nodes.get(node).is_some_and(|log| {
-            log.iter()
-                .take_while(|(at, _, _)| *at < before)
-                .any(|(_, _, change)| matches!(change, Change::Set(held, _) if *held == token))
-        })
     }
 }
 

@@ -1,135 +1,156 @@
-//! `holder-paused-past-validity`: a client is paused (a GC pause, a VM stop) after its
-//! grant and before its write, and the validity it counts on runs out while it is frozen:
-//! it wakes believing in a lock that may be someone else's, and writes.
+//! `holder-paused-past-validity`: a client is paused (a GC pause, a VM stop) after a node
+//! granted its acquire and before its next write, for longer than its lease had left: it
+//! wakes with a lock that may be someone else's, and may write.
 //!
-//! The pause must start once the client holds the lock (its validity is then what its
-//! grant or last renewal said, counted in true time) and before its first write under the
-//! grant. A pause can also strike inside the acquire, after a node said yes and before the
-//! client recorded its grant (the `after_acquire` step): the grant recorded on waking then
-//! says how much validity was left, and none left means it ran out while frozen.
+//! The state is read from the Redis side and the schedule, not from the client's belief, so
+//! that a careful client, which wakes, finds no validity left and records no grant, reaches
+//! it too: a correct lock must survive the pause for its "holds" to mean anything. The
+//! lease counts from the first node's yes, as the key's TTL on that node's clock (the
+//! `key-set` just before the answer), until the client records its grant; from then on it
+//! is the validity its grant or last renewal recorded, in true time. A pause counts if it
+//! began while the lease still ran and before the client's first write under it, and ended
+//! (or the run did) once the lease had run out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use super::{KeyLog, local_us};
 use crate::history::{Answer, EventKind, History};
 
-/// What a client was doing when it froze.
+/// When a client's lease runs out.
 #[derive(Clone, Copy)]
-enum Frozen {
-    /// Holding, unwritten, believing its lock lasts until this true time (µs; `None`: a
-    /// lock without expiry).
-    Holding { since_us: u64, until_us: Option<u64> },
-    /// Inside an acquire that a node had already granted.
-    Granting,
+enum Deadline<'a> {
+    /// When this true time (µs) comes: the validity a grant or renewal recorded.
+    True(u64),
+    /// When this node's clock reads this (µs): the key's expiry on the first node that
+    /// granted an acquire the client has not yet recorded.
+    Node(&'a str, i64),
 }
 
-/// A client's belief in its lock while it holds it.
-struct Belief {
-    until_us: Option<u64>,
+impl Deadline<'_> {
+    /// Whether the lease had run out at true time `true_us`.
+    fn passed(self, history: &History, true_us: u64) -> bool {
+        match self {
+            Deadline::True(until_us) => until_us <= true_us,
+            Deadline::Node(node, expires_at_us) => local_us(history, node, true_us) >= expires_at_us,
+        }
+    }
+}
+
+/// A client's lease since a node granted its acquire: when it runs out (`None`: a lock
+/// without expiry), and whether the client has written under it.
+struct Lease<'a> {
+    deadline: Option<Deadline<'a>>,
     wrote: bool,
 }
 
-/// The true time `validity_ms` after `at_us`; `None` for a lock without expiry.
-fn until(at_us: u64, validity_ms: u64) -> Option<u64> {
-    (validity_ms != u64::MAX).then(|| at_us.saturating_add(validity_ms.saturating_mul(1000)))
+/// The deadline of a grant or renewal of `validity_ms` recorded at `at_us`.
+fn until(at_us: u64, validity_ms: u64) -> Option<Deadline<'static>> {
+    (validity_ms != u64::MAX).then(|| Deadline::True(at_us.saturating_add(validity_ms.saturating_mul(1000))))
 }
 
-/// Whether a pause that began holding ran past the validity, if it ends at `end_us`.
-fn ran_out(frozen: Frozen, end_us: u64) -> bool {
-    matches!(frozen, Frozen::Holding { since_us, until_us: Some(until_us) }
-        if since_us < until_us && until_us <= end_us)
-}
-
-/// Whether some holder was paused past its validity before its write.
-pub(super) fn reached(history: &History) -> bool {
-    let mut granted: BTreeSet<&str> = BTreeSet::new();
-    let mut beliefs: BTreeMap<&str, Belief> = BTreeMap::new();
-    let mut frozen: BTreeMap<&str, Frozen> = BTreeMap::new();
-    let mut woke_granting: BTreeSet<&str> = BTreeSet::new();
-    for event in &history.events {
+/// Whether some client was paused past its lease before its write.
+pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
+    let mut leases: BTreeMap<&str, Lease> = BTreeMap::new();
+    // Each frozen client's deadline.
+    let mut frozen: BTreeMap<&str, Deadline> = BTreeMap::new();
+    for (at, event) in history.events.iter().enumerate() {
         let (client, now_us) = (event.node.as_str(), event.true_us);
         match &event.kind {
-            EventKind::AcquireStarted | EventKind::AttemptFailed { .. } | EventKind::AcquireFailed { .. } => {
-                granted.remove(client);
-                woke_granting.remove(client);
+            EventKind::AcquireStarted
+            | EventKind::AttemptFailed { .. }
+            | EventKind::AcquireFailed { .. }
+            | EventKind::ReleaseSent { .. } => {
+                leases.remove(client);
             }
             EventKind::NodeAnswered {
                 request: "acquire",
+                redis,
                 answer: Answer::Yes,
                 ..
-            } => {
-                granted.insert(client);
+            } if !leases.contains_key(client) => {
+                // The key the node said yes with; one already gone leaves no lease to outlast.
+                if let Some((_, expires_at_us)) = keys.before(redis, at) {
+                    let deadline = expires_at_us.map(|expiry| Deadline::Node(redis, expiry));
+                    leases.insert(
+                        client,
+                        Lease {
+                            deadline,
+                            wrote: false,
+                        },
+                    );
+                }
             }
             EventKind::Acquired { validity_ms, .. } => {
-                granted.remove(client);
-                if woke_granting.remove(client) && *validity_ms == 0 {
-                    return true;
-                }
-                let until_us = until(now_us, *validity_ms);
-                beliefs.insert(
+                leases.insert(
                     client,
-                    Belief {
-                        until_us,
+                    Lease {
+                        deadline: until(now_us, *validity_ms),
                         wrote: false,
                     },
                 );
             }
             EventKind::Renewed { validity_ms } => {
-                if let Some(belief) = beliefs.get_mut(client) {
-                    belief.until_us = until(now_us, *validity_ms);
+                if let Some(lease) = leases.get_mut(client) {
+                    lease.deadline = until(now_us, *validity_ms);
                 }
             }
             EventKind::ResourceWrite { .. } | EventKind::ResourceRejected { .. } => {
-                if let Some(belief) = beliefs.get_mut(client) {
-                    belief.wrote = true;
+                if let Some(lease) = leases.get_mut(client) {
+                    lease.wrote = true;
                 }
             }
-            EventKind::ReleaseSent { .. } => {
-                beliefs.remove(client);
-            }
             EventKind::Crashed => {
-                beliefs.remove(client);
+                leases.remove(client);
                 frozen.remove(client);
             }
             EventKind::Paused => {
-                let state = match beliefs.get(client) {
-                    Some(belief) if !belief.wrote => Frozen::Holding {
-                        since_us: now_us,
-                        until_us: belief.until_us,
-                    },
-                    Some(_) => continue,
-                    None if granted.contains(client) => Frozen::Granting,
-                    None => continue,
-                };
-                frozen.insert(client, state);
-            }
-            EventKind::Resumed => match frozen.remove(client) {
-                Some(Frozen::Granting) => {
-                    woke_granting.insert(client);
+                if let Some(Lease {
+                    deadline: Some(deadline),
+                    wrote: false,
+                }) = leases.get(client)
+                    && !deadline.passed(history, now_us)
+                {
+                    frozen.insert(client, *deadline);
                 }
-                Some(state) if ran_out(state, now_us) => return true,
-                _ => {}
-            },
+            }
+            EventKind::Resumed => {
+                if frozen
+                    .remove(client)
+                    .is_some_and(|deadline| deadline.passed(history, now_us))
+                {
+                    return true;
+                }
+            }
             _ => {}
         }
     }
-    frozen.into_values().any(|state| ran_out(state, history.end_us))
+    frozen
+        .into_values()
+        .any(|deadline| deadline.passed(history, history.end_us))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::KeyLog;
     use super::*;
     use crate::check::testing::*;
     use crate::history::Event;
+
+    fn reached_by(events: Vec<Event>) -> bool {
+        let run = history(10_000, events);
+        reached(&run, &KeyLog::of(&run))
+    }
 
     /// client-1 granted 2000 ms of validity at 1 ms; `more` follow, in time order.
     fn run(more: Vec<Event>) -> bool {
         let mut events = vec![
             attempt(0, "client-1"),
+            key_set(1, "redis-1", "client-1-token", 2000),
             answered(1, "client-1", "redis-1", Answer::Yes),
             acquired(1, "client-1"),
         ];
         events.extend(more);
-        reached(&history(10_000, events))
+        reached_by(events)
     }
 
     fn paused(t: u64) -> Event {
@@ -160,32 +181,45 @@ mod tests {
         assert!(run(vec![renewed, paused(2000), resumed(4000)]));
     }
 
-    #[test]
-    fn a_pause_inside_the_acquire_that_leaves_no_validity_is_reached() {
-        let grant = |validity_ms| {
+    /// The careful client's case: a node says yes to client-1 (its key set at 1 ms with a
+    /// 2000 ms TTL), client-1 is paused inside the acquire until `resume_ms`, wakes, finds
+    /// no validity left, records no grant and gives the lock back.
+    fn inside_the_acquire(resume_ms: u64) -> bool {
+        reached_by(vec![
+            attempt(0, "client-1"),
+            key_set(1, "redis-1", "client-1-token", 2000),
+            answered(1, "client-1", "redis-1", Answer::Yes),
+            paused(1),
+            resumed(resume_ms),
             at(
-                2501,
+                resume_ms + 1,
                 "client-1",
-                EventKind::Acquired {
-                    token: "client-1-token".into(),
-                    fence: None,
-                    validity_ms,
+                EventKind::AcquireFailed {
+                    reason: "no validity left".into(),
+                    contended: false,
                 },
-            )
-        };
-        let inside = |validity_ms| {
-            reached(&history(
-                10_000,
-                vec![
-                    attempt(0, "client-1"),
-                    answered(1, "client-1", "redis-1", Answer::Yes),
-                    paused(1),
-                    resumed(2501),
-                    grant(validity_ms),
-                ],
-            ))
-        };
-        assert!(inside(0));
-        assert!(!inside(500));
+            ),
+            release(resume_ms + 1, "client-1"),
+        ])
+    }
+
+    #[test]
+    fn a_pause_inside_the_acquire_past_the_ttl_is_reached_with_no_grant_recorded() {
+        assert!(inside_the_acquire(2501));
+    }
+
+    #[test]
+    fn a_pause_inside_the_acquire_within_the_ttl_is_not() {
+        assert!(!inside_the_acquire(1501));
+    }
+
+    #[test]
+    fn a_pause_of_a_client_no_node_said_yes_to_is_not() {
+        assert!(!reached_by(vec![
+            attempt(0, "client-1"),
+            answered(1, "client-1", "redis-1", Answer::No),
+            paused(1),
+            resumed(4000),
+        ]));
     }
 }
