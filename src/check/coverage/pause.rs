@@ -114,10 +114,10 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
                 }
             }
             EventKind::Resumed => {
-                if frozen
+                let woke_past = frozen
                     .remove(client)
-                    .is_some_and(|deadline| deadline.passed(history, now_us))
-                {
+                    .is_some_and(|deadline| deadline.passed(history, now_us));
+                if woke_past {
                     return true;
                 }
             }
