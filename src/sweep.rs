@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::check::coverage::{self, State};
 use crate::check::evidence::{Evidence, FaultEvidence, evidence};
 use crate::check::{self, CheckSettings, Verdict, check_all};
 use crate::history::{History, WireRecord};
@@ -34,6 +35,23 @@ pub struct RunSummary {
     pub evidence: Evidence,
     /// How many messages and timer firings the run processed (for `locksim bench`).
     pub events: EventCounts,
+    /// The dangerous states the run reached, in [`State::ALL`]'s order: whether the
+    /// search got where the lock could break.
+    pub coverage: Vec<State>,
+}
+
+impl RunSummary {
+    /// Judges one finished run: its digest, every checker's verdict, its evidence and
+    /// the dangerous states it reached, with `events` as the world counted them.
+    pub fn of(history: &History, settings: &CheckSettings, events: EventCounts) -> Self {
+        RunSummary {
+            digest: history.digest(),
+            verdicts: check_all(history, settings),
+            evidence: evidence(history, settings.faults),
+            events,
+            coverage: coverage::reached(history),
+        }
+    }
 }
 
 impl SeedRun {
@@ -59,6 +77,13 @@ impl SeedRun {
                     "longest_wait_us": evidence.longest_wait_us,
                     "faults": evidence.faults.iter().map(|f| json!({"struck_us": f.struck_us, "grants_after": f.grants_after})).collect::<Vec<_>>(),
                 });
+                line["coverage"] = json!(
+                    summary
+                        .coverage
+                        .iter()
+                        .map(|state| state.id())
+                        .collect::<Vec<_>>()
+                );
             }
             Err(message) => line["error"] = json!(message),
         }
@@ -66,7 +91,11 @@ impl SeedRun {
     }
 
     /// Reads a seed-log line back: the scenario file it belongs to and the run; `Err` says
-    /// which field is missing or malformed.
+    /// which field is missing or malformed. A line without `coverage` was written by a
+    /// locksim that did not look for dangerous states: what its run reached is unknown, and
+    /// is read as nothing reached, so a report merged from such logs calls a hold over
+    /// aimed-at states *not exercised* rather than claiming a coverage it never saw. A
+    /// state id this locksim does not know is an error, not silently dropped.
     pub fn from_json(line: &Value) -> Result<(String, SeedRun), String> {
         let field = |name: &str| line.get(name).ok_or_else(|| format!("no `{name}`"));
         let file = field("file")?
@@ -139,6 +168,19 @@ impl SeedRun {
             messages: counted("messages"),
             timers: counted("timers"),
         };
+        let coverage = match line.get("coverage") {
+            None => Vec::new(),
+            Some(ids) => ids
+                .as_array()
+                .ok_or("`coverage` is not a list")?
+                .iter()
+                .map(|id| {
+                    id.as_str().and_then(State::from_id).ok_or_else(|| {
+                        format!("`coverage` names {id}, which is not a state this locksim knows")
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?,
+        };
         Ok((
             file,
             SeedRun {
@@ -148,6 +190,7 @@ impl SeedRun {
                     verdicts,
                     evidence,
                     events,
+                    coverage,
                 }),
             },
         ))
@@ -181,13 +224,7 @@ pub fn run_and_check(
     let (scenario, settings) = (scenario.clone(), settings.clone());
     on_fresh_thread(seed, scenario.wall_budget(), move || {
         let history = world::run(&scenario, seed);
-        let events = world::events::take();
-        RunSummary {
-            digest: history.digest(),
-            verdicts: check_all(&history, &settings),
-            evidence: evidence(&history, settings.faults),
-            events,
-        }
+        RunSummary::of(&history, &settings, world::events::take())
     })
 }
 
@@ -362,6 +399,7 @@ mod tests {
                     messages: 40,
                     timers: 9,
                 },
+                coverage: vec![State::FailoverUnreplicated, State::ReleaseAfterExpiry],
             }),
         };
         let (file, back) = SeedRun::from_json(&run.to_json("s.json")).unwrap();
@@ -378,6 +416,39 @@ mod tests {
                 .unwrap_err()
                 .contains("seed")
         );
+    }
+
+    #[test]
+    fn a_seed_log_line_keeps_the_states_reached_and_an_older_line_reached_none() {
+        let mut line = SeedRun {
+            seed: 7,
+            outcome: Ok(RunSummary {
+                digest: "abc".into(),
+                verdicts: check::NAMES
+                    .iter()
+                    .map(|&checker| Verdict {
+                        checker,
+                        violation: None,
+                    })
+                    .collect(),
+                evidence: Evidence {
+                    grants: 1,
+                    run_us: 1_000,
+                    longest_wait_us: 0,
+                    faults: Vec::new(),
+                },
+                events: EventCounts::default(),
+                coverage: vec![State::ClockJumpInQuorum],
+            }),
+        }
+        .to_json("s.json");
+        assert_eq!(line["coverage"], json!(["clock-jump-in-quorum"]));
+        line.as_object_mut().unwrap().remove("coverage");
+        let (_, older) = SeedRun::from_json(&line).unwrap();
+        assert_eq!(older.outcome.unwrap().coverage, []);
+        line["coverage"] = json!(["clock-jump-in-quorum", "a-state-from-the-future"]);
+        let unknown = SeedRun::from_json(&line).unwrap_err();
+        assert!(unknown.contains("a-state-from-the-future"), "{unknown}");
     }
 
     #[test]

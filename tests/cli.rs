@@ -88,6 +88,43 @@ fn run_reports_violations_with_a_replay_line_and_json() {
     assert_eq!(row["violating_seeds"], 4);
     assert_eq!(row["first_violation_seed"], 0);
     assert_eq!(row["expect_met"], true);
+    // The pause of the holder aims at a state every seed reached.
+    assert_eq!(row["faults"][0]["aims"], "holder-paused-past-validity");
+    assert_eq!(
+        row["coverage"]["holder-paused-past-validity"],
+        serde_json::json!({"seeds": 4, "first_seed": 0, "aimed": true})
+    );
+    assert_eq!(row["coverage"]["failover-unreplicated"]["seeds"], 0);
+    assert!(!stdout.contains("reached by no seed"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_names_the_aimed_at_state_no_seed_reached_and_does_not_call_it_holding() {
+    // A crash before replication on a single node: there is no replica to promote, so no
+    // seed reaches the failover over an unreplicated key that the crash aims at.
+    let dir = scratch("unreached");
+    let path = dir.join("single-node-crash-before-replication.json");
+    std::fs::write(
+        &path,
+        gc_pause_with(
+            r#"{ "kind": "pause", "target": "holder", "at_ms": 5000, "duration_ms": 4000 }"#,
+            r#"{ "kind": "crash", "target": "master", "on": "write_before_replication", "at_ms": 5000, "delay_ms": 20, "restart_after_ms": 1000 }"#,
+        ),
+    )
+    .unwrap();
+    let out = locksim(&["run", path.to_str().unwrap(), "--seeds", "2"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("  aimed at by its faults, reached by no seed: failover-unreplicated"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("deadlock: expected to hold, but not exercised: no seed reached failover-unreplicated"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

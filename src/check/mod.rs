@@ -3,6 +3,7 @@
 //! Every checker is proven both ways in its tests: a hand-written history that must
 //! violate the invariant and one that must not.
 
+pub mod coverage;
 pub mod deadlock;
 pub mod evidence;
 pub mod liveness;

@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use locksim::check::evidence::evidence;
-use locksim::check::{Verdict, check_all, mutual_exclusion, validity};
+use locksim::check::{Verdict, mutual_exclusion, validity};
 use locksim::history::{History, fmt_ms};
 use locksim::live::{self, LiveSetup};
 use locksim::report::CHECKERS;
@@ -276,14 +275,9 @@ fn judged(
     SeedRun {
         seed,
         outcome: outcome.map(|history| {
-            let verdicts = check_all(&history, &settings);
-            look(&history, &verdicts);
-            RunSummary {
-                digest: history.digest(),
-                verdicts,
-                evidence: evidence(&history, settings.faults),
-                events: EventCounts::default(),
-            }
+            let summary = RunSummary::of(&history, &settings, EventCounts::default());
+            look(&history, &summary.verdicts);
+            summary
         }),
     }
 }

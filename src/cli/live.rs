@@ -6,8 +6,6 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use locksim::check::check_all;
-use locksim::check::evidence::evidence;
 use locksim::client::{Algorithm, LockOptions, Profile};
 use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
@@ -166,12 +164,8 @@ pub(super) fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, j
         let seed = seeds[index as usize];
         SeedRun {
             seed,
-            outcome: live::run(scenario, seed, setup).map(|history| RunSummary {
-                digest: history.digest(),
-                verdicts: check_all(&history, &settings),
-                evidence: evidence(&history, settings.faults),
-                events: EventCounts::default(),
-            }),
+            outcome: live::run(scenario, seed, setup)
+                .map(|history| RunSummary::of(&history, &settings, EventCounts::default())),
         }
     })
 }

@@ -46,10 +46,14 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
     }
 }
 
-/// Prints a scenario's table lines and appends its JSON object to `json_out`, if any;
+/// Prints a scenario's table lines (and a line naming the aimed-at dangerous states no
+/// seed reached, if any) and appends its JSON object to `json_out`, if any;
 /// `false` (after saying why) when the JSON could not be written.
 pub fn emit_report(report: &locksim::report::ScenarioReport, json_out: Option<&mut std::fs::File>) -> bool {
     for line in report.table_lines() {
+        emit(line);
+    }
+    if let Some(line) = report.activity.coverage.unreached_line(&report.aims()) {
         emit(line);
     }
     if let Some(out) = json_out

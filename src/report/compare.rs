@@ -24,6 +24,9 @@ use crate::scenario::grid::changes;
 fn telling_text(outcome: &Outcome) -> String {
     match outcome.safety {
         Safety::Damage => format!("damage {}/{}", outcome.damage.violating, outcome.damage.seeds),
+        Safety::NotExercised if outcome.exercised == outcome.seeds() => {
+            "not exercised (its faults' dangerous state never reached)".to_string()
+        }
         Safety::NotExercised => format!(
             "not exercised {}/{}",
             outcome.seeds() - outcome.exercised,

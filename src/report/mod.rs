@@ -9,6 +9,7 @@ pub mod advice;
 pub mod compare;
 pub mod control;
 pub mod counterexample;
+pub mod coverage;
 pub mod envelope;
 pub mod fault_classes;
 pub mod figures;
@@ -25,8 +26,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use self::control::{Attribution, Control};
+use self::coverage::Coverage;
 use self::rate::Rate;
 use crate::check;
+use crate::check::coverage::State;
 use crate::check::evidence::{Evidence, NotExercised};
 use crate::scenario::{Expectation, Scenario};
 use crate::sweep::SeedRun;
@@ -43,8 +46,8 @@ pub enum Finding {
     Violated,
     /// No seed violated it, and every seed contended for the lock after its faults.
     Holds,
-    /// No seed violated it, but some seeds never contended for the lock after the faults:
-    /// nothing was shown.
+    /// No seed violated it, but some seeds never contended for the lock after the faults,
+    /// or no seed reached a dangerous state the faults aim at: nothing was shown.
     NotExercised,
 }
 
@@ -68,9 +71,13 @@ pub struct FaultSummary {
     pub struck: u64,
     /// Grants after it struck, over the seeds where it did: fewest, median, most.
     pub grants_after: Option<[u64; 3]>,
+    /// The dangerous state it aims at (`Scenario::aim`), which some seed must reach for a
+    /// checker that found nothing to hold.
+    pub aims: Option<State>,
 }
 
-/// How much the lock was used over a sweep: the liveness side of a setup.
+/// What the seeds of a sweep did: how much the lock was used (the liveness side of a
+/// setup), and which dangerous states the search reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Activity {
     /// Grants over all seeds.
@@ -82,6 +89,8 @@ pub struct Activity {
     /// The seed of that wait (the lowest, where seeds tie), so a reader can replay it;
     /// `None` when no client waited.
     pub longest_wait_seed: Option<u64>,
+    /// The seeds that reached each dangerous state.
+    pub coverage: Coverage,
 }
 
 impl Activity {
@@ -240,11 +249,15 @@ impl ScenarioReport {
     }
 
     /// What the seeds say of `checker`: a violation is a violation in any seed; "holds"
-    /// needs every seed to have contended for the lock after its faults.
+    /// needs every seed to have contended for the lock after its faults, and some seed to
+    /// have reached each dangerous state the faults aim at.
     pub fn finding(&self, checker: &str) -> Finding {
         if self.rate(checker).violating > 0 {
             Finding::Violated
-        } else if self.not_exercised.is_empty() && self.exercised_seeds() > 0 {
+        } else if self.not_exercised.is_empty()
+            && self.exercised_seeds() > 0
+            && self.unreached_aims().is_empty()
+        {
             Finding::Holds
         } else {
             Finding::NotExercised
@@ -434,6 +447,12 @@ impl ScenarioReport {
             }
             (Expectation::Violated, _) => format!("expected violated, but no seed violated it: {rate}"),
             (Expectation::Holds, Finding::Violated) => format!("expected to hold, but violated in {rate}"),
+            (Expectation::Holds, _) if self.not_exercised.is_empty() => {
+                format!(
+                    "expected to hold, but not exercised: {}",
+                    self.not_exercised_reason()
+                )
+            }
             (Expectation::Holds, _) => format!(
                 "expected to hold, but not exercised: {} of {} seeds never contended for the lock after \
                  their faults ({})",
@@ -444,11 +463,30 @@ impl ScenarioReport {
         }
     }
 
-    /// The first seed that was not exercised, and why.
+    /// The dangerous states the faults aim at, each once, in [`State::ALL`]'s order.
+    pub fn aims(&self) -> Vec<State> {
+        let mut aims: Vec<State> = self.faults.iter().filter_map(|fault| fault.aims).collect();
+        aims.sort_unstable();
+        aims.dedup();
+        aims
+    }
+
+    /// The states the faults aim at that no seed reached: while any is left, a checker
+    /// that found nothing is *not exercised*.
+    pub fn unreached_aims(&self) -> Vec<State> {
+        self.activity.coverage.unreached(&self.aims())
+    }
+
+    /// The first seed that was not exercised, and why; when every seed was, the first
+    /// aimed-at state no seed reached.
     pub fn not_exercised_reason(&self) -> String {
-        match self.not_exercised.first() {
-            Some((seed, why)) => format!("seed {seed}: {why}"),
-            None => "every seed that ran was".to_string(),
+        match (self.not_exercised.first(), self.unreached_aims().first()) {
+            (Some((seed, why)), _) => format!("seed {seed}: {why}"),
+            (None, Some(state)) => format!(
+                "no seed reached {state} ({}), which its faults aim at",
+                state.description()
+            ),
+            (None, None) => "every seed that ran was".to_string(),
         }
     }
 
@@ -484,6 +522,7 @@ impl ScenarioReport {
                     "grants_after": fault.grants_after.map(|[min, median, max]| {
                         json!({"min": min, "median": median, "max": max})
                     }),
+                    "aims": fault.aims.map(State::id),
                 })
             })
             .collect();
@@ -503,6 +542,7 @@ impl ScenarioReport {
             "checkers": checkers,
             "errors": self.errors.iter().map(|(seed, message)| json!({"seed": seed, "message": message})).collect::<Vec<_>>(),
             "activity": self.activity.to_json(),
+            "coverage": self.activity.coverage.to_json(&self.aims()),
             "wall_ms": self.wall_ms as u64,
         })
     }
@@ -587,6 +627,7 @@ impl Tally {
             Err(message) => return self.errors.push((run.seed, message.clone())),
         };
         self.activity.add(run.seed, &summary.evidence);
+        self.activity.coverage.add(run.seed, &summary.coverage);
         for verdict in &summary.verdicts {
             let seeds = self.violations.entry(verdict.checker).or_default();
             if verdict.violation.is_some() {
@@ -637,6 +678,7 @@ impl Tally {
                 kind: fault.action.kind().to_string(),
                 struck: grants.values().sum(),
                 grants_after: fewest_median_most(&grants),
+                aims: scenario.aim(fault),
             })
             .collect();
         let mut report = ScenarioReport {

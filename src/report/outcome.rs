@@ -81,6 +81,9 @@ impl Outcome {
             Safety::Damage
         } else if overlap.violating > 0 {
             Safety::OverlapNoDamage
+        } else if exercised > 0 && !report.unreached_aims().is_empty() {
+            // Its faults aim at a dangerous state no seed reached: nothing was shown.
+            Safety::NotExercised
         } else if exercised > 0 && overlap.holds() {
             Safety::Holds
         } else if exercised > 0 {

@@ -4,6 +4,7 @@
 //! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 
+mod aims;
 mod fault;
 pub mod grid;
 pub mod limits;

@@ -136,8 +136,7 @@ fn matrix_cell(
     if outcome.safety == Safety::NotExercised {
         let _ = write!(
             page,
-            "<td class=\"cell nx\"{id}>not exercised<br><span class=\"small\">no seed of {} was granted \
-             the lock after the faults ({})</span>{foot}</td>",
+            "<td class=\"cell nx\"{id}>not exercised<br><span class=\"small\">{} seeds: {}</span>{foot}</td>",
             report.seeds,
             escape(&report.not_exercised_reason())
         );
