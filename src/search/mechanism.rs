@@ -14,7 +14,7 @@
 //! | the failover controller promotes a replica      | [`Happening::Promotion`]      |
 //! | a Redis node crashes / restarts                 | [`Happening::RedisCrash`] / [`Happening::RedisRestart`] |
 //! | a client crashes                                | [`Happening::ClientCrash`]    |
-//! | fault: pause of a client (of Redis nodes only)  | [`Happening::ClientPause`] ([`Happening::RedisPause`]) |
+//! | fault: pause of an involved client (of others)  | [`Happening::ClientPause`] ([`Happening::RedisPause`]) |
 //! | fault: clock of … jumps / drifts                | [`Happening::ClockJump`] / [`Happening::ClockDrift`] |
 //! | fault: partition, replication stall             | [`Happening::Cut`]            |
 //! | fault: latency, packet loss                     | [`Happening::SlowNetwork`]    |
@@ -182,6 +182,7 @@ impl Mechanism {
         Mechanism::of(history, &window, events)
     }
 
+    /// The happenings of `events` and the grant behind the first overlap of `history`.
     fn of<'h>(history: &History, window: &Window, events: impl Iterator<Item = &'h Event>) -> Mechanism {
         let happenings = events.filter_map(|event| Happening::of(event, window)).collect();
         let grant = story::first_overlap_grant(history);
