@@ -222,15 +222,15 @@ impl Mechanism {
 }
 
 impl fmt::Display for Mechanism {
-    /// `a Redis crash, a promotion (failover)`, then the grant: how a shrink's result says
-    /// what it kept.
+    /// `a promotion (failover), a Redis crash`, then the grant: how a shrink's result says
+    /// what it kept (nothing, for a nemesis' or the workload's violation, but the checker).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts: Vec<String> = self.happenings.iter().map(Happening::to_string).collect();
         if let (Some(grant), Some(_)) = (self.grant, self.majority) {
             parts.push(format!("a grant by {} of {} nodes", grant.granted, grant.asked));
         }
         if parts.is_empty() {
-            return f.write_str("no fault (the workload alone)");
+            return f.write_str("nothing beyond the same checker");
         }
         f.write_str(&parts.join(", "))
     }
