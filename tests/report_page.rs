@@ -316,11 +316,8 @@ fn minimal_counterexamples_come_first(summary: &Value, dom: &str) {
             "the shrunk run still breaks {checker}: {entry}"
         );
         let story = example["story"].as_array().unwrap();
-        // A random nemesis' mechanism is every happening its violation needed, which the
-        // shrink keeps: its story may run longer (a known gap: a mechanism per checker).
-        let longest = if entry["fault"] == "nemesis" { 40 } else { 20 };
         assert!(
-            (2..=longest).contains(&story.len()),
+            (2..=20).contains(&story.len()),
             "a short story: {} lines in {entry}",
             story.len()
         );

@@ -301,14 +301,14 @@ fn a_failover_turned_restart_still_breaks_the_lock_but_loses_its_mechanism() {
         .find(|&seed| violation(&cell, seed, checker).1.is_some())
         .expect("the failover breaks the lock");
     let (history, broken) = violation(&cell, seed, checker);
-    let original = Mechanism::of(&history, checker, &broken.unwrap());
+    let original = Mechanism::told(&history, checker, &broken.unwrap());
     assert!(original.happenings.contains(&Happening::Promotion), "{original}");
     let restarted_after = |ms: u64| {
         let mut candidate = cell.clone();
         candidate["faults"][0]["restart_after_ms"] = json!(ms);
         let (history, broken) = violation(&candidate, seed, checker);
         let broken = broken.unwrap_or_else(|| panic!("a restart after {ms} ms still breaks the lock"));
-        Mechanism::of(&history, checker, &broken)
+        Mechanism::shown(&history, checker, &broken)
     };
     // Back 1 ms after its crash, long before the controller's 500 ms down_after: the
     // checker fires, as it did when the report showed this under the failover heading, but

@@ -18,7 +18,7 @@
 //! Every candidate is a scenario file (JSON), validated like a user's and run on the same
 //! seed; a candidate counts only if the *same checker* fires and its run keeps the
 //! original's [`Mechanism`] (the promotion, restart, pause, clock jump … the original's
-//! story told, and a Redlock grant's majority): a smaller schedule that breaks the lock
+//! story told that its own faults make, and a Redlock grant's majority): a smaller schedule that breaks the lock
 //! another way is another counterexample. A pass whose smaller candidates broke the checker
 //! but lost the mechanism says so in its step line. The search is bounded in runs
 //! (deterministic) and, if asked, in host time (not deterministic: a slower machine gets
@@ -140,8 +140,8 @@ struct Search<'p> {
     progress: &'p mut dyn FnMut(&Progress),
 }
 
-/// Runs `scenario` on `seed`: the violation message of `checker`, if it fired, and the
-/// mechanism it rested on.
+/// Runs `scenario` on `seed`: the violation message of `checker`, if it fired, and what
+/// the run showed before it ([`Mechanism::shown`]).
 fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<(String, Mechanism)> {
     let parsed = load_str(Path::new("(shrinking)"), &scenario.to_string()).ok()?;
     let parsed = Arc::new(parsed);
@@ -150,7 +150,7 @@ fn violates(scenario: &Value, seed: u64, checker: &str) -> Option<(String, Mecha
         .into_iter()
         .find(|verdict| verdict.checker == checker)?
         .violation?;
-    let mechanism = Mechanism::of(&history, checker, &violation);
+    let mechanism = Mechanism::shown(&history, checker, &violation);
     Some((violation, mechanism))
 }
 
@@ -601,7 +601,13 @@ pub fn shrink_within(
     let mut search = Search {
         seed,
         checker: fired.checker.to_string(),
-        mechanism: Mechanism::of(&history, fired.checker, &violation),
+        mechanism: Mechanism::told(&history, fired.checker, &violation).made_by(
+            scenario["faults"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|fault| fault["kind"].as_str()),
+        ),
         deployment,
         best: scenario.clone(),
         violation,
@@ -621,11 +627,12 @@ pub fn shrink_within(
     search.enter("materialising the nemesis");
     if let Some(explicit) = materialise(&search.best, &parsed, seed) {
         let drawn = explicit["faults"].as_array().map_or(0, Vec::len);
+        let refused = search.refused.0;
         if search.try_candidate(explicit) {
             search
                 .steps
                 .push(format!("nemesis materialised: {drawn} explicit faults"));
-        } else {
+        } else if search.refused.0 == refused {
             search.steps.push(
                 "the nemesis' faults, made explicit, do not violate on this seed: kept the nemesis".into(),
             );

@@ -315,11 +315,10 @@ fn routine_client(step: &Step) -> Option<String> {
 }
 
 /// The events a story tells that change the deployment or a client rather than the lock:
-/// faults started, crashes, restarts and failovers, in the [`window`] of `checker`'s
-/// `violation` or in effect when it opens, as [`story`] tells them. What the violation rests
-/// on ([`super::mechanism`]).
-pub fn system_events<'h>(history: &'h History, checker: &str, violation: &str) -> Vec<&'h Event> {
-    let window = window(history, checker, violation);
+/// faults started, crashes, restarts and failovers, in a violation's `window` or in effect
+/// when it opens, as [`story`] tells them. What the violation rests on
+/// ([`super::mechanism`]).
+pub fn system_events<'h>(history: &'h History, window: &Window) -> Vec<&'h Event> {
     let told = Span {
         from_us: window.from_us,
         to_us: window.to_us,
