@@ -142,3 +142,14 @@ pub fn history(end_ms: u64, events: Vec<Event>) -> History {
         clocks: Default::default(),
     }
 }
+
+/// client-1 asks at 0 ms; redis-1 stores its key for 2000 ms and says yes at 1 ms, and
+/// client-1 believes it holds the lock: the grant the coverage detectors' tests start from.
+pub fn granted_by_redis_1() -> Vec<Event> {
+    vec![
+        attempt(0, "client-1"),
+        key_set(1, "redis-1", "client-1-token", 2000),
+        answered(1, "client-1", "redis-1", Answer::Yes),
+        acquired(1, "client-1"),
+    ]
+}

@@ -143,12 +143,7 @@ mod tests {
 
     /// client-1 granted 2000 ms of validity at 1 ms; `more` follow, in time order.
     fn run(more: Vec<Event>) -> bool {
-        let mut events = vec![
-            attempt(0, "client-1"),
-            key_set(1, "redis-1", "client-1-token", 2000),
-            answered(1, "client-1", "redis-1", Answer::Yes),
-            acquired(1, "client-1"),
-        ];
+        let mut events = granted_by_redis_1();
         events.extend(more);
         reached_by(events)
     }
