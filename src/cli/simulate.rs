@@ -231,13 +231,8 @@ pub fn replay(
     }
     emit(format_args!("digest: {}", history.digest()));
     if let Some(out) = plot {
-        let until = verdicts
-            .iter()
-            .filter_map(|v| v.violation.as_deref())
-            .filter_map(story::last_time_named)
-            .max();
         let title = format!("{} — seed {seed}", scenario.name);
-        let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
+        let timeline = Timeline::of_violation(&history, &title, &verdicts, None);
         let written = match format {
             Some("png") => figures::png(out, timeline.size(), |root| timeline::draw(root, &timeline)),
             _ => std::fs::write(out, timeline.svg()),

@@ -13,6 +13,7 @@ pub mod coverage;
 pub mod envelope;
 pub mod fault_classes;
 pub mod figures;
+pub mod files;
 pub mod matrix_summary;
 pub mod minimal;
 pub mod outcome;

@@ -16,9 +16,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{CLIENT_COLOURS, OVERLAP, Svg, svg, text_width, titled};
+use crate::check::Verdict;
 use crate::check::mutual_exclusion::{holdings, overlap};
 use crate::check::resource_safety::lost_update;
 use crate::history::{EventKind, History, names_node};
+use crate::search::story::last_time_named;
 
 /// A span on one row.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,6 +128,23 @@ const KEY_LINE_PX: i32 = 20;
 const KEY_GAP_PX: i32 = 16;
 
 impl Timeline {
+    /// The chart of a run judged by `verdicts`, cropped to the end of the violation of
+    /// `checker` (of every violation when `None`) as the violation's text names it.
+    pub fn of_violation(
+        history: &History,
+        title: &str,
+        verdicts: &[Verdict],
+        checker: Option<&str>,
+    ) -> Timeline {
+        let until = verdicts
+            .iter()
+            .filter(|v| checker.is_none_or(|name| v.checker == name))
+            .filter_map(|v| v.violation.as_deref())
+            .filter_map(last_time_named)
+            .max();
+        Timeline::from_history(history, title, until.map(|us| us as f64 / 1000.0))
+    }
+
     /// The chart of `history`, cropped to the faults and what followed them up to
     /// `until_ms` (the end of the violation) plus a margin; the whole run without faults.
     pub fn from_history(history: &History, title: &str, until_ms: Option<f64>) -> Timeline {
