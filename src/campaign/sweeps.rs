@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::control;
+use crate::report::ScenarioReport;
 use crate::report::outcome::SAFETY_CHECKERS;
-use crate::report::{ScenarioReport, Tally};
+use crate::report::tally::Tally;
 use crate::scenario::Scenario;
 use crate::sweep::{SeedRun, Shard};
 

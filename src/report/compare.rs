@@ -146,15 +146,17 @@ impl Comparison {
     /// numbers: "holder pause (damage 0/50 against damage 48/50); clock jump (…)"; `None`
     /// where there is none.
     pub fn listed(&self, matrix: &MatrixSummary, better: Option<Better>) -> Option<String> {
-        let faults = self.where_(better);
-        if faults.is_empty() {
-            return None;
-        }
-        let items: Vec<String> = faults
+        let items = self.items(matrix, better);
+        (!items.is_empty()).then(|| items.join("; "))
+    }
+
+    /// The fault classes where the comparison came out `better`, one item each with both
+    /// cells' numbers: "holder pause (damage 0/50 against damage 48/50)".
+    pub fn items(&self, matrix: &MatrixSummary, better: Option<Better>) -> Vec<String> {
+        self.where_(better)
             .iter()
             .map(|c| format!("{} ({})", matrix.faults[c.fault].label, c.numbers()))
-            .collect();
-        Some(items.join("; "))
+            .collect()
     }
 
     /// The fault classes with no significant difference, by label only.

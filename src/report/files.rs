@@ -4,10 +4,7 @@
 
 use std::path::Path;
 
-use super::figures::{
-    self, heatmap,
-    timeline::{self, Timeline},
-};
+use super::figures::{self, heatmap, timeline::Timeline};
 use super::page::{self, Figure, Figures};
 use super::summary::Summary;
 
@@ -45,9 +42,7 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
             alt: t.describe(),
             caption: t.caption(),
         };
-        write(id, figure, &|png| {
-            figures::png(png, t.size(), |root| timeline::draw(root, t))
-        })?;
+        write(id, figure, &|png| t.png(png))?;
     }
     let heatmaps = summary
         .matrix

@@ -10,12 +10,13 @@
 //! nothing. No line crosses a label: a line across the chart stops at the fault lane,
 //! whose sub-lanes hold the labels.
 
+mod draw;
+
 use std::collections::BTreeMap;
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{CLIENT_COLOURS, OVERLAP, Svg, svg, text_width, titled};
+use super::{CLIENT_COLOURS, OVERLAP, text_width};
 use crate::check::Verdict;
 use crate::check::mutual_exclusion::{holdings, overlap};
 use crate::check::resource_safety::lost_update;
@@ -492,11 +493,6 @@ impl Timeline {
         )
     }
 
-    /// The picture as SVG, titled by [`Timeline::caption`].
-    pub fn svg(&self) -> Svg {
-        titled(svg(self.size(), |root| draw(root, self)), &self.caption())
-    }
-
     /// The height of the fault key under the chart: its lines and a gap above them; none
     /// without a key.
     fn key_height(&self) -> i32 {
@@ -506,6 +502,69 @@ impl Timeline {
             0
         }
     }
+}
+
+/// Half the width of an instant's marker in the fault lane, in pixels.
+const MARKER_HALF_PX: i32 = 5;
+
+/// What one legend entry shows.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Swatch {
+    Fill(RGBColor),
+    Light(RGBColor),
+    Line(RGBColor),
+    Dot,
+    Refused,
+    Crash,
+    LostWrite,
+}
+
+/// One legend entry, where it sits: its line (from the top of the legend) and left edge.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LegendItem {
+    pub(super) swatch: Swatch,
+    pub(super) text: &'static str,
+    pub(super) line: usize,
+    pub(super) x: i32,
+}
+
+/// The key to every mark the chart draws, laid out in lines that fit the picture.
+pub(super) fn legend_items() -> Vec<LegendItem> {
+    let entries = [
+        (
+            Swatch::Fill(CLIENT_COLOURS[0]),
+            "believed held / key stored (colour = client)",
+        ),
+        (Swatch::Fill(OVERLAP_BAND), "two holders"),
+        (Swatch::Fill(FAULT), "fault (own lane)"),
+        (Swatch::Light(TARGETED), "paused / cut off (its row)"),
+        (Swatch::Light(DOWN), "node down"),
+        (Swatch::Crash, "crash"),
+        (Swatch::Line(INSTANT), "failover / clock jump / reset"),
+        (Swatch::Line(BLACK), "validity deadline"),
+        (Swatch::Dot, "write"),
+        (Swatch::Refused, "write refused"),
+        (Swatch::LostWrite, "lost write"),
+    ];
+    const SWATCH_PX: i32 = 24;
+    const GAP_PX: i32 = 22;
+    let mut items = Vec::new();
+    let (mut line, mut x) = (0, MARGIN_PX + 2);
+    for (swatch, text) in entries {
+        let width = SWATCH_PX + text_width(text, LEGEND_SIZE) as i32;
+        if x + width > WIDTH_PX - MARGIN_PX {
+            line += 1;
+            x = MARGIN_PX + 2;
+        }
+        items.push(LegendItem {
+            swatch,
+            text,
+            line,
+            x,
+        });
+        x += width + GAP_PX;
+    }
+    items
 }
 
 /// Where `ms` lands on a chart of `from_ms..to_ms`, in pixels from the picture's left edge.
@@ -545,316 +604,11 @@ fn assign_lanes(faults: &mut [FaultMark], from_ms: f64, to_ms: f64) -> usize {
     lane_ends.len()
 }
 
-/// Where the title's top is, and the room it takes above the chart, in pixels.
-const TITLE_TOP_PX: i32 = 14;
-const TITLE_PX: i32 = 24;
-
-/// Half the width of an instant's marker in the fault lane, in pixels.
-const MARKER_HALF_PX: i32 = 5;
-
-/// Draws the timeline onto `root`.
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
-    let _ = root.fill(&WHITE);
-    let lanes = t.fault_lanes as f64;
-    let bottom = lanes + t.rows.len().max(1) as f64;
-    let legend_lines = legend_items().last().map_or(1, |item| item.line + 1) as u32;
-    // The title at the left, over the row names, where a phone's screen shows it before
-    // the figure is scrolled (plotters' caption is centred on the whole picture).
-    let _ = root.draw(&Text::new(
-        t.title.clone(),
-        (MARGIN_PX + 2, TITLE_TOP_PX),
-        ("sans-serif", 20).into_font(),
-    ));
-    let Ok(mut chart) = ChartBuilder::on(root)
-        .margin(MARGIN_PX as u32)
-        .margin_top((TITLE_TOP_PX + TITLE_PX) as u32)
-        .margin_right(RIGHT_MARGIN_PX as u32)
-        .margin_bottom(24 + LEGEND_LINE_PX as u32 * legend_lines + t.key_height() as u32)
-        .x_label_area_size(40)
-        .y_label_area_size(ROW_NAMES_PX as u32)
-        .build_cartesian_2d(t.from_ms..t.to_ms, bottom..0.0)
-    else {
-        return;
-    };
-    let _ = chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .x_desc("true time (ms)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .label_style(("sans-serif", 14))
-        .draw();
-    let clip = |x: f64| x.clamp(t.from_ms, t.to_ms);
-    // Row `row` of the clients and nodes, below the fault lane.
-    let y = |row: usize| lanes + row as f64;
-    // The fault lane's background, then the overlap across the rows, then the bars.
-    if t.fault_lanes > 0 {
-        let _ = chart.draw_series(std::iter::once(Rectangle::new(
-            [(t.from_ms, 0.0), (t.to_ms, lanes)],
-            RGBColor(248, 248, 244).filled(),
-        )));
-    }
-    let _ = chart.draw_series(t.overlaps.iter().map(|(from, to)| {
-        Rectangle::new([(clip(*from), lanes), (clip(*to), bottom)], OVERLAP_BAND.filled())
-    }));
-    let _ = chart.draw_series(t.overlaps.iter().flat_map(|(from, to)| {
-        [*from, *to].map(|at| {
-            PathElement::new(
-                vec![(clip(at), lanes), (clip(at), bottom)],
-                OVERLAP.stroke_width(1),
-            )
-        })
-    }));
-    // A row's light bands (paused, cut off, down) behind its solid bars and taller than
-    // them, so a holding drawn over a pause keeps its client's colour and the band shows
-    // above and below it.
-    let visible = |b: &&Bar| b.to_ms > t.from_ms && b.from_ms < t.to_ms;
-    let _ = chart.draw_series(t.bars.iter().filter(visible).filter(|b| !b.solid).map(|b| {
-        Rectangle::new(
-            [
-                (clip(b.from_ms), y(b.row) + 0.06),
-                (clip(b.to_ms), y(b.row) + 0.94),
-            ],
-            b.colour.mix(0.35).filled(),
-        )
-    }));
-    let _ = chart.draw_series(t.bars.iter().filter(visible).filter(|b| b.solid).map(|b| {
-        Rectangle::new(
-            [(clip(b.from_ms), y(b.row) + 0.2), (clip(b.to_ms), y(b.row) + 0.8)],
-            b.colour.filled(),
-        )
-    }));
-    let _ = chart.draw_series(
-        t.deadlines
-            .iter()
-            .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
-            .map(|(row, at)| {
-                PathElement::new(
-                    vec![(*at, y(*row) + 0.1), (*at, y(*row) + 0.9)],
-                    BLACK.stroke_width(2),
-                )
-            }),
-    );
-    let _ = chart.draw_series(
-        t.writes
-            .iter()
-            .filter(|(_, at, _)| (t.from_ms..=t.to_ms).contains(at))
-            .map(|(row, at, accepted)| {
-                let centre = (*at, y(*row) + 0.5);
-                if *accepted {
-                    Circle::new(centre, 6, BLACK.filled()).into_dyn()
-                } else {
-                    Cross::new(centre, 7, OVERLAP.stroke_width(3)).into_dyn()
-                }
-            }),
-    );
-    let _ = chart.draw_series(
-        t.crashes
-            .iter()
-            .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
-            .map(|(row, at)| Cross::new((*at, y(*row) + 0.5), 8, BLACK.stroke_width(3))),
-    );
-    // The first two believed holders outlined, the lost write ringed.
-    let _ = chart.draw_series(t.holders.iter().map(|(row, from, to)| {
-        Rectangle::new(
-            [(clip(*from), y(*row) + 0.12), (clip(*to), y(*row) + 0.88)],
-            BLACK.stroke_width(3),
-        )
-    }));
-    let _ = chart.draw_series(
-        t.lost_write
-            .iter()
-            .filter(|(_, at)| (t.from_ms..=t.to_ms).contains(at))
-            .map(|(row, at)| Circle::new((*at, y(*row) + 0.5), 12, OVERLAP.stroke_width(4))),
-    );
-    // The fault lane: a bar per fault (for an instant, a marker pointing down to its line
-    // across the rows, which stops at the lane so as to cross no label in it), its mark
-    // under it where `assign_lanes` found room.
-    for fault in &t.faults {
-        let lane = fault.lane as f64;
-        if fault.instant() {
-            let _ = chart.draw_series(std::iter::once(PathElement::new(
-                vec![(fault.from_ms, lanes), (fault.from_ms, bottom)],
-                INSTANT.stroke_width(2),
-            )));
-            let (x, top) = chart.backend_coord(&(fault.from_ms, lane + 0.1));
-            let (_, tip) = chart.backend_coord(&(fault.from_ms, lane + 0.4));
-            let _ = root.draw(&Polygon::new(
-                vec![(x - MARKER_HALF_PX, top), (x + MARKER_HALF_PX, top), (x, tip)],
-                INSTANT.filled(),
-            ));
-        } else {
-            let _ = chart.draw_series(std::iter::once(Rectangle::new(
-                [(clip(fault.from_ms), lane + 0.1), (clip(fault.to_ms), lane + 0.4)],
-                FAULT.filled(),
-            )));
-        }
-        let (label_x, _) = label_span(fault, t.from_ms, t.to_ms);
-        let (_, label_y) = chart.backend_coord(&(t.from_ms, lane + 0.45));
-        let _ = root.draw(&Text::new(
-            fault.mark.clone(),
-            (label_x, label_y),
-            ("sans-serif", FAULT_LABEL_SIZE).into_font().color(&FAULT),
-        ));
-    }
-    // Row names in the label area, level with their rows; a clock offset on a second line.
-    let name_font = ("sans-serif", 15).into_font();
-    if t.fault_lanes > 0 {
-        let (_, top) = chart.backend_coord(&(t.from_ms, 0.5));
-        let _ = root.draw(&Text::new("faults", (14, top - 8), name_font.clone()));
-    }
-    for (i, name) in t.rows.iter().enumerate() {
-        let (_, centre) = chart.backend_coord(&(t.from_ms, y(i) + 0.5));
-        match name.split_once(" (clock ") {
-            Some((name, clock)) => {
-                let _ = root.draw(&Text::new(name.to_string(), (14, centre - 15), name_font.clone()));
-                let _ = root.draw(&Text::new(
-                    format!("(clock {clock}"),
-                    (14, centre + 2),
-                    ("sans-serif", 13).into_font(),
-                ));
-            }
-            None => {
-                let _ = root.draw(&Text::new(name.clone(), (14, centre - 8), name_font.clone()));
-            }
-        }
-    }
-    if t.fault_key {
-        fault_key(root, t);
-    }
-    legend(root);
-}
-
-/// The faults by number, in columns read downwards, between the axis and the legend.
-fn fault_key<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &Timeline) {
-    let (_, height) = root.dim_in_pixel();
-    let legend_lines = legend_items().last().map_or(1, |item| item.line + 1) as i32;
-    let top = height as i32 - LEGEND_LINE_PX * legend_lines - t.key_height() + 4;
-    let rows = t.faults.len().div_ceil(KEY_COLUMNS);
-    let column_px = (WIDTH_PX - 2 * MARGIN_PX) / KEY_COLUMNS as i32;
-    let font = ("sans-serif", FAULT_LABEL_SIZE).into_font().color(&FAULT);
-    let number_px = text_width(&t.faults.len().to_string(), FAULT_LABEL_SIZE) as i32 + 8;
-    for (i, fault) in t.faults.iter().enumerate() {
-        let x = MARGIN_PX + 2 + column_px * (i / rows) as i32;
-        let y = top + KEY_LINE_PX * (i % rows) as i32;
-        let _ = root.draw(&Text::new(fault.mark.clone(), (x, y), font.clone()));
-        let label = fit(&fault.label, column_px - number_px - KEY_GAP_PX);
-        let _ = root.draw(&Text::new(label, (x + number_px, y), font.clone()));
-    }
-}
-
-/// What one legend entry shows.
-#[derive(Debug, Clone, Copy)]
-enum Swatch {
-    Fill(RGBColor),
-    Light(RGBColor),
-    Line(RGBColor),
-    Dot,
-    Refused,
-    Crash,
-    LostWrite,
-}
-
-/// One legend entry, where it sits: its line (from the top of the legend) and left edge.
-#[derive(Debug, Clone, Copy)]
-struct LegendItem {
-    swatch: Swatch,
-    text: &'static str,
-    line: usize,
-    x: i32,
-}
-
-/// The key to every mark the chart draws, laid out in lines that fit the picture.
-fn legend_items() -> Vec<LegendItem> {
-    let entries = [
-        (
-            Swatch::Fill(CLIENT_COLOURS[0]),
-            "believed held / key stored (colour = client)",
-        ),
-        (Swatch::Fill(OVERLAP_BAND), "two holders"),
-        (Swatch::Fill(FAULT), "fault (own lane)"),
-        (Swatch::Light(TARGETED), "paused / cut off (its row)"),
-        (Swatch::Light(DOWN), "node down"),
-        (Swatch::Crash, "crash"),
-        (Swatch::Line(INSTANT), "failover / clock jump / reset"),
-        (Swatch::Line(BLACK), "validity deadline"),
-        (Swatch::Dot, "write"),
-        (Swatch::Refused, "write refused"),
-        (Swatch::LostWrite, "lost write"),
-    ];
-    const SWATCH_PX: i32 = 24;
-    const GAP_PX: i32 = 22;
-    let mut items = Vec::new();
-    let (mut line, mut x) = (0, MARGIN_PX + 2);
-    for (swatch, text) in entries {
-        let width = SWATCH_PX + text_width(text, LEGEND_SIZE) as i32;
-        if x + width > WIDTH_PX - MARGIN_PX {
-            line += 1;
-            x = MARGIN_PX + 2;
-        }
-        items.push(LegendItem {
-            swatch,
-            text,
-            line,
-            x,
-        });
-        x += width + GAP_PX;
-    }
-    items
-}
-
-/// The key to the marks, under the chart.
-fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>) {
-    let (_, height) = root.dim_in_pixel();
-    let items = legend_items();
-    let lines = items.last().map_or(1, |item| item.line + 1) as i32;
-    let font = ("sans-serif", LEGEND_SIZE).into_font();
-    for item in items {
-        let (x, y) = (
-            item.x,
-            height as i32 + 2 - LEGEND_LINE_PX * (lines - item.line as i32),
-        );
-        let _ = match item.swatch {
-            Swatch::Fill(colour) => {
-                root.draw(&Rectangle::new([(x, y - 6), (x + 18, y + 8)], colour.filled()))
-            }
-            Swatch::Light(colour) => root.draw(&Rectangle::new(
-                [(x, y - 6), (x + 18, y + 8)],
-                colour.mix(0.35).filled(),
-            )),
-            Swatch::Line(colour) => root.draw(&PathElement::new(
-                vec![(x + 9, y - 7), (x + 9, y + 9)],
-                colour.stroke_width(2),
-            )),
-            Swatch::Dot => root.draw(&Circle::new((x + 9, y + 1), 6, BLACK.filled())),
-            Swatch::Refused => root.draw(&Cross::new((x + 9, y + 1), 7, OVERLAP.stroke_width(3))),
-            Swatch::Crash => root.draw(&Cross::new((x + 9, y + 1), 7, BLACK.stroke_width(3))),
-            Swatch::LostWrite => root.draw(&Circle::new((x + 9, y + 1), 8, OVERLAP.stroke_width(3))),
-        };
-        let _ = root.draw(&Text::new(item.text, (x + 24, y - 6), font.clone()));
-    }
-}
-
 /// Whether a fault's description is a crash or a power loss (as the world records them:
 /// "crash redis-1, restart after 100 ms", "power loss of redis-2"), which the node's row
 /// shows as down.
 fn takes_node_down(fault: &str) -> bool {
     fault.starts_with("crash ") || fault.starts_with("power loss of ")
-}
-
-/// `label` cut to `width_px` at the fault labels' size, ending in "…" if cut.
-fn fit(label: &str, width_px: i32) -> String {
-    let mut chars: Vec<char> = label.chars().collect();
-    if text_width(label, FAULT_LABEL_SIZE) as i32 <= width_px {
-        return label.to_string();
-    }
-    loop {
-        chars.pop();
-        let cut = chars.iter().collect::<String>() + "…";
-        if chars.is_empty() || text_width(&cut, FAULT_LABEL_SIZE) as i32 <= width_px {
-            return cut;
-        }
-    }
 }
 
 /// A label short enough to sit on the chart.
@@ -868,251 +622,4 @@ fn short(label: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{png, svg};
-    use super::*;
-    use crate::history::Event;
-
-    fn at(ms: u64, node: &str, kind: EventKind) -> Event {
-        Event {
-            true_us: ms * 1000,
-            node: node.into(),
-            local_us: (ms * 1000) as i64,
-            kind,
-        }
-    }
-
-    fn run(second_grant_ms: u64) -> History {
-        let acquired = |token: &str| EventKind::Acquired {
-            token: token.into(),
-            fence: None,
-            validity_ms: 2000,
-        };
-        let release = |token: &str| EventKind::ReleaseSent { token: token.into() };
-        History {
-            events: vec![
-                at(
-                    1000,
-                    "redis-1",
-                    EventKind::KeySet {
-                        token: "a".into(),
-                        expires_at_us: Some(3_000_000),
-                    },
-                ),
-                at(1001, "client-1", acquired("a")),
-                at(
-                    1500,
-                    "world",
-                    EventKind::FaultStarted {
-                        fault: "pause client-1 for 3000 ms".into(),
-                    },
-                ),
-                at(3000, "redis-1", EventKind::KeyGone { token: "a".into() }),
-                at(
-                    4500,
-                    "world",
-                    EventKind::FaultEnded {
-                        fault: "pause client-1 for 3000 ms".into(),
-                    },
-                ),
-                at(
-                    4600,
-                    "client-1",
-                    EventKind::ResourceWrite {
-                        value: 1,
-                        fence: None,
-                    },
-                ),
-                at(4600, "client-1", release("a")),
-                at(second_grant_ms, "client-2", acquired("b")),
-                at(second_grant_ms + 500, "client-2", release("b")),
-            ],
-            end_us: 8_000_000,
-            ..History::default()
-        }
-    }
-
-    /// The overlap band's fill, as SVG writes it.
-    const OVERLAP_FILL: &str = "#F6C4A6";
-
-    #[test]
-    fn an_overlap_is_drawn_in_red_and_only_when_there_is_one() {
-        let overlapping = Timeline::from_history(&run(3100), "overlap", None);
-        assert_eq!(overlapping.overlaps, vec![(3100.0, 3600.0)]);
-        let drawn = svg(overlapping.size(), |root| draw(root, &overlapping));
-        assert!(
-            drawn.to_uppercase().contains(OVERLAP_FILL),
-            "the overlap band is there"
-        );
-        let apart = Timeline::from_history(&run(5000), "apart", None);
-        assert!(apart.overlaps.is_empty());
-        // The legend's swatch uses the colour too: count the bands, not the mentions.
-        let bands = |svg: &str| svg.to_uppercase().matches(OVERLAP_FILL).count();
-        assert!(bands(&drawn) > bands(&svg(apart.size(), |root| draw(root, &apart))));
-    }
-
-    #[test]
-    fn the_same_history_draws_the_same_bytes() {
-        let timeline = Timeline::from_history(&run(3100), "twice", None);
-        let first = timeline.svg();
-        assert_eq!(first, timeline.svg());
-        assert!(
-            first.contains("<title>Lease timeline of twice: two clients believed they held the lock from 3100 to 3600 ms, under 1 fault.</title>"),
-            "{first}"
-        );
-        let dir = std::env::temp_dir();
-        let (a, b) = (
-            dir.join(format!("locksim-tl-a-{}.png", std::process::id())),
-            dir.join(format!("locksim-tl-b-{}.png", std::process::id())),
-        );
-        png(&a, timeline.size(), |root| draw(root, &timeline)).unwrap();
-        png(&b, timeline.size(), |root| draw(root, &timeline)).unwrap();
-        let (a_bytes, b_bytes) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        assert!(a_bytes.starts_with(b"\x89PNG"));
-        assert_eq!(a_bytes, b_bytes);
-        let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
-    }
-
-    #[test]
-    fn a_crashed_node_is_shaded_once_as_down_and_a_paused_one_as_targeted() {
-        let fault = |kind: fn(String) -> EventKind, text: &str| kind(text.to_string());
-        let crash = "crash redis-1, restart after 100 ms";
-        let history = History {
-            events: vec![
-                at(1000, "client-1", EventKind::AcquireStarted),
-                at(
-                    2000,
-                    "world",
-                    fault(|fault| EventKind::FaultStarted { fault }, crash),
-                ),
-                at(2000, "redis-1", EventKind::Crashed),
-                at(2100, "redis-1", EventKind::Restarted),
-                at(
-                    2100,
-                    "world",
-                    fault(|fault| EventKind::FaultEnded { fault }, crash),
-                ),
-                at(
-                    3000,
-                    "world",
-                    fault(
-                        |fault| EventKind::FaultStarted { fault },
-                        "pause redis-1 for 500 ms",
-                    ),
-                ),
-                at(
-                    3500,
-                    "world",
-                    fault(
-                        |fault| EventKind::FaultEnded { fault },
-                        "pause redis-1 for 500 ms",
-                    ),
-                ),
-            ],
-            end_us: 5_000_000,
-            ..History::default()
-        };
-        let timeline = Timeline::from_history(&history, "crash", None);
-        let row = timeline.rows.iter().position(|r| r == "redis-1").unwrap();
-        let shading: Vec<(f64, f64, RGBColor)> = timeline
-            .bars
-            .iter()
-            .filter(|b| b.row == row && !b.solid)
-            .map(|b| (b.from_ms, b.to_ms, b.colour))
-            .collect();
-        assert_eq!(
-            shading,
-            vec![(2000.0, 2100.0, DOWN), (3000.0, 3500.0, TARGETED)],
-            "the crash once, as down; the pause as targeted"
-        );
-        assert_eq!(timeline.faults.len(), 2, "both in the fault lane");
-    }
-
-    #[test]
-    fn too_many_faults_to_name_in_place_are_numbered_and_named_in_a_key() {
-        let fault = |ms: u64, started: bool, n: u64| {
-            let fault = format!("pause client-{} for 50 ms", n % 3 + 1);
-            let kind = match started {
-                true => EventKind::FaultStarted { fault },
-                false => EventKind::FaultEnded { fault },
-            };
-            at(ms, "world", kind)
-        };
-        let history = |faults: u64| History {
-            events: (0..faults)
-                .flat_map(|n| [fault(1000 + 200 * n, true, n), fault(1050 + 200 * n, false, n)])
-                .chain(std::iter::once(at(900, "client-1", EventKind::AcquireStarted)))
-                .collect(),
-            end_us: 5_000_000,
-            ..History::default()
-        };
-        let few = Timeline::from_history(&history(2), "few", None);
-        assert!(!few.fault_key);
-        assert_eq!(few.faults[0].mark, "pause client-1 for 50 ms", "named in place");
-        let many = Timeline::from_history(&history(12), "many", None);
-        assert!(many.fault_key && many.fault_lanes <= MAX_NAMED_LANES, "{many:?}");
-        let marks: Vec<&str> = many.faults.iter().map(|f| f.mark.as_str()).collect();
-        assert_eq!(marks[..3], ["1", "2", "3"], "numbered in order of start");
-        let drawn = svg(many.size(), |root| draw(root, &many));
-        assert!(drawn.contains("\n12\n</text>") && drawn.contains("\npause client-3 for 50 ms\n</text>"));
-        assert!(many.size().1 > few.size().1, "the key takes room under the chart");
-    }
-
-    #[test]
-    fn an_instants_line_stops_at_the_fault_lane() {
-        let jump = "clock of client-1 jumps +500 ms";
-        let history = History {
-            events: vec![
-                at(900, "client-1", EventKind::AcquireStarted),
-                at(
-                    1000,
-                    "world",
-                    EventKind::FaultStarted {
-                        fault: "pause client-1 for 3000 ms".into(),
-                    },
-                ),
-                at(1200, "world", EventKind::FaultStarted { fault: jump.into() }),
-            ],
-            end_us: 5_000_000,
-            ..History::default()
-        };
-        let timeline = Timeline::from_history(&history, "jump", None);
-        assert_eq!(
-            timeline.fault_lanes, 2,
-            "the jump's label under the pause's: {timeline:?}"
-        );
-        let drawn = svg(timeline.size(), |root| draw(root, &timeline));
-        let number = |tag: &str, name: &str| -> i32 {
-            let value = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
-            value[..value.find('"').unwrap()].parse().unwrap()
-        };
-        // The fault lane's ground ends where the rows begin.
-        let ground = drawn
-            .split("<rect")
-            .find(|rect| rect.contains("fill=\"#F8F8F4\""))
-            .unwrap();
-        let lane_bottom = number(ground, "y") + number(ground, "height");
-        let instant = drawn
-            .split("<polyline")
-            .skip(1)
-            .find(|line| line.contains("stroke=\"#3C3C3C\""))
-            .unwrap();
-        let points = instant.split("points=\"").nth(1).unwrap();
-        let top: i32 = points.split([',', ' ']).nth(1).unwrap().parse().unwrap();
-        assert!(
-            (lane_bottom - 1..=lane_bottom + 1).contains(&top),
-            "from the lane's bottom ({lane_bottom}), not through the labels above it: {instant}"
-        );
-    }
-
-    #[test]
-    fn keys_are_coloured_by_their_client_and_the_fault_is_a_band() {
-        let timeline = Timeline::from_history(&run(3100), "keys", None);
-        let redis_row = timeline.rows.iter().position(|r| r == "redis-1").unwrap();
-        let key = timeline.bars.iter().find(|b| b.row == redis_row).unwrap();
-        assert_eq!((key.from_ms, key.to_ms), (1000.0, 3000.0));
-        assert_eq!(key.colour, CLIENT_COLOURS[0], "client-1's colour");
-        assert_eq!(timeline.faults.len(), 1);
-        assert_eq!(timeline.writes, vec![(0, 4600.0, true)]);
-    }
-}
+mod tests;
