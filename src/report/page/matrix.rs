@@ -81,13 +81,14 @@ fn matrix_legend(page: &mut String) {
 
 pub fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
-    page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds (50; a setup the comparisons \
-                   name goes on to 300 where its first 50 show no violation). Under each fault class, the Redis \
-                   nodes it strikes in each topology. Top: the seeds in which two \
-                   clients believed they held the lock at once (mutual exclusion broke). Bottom: the seeds in which \
-                   data came to harm, an update lost or a stale token accepted; <em>absorbed</em> where the setup \
-                   fences and nothing was damaged. Under them, in red, the liveness lost: a deadlock, or the lock \
-                   left free while clients waited (stalled). Darker is worse.</p>\n");
+    page.push_str(
+        "<p class=\"small\">Each cell is a setup (row) under a fault class (column): top, the seeds in which two \
+         clients believed they held the lock at once; bottom, the seeds in which data came to harm (an update lost, \
+         a stale token accepted), <em>absorbed</em> where fencing kept it whole; in red, the liveness lost (a \
+         deadlock, or the lock left free while clients waited). 50 seeds a cell; a setup the comparisons name goes \
+         on to 300 where its first 50 show no violation. Under each fault class, the Redis nodes it strikes. \
+         Darker is worse.</p>\n",
+    );
     matrix_legend(page);
     page.push_str(
         "<div class=\"scroll\"><table class=\"matrix\">\n<caption>Each setup (rows) under each fault class (columns): seeds with \
