@@ -107,7 +107,10 @@ impl Node {
         let mut node = url
             .connector_at(addr)
             .map_err(|e| NotRun::new(Failure::Invalid, e))?;
-        if let (Some(ca_file), Some(tls)) = (tls_ca, node.tls.take()) {
+        // Only a TLS node, and only with --tls-ca, changes its roots: the others keep theirs.
+        if let Some(ca_file) = tls_ca
+            && let Some(tls) = node.tls.take()
+        {
             let tls = tls
                 .trusting(ca_file)
                 .map_err(|e| NotRun::new(Failure::Invalid, format!("--tls-ca {e}")))?;
