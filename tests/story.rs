@@ -80,7 +80,8 @@ fn a_restart_that_loses_the_key_says_whose_key_is_gone() {
         let (history, told) = stories(&restart(None), seed);
         let holder = holder_at_crash(&history);
         let lines = story_of(&told, "mutual_exclusion");
-        let expected = format!("redis-1 restarts without the lock key: the lock key held by {holder} is gone");
+        let expected =
+            format!("redis-1 restarts without the lock key: the lock key held by {holder} is gone");
         assert!(said(lines, &expected), "seed {seed}: {lines:#?}");
     }
 }
@@ -104,7 +105,10 @@ fn a_restart_that_reloads_the_key_from_its_aof_says_so_and_breaks_nothing() {
     let steps = story::story(&history, "resource_safety", &violation);
     let lines = story::render(&steps, "resource_safety", &violation);
     assert!(
-        said(&lines, &format!("redis-1 restarts and reloads the lock key held by {holder} from disk")),
+        said(
+            &lines,
+            &format!("redis-1 restarts and reloads the lock key held by {holder} from disk")
+        ),
         "{lines:#?}"
     );
 }
@@ -140,8 +144,10 @@ fn a_pause_that_ends_while_another_holds_the_client_does_not_say_it_is_over() {
         );
         assert!(said(lines, &expected), "seed {seed}: {expected:?} in {lines:#?}");
         assert!(
-            !lines.iter().any(|l| l.ends_with("fault over: pause client-1 for 1000 ms.")
-                || l.ends_with("fault over: pause client-2 for 1000 ms.")),
+            !lines
+                .iter()
+                .any(|l| l.ends_with("fault over: pause client-1 for 1000 ms.")
+                    || l.ends_with("fault over: pause client-2 for 1000 ms.")),
             "seed {seed}: {lines:#?}"
         );
     }
@@ -192,7 +198,10 @@ fn a_liveness_story_says_each_try_got_noreplicas() {
     });
     let lines = liveness_story(&scenario, 0, "liveness");
     assert!(
-        said(&lines, "all get NOREPLICAS (Not enough good replicas to write) from redis-1"),
+        said(
+            &lines,
+            "all get NOREPLICAS (Not enough good replicas to write) from redis-1"
+        ),
         "{lines:#?}"
     );
 }
@@ -234,14 +243,26 @@ fn a_liveness_story_tells_the_sentinel_elections_that_failed() {
             && said(&lines, "all fail: none won more than 1 of the 2 votes needed"),
         "{lines:#?}"
     );
-    assert!(said(&lines, "all get connection refused from redis-1"), "{lines:#?}");
-    assert!(said(&lines, "wins the election to fail over redis-1"), "{lines:#?}");
+    assert!(
+        said(&lines, "all get connection refused from redis-1"),
+        "{lines:#?}"
+    );
+    assert!(
+        said(&lines, "wins the election to fail over redis-1"),
+        "{lines:#?}"
+    );
 }
 
 #[test]
 fn each_story_replay_prints_is_headed_by_the_checker_it_explains() {
     let out = Command::new(env!("CARGO_BIN_EXE_locksim"))
-        .args(["replay", "scenarios/single-node-restart-without-persistence.json", "--seed", "0", "--story"])
+        .args([
+            "replay",
+            "scenarios/single-node-restart-without-persistence.json",
+            "--seed",
+            "0",
+            "--story",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -259,7 +280,11 @@ fn each_story_replay_prints_is_headed_by_the_checker_it_explains() {
         .collect();
     assert_eq!(headings, broken, "{stdout}");
     // Each heading comes right before its story's first step.
-    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.starts_with("Story of the ")) {
+    for (i, line) in lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("Story of the "))
+    {
         assert!(
             lines[i + 1].starts_with(" 1. t=") || lines[i + 1].starts_with("However, "),
             "{line} then {}",

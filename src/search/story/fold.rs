@@ -126,4 +126,3 @@ fn routine_client(step: &Step) -> Option<String> {
         _ => Some(step.node.clone()),
     }
 }
-

@@ -130,7 +130,11 @@ fn holds(hold: Hold, events: &[Event], node: &str) -> bool {
 }
 
 /// The links from or to `node`, to another node `fault` names, still cut after `events`.
-fn cut_links<'e>(events: &'e [Event], node: &'e str, fault: &'e str) -> impl Iterator<Item = (&'e str, &'e str)> {
+fn cut_links<'e>(
+    events: &'e [Event],
+    node: &'e str,
+    fault: &'e str,
+) -> impl Iterator<Item = (&'e str, &'e str)> {
     let mut links: Vec<(&str, &str)> = Vec::new();
     for e in events {
         match &e.kind {

@@ -18,19 +18,19 @@ mod fold;
 mod grants;
 mod holds;
 mod keys;
+#[cfg(test)]
+mod tests;
 mod tries;
 mod window;
 mod words;
-#[cfg(test)]
-mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::check::{deadlock, liveness, starvation, validity};
 use crate::history::{Event, EventKind, History, fmt_ms};
 
-pub use fold::fold_routine_cycles;
 use fold::fold_key_churn;
+pub use fold::fold_routine_cycles;
 pub use grants::{GrantShare, first_overlap_grant};
 pub use window::{Window, last_time_named, span_named, system_events, window};
 
@@ -67,7 +67,7 @@ pub const MAX_STEPS: usize = 40;
 
 /// The checkers that judge whether the lock is had at all (no progress, a starved client,
 /// a key outliving its dead holder): their stories say why each try failed.
-pub const LIVENESS: [&str; 3] = [liveness::NAME, starvation::NAME, deadlock::NAME];
+const LIVENESS: [&str; 3] = [liveness::NAME, starvation::NAME, deadlock::NAME];
 
 /// The steps that explain `checker`'s `violation` in `history`: its [`window`], and the
 /// faults already in effect when the window opens (the state its first grant met); for a
@@ -81,7 +81,9 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
         .events
         .iter()
         .enumerate()
-        .filter(|&(index, e)| told.covers(index, e) || (teller.stores_a_granted_key(index, e) && e.true_us <= end_us))
+        .filter(|&(index, e)| {
+            told.covers(index, e) || (teller.stores_a_granted_key(index, e) && e.true_us <= end_us)
+        })
         .filter_map(|(index, e)| teller.tell(index, e))
         .fold(Vec::new(), merge_key_notes)
         .into_iter()
@@ -162,9 +164,7 @@ impl<'h> Teller<'h> {
             grants: grants_behind_each_acquire(history),
             keys: KeyLife::of(history),
             stored_for_grants,
-            tries_span: LIVENESS
-                .contains(&checker)
-                .then(|| tries_span(window, violation)),
+            tries_span: LIVENESS.contains(&checker).then(|| tries_span(window, violation)),
         }
     }
 
@@ -250,7 +250,9 @@ impl<'h> Teller<'h> {
                     return None;
                 }
                 let note = KeyNote {
-                    client: self.tells_key(self.owners.storing(token, index), token)?.to_string(),
+                    client: self
+                        .tells_key(self.owners.storing(token, index), token)?
+                        .to_string(),
                     nodes: vec![(e.node.clone(), *expires_at_us)],
                     stored: true,
                 };
@@ -261,7 +263,9 @@ impl<'h> Teller<'h> {
                     return None;
                 }
                 let note = KeyNote {
-                    client: self.tells_key(self.owners.holding(token, index), token)?.to_string(),
+                    client: self
+                        .tells_key(self.owners.holding(token, index), token)?
+                        .to_string(),
                     nodes: vec![(e.node.clone(), None)],
                     stored: false,
                 };
@@ -331,15 +335,37 @@ fn step(event: &Event, text: String, routine: Option<Routine>) -> Step {
 }
 
 /// Appends `next`, folding a key note into the step before it when that one is a note of
-/// the same client's key going the same way.
+/// the same client's key going the same way; or into an earlier one past notes of other
+/// clients' keys only, on other nodes (a replica following its master a moment later:
+/// `client-1's key leaves redis-1 and redis-1-replica-1`, then `redis-1 and
+/// redis-1-replica-1 store client-2's key`).
 fn merge_key_notes(
     mut steps: Vec<(Step, Option<KeyNote>)>,
     next: (Step, Option<KeyNote>),
 ) -> Vec<(Step, Option<KeyNote>)> {
-    if let (Some((step, Some(note))), Some(new)) = (steps.last_mut(), &next.1)
-        && note.client == new.client
-        && note.stored == new.stored
-    {
+    let Some(new) = &next.1 else {
+        steps.push(next);
+        return steps;
+    };
+    let same_way = |note: &KeyNote| note.client == new.client && note.stored == new.stored;
+    let elsewhere = |note: &KeyNote| {
+        !note
+            .nodes
+            .iter()
+            .any(|(node, _)| new.nodes.iter().any(|(n, _)| n == node))
+    };
+    let mut target = None;
+    for (at, (_, note)) in steps.iter().enumerate().rev() {
+        match note {
+            Some(note) if same_way(note) && (at + 1 == steps.len() || elsewhere(note)) => {
+                target = Some(at);
+                break;
+            }
+            Some(note) if note.client != new.client => continue,
+            _ => break,
+        }
+    }
+    if let Some((step, Some(note))) = target.map(|at| &mut steps[at]) {
         note.merge(new);
         step.text = note.to_string();
         return steps;

@@ -84,7 +84,9 @@ fn failed_tries<'h>(
             } => {
                 let outcome = match answer {
                     Answer::Yes => Outcome::Granted,
-                    Answer::No => Outcome::Refused(life.refused_for.get(&index).and_then(|t| owner(t, index))),
+                    Answer::No => {
+                        Outcome::Refused(life.refused_for.get(&index).and_then(|t| owner(t, index)))
+                    }
                     Answer::Failed(why) => Outcome::Error(reason(why)),
                 };
                 open.entry(client).or_default().0.push((redis.clone(), outcome));
@@ -107,7 +109,11 @@ fn failed_tries<'h>(
         let Some((answers, why)) = ended else { continue };
         if (from_us..=to_us).contains(&event.true_us) && (clients.is_empty() || clients.contains(client)) {
             let cause = cause(&answers, why);
-            tries.push(Try { event, answers, cause });
+            tries.push(Try {
+                event,
+                answers,
+                cause,
+            });
         }
     }
     tries
@@ -172,7 +178,10 @@ impl Group<'_> {
             }
             Cause::Error { node, error } => {
                 let verb = if n == 1 { "gets" } else { "get" };
-                format!("{who} {all}{verb} {error} from {node}{}", why_readonly(history, node, error, first))
+                format!(
+                    "{who} {all}{verb} {error} from {node}{}",
+                    why_readonly(history, node, error, first)
+                )
             }
             Cause::NoQuorum { asked } => {
                 let most = self
@@ -181,7 +190,11 @@ impl Group<'_> {
                     .map(|t| t.answers.iter().filter(|(_, o)| *o == Outcome::Granted).count())
                     .max()
                     .unwrap_or(0);
-                let (at_most, fall) = if n == 1 { ("", "falls") } else { ("at most ", "fall") };
+                let (at_most, fall) = if n == 1 {
+                    ("", "falls")
+                } else {
+                    ("at most ", "fall")
+                };
                 format!(
                     "{who} {all}{fall} short of a quorum ({at_most}{most} of {asked} nodes granted, {} needed): {}",
                     asked / 2 + 1,
@@ -298,7 +311,12 @@ pub(super) fn why_not_had(
         groups.sort_by_key(|g| g.tries[0].event.true_us);
     }
     let mut steps: Vec<Step> = groups.iter().map(|g| g.step(history)).collect();
-    if let Some(first) = rest.iter().flat_map(|g| &g.tries).map(|t| t.event).min_by_key(|e| e.true_us) {
+    if let Some(first) = rest
+        .iter()
+        .flat_map(|g| &g.tries)
+        .map(|t| t.event)
+        .min_by_key(|e| e.true_us)
+    {
         let others: usize = rest.iter().map(|g| g.tries.len()).sum();
         steps.push(Step {
             true_us: first.true_us,
@@ -322,7 +340,11 @@ pub(super) fn why_not_had(
 fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
     let mut failed: BTreeMap<&str, Vec<(&Event, u64, usize, usize)>> = BTreeMap::new();
     let mut steps = Vec::new();
-    for event in history.events.iter().filter(|e| (from_us..=to_us).contains(&e.true_us)) {
+    for event in history
+        .events
+        .iter()
+        .filter(|e| (from_us..=to_us).contains(&e.true_us))
+    {
         let EventKind::SentinelElection {
             master,
             epoch,
@@ -346,7 +368,10 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
                 routine: None,
             });
         } else {
-            failed.entry(master).or_default().push((event, *epoch, *votes, *needed));
+            failed
+                .entry(master)
+                .or_default()
+                .push((event, *epoch, *votes, *needed));
         }
     }
     for (master, lost) in failed {

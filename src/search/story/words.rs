@@ -113,9 +113,15 @@ pub fn reason(text: &str) -> String {
     if let Some((_, error)) = text.split_once("Error(\"") {
         let error = error.split('"').next().unwrap_or(error);
         // A script's error carries the script's hash and line: not what the reader needs.
-        let error = error.split(" script: ").next().unwrap_or(error).trim_end_matches('.');
+        let error = error
+            .split(" script: ")
+            .next()
+            .unwrap_or(error)
+            .trim_end_matches('.');
         return match error.split_once(' ') {
-            Some((code, words)) if code.chars().all(|c| c.is_ascii_uppercase()) => format!("{code} ({words})"),
+            Some((code, words)) if code.chars().all(|c| c.is_ascii_uppercase()) => {
+                format!("{code} ({words})")
+            }
             _ => error.to_string(),
         };
     }
