@@ -137,7 +137,7 @@ fn a_pause_that_ends_while_another_holds_the_client_does_not_say_it_is_over() {
             .expect("the holder is paused");
         let long_end = paused.true_us + 4_000_000;
         let expected = format!(
-            "fault over: pause {0} for 1000 ms; {0} still paused by pause {0} for 4000 ms until {1}.{2:03} ms",
+            "fault over: pause {0} for 1000 ms, but {0} is still paused by pause {0} for 4000 ms until {1}.{2:03} ms",
             paused.node,
             long_end / 1000,
             long_end % 1000
@@ -239,8 +239,10 @@ fn a_liveness_story_tells_the_sentinel_elections_that_failed() {
     });
     let lines = liveness_story(&scenario, 0, "liveness");
     assert!(
-        said(&lines, "elections by sentinel-1..3 to fail over redis-1 from ")
-            && said(&lines, "all fail: none won more than 1 of the 2 votes needed"),
+        said(
+            &lines,
+            "elections by Sentinels sentinel-1..3 to fail over redis-1 from "
+        ) && said(&lines, "all fail: none won more than 1 of the 2 votes needed"),
         "{lines:#?}"
     );
     assert!(

@@ -2,8 +2,8 @@
 //! many keys in one instant (a replica replaying its master's backlog of long-expired
 //! keys), each become one step.
 
+use super::step::{Routine, Step};
 use super::words::list;
-use super::{Routine, Step};
 use crate::history::fmt_ms;
 
 /// The fewest key steps of one node in one instant that fold into one.

@@ -54,8 +54,8 @@ impl Hold {
 
 /// The step that tells the end of the fault whose `FaultEnded` is the event at `index`:
 /// `fault over: …`, and, for each node another fault still holds, by which and until when
-/// (`fault over: pause client-1 for 2000 ms; client-1 still paused by pause client-1 for
-/// 3000 ms until 3200.000 ms`). None for a crash that restarted every node it named: their
+/// (`fault over: pause client-1 for 2000 ms, but client-1 is still paused by pause
+/// client-1 for 3000 ms until 3200.000 ms`). None for a crash that restarted every node it named: their
 /// restarts, told at the same instant, said it.
 pub(super) fn fault_over(history: &History, index: usize) -> Option<String> {
     let event = &history.events[index];
@@ -96,11 +96,18 @@ pub(super) fn fault_over(history: &History, index: usize) -> Option<String> {
             None => by_holder.push((holder, until, vec![node])),
         }
     }
-    for (holder, until, nodes) in by_holder {
-        let until = until.map_or("for the rest of the run".to_string(), |us| {
-            format!("until {} ms", fmt_ms(us as i64))
-        });
-        text.push_str(&format!("; {} {} {holder} {until}", list(&nodes), hold.still()));
+    let held: Vec<String> = by_holder
+        .into_iter()
+        .map(|(holder, until, nodes)| {
+            let until = until.map_or("for the rest of the run".to_string(), |us| {
+                format!("until {} ms", fmt_ms(us as i64))
+            });
+            let is = if nodes.len() == 1 { "is" } else { "are" };
+            format!("{} {is} {} {holder} {until}", list(&nodes), hold.still())
+        })
+        .collect();
+    if !held.is_empty() {
+        text.push_str(&format!(", but {}", held.join(" and ")));
     }
     Some(text)
 }

@@ -18,6 +18,7 @@ mod fold;
 mod grants;
 mod holds;
 mod keys;
+mod step;
 #[cfg(test)]
 mod tests;
 mod tries;
@@ -32,35 +33,13 @@ use crate::history::{Event, EventKind, History, fmt_ms};
 use fold::fold_key_churn;
 pub use fold::fold_routine_cycles;
 pub use grants::{GrantShare, first_overlap_grant};
+pub use step::{Routine, Step};
 pub use window::{Window, last_time_named, span_named, system_events, window};
 
 use grants::{Answers, grants_behind_each_acquire};
 use keys::{KeyLife, Owners};
 use window::Span;
-use words::{KeyNote, validity};
-
-/// One step of the story.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
-    pub true_us: u64,
-    pub node: String,
-    /// The node's own clock then.
-    pub local_us: i64,
-    pub text: String,
-    /// The part this step plays in a client's routine lock cycle (key stored, grant,
-    /// write, release, key gone), if it is one: such cycles in a row fold into one step.
-    pub routine: Option<Routine>,
-}
-
-/// A step of one client's routine lock cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Routine {
-    KeyStored,
-    Granted,
-    Wrote,
-    Released,
-    KeyGone,
-}
+use words::{KeyNote, actor, validity};
 
 /// The most steps a story tells; past that, it says how many it left out.
 pub const MAX_STEPS: usize = 40;
@@ -221,7 +200,7 @@ impl<'h> Teller<'h> {
                     e.node,
                     validity(*validity_ms)
                 );
-                return Some((step(e, text, Some(Routine::Granted)), None));
+                return Some((Step::of(e, text, Some(Routine::Granted)), None));
             }
             EventKind::RenewalFailed { reason } if involved => {
                 format!("{}'s renewal fails: {reason}", e.node)
@@ -232,7 +211,7 @@ impl<'h> Teller<'h> {
             EventKind::ResourceWrite { value, fence } if involved => {
                 let fence = fence.map_or(String::new(), |f| format!(" with token {f}"));
                 let text = format!("{} writes {value} to the resource{fence}", e.node);
-                return Some((step(e, text, Some(Routine::Wrote)), None));
+                return Some((Step::of(e, text, Some(Routine::Wrote)), None));
             }
             EventKind::ResourceRejected { fence, highest } if involved => format!(
                 "the resource refuses {}'s token {fence} (it has seen {highest})",
@@ -240,7 +219,7 @@ impl<'h> Teller<'h> {
             ),
             EventKind::ReleaseSent { .. } if involved => {
                 let text = format!("{} releases the lock", e.node);
-                return Some((step(e, text, Some(Routine::Released)), None));
+                return Some((Step::of(e, text, Some(Routine::Released)), None));
             }
             EventKind::LockLost { reason } if involved => {
                 format!("{} learns it lost the lock: {reason}", e.node)
@@ -256,7 +235,10 @@ impl<'h> Teller<'h> {
                     nodes: vec![(e.node.clone(), *expires_at_us)],
                     stored: true,
                 };
-                return Some((step(e, note.to_string(), Some(Routine::KeyStored)), Some(note)));
+                return Some((
+                    Step::of(e, note.to_string(), Some(Routine::KeyStored)),
+                    Some(note),
+                ));
             }
             EventKind::KeyGone { token } => {
                 if !self.tells_key_at(e.true_us) {
@@ -269,7 +251,7 @@ impl<'h> Teller<'h> {
                     nodes: vec![(e.node.clone(), None)],
                     stored: false,
                 };
-                return Some((step(e, note.to_string(), Some(Routine::KeyGone)), Some(note)));
+                return Some((Step::of(e, note.to_string(), Some(Routine::KeyGone)), Some(note)));
             }
             EventKind::FaultStarted { fault } => format!("fault: {fault}"),
             EventKind::FaultEnded { .. } => holds::fault_over(self.history, index)?,
@@ -281,11 +263,11 @@ impl<'h> Teller<'h> {
                 None => format!("{} restarts", e.node),
             },
             EventKind::Failover { promoted, replaced } => {
-                format!("{} promotes {promoted} in place of {replaced}", promoter(&e.node))
+                format!("{} promotes {promoted} in place of {replaced}", actor(&e.node))
             }
             _ => return None,
         };
-        Some((step(e, text, None), None))
+        Some((Step::of(e, text, None), None))
     }
 }
 
@@ -313,25 +295,6 @@ fn stored_for_grants(history: &History, owners: &Owners) -> BTreeSet<usize> {
         }
     }
     stored
-}
-
-/// Who promoted a replica: a Sentinel by its name, or the plain failover controller
-/// (recorded as `sentinel`).
-fn promoter(node: &str) -> String {
-    match node {
-        crate::scenario::SENTINEL => "the failover controller".to_string(),
-        sentinel => sentinel.to_string(),
-    }
-}
-
-fn step(event: &Event, text: String, routine: Option<Routine>) -> Step {
-    Step {
-        true_us: event.true_us,
-        node: event.node.clone(),
-        local_us: event.local_us,
-        text,
-        routine,
-    }
 }
 
 /// Appends `next`, folding a key note into the step before it when that one is a note of

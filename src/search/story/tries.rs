@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::Step;
 use super::keys::KeyLife;
-use super::words::{count, list, owners, reason};
+use super::step::Step;
+use super::words::{actor, count, list, owners, reason};
 use crate::history::{Answer, Event, EventKind, History, fmt_ms};
 
 /// The most causes a story tells apart; the rest it counts in one step.
@@ -206,13 +206,7 @@ impl Group<'_> {
                 format!("{who} {all}{fail}: {reason}")
             }
         };
-        Step {
-            true_us: first.true_us,
-            node: first.node.clone(),
-            local_us: first.local_us,
-            text,
-            routine: None,
-        }
+        Step::of(first, text, None)
     }
 
     /// Each node's answers to the tries, nodes that answered alike together:
@@ -277,7 +271,7 @@ fn why_readonly(history: &History, node: &str, error: &str, first: &Event) -> St
         .map_or(String::new(), |(e, promoted)| {
             format!(
                 " ({} had promoted {promoted} in its place at {} ms)",
-                super::promoter(&e.node),
+                actor(&e.node),
                 fmt_ms(e.true_us as i64)
             )
         })
@@ -318,17 +312,12 @@ pub(super) fn why_not_had(
         .min_by_key(|e| e.true_us)
     {
         let others: usize = rest.iter().map(|g| g.tries.len()).sum();
-        steps.push(Step {
-            true_us: first.true_us,
-            node: first.node.clone(),
-            local_us: first.local_us,
-            text: format!(
-                "{} fail for {} other causes",
-                count(others, "other try", "other tries"),
-                rest.len()
-            ),
-            routine: None,
-        });
+        let text = format!(
+            "{} fail for {} other causes",
+            count(others, "other try", "other tries"),
+            rest.len()
+        );
+        steps.push(Step::of(first, text, None));
     }
     steps.extend(elections(history, span));
     steps.sort_by_key(|s| s.true_us);
@@ -356,17 +345,12 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
             continue;
         };
         if *elected {
-            steps.push(Step {
-                true_us: event.true_us,
-                node: event.node.clone(),
-                local_us: event.local_us,
-                text: format!(
-                    "{} wins the election to fail over {master} (epoch {epoch}, with {} of the {needed} needed)",
-                    event.node,
-                    count(*votes, "vote", "votes")
-                ),
-                routine: None,
-            });
+            let text = format!(
+                "{} wins the election to fail over {master} (epoch {epoch}, with {} of the {needed} needed)",
+                actor(&event.node),
+                count(*votes, "vote", "votes")
+            );
+            steps.push(Step::of(event, text, None));
         } else {
             failed
                 .entry(master)
@@ -379,7 +363,7 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
         let text = match lost.as_slice() {
             [_] => format!(
                 "{}'s election to fail over {master} (epoch {epoch}) fails: {} of the {needed} needed",
-                first.node,
+                actor(&first.node),
                 count(votes, "vote", "votes")
             ),
             _ => {
@@ -388,8 +372,8 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
                 let most = lost.iter().map(|&(.., votes, _)| votes).max().unwrap_or(0);
                 let needed = lost.iter().map(|&(.., needed)| needed).max().unwrap_or(needed);
                 format!(
-                    "{} elections by {} to fail over {master} from {} to {} ms (epochs {}–{}) all fail: none \
-                     won more than {most} of the {needed} votes needed",
+                    "{} elections by Sentinels {} to fail over {master} from {} to {} ms (epochs {}–{}) all \
+                     fail: none won more than {most} of the {needed} votes needed",
                     lost.len(),
                     list(&sentinels),
                     fmt_ms(first.true_us as i64),
@@ -399,13 +383,7 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
                 )
             }
         };
-        steps.push(Step {
-            true_us: first.true_us,
-            node: first.node.clone(),
-            local_us: first.local_us,
-            text,
-            routine: None,
-        });
+        steps.push(Step::of(first, text, None));
     }
     steps
 }

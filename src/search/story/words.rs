@@ -139,3 +139,14 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
         n => format!("{n} {many}"),
     }
 }
+
+/// Who promoted a replica or won an election, named as a story says it: the node that
+/// recorded the event, `sentinel` being the plain failover controller and `sentinel-N` a
+/// Sentinel of a quorum (`Sentinel sentinel-2`). The one place a story names them.
+pub fn actor(node: &str) -> String {
+    match node {
+        crate::scenario::SENTINEL => "the failover controller".to_string(),
+        sentinel if sentinel.starts_with("sentinel-") => format!("Sentinel {sentinel}"),
+        other => other.to_string(),
+    }
+}

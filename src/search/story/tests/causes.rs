@@ -27,7 +27,7 @@ fn a_fault_over_says_which_nodes_another_fault_still_holds() {
     };
     assert_eq!(
         super::super::holds::fault_over(&history, 5).unwrap(),
-        "fault over: pause client-1,redis-1 for 1000 ms; client-1 still paused by pause client-1 for 4000 ms until \
+        "fault over: pause client-1,redis-1 for 1000 ms, but client-1 is still paused by pause client-1 for 4000 ms until \
          4100.000 ms"
     );
     assert_eq!(
@@ -59,7 +59,7 @@ fn a_crash_over_is_told_by_its_restarts_unless_another_crash_keeps_the_node_down
     };
     assert_eq!(
         super::super::holds::fault_over(&history, 3).unwrap(),
-        "fault over: crash redis-1, restart after 100 ms; redis-1 still kept down by crash redis-1, restart after \
+        "fault over: crash redis-1, restart after 100 ms, but redis-1 is still kept down by crash redis-1, restart after \
          900 ms until 1000.000 ms"
     );
     assert_eq!(
@@ -97,7 +97,7 @@ fn a_partition_over_says_which_links_another_still_cuts() {
     };
     assert_eq!(
         super::super::holds::fault_over(&history, 8).unwrap(),
-        "fault over: partition [redis-1] | [client-1,client-2]; client-1 and redis-1 still cut off by partition \
+        "fault over: partition [redis-1] | [client-1,client-2], but client-1 and redis-1 are still cut off by partition \
          [redis-1] | [client-1] until 900.000 ms"
     );
     assert_eq!(
@@ -298,9 +298,9 @@ fn a_liveness_story_tells_the_failed_sentinel_elections_as_one_step() {
     assert_eq!(
         texts,
         [
-            "2 elections by sentinel-1 and sentinel-3 to fail over redis-1 from 100.000 to 150.000 ms (epochs 1–2) \
-             all fail: none won more than 1 of the 2 votes needed",
-            "sentinel-2 wins the election to fail over redis-1 (epoch 3, with 2 votes of the 2 needed)",
+            "2 elections by Sentinels sentinel-1 and sentinel-3 to fail over redis-1 from 100.000 to 150.000 ms (epochs \
+             1–2) all fail: none won more than 1 of the 2 votes needed",
+            "Sentinel sentinel-2 wins the election to fail over redis-1 (epoch 3, with 2 votes of the 2 needed)",
         ]
     );
 }
