@@ -1,7 +1,8 @@
 //! Stories told of simulated runs: a restart that loses the lock key says so, a fault's
 //! end says which nodes another fault still holds, a liveness story says why each try
 //! failed (the replies, a Redlock quorum not reached node by node, the Sentinel elections
-//! that failed) in a few steps, and each story is headed by the checker it explains.
+//! that failed, the dead holder's key behind a deadlock) in a few steps, a Sentinel's
+//! failover is told as that Sentinel's, and each story is headed by the checker it explains.
 
 use std::path::Path;
 use std::process::Command;
@@ -40,6 +41,11 @@ fn story_of<'s>(told: &'s [(String, Vec<String>)], checker: &str) -> &'s [String
 
 fn said(lines: &[String], text: &str) -> bool {
     lines.iter().any(|line| line.contains(text))
+}
+
+/// A catalogue scenario, as JSON.
+fn catalogue(file: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
 /// A single Redis node crashing 100 ms into a grant, back 200 ms later, with `persistence`
@@ -208,9 +214,7 @@ fn a_liveness_story_says_each_try_got_noreplicas() {
 
 #[test]
 fn a_starved_redlock_client_is_told_each_node_answer_of_its_tries() {
-    let scenario: Value =
-        serde_json::from_str(&std::fs::read_to_string("scenarios/redlock-contenders-lockstep.json").unwrap())
-            .unwrap();
+    let scenario = catalogue("scenarios/redlock-contenders-lockstep.json");
     // Seed 2 starves client-5: every try falls short of three nodes of five.
     let lines = liveness_story(&scenario, 2, "starvation");
     let tries = lines
@@ -252,6 +256,41 @@ fn a_liveness_story_tells_the_sentinel_elections_that_failed() {
     assert!(
         said(&lines, "wins the election to fail over redis-1"),
         "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_deadlock_story_says_every_try_was_refused_for_the_dead_holders_key() {
+    for seed in 0..3 {
+        let (history, told) = stories(&catalogue("scenarios/ladder-1-setnx-holder-crash.json"), seed);
+        let dead = &history
+            .events
+            .iter()
+            .find(|e| e.kind == EventKind::Crashed)
+            .expect("a holder crashes")
+            .node;
+        let lines = story_of(&told, "deadlock");
+        let expected = format!("are all refused by redis-1, which held {dead}'s key");
+        assert!(said(lines, &expected), "seed {seed}: {expected:?} in {lines:#?}");
+        assert!(lines.len() <= 20, "a short story: {lines:#?}");
+    }
+}
+
+#[test]
+fn a_sentinel_failover_is_told_as_the_sentinel_that_ran_it() {
+    let (_, told) = stories(&catalogue("scenarios/sentinel-split-brain.json"), 0);
+    let lines: Vec<&String> = told.iter().flat_map(|(_, lines)| lines).collect();
+    let promotions: Vec<&&String> = lines.iter().filter(|l| l.contains(" promotes ")).collect();
+    assert!(!promotions.is_empty(), "a story tells the promotion: {lines:#?}");
+    for line in promotions {
+        assert!(
+            line.contains(": Sentinel sentinel-") && line.contains(" promotes redis-1-replica-"),
+            "{line}"
+        );
+    }
+    assert!(
+        !lines.iter().any(|l| l.contains("failover controller")),
+        "no failover controller ran: {lines:#?}"
     );
 }
 

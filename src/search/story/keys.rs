@@ -50,9 +50,10 @@ impl<'h> Owners<'h> {
 }
 
 /// How long after its restart (or its waking, if a pause still held it) a node reloads
-/// what it persisted: it does so as it starts, before it listens; a client's own `SET`
-/// takes a connection and a round trip.
-const RELOAD_US: u64 = 5_000;
+/// what it persisted: it does so as it starts (1 ms after the restart in the simulator),
+/// before it listens. A client's own `SET`, or a replica's full resync from its master,
+/// takes a connection and a round trip: at least 2 ms more at the default latency.
+const RELOAD_US: u64 = 2_000;
 
 /// What a Redis node's restart did to the lock key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -108,8 +108,8 @@ fn a_partition_over_says_which_links_another_still_cuts() {
 
 /// client-3's key stored on redis-1 at 0 and released; client-1's stored at 10 (expiring
 /// at `expires_ms` on redis-1's clock) and granted; redis-1 crashes at 100 and restarts at
-/// 300, then stores `reloaded` (if any) at 301.
-fn restart_with(expires_ms: i64, reloaded: Option<&str>) -> String {
+/// 300, then stores `reloaded` (if any: its token and when, in ms).
+fn restart_with(expires_ms: i64, reloaded: Option<(&str, u64)>) -> String {
     let key = |token: &str, at_ms: i64| EventKind::KeySet {
         token: token.into(),
         expires_at_us: Some(at_ms * 1000),
@@ -123,8 +123,8 @@ fn restart_with(expires_ms: i64, reloaded: Option<&str>) -> String {
         at(100, "redis-1", EventKind::Crashed),
         at(300, "redis-1", EventKind::Restarted),
     ];
-    if let Some(token) = reloaded {
-        events.push(at(301, "redis-1", key(token, 9000)));
+    if let Some((token, at_ms)) = reloaded {
+        events.push(at(at_ms, "redis-1", key(token, 9000)));
     }
     let history = History {
         events,
@@ -148,11 +148,11 @@ fn a_restart_says_whether_it_lost_the_key_the_node_held() {
         "redis-1 restarts without the lock key: the lock key held by client-1 is gone"
     );
     assert_eq!(
-        restart_with(5000, Some("a")),
+        restart_with(5000, Some(("a", 301))),
         "redis-1 restarts and reloads the lock key held by client-1 from disk"
     );
     assert_eq!(
-        restart_with(5000, Some("old")),
+        restart_with(5000, Some(("old", 301))),
         "redis-1 restarts with an older lock key from disk: the lock key held by client-1 is gone"
     );
     assert_eq!(
@@ -160,9 +160,14 @@ fn a_restart_says_whether_it_lost_the_key_the_node_held() {
         "redis-1 restarts; the lock key held by client-1 had expired meanwhile"
     );
     assert_eq!(
-        restart_with(5000, Some("fresh")),
+        restart_with(5000, Some(("fresh", 301))),
         "redis-1 restarts without the lock key: the lock key held by client-1 is gone",
         "a key it never stored before is a client's, not its disk's"
+    );
+    assert_eq!(
+        restart_with(5000, Some(("a", 304))),
+        "redis-1 restarts without the lock key: the lock key held by client-1 is gone",
+        "a replica's full resync from its master, a round trip after it starts, is not its disk"
     );
 }
 
