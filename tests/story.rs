@@ -292,6 +292,12 @@ fn a_sentinel_failover_is_told_as_the_sentinel_that_ran_it() {
         !lines.iter().any(|l| l.contains("failover controller")),
         "no failover controller ran: {lines:#?}"
     );
+    // The second holder's grant comes from the promoted replica, promoted before the
+    // first grant of the overlap.
+    assert!(
+        said(story_of(&told, "mutual_exclusion"), " promotes redis-1-replica-"),
+        "{told:#?}"
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! releases and losses), their keys' life on every Redis node (and that of any key the
 //! violation names by its token, whoever owns it), and every fault, crash, restart and
 //! failover, from the earliest grant involved in the violation up to the violation
-//! ([`window`]), with the faults already in effect when that grant came. A
+//! ([`window`]), with the faults already in effect when that grant came and the
+//! promotions that made the masters of then (a split brain's second grant comes from one). A
 //! violation before the first fault is told from its own grants, not around the fault.
 //! A restart says whether the node came back without the key it held ([`keys`]); a
 //! fault's end says which nodes another fault still holds ([`holds`]); a liveness story
@@ -38,7 +39,7 @@ pub use window::{Window, last_time_named, span_named, system_events, window};
 
 use grants::{Answers, grants_behind_each_acquire};
 use keys::{KeyLife, Owners};
-use window::Span;
+use window::{Span, promotions_in_effect};
 use words::{KeyNote, actor, validity};
 
 /// The most steps a story tells; past that, it says how many it left out.
@@ -49,19 +50,22 @@ pub const MAX_STEPS: usize = 40;
 const LIVENESS: [&str; 3] = [liveness::NAME, starvation::NAME, deadlock::NAME];
 
 /// The steps that explain `checker`'s `violation` in `history`: its [`window`], and the
-/// faults already in effect when the window opens (the state its first grant met); for a
-/// liveness checker, why the tries in the span its message names failed.
+/// faults and promotions already in effect when the window opens (the state its first
+/// grant met); for a liveness checker, why the tries in the span its message names failed.
 pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
     let window = window(history, checker, violation);
     let teller = Teller::new(history, &window, checker, violation);
     let told = Span::of(history, &window);
+    let promoted = promotions_in_effect(history, window.from_us);
     let end_us = window.to_us;
     let mut steps: Vec<Step> = history
         .events
         .iter()
         .enumerate()
         .filter(|&(index, e)| {
-            told.covers(index, e) || (teller.stores_a_granted_key(index, e) && e.true_us <= end_us)
+            told.covers(index, e)
+                || promoted.contains(&index)
+                || (teller.stores_a_granted_key(index, e) && e.true_us <= end_us)
         })
         .filter_map(|(index, e)| teller.tell(index, e))
         .fold(Vec::new(), merge_key_notes)

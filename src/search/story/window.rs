@@ -177,3 +177,21 @@ pub fn span_named(violation: &str) -> Option<(u64, u64)> {
     let (from_us, to_us) = (times.next()?, times.next()?);
     (from_us <= to_us).then_some((from_us, to_us))
 }
+
+/// The promotions before `at_us` whose promoted node no later promotion before then
+/// replaced: the masters in place when a window opens, by the index of each `Failover`.
+/// A story tells them (the grants it tells come from them); the mechanism counts only the
+/// promotions inside the window ([`system_events`]).
+pub(super) fn promotions_in_effect(history: &History, at_us: u64) -> BTreeSet<usize> {
+    let mut current: Vec<(usize, &str)> = Vec::new();
+    for (index, event) in history.events.iter().enumerate() {
+        if event.true_us >= at_us {
+            break;
+        }
+        if let EventKind::Failover { promoted, replaced } = &event.kind {
+            current.retain(|&(_, master)| master != replaced);
+            current.push((index, promoted));
+        }
+    }
+    current.into_iter().map(|(index, _)| index).collect()
+}

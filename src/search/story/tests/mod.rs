@@ -143,6 +143,35 @@ fn a_violation_after_the_first_fault_is_told_from_its_earliest_grant_with_the_fa
 }
 
 #[test]
+fn a_promotion_before_the_earliest_grant_is_told_while_its_master_stands() {
+    let promote = |promoted: &str, replaced: &str| EventKind::Failover {
+        promoted: promoted.into(),
+        replaced: replaced.into(),
+    };
+    let mut history = overlap_and_a_fault_at(7000);
+    history.events.extend([
+        at(100, "sentinel-2", promote("redis-2", "redis-1")),
+        at(200, "sentinel-3", promote("redis-3", "redis-2")),
+        at(300, "sentinel-1", promote("redis-5", "redis-4")),
+    ]);
+    history.events.sort_by_key(|e| e.true_us);
+    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let texts: Vec<String> = story(&history, mutual_exclusion::NAME, &violation)
+        .into_iter()
+        .map(|s| s.text)
+        .collect();
+    assert_eq!(
+        texts[..2],
+        [
+            "Sentinel sentinel-3 promotes redis-3 in place of redis-2",
+            "Sentinel sentinel-1 promotes redis-5 in place of redis-4",
+        ],
+        "redis-2, replaced since, is no master of the window: {texts:#?}"
+    );
+    assert_eq!(texts.len(), 5, "{texts:#?}");
+}
+
+#[test]
 fn a_fault_over_before_the_earliest_grant_is_not_told() {
     let mut history = overlap_and_a_fault_at(300);
     history.events.push(at(
