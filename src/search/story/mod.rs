@@ -222,7 +222,10 @@ impl<'h> Teller<'h> {
                 e.node
             ),
             EventKind::ReleaseSent { .. } if involved => {
-                let text = format!("{} releases the lock", e.node);
+                let text = match crashed_releasing(self.history, index) {
+                    true => format!("{} starts to release the lock", e.node),
+                    false => format!("{} releases the lock", e.node),
+                };
                 return Some((Step::of(e, text, Some(Routine::Released)), None));
             }
             EventKind::LockLost { reason } if involved => {
@@ -299,6 +302,26 @@ fn stored_for_grants(history: &History, owners: &Owners) -> BTreeSet<usize> {
         }
     }
     stored
+}
+
+/// Whether the client whose `ReleaseSent` is the event at `index` crashed before its
+/// release was answered (a crash point before the `DEL`): it did not release the lock.
+fn crashed_releasing(history: &History, index: usize) -> bool {
+    let client = &history.events[index].node;
+    history.events[index + 1..]
+        .iter()
+        .filter(|e| e.node == *client)
+        .find_map(|e| match &e.kind {
+            EventKind::Crashed => Some(true),
+            EventKind::Released { .. }
+            | EventKind::ReleaseFailed { .. }
+            | EventKind::NodeAnswered {
+                request: "release", ..
+            }
+            | EventKind::AcquireStarted => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false)
 }
 
 /// Appends `next`, folding a key note into the step before it when that one is a note of

@@ -235,6 +235,47 @@ fn a_reused_token_brings_in_only_the_key_stored_for_the_grant_in_the_window() {
 }
 
 #[test]
+fn a_holder_that_crashes_before_its_release_is_answered_only_started_to_release() {
+    let crash_after_release_sent = |answered: bool| {
+        let mut events = vec![
+            at(
+                0,
+                "redis-1",
+                EventKind::KeySet {
+                    token: "a".into(),
+                    expires_at_us: None,
+                },
+            ),
+            at(1, "client-1", acquired("a")),
+            at(100, "client-1", released("a")),
+        ];
+        if answered {
+            events.push(at(101, "client-1", EventKind::Released { owned: true }));
+        }
+        events.push(at(150, "client-1", EventKind::Crashed));
+        let history = History {
+            events,
+            end_us: 1_000_000,
+            ..History::default()
+        };
+        story(
+            &history,
+            "deadlock",
+            "client-1 crashed inside the lock at 150.000 ms",
+        )
+        .into_iter()
+        .map(|s| s.text)
+        .filter(|t| t.contains("release"))
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        crash_after_release_sent(false),
+        ["client-1 starts to release the lock"]
+    );
+    assert_eq!(crash_after_release_sent(true), ["client-1 releases the lock"]);
+}
+
+#[test]
 fn the_story_ends_at_the_last_time_the_violation_names() {
     assert_eq!(
         last_time_named("held it [7349.683, 9299.000] ms; the bound is 3300 ms"),
