@@ -3,7 +3,7 @@
 
 use super::super::words::reason;
 use super::super::*;
-use super::{acquired, at, fault};
+use super::{acquired, at, fault, texts};
 use crate::history::Answer;
 
 #[test]
@@ -196,10 +196,7 @@ fn liveness_texts(events: Vec<Event>) -> Vec<String> {
     };
     let violation = "the lock stayed free for 1000.000 ms, from 0.000 to 1000.000 ms, while client-1, client-2 wanted it; the \
          bound is 100 ms";
-    story(&history, "liveness", violation)
-        .into_iter()
-        .map(|s| s.text)
-        .collect()
+    texts(&history, "liveness", violation)
 }
 
 #[test]
@@ -396,10 +393,7 @@ fn a_key_noted_twice_on_one_node_is_one_key_with_its_last_expiry() {
         end_us: 5_000_000,
         ..History::default()
     };
-    let texts: Vec<String> = story(&history, "validity", "client-1 held it")
-        .into_iter()
-        .map(|s| s.text)
-        .collect();
+    let texts = texts(&history, "validity", "client-1 held it");
     assert_eq!(
         texts[0],
         "redis-1 stores client-1's key, to expire when its clock reads 3000.000 ms"

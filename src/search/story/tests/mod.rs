@@ -17,6 +17,14 @@ pub(super) fn at(ms: u64, node: &str, kind: EventKind) -> Event {
     }
 }
 
+/// The texts of the steps of `checker`'s story of `violation`.
+pub(super) fn texts(history: &History, checker: &str, violation: &str) -> Vec<String> {
+    story(history, checker, violation)
+        .into_iter()
+        .map(|s| s.text)
+        .collect()
+}
+
 #[test]
 fn the_story_keeps_the_named_clients_and_the_faults_only() {
     let acquired = |token: &str| EventKind::Acquired {
@@ -156,10 +164,7 @@ fn a_promotion_before_the_earliest_grant_is_told_while_its_master_stands() {
     ]);
     history.events.sort_by_key(|e| e.true_us);
     let violation = mutual_exclusion::check(&history).violation.unwrap();
-    let texts: Vec<String> = story(&history, mutual_exclusion::NAME, &violation)
-        .into_iter()
-        .map(|s| s.text)
-        .collect();
+    let texts = texts(&history, mutual_exclusion::NAME, &violation);
     assert_eq!(
         texts[..2],
         [
@@ -258,13 +263,12 @@ fn a_holder_that_crashes_before_its_release_is_answered_only_started_to_release(
             end_us: 1_000_000,
             ..History::default()
         };
-        story(
+        texts(
             &history,
             "deadlock",
             "client-1 crashed inside the lock at 150.000 ms",
         )
         .into_iter()
-        .map(|s| s.text)
         .filter(|t| t.contains("release"))
         .collect::<Vec<_>>()
     };
@@ -381,10 +385,7 @@ fn a_grant_names_the_nodes_that_gave_it_and_key_events_merge() {
         end_us: 3_000_000,
         ..History::default()
     };
-    let texts: Vec<String> = story(&history, "validity", "client-1 held it")
-        .into_iter()
-        .map(|s| s.text)
-        .collect();
+    let texts = texts(&history, "validity", "client-1 held it");
     assert_eq!(
         texts,
         [
@@ -434,10 +435,7 @@ fn a_late_access_is_told_from_its_grant_with_the_restart_that_brought_back_a_key
         (201_000, 500_000),
         "the grant to the access"
     );
-    let texts: Vec<String> = story(&history, "validity", violation)
-        .into_iter()
-        .map(|s| s.text)
-        .collect();
+    let texts = texts(&history, "validity", violation);
     for expected in [
         "client-2 gets the lock",
         "redis-1 crashes",
