@@ -35,11 +35,11 @@ use fold::fold_key_churn;
 pub use fold::fold_routine_cycles;
 pub use grants::{GrantShare, first_overlap_grant};
 pub use step::{Routine, Step};
-pub use window::{Window, last_time_named, span_named, system_events, window};
+pub use window::{Window, last_time_named, system_events, window};
 
 use grants::{Answers, grants_behind_each_acquire};
 use keys::{KeyLife, Owners};
-use window::{Span, promotions_in_effect};
+use window::{Span, promotions_in_effect, span_named};
 use words::{KeyNote, actor, validity};
 
 /// The most steps a story tells; past that, it says how many it left out.
@@ -262,12 +262,12 @@ impl<'h> Teller<'h> {
             }
             EventKind::FaultStarted { fault } => format!("fault: {fault}"),
             EventKind::FaultEnded { .. } => holds::fault_over(self.history, index)?,
-            EventKind::Crashed => format!("{} crashes", e.node),
+            EventKind::Crashed => format!("{} crashes", actor(&e.node)),
             EventKind::Restarted => match self.keys.restarts.get(&index) {
                 Some(restart) => restart.told(&e.node, |token| {
                     self.owners.holding(token, index).map(str::to_string)
                 }),
-                None => format!("{} restarts", e.node),
+                None => format!("{} restarts", actor(&e.node)),
             },
             EventKind::Failover { promoted, replaced } => {
                 format!("{} promotes {promoted} in place of {replaced}", actor(&e.node))

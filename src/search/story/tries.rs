@@ -51,10 +51,13 @@ enum Cause {
     Said { reason: String },
 }
 
+/// What each node answered one try, in the order the answers came.
+type Answers = Vec<(String, Outcome)>;
+
 /// One failed try.
 struct Try<'h> {
     event: &'h Event,
-    answers: Vec<(String, Outcome)>,
+    answers: Answers,
     cause: Cause,
 }
 
@@ -67,7 +70,9 @@ fn failed_tries<'h>(
     clients: &BTreeSet<String>,
     (from_us, to_us): (u64, u64),
 ) -> Vec<Try<'h>> {
-    let mut open: BTreeMap<&str, (Vec<(String, Outcome)>, bool)> = BTreeMap::new();
+    // Each client's acquire going on: the answers to its attempt so far, and whether an
+    // attempt of it failed already (its `AcquireFailed` then ends no try of its own).
+    let mut open: BTreeMap<&str, (Answers, bool)> = BTreeMap::new();
     let mut tries = Vec::new();
     for (index, event) in history.events.iter().enumerate() {
         let client = event.node.as_str();

@@ -171,7 +171,7 @@ fn times_named(violation: &str) -> impl Iterator<Item = u64> + '_ {
 
 /// The span a liveness checker's message names as `from A to B ms` (the lock free and
 /// wanted, a client's wait, the refusals after a crash), in µs.
-pub fn span_named(violation: &str) -> Option<(u64, u64)> {
+pub(super) fn span_named(violation: &str) -> Option<(u64, u64)> {
     let (_, rest) = violation.split_once(" from ")?;
     let mut times = times_named(rest.split_once(" ms")?.0);
     let (from_us, to_us) = (times.next()?, times.next()?);

@@ -140,9 +140,10 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-/// Who promoted a replica or won an election, named as a story says it: the node that
-/// recorded the event, `sentinel` being the plain failover controller and `sentinel-N` a
-/// Sentinel of a quorum (`Sentinel sentinel-2`). The one place a story names them.
+/// A node that runs failovers, named as a story says it (who promoted a replica, won an
+/// election, crashed): `sentinel` is the plain failover controller, `sentinel-N` a
+/// Sentinel of a quorum (`Sentinel sentinel-2`), any other node its own name. The one
+/// place a story names them.
 pub fn actor(node: &str) -> String {
     match node {
         crate::scenario::SENTINEL => "the failover controller".to_string(),

@@ -177,6 +177,37 @@ fn a_promotion_before_the_earliest_grant_is_told_while_its_master_stands() {
 }
 
 #[test]
+fn the_failover_controller_and_each_sentinel_are_named_as_such() {
+    let mut history = overlap_and_a_fault_at(7000);
+    history.events.extend([
+        at(2100, "sentinel", EventKind::Crashed),
+        at(2200, "sentinel-1", EventKind::Crashed),
+        at(2300, "sentinel-1", EventKind::Restarted),
+        at(
+            2400,
+            "sentinel",
+            EventKind::Failover {
+                promoted: "redis-2".into(),
+                replaced: "redis-1".into(),
+            },
+        ),
+    ]);
+    history.events.sort_by_key(|e| e.true_us);
+    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let texts = texts(&history, mutual_exclusion::NAME, &violation);
+    assert_eq!(
+        texts[1..5],
+        [
+            "the failover controller crashes",
+            "Sentinel sentinel-1 crashes",
+            "Sentinel sentinel-1 restarts",
+            "the failover controller promotes redis-2 in place of redis-1",
+        ],
+        "{texts:#?}"
+    );
+}
+
+#[test]
 fn a_fault_over_before_the_earliest_grant_is_not_told() {
     let mut history = overlap_and_a_fault_at(300);
     history.events.push(at(
