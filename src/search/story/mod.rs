@@ -264,7 +264,7 @@ impl<'h> Teller<'h> {
             EventKind::FaultEnded { .. } => holds::fault_over(self.history, index)?,
             EventKind::Crashed => format!("{} crashes", actor(&e.node)),
             EventKind::Restarted => match self.keys.restarts.get(&index) {
-                Some(restart) => restart.told(&e.node, |token| {
+                Some(restart) => restart.told(&actor(&e.node), |token| {
                     self.owners.holding(token, index).map(str::to_string)
                 }),
                 None => format!("{} restarts", actor(&e.node)),
