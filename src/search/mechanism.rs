@@ -11,7 +11,7 @@
 //!
 //! | the story tells                                 | happening                     |
 //! |-------------------------------------------------|-------------------------------|
-//! | the failover controller promotes a replica      | [`Happening::Promotion`]      |
+//! | a replica promoted (controller or Sentinel)     | [`Happening::Promotion`]      |
 //! | a Redis node crashes / restarts                 | [`Happening::RedisCrash`] / [`Happening::RedisRestart`] |
 //! | a client crashes                                | [`Happening::ClientCrash`]    |
 //! | fault: pause of an involved client (of others)  | [`Happening::ClientPause`] ([`Happening::RedisPause`]) |
