@@ -349,6 +349,7 @@ mod tests {
             matrix: Some(root.join(crate::scenario::grid::GRID_FILE)),
             matrix_seeds: Some(3),
             holds_seeds: Some(0),
+            simulated_client: false,
         }
     }
 
