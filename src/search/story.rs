@@ -234,7 +234,10 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 EventKind::Crashed => format!("{} crashes", e.node),
                 EventKind::Restarted => format!("{} restarts", e.node),
                 EventKind::Failover { promoted, replaced } => {
-                    format!("the failover controller promotes {promoted} in place of {replaced}")
+                    format!(
+                        "{} promotes {promoted} in place of {replaced}",
+                        crate::history::actor(&e.node)
+                    )
                 }
                 _ => return None,
             };
