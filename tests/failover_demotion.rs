@@ -66,13 +66,19 @@ fn grants_by(history: &History, redis: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Answers from `redis`, and READONLY refusals anywhere, after `from_us`.
+/// Answers from `redis` (grants, refusals, releases: not the failure of a request on a
+/// connection its CLIENT KILL closed, which is how a busy holder learns of it), and READONLY
+/// refusals anywhere, after `from_us`.
 fn after(history: &History, redis: &str, from_us: u64) -> (usize, usize) {
     let later = history.events.iter().filter(|e| e.true_us > from_us);
     let (mut answers, mut readonly) = (0, 0);
     for event in later {
         match &event.kind {
-            EventKind::NodeAnswered { redis: r, .. } if r == redis => answers += 1,
+            EventKind::NodeAnswered {
+                redis: r,
+                answer: Answer::Yes | Answer::No,
+                ..
+            } if r == redis => answers += 1,
             _ => {}
         }
         if event.kind.to_string().contains("READONLY") {
