@@ -59,7 +59,7 @@ pub enum EventKind {
     LinkHealed { to: String },
     /// The node's process started again after a crash.
     Restarted,
-    /// The failover controller or a Sentinel (the event's node, see [`actor`]) promoted
+    /// The failover controller or a Sentinel (the event's node) promoted
     /// `promoted` to master in place of `replaced`.
     Failover { promoted: String, replaced: String },
     /// A Sentinel's election for a failover of `master` in `epoch` ended: it won `votes` of
@@ -236,16 +236,6 @@ impl fmt::Display for EventKind {
             EventKind::AttemptFailed { attempt, reason } => write!(f, "attempt-{attempt}-failed: {reason}"),
             EventKind::RenewalFailed { reason } => write!(f, "renewal-failed: {reason}"),
         }
-    }
-}
-
-/// Who promoted or reconfigured a node, named for a story: the node that recorded the
-/// event, `sentinel` being the failover controller and `sentinel-N` a Sentinel of a quorum.
-pub fn actor(node: &str) -> String {
-    match node {
-        crate::scenario::SENTINEL => "the failover controller".to_string(),
-        sentinel if sentinel.starts_with("sentinel-") => format!("Sentinel {sentinel}"),
-        other => other.to_string(),
     }
 }
 

@@ -236,7 +236,7 @@ pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {
                 EventKind::Failover { promoted, replaced } => {
                     format!(
                         "{} promotes {promoted} in place of {replaced}",
-                        crate::history::actor(&e.node)
+                        crate::world::failover::actor(&e.node)
                     )
                 }
                 _ => return None,

@@ -39,6 +39,16 @@ use crate::redis::request::build;
 /// The controller's node name in traces.
 pub use crate::scenario::SENTINEL;
 
+/// Who promoted or reconfigured a node, named for a story from the node that recorded
+/// the event: [`SENTINEL`] is the failover controller, `sentinel-N` a Sentinel of a quorum.
+pub fn actor(node: &str) -> String {
+    match node {
+        SENTINEL => "the failover controller".to_string(),
+        sentinel if sentinel.starts_with("sentinel-") => format!("Sentinel {sentinel}"),
+        other => other.to_string(),
+    }
+}
+
 /// How often every node is probed.
 pub const PROBE_INTERVAL_MS: u64 = 100;
 
