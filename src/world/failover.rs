@@ -436,6 +436,24 @@ mod tests {
     }
 
     #[test]
+    fn every_reconfiguration_closes_the_nodes_clients_as_sentinel_send_slave_of_does() {
+        let words = |words: &[&str]| build(words.iter().map(|w| w.as_bytes().to_vec()));
+        let kills = [
+            words(&["CLIENT", "KILL", "TYPE", "normal"]),
+            words(&["CLIENT", "KILL", "TYPE", "pubsub"]),
+        ];
+        let new_master = SocketAddr::from(([10, 0, 0, 2], 6379));
+        for (master, replicaof) in [
+            (None, Replicaof::NoOne),
+            (Some(new_master), Replicaof::Master(new_master)),
+        ] {
+            let mut expected = vec![replicaof.into_frame()];
+            expected.extend(kills.iter().cloned());
+            assert_eq!(reconfigure(master), expected);
+        }
+    }
+
+    #[test]
     fn an_old_master_is_converted_only_at_an_info_more_than_eight_seconds_after_it_reported_master() {
         // Recreated as a replica at the failover (0 s); its first INFO says master (0.1 s).
         let mut old = Instance::new(false, 0);
