@@ -31,6 +31,7 @@
 pub mod discovery;
 mod monitor;
 mod server;
+mod watch;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -113,7 +114,7 @@ impl Sentinel {
             .expect("a fresh Sentinel's port is free");
         futures::future::join(
             server::serve(listener, self.state.clone(), self.clock.clone()),
-            monitor::watch(self),
+            watch::watch(self),
         )
         .await;
     }

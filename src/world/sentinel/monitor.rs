@@ -1,9 +1,9 @@
 //! One Sentinel's view of the groups it monitors, its votes, and its failover state
 //! machine (`sentinelHandleRedisInstance`, `sentinelFailoverStateMachine` of sentinel.c).
 //!
-//! [`State`] decides; [`watch`] does the talking: each tick it probes every instance,
-//! asks the other Sentinels about masters it finds down, sends its hellos, and sends the
-//! commands the state machine asks for. The state is shared with the Sentinel's server
+//! [`State`] decides; [`watch`](super::watch) does the talking: each tick it probes every
+//! instance, asks the other Sentinels about masters it finds down, sends its hellos, and
+//! sends the commands the state machine asks for. The state is shared with the Sentinel's server
 //! (other Sentinels' questions and votes, clients' questions), and never held across an
 //! await.
 
@@ -11,33 +11,18 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use futures::future::join_all;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Sentinel, address};
-use crate::client::Conn;
-use crate::history::EventKind;
-use crate::platform::Clock;
 use crate::redis::Frame;
 use crate::redis::request::build as request;
 use crate::scenario::SentinelSettings;
-use crate::world::clock::SimClock;
-use crate::world::failover::{Instance, Seen, probe, send_reconfigure};
-use crate::world::net::{Address, SimConnector};
+use crate::world::failover::{Instance, Seen};
 use crate::world::topology::Group;
 
 /// How often a Sentinel pings each instance (`SENTINEL_PING_PERIOD`), at most: with a
 /// shorter `down_after_ms` it pings that often.
 const PING_PERIOD_MS: u64 = 1000;
-
-/// How long a Sentinel waits for another Sentinel's answer. Redis talks to the others
-/// asynchronously, so one that is cut off never holds up the rest; here each tick waits
-/// this long at most for one, and asks it nothing more that tick once it failed.
-const PEER_TIMEOUT_MS: u64 = 200;
-
-/// How often a Sentinel sends its hello to the others (`SENTINEL_PUBLISH_PERIOD`).
-const HELLO_PERIOD_MS: u64 = 2000;
 
 /// How long another Sentinel's "it is down" counts (`SENTINEL_ASK_PERIOD * 5`).
 const OPINION_VALIDITY_MS: u64 = 5000;
@@ -115,7 +100,7 @@ pub(super) struct State {
 }
 
 /// What the state machine asks [`watch`] to do.
-enum Order {
+pub(super) enum Order {
     /// Make node `node` of group `monitor` a replica of node `follow` (`None`: the master),
     /// with the `CLIENT KILL`s; `demoted` when it answered as a master.
     Reconfigure {
@@ -185,7 +170,7 @@ impl State {
         }
     }
 
-    fn ping_period_ms(&self) -> u64 {
+    pub(super) fn ping_period_ms(&self) -> u64 {
         PING_PERIOD_MS.min(self.settings.down_after_ms)
     }
 
@@ -259,7 +244,7 @@ impl State {
     /// Records what the probes of group `i` found at `now_ms`: who answered, and, from
     /// those whose `INFO` is due, the role they report (every ten seconds; every second
     /// for a replica while its master is ODOWN or being failed over).
-    fn observe(&mut self, i: usize, seen: Vec<Option<Seen>>, now_ms: u64) {
+    pub(super) fn observe(&mut self, i: usize, seen: Vec<Option<Seen>>, now_ms: u64) {
         for (node, seen) in seen.iter().enumerate() {
             if seen.is_some() {
                 self.monitors[i].last_ok_ms[node] = now_ms;
@@ -300,7 +285,7 @@ impl State {
 
     /// The questions to ask every other Sentinel this tick: about each master this one
     /// finds down, with its own name as the candidate while it runs an election.
-    fn questions(&self, now_ms: u64) -> Vec<(usize, Frame)> {
+    pub(super) fn questions(&self, now_ms: u64) -> Vec<(usize, Frame)> {
         self.monitors
             .iter()
             .enumerate()
@@ -325,7 +310,7 @@ impl State {
     }
 
     /// Records Sentinel `peer`'s answer about `monitor`'s master.
-    fn answered(&mut self, peer: usize, monitor: usize, reply: &Frame, now_ms: u64) {
+    pub(super) fn answered(&mut self, peer: usize, monitor: usize, reply: &Frame, now_ms: u64) {
         let Frame::Array(items) = reply else { return };
         let [Frame::Integer(down), leader, Frame::Integer(epoch)] = items.as_slice() else {
             return;
@@ -339,7 +324,7 @@ impl State {
     }
 
     /// This Sentinel's hellos: its epoch and its configuration of every group.
-    fn hellos(&self) -> Vec<Frame> {
+    pub(super) fn hellos(&self) -> Vec<Frame> {
         self.monitors
             .iter()
             .map(|m| {
@@ -363,7 +348,7 @@ impl State {
     /// within the last few seconds, for `quorum` of them counting itself), unless one began
     /// less than twice `failover_timeout` ago: a new epoch, and this Sentinel's vote for
     /// itself (`sentinelStartFailoverIfNeeded`, then the first `sentinelGetLeader`).
-    fn start_failovers(&mut self, now_ms: u64) {
+    pub(super) fn start_failovers(&mut self, now_ms: u64) {
         let settings = self.settings;
         for i in 0..self.monitors.len() {
             let monitor = &self.monitors[i];
@@ -393,12 +378,12 @@ impl State {
     }
 
     /// How much later than the ping period the next tick comes.
-    fn timer_jitter_ms(&mut self) -> u64 {
+    pub(super) fn timer_jitter_ms(&mut self) -> u64 {
         self.rng.random_range(0..=TIMER_JITTER_MS)
     }
 
     /// One step of every group's state machine at `now_ms`.
-    fn step(&mut self, now_ms: u64) -> Vec<Order> {
+    pub(super) fn step(&mut self, now_ms: u64) -> Vec<Order> {
         let mut orders = Vec::new();
         for i in 0..self.monitors.len() {
             match self.monitors[i].failover {
@@ -587,151 +572,5 @@ fn text(frame: &Frame) -> Option<String> {
             Some(String::from_utf8_lossy(bytes).into_owned())
         }
         _ => None,
-    }
-}
-
-type SimConn = Conn<SimConnector, SimClock>;
-
-/// A Sentinel's main loop: every ping period, probe, ask, greet, and act.
-pub(super) async fn watch(sentinel: Sentinel) {
-    let Sentinel {
-        index,
-        settings,
-        groups,
-        clock,
-        nic,
-        recorder,
-        state,
-    } = sentinel;
-    let lock = || state.lock().expect("sentinel state poisoned");
-    let (name, period_ms) = {
-        let state = lock();
-        (state.name.clone(), state.ping_period_ms())
-    };
-    let conn = |addr: SocketAddr, timeout_ms: u64| -> SimConn {
-        Conn::new(
-            SimConnector(Address::new(addr), nic.clone()),
-            clock.clone(),
-            timeout_ms,
-        )
-    };
-    let mut nodes: Vec<Vec<SimConn>> = groups
-        .iter()
-        .map(|group| group.addrs.iter().map(|addr| conn(*addr, period_ms)).collect())
-        .collect();
-    let mut peers: Vec<(usize, SimConn)> = (0..settings.count as usize)
-        .filter(|&j| j != index)
-        .map(|j| (j, conn(address(j), PEER_TIMEOUT_MS.min(period_ms))))
-        .collect();
-    let mut next_hello_ms = clock.monotonic_ms();
-    loop {
-        let tick_ms = clock.monotonic_ms();
-        // Probe every instance at once.
-        let probes = join_all(nodes.iter_mut().flatten().map(probe)).await;
-        let now_ms = clock.monotonic_ms();
-        let mut probes = probes.into_iter();
-        for (i, group) in groups.iter().enumerate() {
-            let seen = probes.by_ref().take(group.addrs.len()).collect();
-            lock().observe(i, seen, now_ms);
-        }
-        // Start the failovers due, then ask every other Sentinel about the masters this one
-        // finds down (for its vote, where it started one), and greet them.
-        let questions = {
-            let mut state = lock();
-            state.start_failovers(now_ms);
-            state.questions(now_ms)
-        };
-        let hellos = match now_ms >= next_hello_ms {
-            true => {
-                next_hello_ms = now_ms + HELLO_PERIOD_MS;
-                lock().hellos()
-            }
-            false => Vec::new(),
-        };
-        let answers = join_all(peers.iter_mut().map(|(j, conn)| {
-            let (questions, hellos) = (&questions, &hellos);
-            async move {
-                let mut answers = Vec::new();
-                for (monitor, question) in questions {
-                    match conn.request(question).await {
-                        Ok(reply) => answers.push((*j, *monitor, reply)),
-                        Err(_) => return answers,
-                    }
-                }
-                for hello in hellos {
-                    if conn.request(hello).await.is_err() {
-                        break;
-                    }
-                }
-                answers
-            }
-        }))
-        .await;
-        let now_ms = clock.monotonic_ms();
-        let orders = {
-            let mut state = lock();
-            for (peer, monitor, reply) in answers.iter().flatten() {
-                state.answered(*peer, *monitor, reply, now_ms);
-            }
-            state.step(now_ms)
-        };
-        for order in orders {
-            match order {
-                Order::Reconfigure {
-                    monitor,
-                    node,
-                    follow,
-                    demoted,
-                } => {
-                    let group = &groups[monitor];
-                    let master = follow.map(|m| group.addrs[m]);
-                    if send_reconfigure(&mut nodes[monitor][node], master).await {
-                        group.configure(node, follow);
-                        if let Some(m) = follow {
-                            let event = EventKind::Reconfigured {
-                                node: group.names[node].clone(),
-                                master: group.names[m].clone(),
-                                demoted,
-                            };
-                            recorder.record(&name, clock.local_us(), event);
-                        }
-                    }
-                }
-                Order::Promoted {
-                    monitor,
-                    promoted,
-                    replaced,
-                } => {
-                    let group = &groups[monitor];
-                    group.promote(promoted);
-                    let event = EventKind::Failover {
-                        promoted: group.names[promoted].clone(),
-                        replaced: group.names[replaced].clone(),
-                    };
-                    recorder.record(&name, clock.local_us(), event);
-                    // `sentinelForceHelloUpdateForMaster`: the others hear of it at once.
-                    next_hello_ms = now_ms;
-                }
-                Order::ElectionOver {
-                    monitor,
-                    epoch,
-                    votes,
-                    needed,
-                    elected,
-                } => {
-                    let group = &groups[monitor];
-                    let event = EventKind::SentinelElection {
-                        master: group.names[0].clone(),
-                        epoch,
-                        votes,
-                        needed,
-                        elected,
-                    };
-                    recorder.record(&name, clock.local_us(), event);
-                }
-            }
-        }
-        let jitter_ms = lock().timer_jitter_ms();
-        clock.sleep_until_monotonic(tick_ms + period_ms + jitter_ms).await;
     }
 }
