@@ -88,6 +88,32 @@ fn after(history: &History, redis: &str, from_us: u64) -> (usize, usize) {
     (answers, readonly)
 }
 
+/// When `redis-1` was converted and by whom, checking that it was `wait_ms` after `from_us`
+/// and that it still granted the lock more than `granting_ms` after `from_us`, before it
+/// was converted (the split-brain window Redis leaves).
+fn converted_late(
+    history: &History,
+    from_us: u64,
+    wait_ms: std::ops::Range<u64>,
+    granting_ms: u64,
+    context: &str,
+) -> (u64, String) {
+    let (demoted_us, by) = demotion(history).unwrap_or_else(|| panic!("{context}: never converted"));
+    let waited_ms = (demoted_us - from_us) / 1000;
+    assert!(
+        wait_ms.contains(&waited_ms),
+        "{context}: converted {waited_ms} ms after {from_us} µs"
+    );
+    let grants = grants_by(history, "redis-1");
+    assert!(
+        grants
+            .iter()
+            .any(|&at| at > from_us + granting_ms * 1000 && at < demoted_us),
+        "{context}: redis-1 stopped granting before its conversion: {grants:?}"
+    );
+    (demoted_us, by)
+}
+
 /// The fault-end time of the scenario's only fault.
 fn fault_end_us(history: &History) -> u64 {
     history
@@ -208,20 +234,8 @@ fn the_failover_controller_converts_a_returning_old_master_only_after_eight_seco
             failover_us(&history) < woke_us,
             "seed {seed}: failed over during the freeze"
         );
-        let (demoted_us, _) = demotion(&history).expect("the old master is converted");
-        let waited_ms = (demoted_us - woke_us) / 1000;
-        assert!(
-            (8_000..11_500).contains(&waited_ms),
-            "seed {seed}: converted {waited_ms} ms after it woke"
-        );
         // Meanwhile it is a master: the holder it kept is granted the lock there.
-        let grants = grants_by(&history, "redis-1");
-        assert!(
-            grants
-                .iter()
-                .any(|&at| at > woke_us + 5_000_000 && at < demoted_us),
-            "seed {seed}: redis-1 granted nothing after it woke: {grants:?}"
-        );
+        converted_late(&history, woke_us, 8_000..11_500, 5_000, &format!("seed {seed}"));
     }
 }
 
@@ -259,22 +273,16 @@ fn a_sentinel_leaves_a_reachable_old_master_alone_at_the_failover_and_converts_i
             healed_us < promoted_us,
             "seed {seed}: the heal came after the promotion"
         );
-        let (demoted_us, by) = demotion(&history).expect("the old master is converted");
-        assert!(by.starts_with("sentinel-"), "seed {seed}: converted by {by}");
-        let waited_ms = (demoted_us - promoted_us) / 1000;
-        assert!(
-            (8_000..12_500).contains(&waited_ms),
-            "seed {seed}: converted {waited_ms} ms after the promotion"
-        );
         // The clients that kept their connection to it are granted the lock there until
         // then (the split brain), and none after the CLIENT KILL.
-        let grants = grants_by(&history, "redis-1");
-        assert!(
-            grants
-                .iter()
-                .any(|&at| at > promoted_us + 8_000_000 && at < demoted_us),
-            "seed {seed}: redis-1 stopped granting before its conversion"
+        let (demoted_us, by) = converted_late(
+            &history,
+            promoted_us,
+            8_000..12_500,
+            8_000,
+            &format!("seed {seed}"),
         );
+        assert!(by.starts_with("sentinel-"), "seed {seed}: converted by {by}");
         assert_eq!(
             after(&history, "redis-1", demoted_us + 1_000_000),
             (0, 0),
