@@ -59,7 +59,8 @@ pub enum EventKind {
     LinkHealed { to: String },
     /// The node's process started again after a crash.
     Restarted,
-    /// The failover controller promoted `promoted` to master in place of `replaced`.
+    /// The failover controller or a Sentinel (the event's node) promoted
+    /// `promoted` to master in place of `replaced`.
     Failover { promoted: String, replaced: String },
     /// A Sentinel's election for a failover of `master` in `epoch` ended: it won `votes` of
     /// the `needed`, or gave up after the election timeout (as `-failover-abort-not-elected`)
@@ -93,6 +94,16 @@ pub enum EventKind {
     AttemptFailed { attempt: u32, reason: String },
     /// A watchdog renewal did not renew (the watchdog may ride it out).
     RenewalFailed { reason: String },
+    /// The failover controller or a Sentinel (the event's node) made `node` a replica of
+    /// `master`: `REPLICAOF`, then `CLIENT KILL TYPE normal` and `TYPE pubsub`, which close
+    /// its clients' connections so that they reconnect and ask for the master. `demoted`
+    /// when `node` was answering as a master (the old master, converted).
+    Reconfigured {
+        node: String,
+        master: String,
+        demoted: bool,
+    },
+    // New variants go last: a variant's place is part of every trace digest.
 }
 
 /// One node's answer to one request.
@@ -162,6 +173,21 @@ impl fmt::Display for EventKind {
                 write!(
                     f,
                     "failover: {promoted} promoted to master in place of {replaced}"
+                )
+            }
+            EventKind::Reconfigured {
+                node,
+                master,
+                demoted,
+            } => {
+                let was = if *demoted {
+                    " (it answered as a master)"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "{node} becomes a replica of {master}{was}; CLIENT KILL closes its clients' connections"
                 )
             }
             EventKind::SentinelElection {

@@ -1,7 +1,9 @@
-//! Failover as Sentinel does it, seen through simulated runs: clients that follow a
-//! demoted master (`lock.on_readonly`), the Sentinel quorum, and masters that refuse writes
-//! without enough good replicas (`min-replicas-to-write`); and the fake node's `CLIENT KILL
-//! TYPE normal`, which Sentinel sends, against a real redis-server.
+//! Failover as Sentinel does it, seen through simulated runs: clients of a demoted master,
+//! which `CLIENT KILL` moves whatever they do on `READONLY` (`lock.on_readonly`), the
+//! Sentinel quorum, and masters that refuse writes without enough good replicas
+//! (`min-replicas-to-write`); and the fake node's `CLIENT KILL TYPE normal`, which Sentinel
+//! sends, against a real redis-server. tests/failover_demotion.rs has when the old master
+//! is converted.
 
 mod support;
 
@@ -44,12 +46,12 @@ fn after(history: &History, from_us: u64) -> (usize, usize) {
 }
 
 /// The master is cut off from its replica and the failover controller (not from the
-/// clients) long enough to be replaced; after the heal the controller makes it a replica,
-/// and the clients' connections to it survive.
+/// clients) long enough to be replaced; about ten seconds after the heal the controller
+/// makes it a replica and closes its clients' connections (`CLIENT KILL TYPE normal`).
 fn demoted_master(on_readonly: &str) -> Arc<Scenario> {
     load(&format!(
         r#"{{
-          "name": "test", "duration_ms": 15000, "seeds": 1,
+          "name": "test", "duration_ms": 25000, "seeds": 1,
           "topology": {{ "kind": "replicated", "replicas": 1, "down_after_ms": 500 }},
           "lock": {{ "algorithm": "lua-release", "ttl_ms": 1000, "on_readonly": "{on_readonly}" }},
           "clients": {{ "count": 2, "work_ms": [50, 100] }},
@@ -59,30 +61,33 @@ fn demoted_master(on_readonly: &str) -> Arc<Scenario> {
     ))
 }
 
-#[test]
-fn a_client_that_retries_on_readonly_stays_on_the_demoted_master() {
-    let s = demoted_master("retry");
-    for seed in 0..3 {
-        let history = run_seed(&s, seed).unwrap();
-        let healed = first_true_us(&history, |k| matches!(k, EventKind::Failover { .. })) + 2_000_000;
-        let (readonly, granted) = after(&history, healed);
-        assert!(
-            readonly >= 4,
-            "seed {seed}: {readonly} acquires refused with READONLY after the heal"
-        );
-        assert_eq!(granted, 0, "seed {seed}: nobody reached the new master");
-    }
+/// When the old master was made a replica (the controller's or a Sentinel's trace line).
+fn old_master_demoted_us(history: &History) -> u64 {
+    first_true_us(
+        history,
+        |k| matches!(k, EventKind::Reconfigured { node, demoted: true, .. } if node == "redis-1"),
+    )
 }
 
 #[test]
-fn a_client_that_reconnects_on_readonly_finds_the_new_master() {
-    let s = demoted_master("reconnect");
-    for seed in 0..3 {
-        let history = run_seed(&s, seed).unwrap();
-        let healed = first_true_us(&history, |k| matches!(k, EventKind::Failover { .. })) + 2_000_000;
-        let (readonly, granted) = after(&history, healed);
-        assert_eq!(readonly, 0, "seed {seed}: a READONLY reached the lock");
-        assert!(granted > 10, "seed {seed}: only {granted} grants after the heal");
+fn clients_that_retry_or_reconnect_on_readonly_alike_leave_the_demoted_master_when_it_kills_them() {
+    // Before the CLIENT KILL came with every demotion, a client that retries on READONLY
+    // stayed on the demoted master for the rest of the run.
+    for on_readonly in ["retry", "reconnect"] {
+        let s = demoted_master(on_readonly);
+        for seed in 0..3 {
+            let history = run_seed(&s, seed).unwrap();
+            let demoted = old_master_demoted_us(&history);
+            let (readonly, granted) = after(&history, demoted);
+            assert_eq!(
+                readonly, 0,
+                "{on_readonly} seed {seed}: a READONLY reached the lock"
+            );
+            assert!(
+                granted > 10,
+                "{on_readonly} seed {seed}: only {granted} grants after it"
+            );
+        }
     }
 }
 
@@ -197,8 +202,9 @@ fn one_sentinel_alone_cannot_fail_over() {
 #[test]
 fn a_returning_old_master_is_made_a_replica_and_its_clients_are_sent_to_the_new_master() {
     // Cut off from the Sentinels and its replica, not from the clients: replaced, then
-    // reconfigured 8 s after it is seen again, with CLIENT KILL, so even clients that keep
-    // their connection on READONLY reconnect and ask Sentinel for the master.
+    // converted at the first INFO more than 8 s after it is seen again as a master (about
+    // 10 s after the heal), with CLIENT KILL, so even clients that keep their connection on
+    // READONLY reconnect and ask Sentinel for the master.
     let s = with_sentinels(
         r#", "on_readonly": "retry""#,
         r#"{ "kind": "partition", "groups": [["redis-1"], ["redis-1-replica-1", "sentinel-1", "sentinel-2", "sentinel-3"]],
@@ -207,8 +213,13 @@ fn a_returning_old_master_is_made_a_replica_and_its_clients_are_sent_to_the_new_
     for seed in 0..3 {
         let history = run_seed(&s, seed).unwrap();
         assert_eq!(failovers(&history).len(), 1, "seed {seed}");
-        // Healed at 5 s; reconfigured by about 14 s; the run ends at 20 s.
-        let (readonly, granted) = after(&history, 15_000_000);
+        // Healed at 5 s; converted by about 16.5 s; the run ends at 20 s.
+        let demoted = old_master_demoted_us(&history);
+        assert!(
+            (13_000_000..16_500_000).contains(&demoted),
+            "seed {seed}: at {demoted} µs"
+        );
+        let (readonly, granted) = after(&history, demoted);
         assert_eq!(readonly, 0, "seed {seed}: clients still on the demoted master");
         assert!(granted > 10, "seed {seed}: only {granted} grants at the end");
     }

@@ -192,4 +192,58 @@ mod tests {
             "the late reply answered the next request"
         );
     }
+
+    /// Plays a demoted master on the first connection (every request: READONLY) and the new
+    /// master on any later one (`+OK`); returns the replies to two requests and how many
+    /// connections the client opened.
+    async fn against_a_demoted_master(reconnect: bool) -> (Frame, Frame, usize) {
+        use tokio::io::AsyncReadExt;
+        let (pipes, mut servers) = mpsc::unbounded_channel();
+        let mut conn = Conn::new(Pipes(pipes), HostClock::new(), 5_000).reconnect_on_readonly(reconnect);
+        let set = request([b"SET".to_vec(), b"k".to_vec(), b"v".to_vec()]);
+        let opened = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = opened.clone();
+        let serve = async move {
+            let mut tasks = Vec::new();
+            while let Some(mut server) = servers.recv().await {
+                let first = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+                tasks.push(tokio::spawn(async move {
+                    let mut buf = [0u8; 256];
+                    while server.read(&mut buf).await.is_ok_and(|n| n > 0) {
+                        let reply: &[u8] = match first {
+                            true => b"-READONLY You can't write against a read only replica.\r\n",
+                            false => b"+OK\r\n",
+                        };
+                        if server.write_all(reply).await.is_err() {
+                            return;
+                        }
+                    }
+                }));
+            }
+        };
+        let client = async {
+            let first = conn.request(&set).await.unwrap();
+            let second = conn.request(&set).await.unwrap();
+            (first, second)
+        };
+        let (first, second) = tokio::select! {
+            biased;
+            replies = client => replies,
+            () = serve => unreachable!("the client holds the sender"),
+        };
+        (first, second, opened.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn on_readonly_a_retrying_client_keeps_its_connection_and_a_reconnecting_one_asks_again() {
+        let readonly = Frame::Error("READONLY You can't write against a read only replica.".into());
+        // Redisson, node-redlock (ioredis): the error reaches the caller, the connection stays.
+        assert_eq!(
+            against_a_demoted_master(false).await,
+            (readonly.clone(), readonly, 1)
+        );
+        // redis-py's Sentinel connection, go-redis: a new connection, the request sent again.
+        let ok = Frame::SimpleString(b"OK".to_vec());
+        assert_eq!(against_a_demoted_master(true).await, (ok.clone(), ok, 2));
+    }
 }

@@ -207,8 +207,16 @@ pub enum RenewalStops {
     OnSuccessfulRelease,
 }
 
-/// What a client does when a node answers `READONLY` (its connection still goes to a master
-/// that a failover demoted to a replica). lock-library-protocols.md §8 has who does which.
+/// What a client does when a node answers `READONLY` (its connection reached a replica: a
+/// Sentinel that still names a demoted master sent it there, or its request came between the
+/// `REPLICAOF` that demoted the node and the `CLIENT KILL` that follows). lock-library-protocols.md
+/// §8 has who does which. Every client re-asks for the master on a disconnection: each new
+/// connection goes where the controller or a Sentinel says, so the `CLIENT KILL` that comes
+/// with every demotion moves them all.
+///
+/// Not modelled: Redisson polls Sentinel every second and go-redis follows `+switch-master`,
+/// so those two leave an old master at the switch, before it is converted; here they leave it
+/// when it is converted, as the others do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnReadonly {

@@ -11,13 +11,15 @@
 //! - a worker reaches a group through its *route*, a proxy without faults that forwards to
 //!   the worker's own proxy to the group's current master.
 //!
-//! Promoting a replica is `REPLICAOF NO ONE` and `CLIENT KILL TYPE normal`, as Sentinel
-//! sends them; then every worker's route is redirected to its proxy to the new master, as a
-//! Sentinel-aware client reconnects to the master Sentinel names (connections open through
-//! the route stay where they go, as in the simulator). A node pointed at the master gets
-//! `REPLICAOF` with its replication proxy's address, and `CLIENT KILL TYPE normal`.
+//! Promoting a replica is `REPLICAOF NO ONE` and `CLIENT KILL TYPE normal` and `pubsub`, as
+//! Sentinel sends them; then every worker's route is redirected to its proxy to the new
+//! master, as a Sentinel-aware client reconnects to the master Sentinel names (connections
+//! open through the route stay where they go, as in the simulator). A node pointed at the
+//! master gets `REPLICAOF` with its replication proxy's address and the same `CLIENT KILL`s;
+//! an old master that answers as a master is converted as Sentinel does, about ten seconds
+//! later (world/failover.rs).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 
@@ -32,24 +34,40 @@ use crate::redis::cmd::{Replicaof, Role};
 use crate::scenario::SENTINEL;
 use crate::world::failover::{Controlled, PROBE_TIMEOUT_MS, control};
 
-/// One master and its replicas, and which of them is master now.
+/// One master and its replicas, which of them is master now, and each node's configured
+/// role (the node it replicates from, `None` for a master): the one it started with, or
+/// the last `REPLICAOF` the controller sent it, as Sentinel follows each with `CONFIG
+/// REWRITE`.
 pub struct LiveGroup {
     /// Node names: the first master first, then its replicas.
     pub names: Vec<String>,
     master: Cell<usize>,
+    replicaof: RefCell<Vec<Option<usize>>>,
 }
 
 impl LiveGroup {
     pub fn new(names: Vec<String>) -> Self {
+        let replicaof = (0..names.len()).map(|i| (i > 0).then_some(0)).collect();
         LiveGroup {
             names,
             master: Cell::new(0),
+            replicaof: RefCell::new(replicaof),
         }
     }
 
     /// Name of the current master.
     pub fn master_name(&self) -> &str {
         &self.names[self.master.get()]
+    }
+
+    /// The name of the node that node `name` replicates from by its configuration (`None`:
+    /// it is a master, or not of this group): the role it restarts in. An old master that
+    /// was down when its replica was promoted restarts a master, until the controller
+    /// converts it.
+    pub fn configured_master_of(&self, name: &str) -> Option<&str> {
+        let index = self.names.iter().position(|n| n == name)?;
+        let master = self.replicaof.borrow()[index]?;
+        Some(&self.names[master])
     }
 }
 
@@ -73,8 +91,6 @@ impl LiveGroupOf<'_> {
 }
 
 impl Controlled for LiveGroupOf<'_> {
-    const KILLS_CLIENTS: bool = true;
-
     fn master(&self) -> usize {
         self.group().master.get()
     }
@@ -87,6 +103,12 @@ impl Controlled for LiveGroupOf<'_> {
     fn promote(&self, index: usize) {
         self.group().master.set(index);
         self.world.redirect_routes(self.index);
+    }
+
+    /// Kept for `Faults::restart`, which makes a restarted node a replica of the node its
+    /// configuration names.
+    fn configured(&self, index: usize, master: Option<usize>) {
+        self.group().replicaof.borrow_mut()[index] = master;
     }
 
     fn record(&self, event: EventKind) {

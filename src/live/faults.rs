@@ -501,10 +501,11 @@ impl Faults {
                 let addr = node.addr;
                 self.nodes.borrow_mut().insert(index, node);
                 restarted.map_err(|e| format!("restarting {name}: {e}"))?;
-                // It comes back in the role the controller last gave it, as Sentinel
-                // rewrites a node's configuration: a replica of its group's master.
-                if let Some(group) = self.groups.iter().find(|g| g.names.iter().any(|n| n == name))
-                    && let Some(via) = self.replication_proxy(name, group.master_name())
+                // It comes back in the role its configuration gives it (the controller's
+                // last REPLICAOF, which Sentinel follows with CONFIG REWRITE): an old master
+                // that was down at the failover comes back a master.
+                if let Some(master) = self.groups.iter().find_map(|g| g.configured_master_of(name))
+                    && let Some(via) = self.replication_proxy(name, master)
                 {
                     super::failover::replicaof(addr, via)
                         .await

@@ -2,9 +2,11 @@
 //! serve them, and who is master now.
 //!
 //! A group's master can change (the failover controller promotes a replica); clients
-//! reach the master through the group's [`Address`], and a node that restarts comes back
-//! in the role the controller last gave it, as Sentinel rewrites a restarted node's
-//! configuration.
+//! reach the master through the group's [`Address`]. A node that restarts comes back in
+//! the role its own configuration gives it: the one it started with, or the last
+//! `REPLICAOF` the controller sent it (Sentinel follows each with `CONFIG REWRITE`). An old
+//! master that was down when its replica was promoted comes back a master, until the
+//! controller converts it.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -43,6 +45,9 @@ pub struct Group {
     pub addrs: Vec<SocketAddr>,
     /// Index of the current master.
     master: Arc<Mutex<usize>>,
+    /// Each node's configured role (its redis.conf): the node it replicates from, or
+    /// `None` for a master.
+    replicaof: Arc<Mutex<Vec<Option<usize>>>>,
     /// Where clients find the current master.
     pub address: Address,
     /// Each node's persistence; its disk outlives the node's crashes.
@@ -84,10 +89,12 @@ impl Group {
             })
             .collect();
         let nics = names.iter().map(|_| Nic::default()).collect();
+        let replicaof = (0..names.len()).map(|j| (j > 0).then_some(0)).collect();
         Group {
             names,
             addrs,
             master: Arc::new(Mutex::new(0)),
+            replicaof: Arc::new(Mutex::new(replicaof)),
             address,
             persistence,
             nics,
@@ -105,6 +112,7 @@ impl Group {
             names: vec![name.to_string()],
             addrs: vec![addr],
             master: Arc::new(Mutex::new(0)),
+            replicaof: Arc::new(Mutex::new(vec![None])),
             address: Address::new(addr),
             persistence: vec![persistence(PersistenceMode::AofAlways, &[])],
             nics: vec![Nic::default()],
@@ -138,7 +146,13 @@ impl Group {
         self.address.set(self.addrs[index]);
     }
 
-    /// Runs node `index`: a master, or a replica of the current master; `on_write` hears
+    /// Node `index` took `REPLICAOF` of node `master` (`None`: `NO ONE`) and rewrote its
+    /// configuration: a restart brings it back in that role.
+    pub fn configure(&self, index: usize, master: Option<usize>) {
+        self.replicaof.lock().expect("group lock poisoned")[index] = master;
+    }
+
+    /// Runs node `index`: a master, or a replica, as its configuration says; `on_write` hears
     /// of each write it applies as a master, `key_watch` of every change to its keys.
     pub async fn serve(
         self,
@@ -148,9 +162,9 @@ impl Group {
         key_watch: Option<KeyWatch>,
     ) {
         let addr = self.addrs[index];
-        let master = self.master();
+        let replicaof = self.replicaof.lock().expect("group lock poisoned")[index];
         let options = ServeOptions {
-            replicaof: (master != index).then(|| self.addrs[master]),
+            replicaof: replicaof.map(|master| self.addrs[master]),
             announce: addr,
             persistence: self.persistence[index].clone(),
             ttl_replication: self.ttl_replication[index],

@@ -141,13 +141,5 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 }
 
 /// A node that runs failovers, named as a story says it (who promoted a replica, won an
-/// election, crashed): `sentinel` is the plain failover controller, `sentinel-N` a
-/// Sentinel of a quorum (`Sentinel sentinel-2`), any other node its own name. The one
-/// place a story names them.
-pub fn actor(node: &str) -> String {
-    match node {
-        crate::scenario::SENTINEL => "the failover controller".to_string(),
-        sentinel if sentinel.starts_with("sentinel-") => format!("Sentinel {sentinel}"),
-        other => other.to_string(),
-    }
-}
+/// election, crashed): the words are the trace's own ([`crate::world::failover::actor`]).
+pub use crate::world::failover::actor;

@@ -9,23 +9,29 @@
 //! is ODOWN. A Sentinel that sees ODOWN starts a failover under a new epoch and asks for
 //! votes; each Sentinel votes once per epoch, for the first that asks; with a majority
 //! (and at least `quorum`) it is the leader. The leader promotes the replica with the
-//! most replication data (`REPLICAOF NO ONE`), repoints the others, and so moves the
-//! group's configuration to a new config epoch, which the other Sentinels learn from its
-//! hello messages. A node that reports a role its Sentinel's configuration does not give
-//! it (the old master coming back) is reconfigured 8 s later (`REPLICAOF`), and every
-//! reconfiguration also sends `CLIENT KILL TYPE normal`, so clients reconnect and ask for
-//! the master. Clients ask the Sentinels in turn (`SENTINEL get-master-addr-by-name`, see
-//! [`discovery`]) each time they connect.
+//! most replication data (`REPLICAOF NO ONE`), repoints the old master's other replicas,
+//! and so moves the group's configuration to a new config epoch, which the other Sentinels
+//! learn from its hello messages. The old master is left alone: a Sentinel converts it
+//! (`REPLICAOF`) only once it has reported the master role for more than 8 s, as it learns
+//! at an `INFO` (every 10 s), so about ten seconds after it is seen again; a replica of
+//! another node is repointed after `failover_timeout` (`sentinelRefreshInstanceInfo`,
+//! [`Instance`](crate::world::failover::Instance)). Every reconfiguration also sends
+//! `CLIENT KILL TYPE normal` and `TYPE pubsub`, so clients reconnect and ask for the
+//! master, and the node's configuration is rewritten: it restarts in that role. Clients
+//! ask the Sentinels in turn (`SENTINEL get-master-addr-by-name`, see [`discovery`]) each
+//! time they connect.
 //!
 //! Simplifications, each named where it is made: hellos go straight from Sentinel to
 //! Sentinel (Redis publishes them on the monitored instances' `__sentinel__:hello`
-//! channel); `ROLE` stands for both PING and INFO; the commands Sentinel wraps in
-//! `MULTI … CONFIG REWRITE … EXEC` are sent one by one; a Sentinel keeps its whole state
-//! across a crash (Redis keeps its configuration in sentinel.conf and relearns the rest).
+//! channel); `ROLE` stands for both PING and INFO (sent each tick; its role is taken as an
+//! `INFO` reply only when one is due); the commands Sentinel wraps in `MULTI … CONFIG
+//! REWRITE … EXEC` are sent one by one; a Sentinel keeps its whole state across a crash
+//! (Redis keeps its configuration in sentinel.conf and relearns the rest).
 
 pub mod discovery;
 mod monitor;
 mod server;
+mod watch;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -108,7 +114,7 @@ impl Sentinel {
             .expect("a fresh Sentinel's port is free");
         futures::future::join(
             server::serve(listener, self.state.clone(), self.clock.clone()),
-            monitor::watch(self),
+            watch::watch(self),
         )
         .await;
     }

@@ -1,9 +1,9 @@
 //! One Sentinel's view of the groups it monitors, its votes, and its failover state
 //! machine (`sentinelHandleRedisInstance`, `sentinelFailoverStateMachine` of sentinel.c).
 //!
-//! [`State`] decides; [`watch`] does the talking: each tick it probes every instance,
-//! asks the other Sentinels about masters it finds down, sends its hellos, and sends the
-//! commands the state machine asks for. The state is shared with the Sentinel's server
+//! [`State`] decides; [`watch`](super::watch) does the talking: each tick it probes every
+//! instance, asks the other Sentinels about masters it finds down, sends its hellos, and
+//! sends the commands the state machine asks for. The state is shared with the Sentinel's server
 //! (other Sentinels' questions and votes, clients' questions), and never held across an
 //! await.
 
@@ -11,34 +11,18 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use futures::future::join_all;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Sentinel, address};
-use crate::client::Conn;
-use crate::history::EventKind;
-use crate::platform::Clock;
 use crate::redis::Frame;
-use crate::redis::cmd::Replicaof;
 use crate::redis::request::build as request;
 use crate::scenario::SentinelSettings;
-use crate::world::clock::SimClock;
-use crate::world::failover::{Seen, probe};
-use crate::world::net::{Address, SimConnector};
+use crate::world::failover::{Instance, Seen};
 use crate::world::topology::Group;
 
 /// How often a Sentinel pings each instance (`SENTINEL_PING_PERIOD`), at most: with a
 /// shorter `down_after_ms` it pings that often.
 const PING_PERIOD_MS: u64 = 1000;
-
-/// How long a Sentinel waits for another Sentinel's answer. Redis talks to the others
-/// asynchronously, so one that is cut off never holds up the rest; here each tick waits
-/// this long at most for one, and asks it nothing more that tick once it failed.
-const PEER_TIMEOUT_MS: u64 = 200;
-
-/// How often a Sentinel sends its hello to the others (`SENTINEL_PUBLISH_PERIOD`).
-const HELLO_PERIOD_MS: u64 = 2000;
 
 /// How long another Sentinel's "it is down" counts (`SENTINEL_ASK_PERIOD * 5`).
 const OPINION_VALIDITY_MS: u64 = 5000;
@@ -54,11 +38,6 @@ const TIMER_JITTER_MS: u64 = 100;
 /// The longest an election may take (`SENTINEL_ELECTION_TIMEOUT`), or `failover_timeout`
 /// if shorter.
 const ELECTION_TIMEOUT_MS: u64 = 10_000;
-
-/// How long a node must report a role the configuration does not give it, and how long
-/// after a configuration change, before a Sentinel reconfigures it (`SENTINEL_PUBLISH_PERIOD
-/// * 4`: time to hear newer configurations first).
-const RECONFIGURE_WAIT_MS: u64 = 4 * HELLO_PERIOD_MS;
 
 /// Where a failover of one group stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,15 +73,13 @@ pub(super) struct Monitor {
     /// The master in this Sentinel's configuration, and that configuration's epoch.
     master: usize,
     config_epoch: u64,
-    config_changed_ms: u64,
-    /// Per node: when it last answered, since when it has answered without a gap of
-    /// `down_after_ms`, what it said this tick, the role it last reported and since when
-    /// it reports it.
+    /// Per node: when it last answered, what it said this tick (its PING, and its INFO in
+    /// a failover), what its INFO replies said ([`Instance`]: the role it reports and since
+    /// when), and whether one came this tick.
     last_ok_ms: Vec<u64>,
-    up_since_ms: Vec<u64>,
     seen: Vec<Option<Seen>>,
-    reported: Vec<Option<Seen>>,
-    role_since_ms: Vec<u64>,
+    instances: Vec<Instance>,
+    informed: Vec<bool>,
     /// Per Sentinel (by index; this one's own entry unused).
     opinions: Vec<Opinion>,
     /// This Sentinel's vote: for whom, in which epoch.
@@ -111,14 +88,6 @@ pub(super) struct Monitor {
     /// When the last failover began (or a vote for another's did): none starts before
     /// twice `failover_timeout` after it.
     failover_start_ms: Option<u64>,
-}
-
-/// A reported role as it matters for reconfiguration (the offset changes all the time).
-fn role(seen: Seen) -> Seen {
-    match seen {
-        Seen::Replica { of, .. } => Seen::Replica { of, offset: 0 },
-        master => master,
-    }
 }
 
 /// One Sentinel's state.
@@ -131,12 +100,14 @@ pub(super) struct State {
 }
 
 /// What the state machine asks [`watch`] to do.
-enum Order {
-    /// Send these commands, in order, to node `node` of group `monitor`.
-    Send {
+pub(super) enum Order {
+    /// Make node `node` of group `monitor` a replica of node `follow` (`None`: the master),
+    /// with the `CLIENT KILL`s; `demoted` when it answered as a master.
+    Reconfigure {
         monitor: usize,
         node: usize,
-        commands: Vec<Frame>,
+        follow: Option<usize>,
+        demoted: bool,
     },
     /// Node `promoted` of group `monitor` is its master now, in place of `replaced`.
     Promoted {
@@ -154,18 +125,6 @@ enum Order {
     },
 }
 
-/// The commands Sentinel sends to make a node follow `master` (or become the master), as
-/// `sentinelSendSlaveOf` does, without its `MULTI`/`CONFIG REWRITE`/`EXEC` wrapping:
-/// `CLIENT KILL TYPE normal` drops every client, so they reconnect and ask for the master.
-fn reconfigure(master: Option<SocketAddr>) -> Vec<Frame> {
-    let replicaof = match master {
-        Some(addr) => Replicaof::Master(addr),
-        None => Replicaof::NoOne,
-    };
-    let kill = ["CLIENT", "KILL", "TYPE", "normal"].map(|w| w.as_bytes().to_vec());
-    vec![replicaof.into_frame(), request(kill)]
-}
-
 impl State {
     pub fn new(name: String, settings: SentinelSettings, groups: &[Group], rng: ChaCha8Rng) -> Self {
         let count = settings.count as usize;
@@ -178,12 +137,10 @@ impl State {
                     addrs: group.addrs.clone(),
                     master: group.master(),
                     config_epoch: 0,
-                    config_changed_ms: 0,
                     last_ok_ms: vec![0; n],
-                    up_since_ms: vec![0; n],
                     seen: vec![None; n],
-                    reported: vec![None; n],
-                    role_since_ms: vec![0; n],
+                    instances: Instance::fresh(n, group.master(), 0),
+                    informed: vec![false; n],
                     opinions: vec![Opinion::default(); count],
                     vote: None,
                     failover: Failover::None,
@@ -206,16 +163,14 @@ impl State {
     pub fn restart(&mut self, now_ms: u64) {
         for monitor in &mut self.monitors {
             monitor.last_ok_ms.fill(now_ms);
-            monitor.up_since_ms.fill(now_ms);
             monitor.seen.fill(None);
-            monitor.reported.fill(None);
-            monitor.role_since_ms.fill(now_ms);
+            monitor.renew(now_ms);
             monitor.opinions.fill(Opinion::default());
             monitor.failover = Failover::None;
         }
     }
 
-    fn ping_period_ms(&self) -> u64 {
+    pub(super) fn ping_period_ms(&self) -> u64 {
         PING_PERIOD_MS.min(self.settings.down_after_ms)
     }
 
@@ -281,33 +236,56 @@ impl State {
         if config_epoch > monitor.config_epoch {
             monitor.master = node;
             monitor.config_epoch = config_epoch;
-            monitor.config_changed_ms = now_ms;
+            monitor.renew(now_ms);
             monitor.failover = Failover::None;
         }
     }
 
-    /// Records what the probes of `monitor` found at `now_ms`.
-    fn observe(&mut self, monitor: usize, seen: Vec<Option<Seen>>, now_ms: u64) {
+    /// Records what the probes of group `i` found at `now_ms`: who answered, and, from
+    /// those whose `INFO` is due, the role they report (every ten seconds; every second
+    /// for a replica while its master is ODOWN or being failed over).
+    pub(super) fn observe(&mut self, i: usize, seen: Vec<Option<Seen>>, now_ms: u64) {
+        for (node, seen) in seen.iter().enumerate() {
+            if seen.is_some() {
+                self.monitors[i].last_ok_ms[node] = now_ms;
+            }
+        }
+        let hurried = self.odown(i, now_ms) || self.monitors[i].failover != Failover::None;
         let down_after_ms = self.settings.down_after_ms;
-        let monitor = &mut self.monitors[monitor];
+        let monitor = &mut self.monitors[i];
         for (node, seen) in seen.into_iter().enumerate() {
-            if let Some(seen) = seen {
-                if now_ms.saturating_sub(monitor.last_ok_ms[node]) > down_after_ms {
-                    monitor.up_since_ms[node] = now_ms;
-                }
-                monitor.last_ok_ms[node] = now_ms;
-                if monitor.reported[node] != Some(role(seen)) {
-                    monitor.role_since_ms[node] = now_ms;
-                }
-                monitor.reported[node] = Some(role(seen));
+            let down = now_ms.saturating_sub(monitor.last_ok_ms[node]) > down_after_ms;
+            let instance = &mut monitor.instances[node];
+            instance.set_down(down, now_ms);
+            monitor.informed[node] = false;
+            if let Some(seen) = seen
+                && instance.info_due(hurried && node != monitor.master, now_ms)
+            {
+                instance.refresh(seen, now_ms);
+                monitor.informed[node] = true;
             }
             monitor.seen[node] = seen;
         }
     }
 
+    /// Whether group `i`'s master is ODOWN at `now_ms`: down for this Sentinel and, within
+    /// the last few seconds, for `quorum` of them counting itself.
+    fn odown(&self, i: usize, now_ms: u64) -> bool {
+        let monitor = &self.monitors[i];
+        if !self.sdown(monitor, monitor.master, now_ms) {
+            return false;
+        }
+        let agreeing = monitor
+            .opinions
+            .iter()
+            .filter(|o| o.down && now_ms.saturating_sub(o.at_ms) <= OPINION_VALIDITY_MS)
+            .count();
+        1 + agreeing >= self.settings.quorum as usize
+    }
+
     /// The questions to ask every other Sentinel this tick: about each master this one
     /// finds down, with its own name as the candidate while it runs an election.
-    fn questions(&self, now_ms: u64) -> Vec<(usize, Frame)> {
+    pub(super) fn questions(&self, now_ms: u64) -> Vec<(usize, Frame)> {
         self.monitors
             .iter()
             .enumerate()
@@ -332,7 +310,7 @@ impl State {
     }
 
     /// Records Sentinel `peer`'s answer about `monitor`'s master.
-    fn answered(&mut self, peer: usize, monitor: usize, reply: &Frame, now_ms: u64) {
+    pub(super) fn answered(&mut self, peer: usize, monitor: usize, reply: &Frame, now_ms: u64) {
         let Frame::Array(items) = reply else { return };
         let [Frame::Integer(down), leader, Frame::Integer(epoch)] = items.as_slice() else {
             return;
@@ -346,7 +324,7 @@ impl State {
     }
 
     /// This Sentinel's hellos: its epoch and its configuration of every group.
-    fn hellos(&self) -> Vec<Frame> {
+    pub(super) fn hellos(&self) -> Vec<Frame> {
         self.monitors
             .iter()
             .map(|m| {
@@ -370,19 +348,14 @@ impl State {
     /// within the last few seconds, for `quorum` of them counting itself), unless one began
     /// less than twice `failover_timeout` ago: a new epoch, and this Sentinel's vote for
     /// itself (`sentinelStartFailoverIfNeeded`, then the first `sentinelGetLeader`).
-    fn start_failovers(&mut self, now_ms: u64) {
+    pub(super) fn start_failovers(&mut self, now_ms: u64) {
         let settings = self.settings;
         for i in 0..self.monitors.len() {
             let monitor = &self.monitors[i];
-            if monitor.failover != Failover::None || !self.sdown(monitor, monitor.master, now_ms) {
+            if monitor.failover != Failover::None {
                 continue;
             }
-            let agreeing = monitor
-                .opinions
-                .iter()
-                .filter(|o| o.down && now_ms.saturating_sub(o.at_ms) <= OPINION_VALIDITY_MS)
-                .count();
-            let odown = 1 + agreeing >= settings.quorum as usize;
+            let odown = self.odown(i, now_ms);
             let retry_after_ms = 2 * settings.failover_timeout_ms;
             let may_start = monitor
                 .failover_start_ms
@@ -405,12 +378,12 @@ impl State {
     }
 
     /// How much later than the ping period the next tick comes.
-    fn timer_jitter_ms(&mut self) -> u64 {
+    pub(super) fn timer_jitter_ms(&mut self) -> u64 {
         self.rng.random_range(0..=TIMER_JITTER_MS)
     }
 
     /// One step of every group's state machine at `now_ms`.
-    fn step(&mut self, now_ms: u64) -> Vec<Order> {
+    pub(super) fn step(&mut self, now_ms: u64) -> Vec<Order> {
         let mut orders = Vec::new();
         for i in 0..self.monitors.len() {
             match self.monitors[i].failover {
@@ -426,35 +399,36 @@ impl State {
         orders
     }
 
-    /// No failover under way: reconfigure nodes whose role disagrees with the
-    /// configuration, once both have stood for a while.
+    /// No failover under way: at each node's `INFO`, reconfigure it if its role disagrees
+    /// with the configuration for long enough (`sentinelRefreshInstanceInfo`): a node that
+    /// reports the master role (the old master) after [`Instance::convert_due`]
+    /// (`+convert-to-slave`), a replica of another node after `failover_timeout`
+    /// (`+fix-slave-config`).
     fn watch_over(&mut self, i: usize, now_ms: u64, orders: &mut Vec<Order>) {
         let monitor = &self.monitors[i];
         let master = monitor.master;
-        // `sentinelMasterLooksSane`: act only while the configured master answers as one.
-        if self.sdown(monitor, master, now_ms) || monitor.seen[master] != Some(Seen::Master) {
-            return;
-        }
-        let settled = |since_ms: u64| now_ms.saturating_sub(since_ms) > RECONFIGURE_WAIT_MS;
-        if !settled(monitor.config_changed_ms) {
+        // `sentinelMasterLooksSane`: act only while the configured master is one.
+        if self.sdown(monitor, master, now_ms) || !monitor.instances[master].looks_sane_master(now_ms) {
             return;
         }
         let master_addr = monitor.addrs[master];
-        for (node, seen) in monitor.seen.iter().enumerate() {
-            let astray = match seen {
-                Some(Seen::Master) => node != master,
-                Some(Seen::Replica { of, .. }) => *of != Some(master_addr),
-                None => false,
+        for node in (0..monitor.addrs.len()).filter(|&n| n != master && monitor.informed[n]) {
+            let instance = &monitor.instances[node];
+            let demoted = match monitor.seen[node] {
+                Some(Seen::Master) if instance.convert_due(now_ms) => true,
+                Some(Seen::Replica { .. })
+                    if instance.misdirected(master_addr, self.settings.failover_timeout_ms, now_ms) =>
+                {
+                    false
+                }
+                _ => continue,
             };
-            // `sentinelRedisInstanceNoDownFor` and `role_reported_time`: up, and in that role,
-            // for the whole wait.
-            if astray && settled(monitor.role_since_ms[node]) && settled(monitor.up_since_ms[node]) {
-                orders.push(Order::Send {
-                    monitor: i,
-                    node,
-                    commands: reconfigure(Some(master_addr)),
-                });
-            }
+            orders.push(Order::Reconfigure {
+                monitor: i,
+                node,
+                follow: Some(master),
+                demoted,
+            });
         }
     }
 
@@ -519,15 +493,18 @@ impl State {
             replica,
             since_ms: now_ms,
         };
-        orders.push(Order::Send {
+        orders.push(Order::Reconfigure {
             monitor: i,
             node: replica,
-            commands: reconfigure(None),
+            follow: None,
+            demoted: false,
         });
     }
 
     /// A promotion under way: once the replica reports master, switch the configuration
-    /// to it and repoint every other node that answers; give up after `failover_timeout`.
+    /// to it and repoint the old master's other replicas that answer (the leader's
+    /// `sentinelFailoverReconfNextSlave`: the old master itself is left to
+    /// [`State::watch_over`]); give up after `failover_timeout`.
     fn promote(
         &mut self,
         i: usize,
@@ -548,21 +525,32 @@ impl State {
         let replaced = monitor.master;
         monitor.master = replica;
         monitor.config_epoch = epoch;
-        monitor.config_changed_ms = now_ms;
         monitor.failover = Failover::None;
         orders.push(Order::Promoted {
             monitor: i,
             promoted: replica,
             replaced,
         });
-        let new_master = monitor.addrs[replica];
-        for node in (0..monitor.addrs.len()).filter(|&n| n != replica && monitor.seen[n].is_some()) {
-            orders.push(Order::Send {
+        let replicas = (0..monitor.addrs.len()).filter(|&n| n != replica && n != replaced);
+        for node in replicas.filter(|&n| monitor.seen[n].is_some()) {
+            orders.push(Order::Reconfigure {
                 monitor: i,
                 node,
-                commands: reconfigure(Some(new_master)),
+                follow: Some(replica),
+                demoted: false,
             });
         }
+        monitor.renew(now_ms);
+    }
+}
+
+impl Monitor {
+    /// A new configuration (or a restart) at `now_ms`: every node is seen afresh, as Sentinel
+    /// recreates its instances (`sentinelResetMasterAndChangeAddress`): the master as one,
+    /// the others, the old master among them, as replicas, each asked for its `INFO` at once.
+    fn renew(&mut self, now_ms: u64) {
+        self.instances = Instance::fresh(self.addrs.len(), self.master, now_ms);
+        self.informed.fill(false);
     }
 }
 
@@ -584,138 +572,5 @@ fn text(frame: &Frame) -> Option<String> {
             Some(String::from_utf8_lossy(bytes).into_owned())
         }
         _ => None,
-    }
-}
-
-type SimConn = Conn<SimConnector, SimClock>;
-
-/// A Sentinel's main loop: every ping period, probe, ask, greet, and act.
-pub(super) async fn watch(sentinel: Sentinel) {
-    let Sentinel {
-        index,
-        settings,
-        groups,
-        clock,
-        nic,
-        recorder,
-        state,
-    } = sentinel;
-    let lock = || state.lock().expect("sentinel state poisoned");
-    let (name, period_ms) = {
-        let state = lock();
-        (state.name.clone(), state.ping_period_ms())
-    };
-    let conn = |addr: SocketAddr, timeout_ms: u64| -> SimConn {
-        Conn::new(
-            SimConnector(Address::new(addr), nic.clone()),
-            clock.clone(),
-            timeout_ms,
-        )
-    };
-    let mut nodes: Vec<Vec<SimConn>> = groups
-        .iter()
-        .map(|group| group.addrs.iter().map(|addr| conn(*addr, period_ms)).collect())
-        .collect();
-    let mut peers: Vec<(usize, SimConn)> = (0..settings.count as usize)
-        .filter(|&j| j != index)
-        .map(|j| (j, conn(address(j), PEER_TIMEOUT_MS.min(period_ms))))
-        .collect();
-    let mut next_hello_ms = clock.monotonic_ms();
-    loop {
-        let tick_ms = clock.monotonic_ms();
-        // Probe every instance at once.
-        let probes = join_all(nodes.iter_mut().flatten().map(probe)).await;
-        let now_ms = clock.monotonic_ms();
-        let mut probes = probes.into_iter();
-        for (i, group) in groups.iter().enumerate() {
-            let seen = probes.by_ref().take(group.addrs.len()).collect();
-            lock().observe(i, seen, now_ms);
-        }
-        // Start the failovers due, then ask every other Sentinel about the masters this one
-        // finds down (for its vote, where it started one), and greet them.
-        let questions = {
-            let mut state = lock();
-            state.start_failovers(now_ms);
-            state.questions(now_ms)
-        };
-        let hellos = match now_ms >= next_hello_ms {
-            true => {
-                next_hello_ms = now_ms + HELLO_PERIOD_MS;
-                lock().hellos()
-            }
-            false => Vec::new(),
-        };
-        let answers = join_all(peers.iter_mut().map(|(j, conn)| {
-            let (questions, hellos) = (&questions, &hellos);
-            async move {
-                let mut answers = Vec::new();
-                for (monitor, question) in questions {
-                    match conn.request(question).await {
-                        Ok(reply) => answers.push((*j, *monitor, reply)),
-                        Err(_) => return answers,
-                    }
-                }
-                for hello in hellos {
-                    if conn.request(hello).await.is_err() {
-                        break;
-                    }
-                }
-                answers
-            }
-        }))
-        .await;
-        let now_ms = clock.monotonic_ms();
-        let orders = {
-            let mut state = lock();
-            for (peer, monitor, reply) in answers.iter().flatten() {
-                state.answered(*peer, *monitor, reply, now_ms);
-            }
-            state.step(now_ms)
-        };
-        for order in orders {
-            match order {
-                Order::Send {
-                    monitor,
-                    node,
-                    commands,
-                } => {
-                    for command in commands {
-                        let _ = nodes[monitor][node].request(&command).await;
-                    }
-                }
-                Order::Promoted {
-                    monitor,
-                    promoted,
-                    replaced,
-                } => {
-                    let group = &groups[monitor];
-                    group.promote(promoted);
-                    let event = EventKind::Failover {
-                        promoted: group.names[promoted].clone(),
-                        replaced: group.names[replaced].clone(),
-                    };
-                    recorder.record(&name, clock.local_us(), event);
-                }
-                Order::ElectionOver {
-                    monitor,
-                    epoch,
-                    votes,
-                    needed,
-                    elected,
-                } => {
-                    let group = &groups[monitor];
-                    let event = EventKind::SentinelElection {
-                        master: group.names[0].clone(),
-                        epoch,
-                        votes,
-                        needed,
-                        elected,
-                    };
-                    recorder.record(&name, clock.local_us(), event);
-                }
-            }
-        }
-        let jitter_ms = lock().timer_jitter_ms();
-        clock.sleep_until_monotonic(tick_ms + period_ms + jitter_ms).await;
     }
 }
