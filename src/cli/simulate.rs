@@ -18,7 +18,7 @@ use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
-use super::{EXIT_HARNESS, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
+use super::{EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
 
 /// What `run` is asked: run scenarios over many seeds and print the verdict table.
 #[derive(clap::Args)]
@@ -73,11 +73,27 @@ pub fn run(args: RunArgs) -> ExitCode {
         seed_log,
         ..
     } = args;
-    let scenarios = match scenario::load_paths(&paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
+    // Every bad file is reported, and the good ones still run: the exit code says 2 at
+    // the end.
+    let mut scenarios = Vec::new();
+    let mut refused = 0;
+    for (file, loaded) in match scenario::load_each(&paths) {
+        Ok(loaded) => loaded,
         Err(e) => return invalid(e),
-    };
+    } {
+        match loaded {
+            Ok(scenario) => scenarios.push((file, scenario)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                refused += 1;
+            }
+        }
+    }
+    match (scenarios.is_empty(), refused) {
+        (true, 0) => return invalid("no scenario files found"),
+        (true, _) => return ExitCode::from(EXIT_INVALID),
+        (false, _) => {}
+    }
     if seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
@@ -98,6 +114,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     emit(ScenarioReport::table_header());
     let mut all_met = true;
     let mut any_error = false;
+    let scenarios_run = scenarios.len();
     for (file, scenario) in scenarios {
         let count = seeds.unwrap_or(scenario.seeds);
         if seed_start.checked_add(count).is_none() {
@@ -141,6 +158,13 @@ pub fn run(args: RunArgs) -> ExitCode {
             seed_start + shard.index
         ));
         all_met = true;
+    }
+    if refused > 0 {
+        let ran = scenarios_run;
+        eprintln!(
+            "error: {refused} scenario file(s) refused (above); the other {ran} ran, their verdicts in the table"
+        );
+        return ExitCode::from(EXIT_INVALID);
     }
     verdict_exit(any_error, all_met)
 }

@@ -2,19 +2,20 @@
 //!
 //! An acquire sends the algorithm's commands (`ladder.rs`) to every node at
 //! once, each with its own timeout, and counts the grants: one node needs one, Redlock a
-//! majority. Validity is the TTL minus the time the acquire took minus a drift allowance,
+//! majority. It is decided once every node answered, or as soon as a quorum voted, as
+//! the client's library decides it (`fanout.rs`). Validity is the TTL minus the time the acquire took minus a drift allowance,
 //! measured on the client's own clock; clients that skip that check (redis-py) are a
 //! setting, not a second code path. Every failed attempt releases whatever it took, and
 //! one retry loop serves all algorithms.
 
 use std::sync::Arc;
 
-use futures::future::join_all;
 use rand::{Rng, RngExt};
 use tokio::sync::watch;
 
 use super::conn::Conn;
 use super::error::LockError;
+use super::fanout::{Vote, fan_out};
 use super::ladder;
 use super::observe::{Observe, Request, Tap, Unobserved};
 use super::options::{
@@ -267,22 +268,38 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
-        let answers = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
-            let held_for_ms = match answer {
-                Ok(Grant::Held { for_ms }) => for_ms,
-                _ => None,
-            };
-            let reply = answer.map(|grant| grant == Grant::Granted);
-            observer.answered(Request::Acquire, i, &reply);
-            (reply, held_for_ms)
-        }))
+        let requests = self.nodes.iter_mut().map(|node| {
+            Some(async move {
+                let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
+                let held_for_ms = match answer {
+                    Ok(Grant::Held { for_ms }) => for_ms,
+                    _ => None,
+                };
+                (answer.map(|grant| grant == Grant::Granted), held_for_ms)
+            })
+        });
+        let votes = fan_out(
+            requests.collect(),
+            options.resolve,
+            |(reply, _)| matches!(reply, Ok(true)),
+            |i, answer| heard(observer, Request::Acquire, i, answer.map(|(reply, _)| reply)),
+        )
         .await;
-        self.held_for_ms = answers.iter().filter_map(|(_, held_for_ms)| *held_for_ms).min();
-        let replies: Vec<Result<bool, LockError>> = answers.into_iter().map(|(reply, _)| reply).collect();
+        self.held_for_ms = votes
+            .iter()
+            .filter_map(|vote| vote.answer().and_then(|(_, held_for_ms)| *held_for_ms))
+            .min();
+        // `None`: the attempt was decided without this node's answer.
+        let replies: Vec<Option<Result<bool, LockError>>> = votes
+            .into_iter()
+            .map(|vote| match vote {
+                Vote::Answered((reply, _)) => Some(reply),
+                Vote::Pending | Vote::Skipped => None,
+            })
+            .collect();
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
-        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let granted = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         let validity_ms = self.validity_after(elapsed_ms);
         let valid = validity_ms > 0;
         if granted >= self.quorum() && valid {
@@ -297,14 +314,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .map(Some);
         }
         // Redlock step 5: free what we may have taken (a node that failed may have set the
-        // key) so others need not wait for the TTL. Tiers 1–3 cannot tell their key from
-        // another client's, so they leave it. A failed release here changes nothing the
-        // caller could act on.
+        // key, and so may one whose answer the attempt did not wait for) so others need not
+        // wait for the TTL. Tiers 1–3 cannot tell their key from another client's, so they
+        // leave it. A failed release here changes nothing the caller could act on.
         let may_hold: Vec<bool> = replies
             .iter()
             .map(|reply| match self.options.attempt_cleanup {
-                AttemptCleanup::EveryNode => !matches!(reply, Ok(false)),
-                AttemptCleanup::GrantedNodes => matches!(reply, Ok(true)),
+                AttemptCleanup::EveryNode => !matches!(reply, Some(Ok(false))),
+                AttemptCleanup::GrantedNodes => matches!(reply, Some(Ok(true))),
                 AttemptCleanup::AfterFinalFailure | AttemptCleanup::Never => false,
             })
             .collect();
@@ -423,7 +440,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.steps.reached(Step::BeforeRelease).await;
         let replies = self.release_everywhere(&lease.key, &lease.token).await;
         self.steps.reached(Step::AfterRelease).await;
-        let released = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let released = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         if released >= self.quorum() {
             return Ok(true);
         }
@@ -437,15 +454,20 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
         let (ttl_ms, options, observer) = (self.options.ttl_ms, &self.options, &*self.observer);
-        let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let reply = profiles::extend_on(node, options, &lease.key, &lease.token).await;
-            observer.answered(Request::Extend, i, &reply);
-            reply
-        }))
+        let requests = self.nodes.iter_mut().map(|node| {
+            Some(async move { profiles::extend_on(node, options, &lease.key, &lease.token).await })
+        });
+        let votes = fan_out(
+            requests.collect(),
+            options.resolve,
+            |reply| matches!(reply, Ok(true)),
+            |i, answer| heard(observer, Request::Extend, i, answer),
+        )
         .await;
+        let replies = answers(votes);
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
-        let extended = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let extended = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         let validity_ms = self.validity_after(elapsed_ms);
         if extended >= self.quorum() && validity_ms > 0 {
             return Ok(Lease {
@@ -453,8 +475,8 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 ..lease.clone()
             });
         }
-        let not_ours = replies.iter().filter(|r| matches!(r, Ok(false))).count();
-        let last_error = replies.into_iter().filter_map(Result::err).last();
+        let not_ours = replies.iter().filter(|r| matches!(r, Some(Ok(false)))).count();
+        let last_error = replies.into_iter().flatten().filter_map(Result::err).last();
         if extended >= self.quorum() {
             return Err(LockError::LockLost {
                 reason: format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL"),
@@ -641,18 +663,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         ladder::next_fence(source, &counter_key).await.map(Some)
     }
 
-    async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Result<bool, LockError>> {
+    async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Option<Result<bool, LockError>>> {
         let every_node = vec![true; self.nodes.len()];
         self.release_on_nodes(key, token, &every_node).await
     }
 
-    /// Releases on the nodes `chosen` marks; the others count as not released.
+    /// Releases on the nodes `chosen` marks; the others count as not released, and those
+    /// the release was decided without are `None`.
     async fn release_on_nodes(
         &mut self,
         key: &[u8],
         token: &str,
         chosen: &[bool],
-    ) -> Vec<Result<bool, LockError>> {
+    ) -> Vec<Option<Result<bool, LockError>>> {
         // Redisson names each unlock request (its latch key); nobody else draws one.
         let request_id = match self.options.protocol {
             Protocol::Redisson => self.random_hex(redisson::REQUEST_ID_BYTES),
@@ -660,28 +683,24 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
-        join_all(
-            self.nodes
-                .iter_mut()
-                .zip(chosen)
-                .enumerate()
-                .map(|(i, (node, &chosen))| async move {
-                    if !chosen {
-                        return Ok(false);
-                    }
-                    let reply = profiles::release_on(node, options, key, token, request_id, steps).await;
-                    observer.answered(Request::Release, i, &reply);
-                    reply
-                }),
+        let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
+            chosen.then(|| async move { profiles::release_on(node, options, key, token, request_id, steps).await })
+        });
+        let votes = fan_out(
+            requests.collect(),
+            options.resolve,
+            |reply| matches!(reply, Ok(true)),
+            |i, answer| heard(observer, Request::Release, i, answer),
         )
-        .await
+        .await;
+        answers(votes)
     }
 
     /// Why too few nodes said yes: `Ok` when every node answered (others hold the key),
     /// the node's own error on a single node, [`LockError::NoQuorum`] otherwise.
-    fn refusal(&self, replies: Vec<Result<bool, LockError>>) -> Result<(), LockError> {
-        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
-        let mut errors: Vec<LockError> = replies.into_iter().filter_map(Result::err).collect();
+    fn refusal(&self, replies: Vec<Option<Result<bool, LockError>>>) -> Result<(), LockError> {
+        let granted = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
+        let mut errors: Vec<LockError> = replies.into_iter().flatten().filter_map(Result::err).collect();
         match errors.len() {
             0 => Ok(()),
             _ if self.nodes.len() == 1 => Err(errors.remove(0)),
@@ -761,6 +780,25 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             &hex[20..]
         )
     }
+}
+
+/// Tells `observer` node `i`'s answer to `request` as it came in, or, for `None`, that the
+/// request was decided without it.
+fn heard(observer: &dyn Observe, request: Request, i: usize, answer: Option<&Result<bool, LockError>>) {
+    observer.answered(request, i, answer.unwrap_or(&Err(LockError::NotWaitedFor)));
+}
+
+/// Each node's answer: `None` for one the request was decided without; a node not asked
+/// counts as not done (`Some(Ok(false))`).
+fn answers(votes: Vec<Vote<Result<bool, LockError>>>) -> Vec<Option<Result<bool, LockError>>> {
+    votes
+        .into_iter()
+        .map(|vote| match vote {
+            Vote::Answered(reply) => Some(reply),
+            Vote::Pending => None,
+            Vote::Skipped => Some(Ok(false)),
+        })
+        .collect()
 }
 
 /// Bytes in lower-case hex.

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Value, Variadic, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
 use super::cmd::error::Writes;
@@ -222,9 +222,26 @@ impl Scripts {
                 Ok(())
             })?,
         )?;
+        // script_lua.c `luaRedisSha1hexCommand`: exactly one argument, read with
+        // `lua_tolstring` (a number in its `%.14g` form, Lua 5.1's `LUA_NUMBER_FMT`;
+        // anything else as no bytes).
         bridge.set(
             "sha1hex",
-            lua.create_function(|_, text: LuaString| Ok(sha1_hex(&text.as_bytes())))?,
+            lua.create_function(move |_, args: Variadic<Value>| {
+                let [text] = args.as_slice() else {
+                    return Err(mlua::Error::external(RedisCallError {
+                        message: "ERR wrong number of arguments".into(),
+                        counted: false,
+                    }));
+                };
+                let bytes = match text {
+                    Value::String(text) => text.as_bytes().to_vec(),
+                    Value::Integer(n) => format_g(*n as f64, 14).into_bytes(),
+                    Value::Number(x) => format_g(*x, 14).into_bytes(),
+                    _ => Vec::new(),
+                };
+                Ok(sha1_hex(&bytes))
+            })?,
         )?;
         bridge.set(
             "redis_error_message",
@@ -238,7 +255,6 @@ impl Scripts {
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
-            string_format: lua.globals().get::<Table>("string")?.get("format")?,
             db: RefCell::new(None),
             now_ms: Cell::new(0),
             writes: Cell::new(Writes::Taken),
@@ -434,9 +450,6 @@ impl Scripts {
 /// `redis.pcall`. The node's keyspace is moved in for the run and back out after it, so the
 /// two functions are made once per interpreter rather than once per run.
 struct RunningScript {
-    /// Lua's `string.format`, which turns number arguments of `redis.call` into strings
-    /// exactly as Redis's C code does (`%.17g`).
-    string_format: Function,
     /// The node's keyspace while a script runs; `None` between runs.
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
@@ -464,11 +477,11 @@ impl RunningScript {
         for word in words.iter() {
             command.push(match word {
                 Value::String(text) => text.as_bytes().to_vec(),
-                Value::Integer(_) | Value::Number(_) => self
-                    .string_format
-                    .call::<LuaString>(("%.17g", word.clone()))?
-                    .as_bytes()
-                    .to_vec(),
+                // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of Lua's
+                // `string.format` would need stack room that a call with 7999 arguments (all
+                // Lua 5.1 gives a C function) does not leave.
+                Value::Integer(n) => format_g(*n as f64, 17).into_bytes(),
+                Value::Number(x) => format_g(*x, 17).into_bytes(),
                 _ => return refused("ERR Lua redis lib command arguments must be strings or integers"),
             });
         }
@@ -506,6 +519,34 @@ impl RunningScript {
             counted: true,
         }))
     }
+}
+
+/// `x` as C's `printf("%.{precision}g")` writes it (glibc): `precision` significant digits,
+/// in exponent form when the exponent is below -4 or at least the precision, with trailing
+/// zeros dropped; `inf`, `-inf`, `nan`, `-nan`.
+fn format_g(x: f64, precision: usize) -> String {
+    if !x.is_finite() {
+        let sign = if x.is_sign_negative() { "-" } else { "" };
+        let word = if x.is_nan() { "nan" } else { "inf" };
+        return format!("{sign}{word}");
+    }
+    let precision = precision.max(1);
+    // Rounded to `precision` significant digits first: the exponent is that of the result.
+    let scientific = format!("{:.*e}", precision - 1, x);
+    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` writes an exponent");
+    let exponent: i32 = exponent.parse().expect("`{:e}` writes a whole exponent");
+    let trim = |digits: &str| -> String {
+        match digits.contains('.') {
+            true => digits.trim_end_matches('0').trim_end_matches('.').to_string(),
+            false => digits.to_string(),
+        }
+    };
+    if exponent < -4 || exponent >= precision as i32 {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{}e{sign}{:02}", trim(mantissa), exponent.unsigned_abs());
+    }
+    let decimals = (precision as i32 - 1 - exponent) as usize;
+    trim(&format!("{x:.decimals$}"))
 }
 
 /// `redis.REDIS_VERSION_NUM`: major, minor and patch in one byte each (7.0.15 → 0x07000f).
@@ -679,4 +720,32 @@ fn frame_to_lua(lua: &Lua, frame: Frame) -> mlua::Result<Value> {
             Value::Table(table)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn numbers_are_written_as_printf_writes_them() {
+        let cases: [(f64, usize, &str); 14] = [
+            (1.0, 17, "1"),
+            (100.5, 17, "100.5"),
+            (0.1, 17, "0.10000000000000001"),
+            (1e17, 17, "1e+17"),
+            (1e16, 17, "10000000000000000"),
+            (123_456_789_012_345_678.0, 17, "1.2345678901234568e+17"),
+            (1e-5, 17, "1.0000000000000001e-05"),
+            (0.0001, 17, "0.0001"),
+            (-0.0, 17, "-0"),
+            (3.14159, 14, "3.14159"),
+            (1.0 / 3.0, 14, "0.33333333333333"),
+            (-2.5e-300, 17, "-2.5e-300"),
+            (f64::INFINITY, 17, "inf"),
+            (-f64::NAN, 17, "-nan"),
+        ];
+        for (x, precision, written) in cases {
+            assert_eq!(format_g(x, precision), written, "%.{precision}g of {x}");
+        }
+    }
 }
