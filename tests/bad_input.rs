@@ -234,7 +234,11 @@ fn fractional_seconds_and_a_ttl_of_one_ms_are_taken_as_redis_takes_them() {
         });
         let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "2"]);
         let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
-        assert_eq!(output.status.code(), Some(1), "{ttl}: unchecked, not refused: {stderr}{stdout}");
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{ttl}: unchecked, not refused: {stderr}{stdout}"
+        );
         assert!(stderr.is_empty(), "{ttl}: {stderr}");
         // The client asks Redis for exactly that TTL.
         let replay = locksim(&["replay", file.to_str().unwrap(), "--seed", "0", "--commands"]);
@@ -279,7 +283,12 @@ fn appendfsync_no_loses_on_a_power_loss_what_the_os_had_not_yet_written_back() {
     for file in &cases {
         let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "3"]);
         let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
-        assert_eq!(output.status.code(), Some(0), "{}: {stderr}{stdout}", file.display());
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {stderr}{stdout}",
+            file.display()
+        );
     }
 }
 
@@ -306,7 +315,10 @@ fn the_holder_can_be_cut_off_by_name_in_a_partitions_groups() {
     let (holder, others) = groups.split_once(" | ").expect("two groups");
     let holder = holder.trim_start_matches('[').trim_end_matches(']');
     assert!(holder.starts_with("client-") && !holder.contains(','), "{struck}");
-    assert!(others.starts_with("[redis-1,") && !others.contains(holder), "{struck}");
+    assert!(
+        others.starts_with("[redis-1,") && !others.contains(holder),
+        "{struck}"
+    );
     assert!(
         trace.contains(&format!("{holder:<22}5000.000  link-cut to=redis-1")),
         "the holder's link to Redis is cut:\n{trace}"
@@ -326,13 +338,23 @@ fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
     assert_eq!(output.status.code(), Some(2), "{stderr}{stdout}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 3, "{stderr}");
-    assert!(lines[0].starts_with(&format!("error: {}: field `seeds`", bad[0].display())), "{stderr}");
-    assert!(lines[1].starts_with(&format!("error: {}: field `lock.ttl_ms`", bad[1].display())), "{stderr}");
+    assert!(
+        lines[0].starts_with(&format!("error: {}: field `seeds`", bad[0].display())),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("error: {}: field `lock.ttl_ms`", bad[1].display())),
+        "{stderr}"
+    );
     assert_eq!(
         lines[2],
         "error: 2 scenario file(s) refused (above); the other 1 ran, their verdicts in the table"
     );
-    assert!(stdout.contains("single-node-gc-pause"), "{} ran: {stdout}", good.display());
+    assert!(
+        stdout.contains("single-node-gc-pause"),
+        "{} ran: {stdout}",
+        good.display()
+    );
 }
 
 /// Cases of the fuzz: `PROPTEST_CASES`, or a CI-sized default (more find more: the

@@ -484,8 +484,22 @@ fn typed_request() -> impl Strategy<Value = Vec<Word>> {
 
 /// A GETRANGE offset: from the start, from the end, past either end, or not a number.
 fn offset() -> impl Strategy<Value = Word> {
-    select(vec!["0", "1", "2", "-1", "-2", "-3", "5", "100", "-100", "9223372036854775807", "-9223372036854775808", "x", "1.5"])
-        .prop_map(text)
+    select(vec![
+        "0",
+        "1",
+        "2",
+        "-1",
+        "-2",
+        "-3",
+        "5",
+        "100",
+        "-100",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "x",
+        "1.5",
+    ])
+    .prop_map(text)
 }
 
 /// String, key and database requests beyond the lock's.
@@ -1804,7 +1818,19 @@ fn errors_are_counted_as_redis_counts_them() {
 
 #[test]
 fn getrange_answers_as_redis_server_7_0_does() {
-    let offsets = ["0", "1", "-1", "-2", "3", "-5", "4", "100", "-100", "9223372036854775807", "-9223372036854775808"];
+    let offsets = [
+        "0",
+        "1",
+        "-1",
+        "-2",
+        "3",
+        "-5",
+        "4",
+        "100",
+        "-100",
+        "9223372036854775807",
+        "-9223372036854775808",
+    ];
     let mut dialogue: Vec<Vec<&str>> = vec![
         vec!["SET", "s", "hello"],
         vec!["SET", "n", "12345"],

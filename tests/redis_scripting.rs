@@ -128,7 +128,9 @@ fn read_only_scripts_and_the_empty_function_library_answer_as_redis_server_7_0_d
 /// arguments (all a C function gets) and 8000 (too many for `unpack`).
 fn redis_library_dialogue() -> Vec<String> {
     let unpack = |n: u32, call: &str| {
-        format!("EVAL|local a = {{}} for i=1,{n} do a[i] = 1 end return redis.{call}('lpush', KEYS[1], unpack(a))|1|l{n}{call}")
+        format!(
+            "EVAL|local a = {{}} for i=1,{n} do a[i] = 1 end return redis.{call}('lpush', KEYS[1], unpack(a))|1|l{n}{call}"
+        )
     };
     [
         "EVAL|redis.sha1hex()|0".to_string(),
@@ -172,6 +174,9 @@ fn the_redis_library_reports_its_errors_and_takes_every_argument_unpack_gives() 
             matches!(no_argument, Value::Error(e) if e.starts_with("ERR wrong number of arguments")),
             "{no_argument:?} (RESP3: {resp3})"
         );
-        assert!(got.iter().any(|(_, reply)| *reply == Value::Int(7999)), "RESP3: {resp3}");
+        assert!(
+            got.iter().any(|(_, reply)| *reply == Value::Int(7999)),
+            "RESP3: {resp3}"
+        );
     }
 }
