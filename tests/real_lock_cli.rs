@@ -82,6 +82,42 @@ fn until_pid_in(file: &std::path::Path) -> u32 {
     }
 }
 
+/// The processes of process group `group` that have not ended: (pid, command name).
+fn group_members(group: u32) -> Vec<(u32, String)> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue; // ended since the listing
+        };
+        // pid (comm) state ppid pgrp ...: the name is in parentheses and may hold spaces.
+        let (Some(open), Some((before, rest))) = (stat.find('('), stat.rsplit_once(')')) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ended = matches!(fields.first(), Some(&("Z" | "X")));
+        if !ended && fields.get(2).and_then(|pgrp| pgrp.parse::<u32>().ok()) == Some(group) {
+            members.push((pid, before[open + 1..].to_string()));
+        }
+    }
+    members
+}
+
+/// Waits, polling for up to `limit`, until `done` holds; panics with `what` otherwise.
+fn until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// `server`, once its default user needs the password `right` and an ACL user `app` can log
 /// in with `apppw`. (Set after the start: the test support's readiness check does not log in.)
 fn with_password(server: RedisServer) -> RedisServer {
@@ -680,4 +716,109 @@ fn rediss_speaks_tls_and_checks_the_servers_certificate() {
     let (code, stderr, _) = run_timed(&mut lock_command(&plain, "tls", &["--", "true"]));
     assert_eq!(code, Some(69), "plain TCP to the TLS port: {stderr}");
     drop(server);
+}
+
+#[test]
+fn sigkill_of_locksim_kills_everything_its_command_started() {
+    let server = RedisServer::start(&[]);
+    let pid_file = support::cli::scratch("guardian").join("pid");
+    // A multi-line cron script: a background job and a foreground one, neither exec'd.
+    let script = "echo $$ > \"$1\"; sleep 301 & sleep 302";
+    let args = ["--", "sh", "-c", script, "sh", pid_file.to_str().unwrap()];
+    let mut child = locksim_lock(&server, "guarded", &args);
+    let group = until_pid_in(&pid_file);
+    let sleeps = || {
+        group_members(group)
+            .iter()
+            .filter(|(_, name)| name == "sleep")
+            .count()
+    };
+    until(Duration::from_secs(10), "both sleeps start", || sleeps() == 2);
+    let status = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !group_members(group).is_empty() {
+        if Instant::now() > deadline {
+            let left = group_members(group);
+            // SAFETY: kill(2) on the group this test's command made; no test leaves it.
+            unsafe { libc::kill(-(group as libc::pid_t), libc::SIGKILL) };
+            panic!("the command's group outlived locksim by 5 s: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_host_that_does_not_resolve_is_one_unreachable_node_and_redlock_goes_on_with_the_others() {
+    let unresolvable = "redis://:s3cret-pw@no-such-host.invalid:6379";
+    let (code, stderr, took) = run_timed(&mut lock_command(
+        unresolvable,
+        "dns",
+        &["--wait", "30s", "--", "true"],
+    ));
+    assert_eq!(code, Some(69), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach Redis")
+            && stderr.contains("redis://:****@no-such-host.invalid:6379")
+            && stderr.contains("cannot resolve"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("s3cret"),
+        "the password is never shown: {stderr}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "at once, not after --wait: {took:?}"
+    );
+    let servers: Vec<RedisServer> = (0..2).map(|_| RedisServer::start(&[])).collect();
+    let mut nodes: Vec<String> = servers.iter().map(|s| s.addr.to_string()).collect();
+    nodes.insert(1, "no-such-host.invalid:6379".into());
+    let (code, stderr, _) = run_timed(&mut lock_command(
+        &nodes.join(","),
+        "dns",
+        &["--wait", "10s", "--", "sh", "-c", "exit 4"],
+    ));
+    assert_eq!(code, Some(4), "two of three nodes are a majority: {stderr}");
+    drop(servers);
+}
+
+#[test]
+fn no_message_shows_a_password() {
+    let server = with_password(RedisServer::start(&[]));
+    let port = server.addr.port();
+    let refused = refused_port();
+    let cases: [(String, &[&str], i32); 5] = [
+        (format!("redis://:s3cret-pw@127.0.0.1:{port}/x"), &[], 2),
+        (format!("redis://app:s3cret-pw@127.0.0.1:{port}:1"), &[], 2),
+        (format!("redis://:s3cret-pw@127.0.0.1:{refused}"), &[], 69),
+        (
+            format!("redis://:s3cret-pw@127.0.0.1:{port}"),
+            &["--fence-counter", "redis://:s3cret-pw@127.0.0.1:1/x"],
+            2,
+        ),
+        (format!("redis://app:s3cret-pw@127.0.0.1:{port}"), &[], 77),
+    ];
+    for (redis, extra, expected) in cases {
+        let args = [extra, &["--wait", "0", "--", "true"]].concat();
+        let (code, stderr, _) = run_timed(&mut lock_command(&redis, "secret", &args));
+        assert_eq!(code, Some(expected), "{stderr}");
+        assert!(
+            !stderr.contains("s3cret"),
+            "{redis}: the password is shown: {stderr}"
+        );
+    }
+    let (_, stderr, _) = run_timed(&mut lock_command(
+        &format!("redis://:s3cret-pw@127.0.0.1:{refused}"),
+        "secret",
+        &["--", "true"],
+    ));
+    assert!(
+        stderr.contains(&format!("redis://:****@127.0.0.1:{refused}")),
+        "the node is named, its password masked: {stderr}"
+    );
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use locksim::campaign::minimal::SHRINK_RUNS;
 use locksim::check::{check_all, mutual_exclusion, resource_safety};
 use locksim::history::{EventKind, History};
-use locksim::report::minimal::SHRINK_RUNS;
 use locksim::scenario::grid::{Cell, GRID_FILE, Grid};
 use locksim::scenario::load_str;
 use locksim::search::mechanism::{Happening, Mechanism};

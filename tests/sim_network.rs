@@ -1,6 +1,7 @@
 //! The simulated network's own fault models, below any scenario: a node's NIC resets its
 //! connections the way a RST does, delays messages without holding the writer back, and a
-//! connect over a cut link hangs as a dropped SYN does.
+//! connect over a cut link hangs as a dropped SYN does. Nothing from a peer that closes or
+//! dies behind a cut link (data, FIN, RST) crosses it before the heal.
 
 mod support;
 
@@ -213,4 +214,98 @@ fn bytes_written_before_a_kill_arrive_after_their_delay() {
         });
         assert_eq!(received, 3, "latency {latency_ms} ms");
     }
+}
+
+/// How the peer in [`a_vanished_peer_is_seen_only_after_the_heal`] goes away.
+#[derive(Debug, Clone, Copy)]
+enum Vanish {
+    /// Its process closes the connection (a FIN).
+    Close,
+    /// Its process dies (the kernel closes the socket; a write to it gets a RST).
+    Die,
+}
+
+/// A peer at 10.0.0.9 behind a partition (both ways, 500–3000 ms) writes "bye" at 1000 ms
+/// and then closes the connection or dies. Nothing of it crosses the cut: the client's
+/// writes go into its socket as usual, and its reads wait. After the heal the client
+/// reads "bye", then the end of the stream, and its next write is reset.
+fn a_vanished_peer_is_seen_only_after_the_heal(vanish: Vanish) {
+    simulate(6, || async move {
+        let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9)), 7000);
+        let peer = Handle::current()
+            .create_node()
+            .name("peer")
+            .ip(addr.ip())
+            .init(move || async move {
+                let listener = SimListener::bind(addr, Nic::default()).await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
+                madsim::time::sleep(Duration::from_millis(1000) - Duration::from_millis(now_ms())).await;
+                stream.write_all(b"bye").await.unwrap();
+                stream.flush().await.unwrap();
+                if let Vanish::Close = vanish {
+                    drop(stream);
+                    madsim::time::sleep(Duration::from_secs(3600)).await;
+                } else {
+                    // Killed at 1100 ms with the connection open.
+                    madsim::time::sleep(Duration::from_secs(3600)).await;
+                    drop(stream);
+                }
+            })
+            .build();
+        let (peer_id, node) = (peer.id(), client_node(1));
+        let client_id = node.id();
+        let client = node.spawn(async move {
+            let mut stream = SimConnector(Address::new(addr), Nic::default())
+                .connect()
+                .await
+                .unwrap();
+            madsim::time::sleep(Duration::from_millis(1500) - Duration::from_millis(now_ms())).await;
+            stream.write_all(b"ping").await.unwrap();
+            let written = stream.flush().await;
+            assert!(
+                written.is_ok(),
+                "{vanish:?}: the peer's reset cannot cross the cut: {written:?}"
+            );
+            let mut buf = [0u8; 16];
+            let read = madsim::time::timeout(Duration::from_millis(1400), stream.read(&mut buf)).await;
+            assert!(
+                read.is_err(),
+                "{vanish:?}: neither its data nor its close cross the cut: {read:?} at {} ms",
+                now_ms()
+            );
+            // Healed at 3000 ms: what the peer sent arrives in order, then its close.
+            let n = stream.read(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"bye", "{vanish:?}");
+            assert!(now_ms() >= 3000, "{vanish:?}: read at {} ms", now_ms());
+            let n = stream.read(&mut buf).await.unwrap();
+            assert_eq!(n, 0, "{vanish:?}: then the end of the stream");
+            stream.write_all(b"ping").await.unwrap();
+            let reset = stream.flush().await;
+            assert!(
+                matches!(&reset, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+                "{vanish:?}: a write after the heal is reset: {reset:?}"
+            );
+        });
+        madsim::time::sleep(Duration::from_millis(500)).await;
+        NetSim::current().clog_link(peer_id, client_id);
+        NetSim::current().clog_link(client_id, peer_id);
+        if let Vanish::Die = vanish {
+            madsim::time::sleep(Duration::from_millis(600)).await;
+            Handle::current().kill(peer_id);
+        }
+        madsim::time::sleep(Duration::from_millis(3000) - Duration::from_millis(now_ms())).await;
+        NetSim::current().unclog_link(peer_id, client_id);
+        NetSim::current().unclog_link(client_id, peer_id);
+        client.await.unwrap();
+    });
+}
+
+#[test]
+fn a_close_across_a_cut_link_is_seen_only_after_the_heal() {
+    a_vanished_peer_is_seen_only_after_the_heal(Vanish::Close);
+}
+
+#[test]
+fn a_peer_that_dies_behind_a_cut_link_is_seen_only_after_the_heal() {
+    a_vanished_peer_is_seen_only_after_the_heal(Vanish::Die);
 }

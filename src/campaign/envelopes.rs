@@ -191,9 +191,7 @@ pub fn write_scenarios(dir: &Path) -> std::io::Result<usize> {
         for (s, sp) in plan.series.iter().enumerate() {
             for &y in &plan.ys {
                 for &x in &plan.xs {
-                    let text =
-                        serde_json::to_string_pretty(&(sp.scenario)(x, y)).map_err(std::io::Error::other)?;
-                    std::fs::write(dir.join(point_file(plan.name, s, x, y)), text + "\n")?;
+                    super::write_scenario(&dir.join(point_file(plan.name, s, x, y)), &(sp.scenario)(x, y))?;
                     written += 1;
                 }
             }

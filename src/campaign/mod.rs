@@ -8,7 +8,16 @@
 //! `report/` runs a seed.
 
 pub mod control;
+pub mod counterexamples;
 pub mod envelopes;
 pub mod matrix;
+pub mod minimal;
 pub mod plan;
 pub mod sweeps;
+
+/// Writes a generated scenario to `file` as people write them (pretty JSON, a final
+/// newline), so `locksim replay` runs it; an error names the file.
+pub fn write_scenario(file: &std::path::Path, scenario: &serde_json::Value) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(scenario).map_err(std::io::Error::other)? + "\n";
+    std::fs::write(file, text).map_err(|e| std::io::Error::other(format!("{}: {e}", file.display())))
+}

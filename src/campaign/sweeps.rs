@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::control;
+use crate::report::ScenarioReport;
 use crate::report::outcome::SAFETY_CHECKERS;
-use crate::report::{ScenarioReport, Tally};
+use crate::report::tally::Tally;
 use crate::scenario::Scenario;
 use crate::sweep::{SeedRun, Shard};
 
@@ -67,15 +68,11 @@ impl Sweep {
     pub fn run(&self, jobs: usize) -> ScenarioReport {
         let started = Instant::now();
         let tally = Mutex::new(Tally::new(&self.scenario));
-        let run_seeds = |seeds: std::ops::Range<u64>| {
-            let seeds: Vec<u64> = seeds.collect();
-            crate::sweep::sweep_seeds(&self.scenario, &seeds, jobs, |run| {
-                tally.lock().expect("tally lock poisoned").add(&run);
-            });
-        };
-        run_seeds(0..self.seeds);
+        let seeds: Vec<u64> = (0..self.seeds).collect();
+        tally_seeds(&self.scenario, &seeds, jobs, &tally, &|_| {});
         if self.goes_on(&tally.lock().expect("tally lock poisoned")) {
-            run_seeds(self.seeds..self.most_seeds());
+            let more: Vec<u64> = (self.seeds..self.most_seeds()).collect();
+            tally_seeds(&self.scenario, &more, jobs, &tally, &|_| {});
         }
         let tally = tally.into_inner().expect("tally lock poisoned");
         let mut report = tally.finish(&self.file, &self.scenario, 0, started.elapsed().as_millis());
@@ -147,11 +144,23 @@ pub fn sweep_seeds(
 ) -> ScenarioReport {
     let started = Instant::now();
     let tally = Mutex::new(Tally::new(scenario));
+    tally_seeds(scenario, seeds, jobs, &tally, done);
+    let seed_start = seeds.first().copied().unwrap_or(0);
+    let tally = tally.into_inner().expect("tally lock poisoned");
+    tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
+}
+
+/// Runs `seeds` of `scenario` on `jobs` threads into `tally`, telling `done` of each run
+/// as it finishes; no run is kept.
+fn tally_seeds(
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    jobs: usize,
+    tally: &Mutex<Tally>,
+    done: &(dyn Fn(&SeedRun) + Sync),
+) {
     crate::sweep::sweep_seeds(scenario, seeds, jobs, |run| {
         done(&run);
         tally.lock().expect("tally lock poisoned").add(&run);
     });
-    let seed_start = seeds.first().copied().unwrap_or(0);
-    let tally = tally.into_inner().expect("tally lock poisoned");
-    tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
 }

@@ -67,8 +67,7 @@ pub fn emit_report(report: &locksim::report::ScenarioReport, json_out: Option<&m
 
 /// Writes `value` to `file` as pretty JSON (a scenario file, as a person would write it).
 pub fn write_json(file: &std::path::Path, value: &serde_json::Value) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).expect("a JSON value serialises") + "\n";
-    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
+    locksim::campaign::write_scenario(file, value).map_err(|e| e.to_string())
 }
 
 /// `--jobs`, or every core.

@@ -8,31 +8,22 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use locksim::campaign::envelopes;
 use locksim::campaign::plan::{Plan, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
-use locksim::check::check_all;
+use locksim::campaign::{counterexamples, envelopes, minimal};
 use locksim::report::ScenarioReport;
-use locksim::report::counterexample::Counterexample;
-use locksim::report::figures::{
-    self, heatmap,
-    timeline::{self, Timeline},
-};
+use locksim::report::files;
 use locksim::report::matrix_summary::MatrixSummary;
-use locksim::report::minimal;
-use locksim::report::page::{self, Figure, Figures};
 use locksim::report::summary::{Provenance, Summary};
-use locksim::scenario::Scenario;
 use locksim::scenario::grid::GRID_FILE;
-use locksim::search::story;
-use locksim::sweep::{SeedRun, Shard, run_seed};
+use locksim::sweep::{SeedRun, Shard};
 
-use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit, write_json};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit};
 
 /// What `locksim report` is asked: sweep the scenarios and write the safety report, one
 /// self-contained page (DIR/index.html), every number as JSON (DIR/summary.json) and the
@@ -259,36 +250,14 @@ pub fn matrix_line(matrix: &MatrixSummary) -> String {
 }
 
 /// Replays the first violating seed of every catalogue scenario and matrix cell that
-/// broke, draws the figures and writes the report into `out` (made by [`prepare`]); says
-/// where it is. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
+/// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
+/// report into `out` (made by [`prepare`]); says where it is. Exit 0 when every
+/// expectation of the catalogue is met, 1 when one is not.
 pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
-    let Swept {
-        catalogue,
-        matrix,
-        envelopes,
-        ..
-    } = swept;
-    let mut counterexamples = Vec::new();
-    let mut timelines = Vec::new();
-    for (report, sweep) in catalogue.iter().zip(&plan.catalogue) {
-        if let Some((example, timeline)) = counterexample(report, &sweep.scenario) {
-            timelines.push((example.id.clone(), timeline));
-            counterexamples.push(example);
-        }
-    }
-    let mut matrix_counterexamples = Vec::new();
-    let cells = matrix
-        .iter()
-        .flat_map(|matrix| matrix.cells.iter().flatten().flatten());
-    let cell_sweeps = plan.matrix.iter().flat_map(|(_, sweeps)| sweeps);
-    for (report, sweep) in cells.zip(cell_sweeps) {
-        if let Some((example, timeline)) = counterexample(report, &sweep.scenario) {
-            timelines.push((example.id.clone(), timeline));
-            matrix_counterexamples.push(example);
-        }
-    }
+    let mut replayed = counterexamples::replay_all(plan, &swept);
     let started = Instant::now();
-    let shrunk = matrix
+    let shrunk = swept
+        .matrix
         .as_ref()
         .map(|matrix| minimal::shrink_all(matrix, out, jobs))
         .unwrap_or_default();
@@ -300,41 +269,25 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
             started.elapsed().as_secs_f64()
         ));
     }
-    let mut minimal = Vec::new();
-    if !shrunk.is_empty()
-        && let Err(e) = std::fs::create_dir_all(out.join("minimal"))
-    {
-        eprintln!("error: {}: {e}", out.join("minimal").display());
+    if let Err(e) = minimal::write_scenarios(out, &shrunk) {
+        eprintln!("error: writing the minimal counterexamples: {e}");
         return ExitCode::from(EXIT_UNMET);
     }
+    let mut minimal = Vec::new();
     for (example, timeline) in shrunk {
-        if let Err(e) = write_json(
-            &minimal::scenario_file(out, &example.fault, example.topology),
-            &example.scenario,
-        ) {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_UNMET);
-        }
-        timelines.push((example.example.id.clone(), timeline));
+        replayed.timelines.push((example.example.id.clone(), timeline));
         minimal.push(example);
     }
     let summary = Summary {
-        catalogue,
-        matrix,
-        counterexamples,
-        matrix_counterexamples,
-        envelopes,
+        catalogue: swept.catalogue,
+        matrix: swept.matrix,
+        counterexamples: replayed.catalogue,
+        matrix_counterexamples: replayed.matrix,
+        envelopes: swept.envelopes,
         minimal,
         provenance: provenance(plan),
     };
-    let figures = match draw_figures(out, &timelines, &summary) {
-        Ok(figures) => figures,
-        Err(e) => {
-            eprintln!("error: drawing the timelines into {}: {e}", out.display());
-            return ExitCode::from(EXIT_UNMET);
-        }
-    };
-    if let Err(e) = write_files(out, &summary, &figures) {
+    if let Err(e) = files::write(out, &summary, &replayed.timelines) {
         eprintln!("error: writing the report to {}: {e}", out.display());
         return ExitCode::from(EXIT_UNMET);
     }
@@ -405,83 +358,6 @@ fn progress_bar(total: u64, things: &str) -> Option<ProgressBar> {
     let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
-}
-
-/// The first violating seed of a scenario, replayed in full, and its lease timeline;
-/// `None` when nothing broke or the replay itself failed (the sweep already reported it).
-fn counterexample(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<(Counterexample, Timeline)> {
-    let seed = *report.violating_seeds().first()?;
-    let history = run_seed(scenario, seed).ok()?;
-    let verdicts = check_all(&history, &scenario.check_settings());
-    let example = Counterexample::new(report, seed, &history, &verdicts);
-    let until = verdicts
-        .iter()
-        .filter_map(|v| v.violation.as_deref())
-        .filter_map(story::last_time_named)
-        .max();
-    let title = format!("{} — seed {seed}", report.name);
-    let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
-    Some((example, timeline))
-}
-
-/// Every figure as `out/figures/<id>.svg` and `.png`: each counterexample's timeline (by
-/// its id), the matrix (`matrix`) and each envelope (`envelope-<name>`). Returns the SVGs,
-/// by id, for the page to inline.
-fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary) -> std::io::Result<Figures> {
-    let dir = out.join("figures");
-    std::fs::create_dir_all(&dir)?;
-    let mut figures = Figures::new();
-    let mut write = |id: &str, figure: Figure, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
-        std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
-        draw_png(&dir.join(format!("{id}.png")))?;
-        figures.insert(id.to_string(), figure);
-        std::io::Result::Ok(())
-    };
-    for (id, t) in timelines {
-        let figure = Figure {
-            svg: t.svg(),
-            alt: t.describe(),
-            caption: t.caption(),
-        };
-        write(id, figure, &|png| {
-            figures::png(png, t.size(), |root| timeline::draw(root, t))
-        })?;
-    }
-    let heatmaps = summary
-        .matrix
-        .iter()
-        .map(|matrix| ("matrix".to_string(), matrix.heatmap()))
-        .chain(
-            summary
-                .envelopes
-                .iter()
-                .map(|envelope| (format!("envelope-{}", envelope.name), envelope.heatmap())),
-        );
-    for (id, map) in heatmaps {
-        let figure = Figure {
-            svg: map.svg(),
-            alt: map.describe(),
-            caption: map.caption(),
-        };
-        write(&id, figure, &|png| {
-            figures::png(png, map.size(), |root| heatmap::draw(root, &map))
-        })?;
-    }
-    Ok(figures)
-}
-
-/// Writes the page, the JSON summary and the catalogue as JSON lines.
-fn write_files(out: &Path, summary: &Summary, figures: &Figures) -> std::io::Result<()> {
-    std::fs::write(out.join("index.html"), page::render(summary, figures))?;
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(std::io::Error::other)?;
-    std::fs::write(out.join("summary.json"), json + "\n")?;
-    let lines: String = summary
-        .catalogue
-        .iter()
-        .map(|report| report.to_json().to_string() + "\n")
-        .collect();
-    std::fs::write(out.join("summary.jsonl"), lines)?;
-    Ok(())
 }
 
 #[cfg(test)]

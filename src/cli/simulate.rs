@@ -9,10 +9,7 @@ use locksim::campaign::{self, sweeps};
 use locksim::check::check_all;
 use locksim::check::evidence::evidence;
 use locksim::history::{Event, WireRecord, fmt_ms};
-use locksim::report::figures::{
-    self,
-    timeline::{self, Timeline},
-};
+use locksim::report::figures::timeline::Timeline;
 use locksim::report::{ScenarioReport, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::search::story;
@@ -255,15 +252,10 @@ pub fn replay(
     }
     emit(format_args!("digest: {}", history.digest()));
     if let Some(out) = plot {
-        let until = verdicts
-            .iter()
-            .filter_map(|v| v.violation.as_deref())
-            .filter_map(story::last_time_named)
-            .max();
         let title = format!("{} — seed {seed}", scenario.name);
-        let timeline = Timeline::from_history(&history, &title, until.map(|us| us as f64 / 1000.0));
+        let timeline = Timeline::of_violation(&history, &title, &verdicts, None);
         let written = match format {
-            Some("png") => figures::png(out, timeline.size(), |root| timeline::draw(root, &timeline)),
+            Some("png") => timeline.png(out),
             _ => std::fs::write(out, timeline.svg()),
         };
         if let Err(e) = written {

@@ -10,37 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
-/// Makes the command lead a process group of its own (so that signals reach everything it
-/// starts) and die with locksim: the kernel sends it SIGKILL when locksim dies, however
-/// it dies. Processes the command starts are not covered by that signal: they stop with
-/// the group's signals, and [`Supervisor::start`] adds a watchdog that sends the group one
-/// when locksim dies.
-pub fn dies_with_us(command: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid(2) has no preconditions.
-    let locksim = unsafe { libc::getpid() };
-    command.process_group(0);
-    // SAFETY: the hook runs in the forked child before exec and calls only
-    // async-signal-safe functions (prctl, getppid).
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // locksim died before the prctl: nobody would send the signal now.
-            if libc::getppid() != locksim {
-                return Err(io::Error::other("locksim exited before the command started"));
-            }
-            Ok(())
-        })
-    }
-}
-
-/// Sends `signal` to every process of a group we created; a group already gone is fine.
-pub fn signal_group(group: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill(2) on a process group we created; ESRCH when it is empty.
-    unsafe { libc::kill(-group, signal) };
-}
+use crate::real::process::{dies_with_us, signal_group, watchdog};
 
 /// One started process: its node name, the process, its group's watchdog, and where its
 /// output goes.
@@ -60,23 +30,6 @@ impl Process {
         signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
         let _ = self.child.wait();
     }
-}
-
-/// Starts the watchdog of process group `group`: a shell, in a group of its own (a pause
-/// of the group does not stop it), reading its stdin, a pipe whose only writer is this
-/// process (std opens pipes close-on-exec). When locksim dies the kernel closes the pipe,
-/// the read ends, and the watchdog kills the group: grandchildren that PR_SET_PDEATHSIG
-/// does not reach (`sh -c`, `npm start`, a worker's own helpers) die too.
-fn watchdog(group: libc::pid_t) -> io::Result<Child> {
-    use std::os::unix::process::CommandExt;
-    Command::new("sh")
-        .args(["-c", "read line; kill -9 -\"$0\"", &group.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot start the watchdog `sh`: {e}")))
 }
 
 /// Every process of one live run.

@@ -57,8 +57,9 @@ pub fn fault_anchor(matrix: &MatrixSummary, fault: usize) -> String {
     format!("fault-{}", matrix.faults[fault].name)
 }
 
-/// How many example cells a sentence quotes before it only counts.
-const EXAMPLES: usize = 2;
+/// How many fault classes the ladder's sentence quotes for each lower tier (the first
+/// in the grid's order where it does worse).
+const EXAMPLES: usize = 1;
 
 /// Every sentence the matrix supports, in the module's order.
 pub fn advice(matrix: &MatrixSummary) -> Vec<Advice> {
@@ -128,43 +129,63 @@ fn unsurvived(matrix: &MatrixSummary) -> Option<Advice> {
         return None;
     }
     let mut evidence: Vec<(String, String)> = Vec::new();
-    let mut parts = Vec::new();
+    let mut sentences = Vec::new();
     for (kept, faults) in &groups {
         let labels: Vec<&str> = faults.iter().map(|&f| matrix.faults[f].label.as_str()).collect();
         for &f in faults {
             evidence.push((matrix.faults[f].label.clone(), fault_anchor(matrix, f)));
         }
-        let part = match kept.first() {
-            None => format!("under {}, every setup", labels.join(", ")),
+        let sentence = match kept.first() {
+            None => format!(
+                "No setup here keeps mutual exclusion under {}: every setup it applies to had two clients \
+                 holding the lock at once.",
+                and_list(&labels)
+            ),
             Some(&s) => {
-                let mut part = format!(
-                    "under {} every setup but {}",
-                    labels.join(", "),
+                let mut sentence = format!(
+                    "Under {}, only {} kept it",
+                    and_list(&labels),
                     matrix.setups[s].label
                 );
-                if let Some((f, stuck)) = worst_stuck(matrix, s) {
-                    part += &format!(" (which {} under {})", stuck, matrix.faults[f].label);
-                    let link = (
-                        format!("{} × {}", matrix.setups[s].label, matrix.faults[f].label),
-                        cell_anchor(matrix, s, f),
-                    );
-                    if !evidence.contains(&link) {
-                        evidence.push(link);
+                match worst_stuck(matrix, s) {
+                    Some((f, stuck)) => {
+                        sentence += &format!(", and it {} under {}.", stuck, matrix.faults[f].label);
+                        let link = (
+                            format!("{} × {}", matrix.setups[s].label, matrix.faults[f].label),
+                            cell_anchor(matrix, s, f),
+                        );
+                        if !evidence.contains(&link) {
+                            evidence.push(link);
+                        }
                     }
+                    None => sentence.push('.'),
                 }
-                part
+                sentence
             }
         };
-        parts.push(part);
+        sentences.push(sentence);
+    }
+    // Groups nobody survived first: they are the plainest news.
+    sentences.sort_by_key(|sentence| !sentence.starts_with("No setup"));
+    if !sentences[0].starts_with("No setup") {
+        sentences.insert(0, "Do not count on mutual exclusion.".to_string());
     }
     Some(Advice {
         text: format!(
-            "Do not count on mutual exclusion: {} had two clients holding the lock at once. A Redis lock alone is \
-             an efficiency lock: where a second holder does harm, fence the writes (next).",
-            parts.join("; ")
+            "{} A Redis lock alone is an efficiency lock: where a second holder does harm, fence the writes (next).",
+            sentences.join(" ")
         ),
         evidence,
     })
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The cell where setup `s` lost the most liveness (a deadlock before a stall), in words:
@@ -277,7 +298,7 @@ fn ladder(matrix: &MatrixSummary) -> Option<Advice> {
             .faults
             .iter()
             .filter(|c| c.better() == Some(Better::Against) || stuck_only(&c.setup, &c.against))
-            .take(EXAMPLES + 1)
+            .take(EXAMPLES)
             .map(|c| {
                 evidence.push((
                     format!("{} × {}", matrix.setups[s].label, matrix.faults[c.fault].label),
@@ -328,28 +349,29 @@ fn change(matrix: &MatrixSummary, index: usize, comparison: &Comparison) -> Advi
         &matrix.setups[comparison.against].label,
     );
     let n = comparison.faults.len();
-    let safer = comparison
-        .faults
-        .iter()
-        .filter(|c| c.better() == Some(Better::Setup))
-        .count();
-    let worse = comparison
-        .faults
-        .iter()
-        .filter(|c| c.better() == Some(Better::Against))
-        .count();
-    let mut text = format!("{a} against {b} (changes {}): ", comparison.change(matrix));
-    text += &match comparison.listed(matrix, Some(Better::Setup)) {
-        Some(list) => format!("safer under {list}"),
-        None => "not significantly safer under any of the fault classes here".to_string(),
-    };
+    let mut parts = Vec::new();
+    if let Some(list) = comparison.listed(matrix, Some(Better::Setup)) {
+        parts.push(format!("safer under {list}"));
+    }
     if let Some(list) = comparison.listed(matrix, Some(Better::Against)) {
-        text += &format!("; less safe under {list}");
+        parts.push(format!("less safe under {list}"));
     }
-    let same = n - safer - worse;
-    if same > 0 {
-        text += &format!("; no significant difference under the other {same} of {n}");
+    let same = comparison.where_(None).len();
+    if same == n {
+        parts.push(format!(
+            "no significant difference in safety under any of the {n} fault classes both ran"
+        ));
+    } else if same > 0 {
+        parts.push(format!("no significant difference under the other {same} of {n}"));
     }
+    if let Some(list) = comparison.listed(matrix, Some(Better::Liveness)) {
+        parts.push(format!("the lock was lost with one of them under {list}"));
+    }
+    let mut text = format!(
+        "{a} against {b} (changes {}): {}",
+        comparison.change(matrix),
+        parts.join("; ")
+    );
     text.push('.');
     Advice {
         text,
@@ -394,7 +416,8 @@ mod tests {
         let m = matrix([(50, 48), (50, 0), (50, 0)], [(10, 10), (0, 0), (0, 0)]);
         let said = unsurvived(&m).expect("every setup overlaps under the pause");
         assert!(
-            said.text.contains("under pause, every setup had two clients"),
+            said.text
+                .starts_with("No setup here keeps mutual exclusion under pause: every setup it applies to"),
             "{}",
             said.text
         );
@@ -406,7 +429,8 @@ mod tests {
         let one_kept = matrix([(0, 0), (50, 0), (50, 0)], [(0, 0), (0, 0), (0, 0)]);
         let said = unsurvived(&one_kept).expect("one survivor is named");
         assert!(
-            said.text.contains("under pause every setup but tier 5 had"),
+            said.text
+                .starts_with("Do not count on mutual exclusion. Under pause, only tier 5 kept it"),
             "{}",
             said.text
         );

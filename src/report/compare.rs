@@ -18,7 +18,7 @@ use super::rate::Rate;
 use crate::scenario::grid::changes;
 
 /// A cell's numbers in a few words: "damage 48/50" where data came to harm, else
-/// "overlap 50/50" (or "overlap 0/300"); a cell where nobody was granted the lock after
+/// "overlap 50/50" ("none in 300" where no two held it); a cell where nobody was granted the lock after
 /// the faults, by the seeds it was not exercised in ("not exercised 50/50": the lock was
 /// lost, not kept).
 fn telling_text(outcome: &Outcome) -> String {
@@ -32,6 +32,7 @@ fn telling_text(outcome: &Outcome) -> String {
             outcome.seeds() - outcome.exercised,
             outcome.seeds()
         ),
+        _ if outcome.overlap.violating == 0 => format!("none in {}", outcome.overlap.seeds),
         _ => format!("overlap {}/{}", outcome.overlap.violating, outcome.overlap.seeds),
     }
 }
@@ -87,7 +88,7 @@ impl FaultComparison {
             .then(|| lower(a.overlap, b.overlap))
     }
 
-    /// The two cells' numbers: "overlap 0/300 against damage 45/50".
+    /// The two cells' numbers: "none in 300 against damage 45/50".
     fn numbers(&self) -> String {
         format!(
             "{} against {}",
@@ -146,15 +147,17 @@ impl Comparison {
     /// numbers: "holder pause (damage 0/50 against damage 48/50); clock jump (…)"; `None`
     /// where there is none.
     pub fn listed(&self, matrix: &MatrixSummary, better: Option<Better>) -> Option<String> {
-        let faults = self.where_(better);
-        if faults.is_empty() {
-            return None;
-        }
-        let items: Vec<String> = faults
+        let items = self.items(matrix, better);
+        (!items.is_empty()).then(|| items.join("; "))
+    }
+
+    /// The fault classes where the comparison came out `better`, one item each with both
+    /// cells' numbers: "holder pause (damage 0/50 against damage 48/50)".
+    pub fn items(&self, matrix: &MatrixSummary, better: Option<Better>) -> Vec<String> {
+        self.where_(better)
             .iter()
             .map(|c| format!("{} ({})", matrix.faults[c.fault].label, c.numbers()))
-            .collect();
-        Some(items.join("; "))
+            .collect()
     }
 
     /// The fault classes with no significant difference, by label only.
@@ -368,7 +371,7 @@ pub(crate) mod tests {
         assert_eq!(
             comparison.sentence(&matrix),
             "Redlock against single node (changes topology.kind single → redlock), on the 3 fault classes both \
-             ran: safer with Redlock under cut (overlap 0/300 against damage 12/50). No significant difference \
+             ran: safer with Redlock under cut (none in 300 against damage 12/50). No significant difference \
              (Fisher's exact test, 5%) under none, pause."
         );
         let json = comparison.to_json(&matrix);
@@ -430,7 +433,7 @@ pub(crate) mod tests {
             against: Outcome::of(&lost, false),
         };
         assert_eq!(survived.better(), Some(Better::Liveness));
-        assert_eq!(telling_text(&survived.setup), "overlap 0/50");
+        assert_eq!(telling_text(&survived.setup), "none in 50");
         assert_eq!(telling_text(&survived.against), "not exercised 50/50");
     }
 

@@ -39,8 +39,20 @@ pub fn found(matrix: &MatrixSummary, fault: usize, counterexamples: &[Counterexa
         n => format!(" ({n} not exercised)"),
     };
     if broke.is_empty() {
+        let seeds: Vec<u64> = applicable
+            .iter()
+            .filter_map(|&s| matrix.cell(s, fault).map(|r| r.seeds))
+            .collect();
+        let (fewest, most) = (
+            seeds.iter().min().copied().unwrap_or(0),
+            seeds.iter().max().copied().unwrap_or(0),
+        );
+        let seeds = match fewest == most {
+            true => format!("{most} seeds each"),
+            false => format!("{fewest} to {most} seeds each"),
+        };
         return format!(
-            "No setup broke mutual exclusion in the seeds run ({} setups it applies to{not_exercised}).",
+            "No setup broke mutual exclusion ({} setups it applies to, {seeds}{not_exercised}).",
             applicable.len()
         );
     }
@@ -160,7 +172,7 @@ mod tests {
         let m = matrix(vec![Some((50, 0)), Some((50, 0)), None]);
         assert_eq!(
             found(&m, 0, &[]),
-            "No setup broke mutual exclusion in the seeds run (2 setups it applies to)."
+            "No setup broke mutual exclusion (2 setups it applies to, 50 seeds each)."
         );
     }
 

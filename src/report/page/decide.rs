@@ -44,6 +44,10 @@ pub fn what_to_do(page: &mut String, summary: &Summary) {
     );
 }
 
+/// How many fault classes a cell of the table lists in the open; more fold under their
+/// count, so each pair's row stays a few lines high and the matrix stays near the top.
+const INLINE: usize = 3;
+
 /// The grid's pairs, one row each: what the pair changes, where each is the safer, and
 /// where there is no significant difference.
 pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
@@ -66,11 +70,19 @@ pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
     );
     for (index, comparison) in comparisons.iter().enumerate() {
         let listed = |better| {
-            escape(
-                &comparison
-                    .listed(matrix, Some(better))
-                    .unwrap_or_else(|| "none".into()),
-            )
+            let items = comparison.items(matrix, Some(better));
+            match items.len() {
+                0 => "none".to_string(),
+                n if n <= INLINE => escape(&items.join("; ")),
+                n => format!(
+                    "<details><summary>{n} of {} fault classes</summary><ul>{}</ul></details>",
+                    comparison.faults.len(),
+                    items
+                        .iter()
+                        .map(|item| format!("<li>{}</li>", escape(item)))
+                        .collect::<String>()
+                ),
+            }
         };
         let b_safer = listed(Better::Against);
         let ties = comparison.where_(None).len();

@@ -22,15 +22,41 @@ fn bound(rate: Rate) -> String {
     format!("< {:.1}%", high * 100.0)
 }
 
-/// A column's strikes in a line: "single node: the master · Redlock, 5 masters: 3 of 5
-/// masters".
+/// A column's strikes in full: "single node: the master; Redlock, 5 masters: 3 of 5 masters".
 fn strikes_text(fault: &FaultColumn) -> String {
     let parts: Vec<String> = fault
         .strikes
         .iter()
         .map(|(topology, struck)| format!("{topology}: {struck}"))
         .collect();
-    parts.join(" · ")
+    parts.join("; ")
+}
+
+/// A column's strikes in a few words, for its header: what most topologies have said once
+/// ("the master"), and each topology that differs by name ("Redlock, 5 masters: 3 of 5
+/// masters; others: the master").
+fn strikes_short(fault: &FaultColumn) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (topology, struck) in &fault.strikes {
+        match groups.iter_mut().find(|(said, _)| said == struck) {
+            Some((_, topologies)) => topologies.push(topology),
+            None => groups.push((struck, vec![topology])),
+        }
+    }
+    let Some(most) = (0..groups.len()).max_by_key(|&g| (groups[g].1.len(), std::cmp::Reverse(g))) else {
+        return String::new();
+    };
+    if groups.len() == 1 {
+        return groups[most].0.to_string();
+    }
+    let mut parts: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .filter(|&(g, _)| g != most)
+        .flat_map(|(_, (struck, topologies))| topologies.iter().map(move |t| format!("{t}: {struck}")))
+        .collect();
+    parts.push(format!("others: {}", groups[most].0));
+    parts.join("; ")
 }
 
 /// The matrix's key: each step of the colour scale as the cells use it, then the two
@@ -55,13 +81,14 @@ fn matrix_legend(page: &mut String) {
 
 pub fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     page.push_str("<section id=\"matrix\">\n<h2>Safety matrix</h2>\n");
-    page.push_str("<p>Each cell crosses a setup with a fault class and runs the seeds (50; a setup the comparisons \
-                   name goes on to 300 where its first 50 show no violation). Under each fault class, the Redis \
-                   nodes it strikes in each topology. Top: the seeds in which two \
-                   clients believed they held the lock at once (mutual exclusion broke). Bottom: the seeds in which \
-                   data came to harm, an update lost or a stale token accepted; <em>absorbed</em> where the setup \
-                   fences and nothing was damaged. Under them, in red, the liveness lost: a deadlock, or the lock \
-                   left free while clients waited (stalled). Darker is worse.</p>\n");
+    page.push_str(
+        "<p class=\"small\">Each cell is a setup (row) under a fault class (column): top, the seeds in which two \
+         clients believed they held the lock at once; bottom, the seeds in which data came to harm (an update lost, \
+         a stale token accepted), <em>absorbed</em> where fencing kept it whole; in red, the liveness lost (a \
+         deadlock, or the lock left free while clients waited). 50 seeds a cell; a setup the comparisons name goes \
+         on to 300 where its first 50 show no violation. Under each fault class, the Redis nodes it strikes. \
+         Darker is worse.</p>\n",
+    );
     matrix_legend(page);
     page.push_str(
         "<div class=\"scroll\"><table class=\"matrix\">\n<caption>Each setup (rows) under each fault class (columns): seeds with \
@@ -73,7 +100,7 @@ pub fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summa
             "<th scope=\"col\"><a href=\"#{}\">{}</a><span class=\"note\">{}</span></th>",
             fault_anchor(matrix, f),
             escape(&fault.label),
-            escape(&strikes_text(fault))
+            escape(&strikes_short(fault))
         );
     }
     page.push_str("</tr>\n");
@@ -90,18 +117,13 @@ pub fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summa
                    strikes in each topology, and what it found</summary>\n<dl>\n",
     );
     for (f, fault) in matrix.faults.iter().enumerate() {
-        let strikes: Vec<String> = fault
-            .strikes
-            .iter()
-            .map(|(topology, struck)| format!("{topology}: {struck}"))
-            .collect();
         let _ = writeln!(
             page,
             "<dt id=\"{}\"><strong>{}</strong></dt>\n<dd>{} <em>Strikes:</em> {}. <em>Found:</em> {}</dd>",
             fault_anchor(matrix, f),
             escape(&fault.label),
             escape(&fault.description),
-            escape(&strikes.join("; ")),
+            escape(&strikes_text(fault)),
             escape(&fault_classes::found(matrix, f, &summary.matrix_counterexamples))
         );
     }

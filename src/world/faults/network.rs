@@ -4,7 +4,10 @@
 //!
 //! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
 //! as in a real partition with long TCP timeouts. Clients notice through their own
-//! request timeouts.
+//! request timeouts. Nor does a cut link let a close through: a peer that closes its
+//! connection or dies behind it is seen only after the heal (its data in order, then its
+//! FIN; a write to it is reset then), so a master keeps counting a replica it cannot reach
+//! until the replica's last acknowledgement is too old (see patches/madsim/PATCH.md).
 
 use std::net::IpAddr;
 

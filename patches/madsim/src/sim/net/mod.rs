@@ -419,8 +419,11 @@ impl NetSim {
         });
         let net = self.clone();
         let link_clogged = Arc::new(move || net.network.lock().link_clogged_to(node, dst, protocol));
+        let net = self.clone();
+        let link_cut = Arc::new(move || net.network.lock().link_cut_either_way(node, dst, protocol));
         let sender = PayloadSender {
             test_link: test_link.clone(),
+            link_cut,
             tx,
         };
         let recver = PayloadReceiver {
@@ -439,6 +442,9 @@ impl NetSim {
 #[doc(hidden)]
 pub struct PayloadSender {
     test_link: Arc<dyn Fn() -> State + Send + Sync>,
+    /// locksim patch: whether the link to the peer is clogged either way now (draws no
+    /// random number).
+    link_cut: Arc<dyn Fn() -> bool + Send + Sync>,
     tx: mpsc::UnboundedSender<(Payload, State)>,
 }
 
@@ -446,9 +452,21 @@ pub struct PayloadSender {
 type State = Option<Instant>;
 
 impl PayloadSender {
+    /// Sends a message; `None` when the peer's end is gone and its reset reaches us.
+    ///
+    /// locksim patch: upstream fails at once (`ConnectionReset` in `TcpStream::poll_flush`)
+    /// as soon as the peer dropped its end, even across a clogged link: a process that
+    /// died behind a partition was seen dead through it. A real peer's RST answers our
+    /// next segment, so it needs the link both ways: while the link is clogged either way
+    /// the write goes into the socket as usual (and is lost with the peer), and the reset
+    /// is seen on the first write after the heal.
     fn send(&self, value: Payload) -> Option<()> {
         let state = (self.test_link)();
-        self.tx.send((value, state)).ok()
+        match self.tx.send((value, state)) {
+            Ok(()) => Some(()),
+            Err(_) if (self.link_cut)() => Some(()),
+            Err(_) => None,
+        }
     }
 
     fn is_closed(&self) -> bool {

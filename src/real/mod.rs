@@ -2,6 +2,9 @@
 //! client and fake node outside the simulator (against real redis-server, or on a real
 //! port). Never used inside a simulated run: only there would the host clock break
 //! determinism.
+//!
+//! Also what runs a command under a lock on real Redis (`locksim lock`): [`lock`], and the
+//! process groups and guardians it (and live mode) keeps commands in: [`process`].
 
 use std::io;
 use std::net::SocketAddr;
@@ -12,6 +15,12 @@ use crate::platform::{Clock, Connect, Listener};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};
 use crate::redis::request::build as request;
+
+pub mod lock;
+pub mod process;
+mod url;
+
+pub use url::{RedisUrl, redact};
 
 /// The host's clocks: `SystemTime` for the wall clock, tokio's `Instant` for monotonic
 /// time and sleeps.
@@ -63,9 +72,6 @@ impl Connect for TcpConnector {
         Ok(stream)
     }
 }
-
-/// The default Redis port, for an address or URL that names none.
-const DEFAULT_PORT: u16 = 6379;
 
 /// A Redis node as a `redis://` or `rediss://` URL names it: where it is, whether to speak
 /// TLS, who to log in as and which database to use. Each new connection does the TLS
@@ -153,110 +159,18 @@ impl std::fmt::Debug for RedisConnector {
 }
 
 impl RedisConnector {
-    /// Parses `redis[s]://[[user]:password@]host[:port][/db]` or a bare `host[:port]`, and
-    /// resolves the host. Percent-escapes (`%40` for `@`) are decoded in the user and
-    /// password. `rediss://` means TLS, checked against the public web's roots.
+    /// Parses `redis[s]://[[user]:password@]host[:port][/db]` or a bare `host[:port]`
+    /// ([`RedisUrl::parse`]), and resolves the host. `rediss://` means TLS, checked against
+    /// the public web's roots. Errors show the URL with its password masked.
     pub fn from_url(text: &str) -> Result<RedisConnector, String> {
-        let (rest, tls) = if let Some(rest) = text.strip_prefix("redis://") {
-            (rest, false)
-        } else if let Some(rest) = text.strip_prefix("rediss://") {
-            (rest, true)
-        } else if text.contains("://") {
-            return Err(format!("`{text}`: the scheme must be redis:// or rediss://"));
-        } else {
-            (text, false)
-        };
-        let (authority, db) = match rest.split_once('/') {
-            Some((authority, "")) => (authority, 0),
-            Some((authority, db)) => {
-                let db = db
-                    .parse()
-                    .map_err(|_| format!("`{text}`: the database must be a number (redis://host:port/0)"))?;
-                (authority, db)
-            }
-            None => (rest, 0),
-        };
-        let (userinfo, host_port) = match authority.rsplit_once('@') {
-            Some((userinfo, host_port)) => (Some(userinfo), host_port),
-            None => (None, authority),
-        };
-        let (user, password) = match userinfo {
-            None => (None, None),
-            Some(userinfo) => {
-                let (user, password) = match userinfo.split_once(':') {
-                    Some((user, password)) => (user, Some(percent_decode(password, text)?)),
-                    None => (userinfo, None),
-                };
-                let user = (!user.is_empty())
-                    .then(|| percent_decode(user, text))
-                    .transpose()?;
-                (user, password)
-            }
-        };
-        let addr = resolve(host_port).map_err(|reason| format!("`{text}`: {reason}"))?;
-        let tls = tls
-            .then(|| Tls::to(host_of(host_port)))
-            .transpose()
-            .map_err(|reason| format!("`{text}`: {reason}"))?;
-        Ok(RedisConnector {
-            addr,
-            user,
-            password,
-            db,
-            tls,
-        })
+        RedisUrl::parse(text)?.connector()
     }
-}
-
-/// The host of `host`, `host:port`, `[v6]` or `[v6]:port`.
-fn host_of(host_port: &str) -> &str {
-    if let Some(rest) = host_port.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    host_port.split(':').next().unwrap_or(host_port)
 }
 
 /// A byte stream to a Redis node: plain TCP or TLS over it.
 pub trait RedisStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 
 impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> RedisStream for S {}
-
-/// `host`, `host:port`, `[v6]` or `[v6]:port`, resolved (port 6379 when none is given).
-fn resolve(host_port: &str) -> Result<SocketAddr, String> {
-    use std::net::ToSocketAddrs;
-    let has_port = match host_port.rfind(']') {
-        Some(bracket) => host_port[bracket..].contains(':'),
-        None => host_port.contains(':'),
-    };
-    let with_port = if has_port {
-        host_port.to_string()
-    } else {
-        format!("{host_port}:{DEFAULT_PORT}")
-    };
-    match with_port.to_socket_addrs().map(|mut addrs| addrs.next()) {
-        Ok(Some(addr)) => Ok(addr),
-        Ok(None) | Err(_) => Err(format!("cannot resolve `{host_port}` (expected HOST:PORT)")),
-    }
-}
-
-/// Decodes `%XX` escapes, as URLs write reserved characters in a user or password.
-fn percent_decode(part: &str, url: &str) -> Result<String, String> {
-    let bad = || format!("`{url}`: bad percent-escape in the user or password");
-    let bytes = part.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = part.get(i + 1..i + 3).ok_or_else(bad)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| bad())
-}
 
 impl Connect for RedisConnector {
     type Stream = Box<dyn RedisStream>;
@@ -372,77 +286,12 @@ pub fn raise_open_files_limit() -> std::io::Result<u64> {
 mod tests {
     use super::*;
 
-    fn url(text: &str) -> RedisConnector {
-        RedisConnector::from_url(text).unwrap()
-    }
-
-    #[test]
-    fn a_url_gives_user_password_and_database() {
-        let node = url("redis://app:s3cret@127.0.0.1:7000/2");
-        assert_eq!(node.addr, SocketAddr::from(([127, 0, 0, 1], 7000)));
-        assert_eq!(node.user.as_deref(), Some("app"));
-        assert_eq!(node.password.as_deref(), Some("s3cret"));
-        assert_eq!(node.db, 2);
-    }
-
-    #[test]
-    fn a_password_without_user_logs_in_as_the_default_user() {
-        let node = url("redis://:pw@127.0.0.1:7000");
-        assert_eq!(
-            (node.user, node.password.as_deref(), node.db),
-            (None, Some("pw"), 0)
-        );
-    }
-
-    #[test]
-    fn a_user_without_password_leaves_the_password_to_be_given_elsewhere() {
-        let node = url("redis://app@127.0.0.1:7000/");
-        assert_eq!((node.user.as_deref(), node.password), (Some("app"), None));
-    }
-
-    #[test]
-    fn percent_escapes_in_the_password_are_decoded() {
-        assert_eq!(
-            url("redis://:p%40ss%3Aw@127.0.0.1:1").password.as_deref(),
-            Some("p@ss:w")
-        );
-        assert!(RedisConnector::from_url("redis://:p%4@127.0.0.1:1").is_err());
-    }
-
-    #[test]
-    fn bare_addresses_and_urls_without_port_default_to_6379() {
-        assert_eq!(url("127.0.0.1:7001").addr.port(), 7001);
-        assert_eq!(url("redis://127.0.0.1").addr.port(), DEFAULT_PORT);
-        assert_eq!(url("redis://[::1]").addr, "[::1]:6379".parse().unwrap());
-        assert_eq!(url("[::1]:7002").addr.port(), 7002);
-    }
-
-    #[test]
-    fn other_schemes_bad_databases_and_unknown_hosts_are_refused_with_a_reason() {
-        let error = |text| RedisConnector::from_url(text).unwrap_err();
-        assert!(
-            RedisConnector::from_url("rediss://127.0.0.1:1")
-                .unwrap()
-                .tls
-                .is_some()
-        );
-        assert!(error("http://127.0.0.1:1").contains("scheme"));
-        assert!(error("redis://127.0.0.1:1/x").contains("database"));
-        assert!(error("redis://no-such-host.invalid:1").contains("cannot resolve"));
-    }
-
-    #[test]
-    fn rediss_checks_the_certificate_against_the_host_the_url_names() {
-        let name = |text| url(text).tls.map(|tls| tls.server_name.to_str().into_owned());
-        assert_eq!(name("rediss://localhost:7000/1").as_deref(), Some("localhost"));
-        assert_eq!(name("rediss://app:pw@127.0.0.1").as_deref(), Some("127.0.0.1"));
-        assert_eq!(name("rediss://[::1]:7000").as_deref(), Some("::1"));
-        assert_eq!(name("redis://localhost:7000"), None);
-    }
-
     #[test]
     fn debug_output_never_shows_the_password() {
-        let shown = format!("{:?}", url("redis://app:s3cret@127.0.0.1:7000"));
+        let shown = format!(
+            "{:?}",
+            RedisConnector::from_url("redis://app:s3cret@127.0.0.1:7000").unwrap()
+        );
         assert!(!shown.contains("s3cret") && shown.contains("<hidden>"), "{shown}");
     }
 }

@@ -1,0 +1,57 @@
+//! The counterexamples a report shows in full: the first violating seed of every catalogue
+//! scenario and every matrix cell that broke, replayed for its story and its lease
+//! timeline. (The shrunk ones are [`super::minimal`]'s.)
+
+use std::sync::Arc;
+
+use super::plan::{Plan, Swept};
+use crate::check::check_all;
+use crate::report::ScenarioReport;
+use crate::report::counterexample::Counterexample;
+use crate::report::figures::timeline::Timeline;
+use crate::scenario::Scenario;
+use crate::sweep::run_seed;
+
+/// The replayed counterexamples of one report, and their timelines by counterexample id.
+#[derive(Default)]
+pub struct Replayed {
+    pub catalogue: Vec<Counterexample>,
+    pub matrix: Vec<Counterexample>,
+    pub timelines: Vec<(String, Timeline)>,
+}
+
+/// Replays the first violating seed of every catalogue scenario and matrix cell of `swept`
+/// that broke (`plan` holds their scenarios, in the same order).
+pub fn replay_all(plan: &Plan, swept: &Swept) -> Replayed {
+    let mut replayed = Replayed::default();
+    for (report, sweep) in swept.catalogue.iter().zip(&plan.catalogue) {
+        if let Some((example, timeline)) = replay_first(report, &sweep.scenario) {
+            replayed.timelines.push((example.id.clone(), timeline));
+            replayed.catalogue.push(example);
+        }
+    }
+    let cells = swept
+        .matrix
+        .iter()
+        .flat_map(|matrix| matrix.cells.iter().flatten().flatten());
+    let cell_sweeps = plan.matrix.iter().flat_map(|(_, sweeps)| sweeps);
+    for (report, sweep) in cells.zip(cell_sweeps) {
+        if let Some((example, timeline)) = replay_first(report, &sweep.scenario) {
+            replayed.timelines.push((example.id.clone(), timeline));
+            replayed.matrix.push(example);
+        }
+    }
+    replayed
+}
+
+/// The first violating seed of a scenario, replayed in full, and its lease timeline;
+/// `None` when nothing broke or the replay itself failed (the sweep already reported it).
+fn replay_first(report: &ScenarioReport, scenario: &Arc<Scenario>) -> Option<(Counterexample, Timeline)> {
+    let seed = *report.violating_seeds().first()?;
+    let history = run_seed(scenario, seed).ok()?;
+    let verdicts = check_all(&history, &scenario.check_settings());
+    let example = Counterexample::new(report, seed, &history, &verdicts);
+    let title = format!("{} — seed {seed}", report.name);
+    let timeline = Timeline::of_violation(&history, &title, &verdicts, None);
+    Some((example, timeline))
+}
