@@ -14,6 +14,7 @@ pub mod conn;
 pub mod error;
 mod fanout;
 mod ladder;
+pub mod lease;
 pub mod lock;
 pub mod observe;
 pub mod options;
@@ -24,7 +25,8 @@ pub mod steps;
 
 pub use conn::{Conn, RequestError};
 pub use error::LockError;
-pub use lock::{Held, Lease, Lock, LockGuard};
+pub use lease::{Held, Lease, LockGuard};
+pub use lock::Lock;
 pub use observe::{Observe, Request, Tap, Traffic, Unobserved};
 pub use options::Protocol;
 pub use options::{

@@ -236,9 +236,9 @@ pub enum OnReadonly {
 /// | aioredlock (`asyncio.gather`) | [`AllNodes`](Resolve::AllNodes) | |
 /// | Redisson `RedissonRedLock`/`MultiLock` | one master after the other, in order (not modelled: deprecated, and no profile here) | |
 ///
-/// The requests still out when an attempt is decided go on: each master applies what it
-/// was sent, and its connection gives the late reply before the next request's (one
-/// connection, replies in order). On one node every rule is the same.
+/// The requests still out when an attempt is decided are not waited for: each master still
+/// applies what it was sent, its late reply is not read, and the next request to it opens
+/// a new connection (`fanout.rs`). On one node every rule is the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resolve {

@@ -4,8 +4,8 @@
 //! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 //!
-//! The rooms: `schema` (the file's top level), `topology` (the Redis deployment and the
-//! names of every node), `lock_spec` (the lock's settings), `fault` and `target` (faults
+//! The rooms: `schema` (the file's top level), `topology` (the Redis deployment), `nodes`
+//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault` and `target` (faults
 //! and whom they hit), `limits` (ranges and durations), `load` (reading and wording
 //! errors), `validate` (the checks serde cannot express), `grid` and `aims` (scenarios
 //! generated from a grid, and what each is meant to show).
@@ -16,6 +16,7 @@ pub mod grid;
 pub mod limits;
 mod load;
 mod lock_spec;
+mod nodes;
 mod schema;
 mod target;
 #[cfg(test)]

@@ -11,9 +11,8 @@ use serde::Deserialize;
 use super::fault::Fault;
 use super::limits;
 use super::lock_spec::LockSpec;
-use super::topology::{FENCE_COUNTER, SENTINEL, Topology};
+use super::topology::Topology;
 use crate::check;
-use crate::client::Fencing;
 
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -313,29 +312,5 @@ impl Scenario {
     /// The most host time one run may take.
     pub fn wall_budget(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.budget.wall_s.unwrap_or(DEFAULT_WALL_S))
-    }
-
-    /// Names of the clients, in order.
-    pub fn client_names(&self) -> Vec<String> {
-        (1..=self.clients.count).map(|i| format!("client-{i}")).collect()
-    }
-
-    /// Every node a fault may name: the Redis nodes, the clients, the failover controller
-    /// where a group has replicas, and the fencing counter where there is one.
-    pub fn node_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .redis_names()
-            .into_iter()
-            .chain(self.client_names())
-            .collect();
-        if self.sentinel().is_some() {
-            names.extend(self.sentinel_names());
-        } else if self.redis_groups().iter().any(|group| group.len() > 1) {
-            names.push(SENTINEL.to_string());
-        }
-        if self.lock.options().fencing == Fencing::Counter {
-            names.push(FENCE_COUNTER.to_string());
-        }
-        names
     }
 }
