@@ -556,9 +556,9 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
         let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
-            chosen.then(
-                || async move { profiles::release_on(node, options, key, token, request_id, steps).await },
-            )
+            chosen.then_some(async move {
+                profiles::release_on(node, options, key, token, request_id, steps).await
+            })
         });
         let votes = fan_out(
             requests.collect(),

@@ -60,13 +60,14 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
         .collect()
 }
 
+/// One scenario file and what reading it gave.
+pub type Loaded = (PathBuf, Result<Scenario, ScenarioError>);
+
 /// Expands files and directories (their `*.json`, sorted) into scenario files and loads
 /// each, so that a caller can run the good ones and report every bad one. The error is a
 /// path that names no file at all (a directory that cannot be listed or holds no
 /// scenario).
-pub fn load_each(
-    paths: &[PathBuf],
-) -> Result<Vec<(PathBuf, Result<Scenario, ScenarioError>)>, ScenarioError> {
+pub fn load_each(paths: &[PathBuf]) -> Result<Vec<Loaded>, ScenarioError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {

@@ -25,7 +25,7 @@ mod topology;
 mod validate;
 
 pub use fault::*;
-pub use load::{ScenarioError, load, load_each, load_paths, load_str};
+pub use load::{Loaded, ScenarioError, load, load_each, load_paths, load_str};
 pub use lock_spec::*;
 pub use schema::*;
 pub use target::*;
