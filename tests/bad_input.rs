@@ -325,36 +325,54 @@ fn the_holder_can_be_cut_off_by_name_in_a_partitions_groups() {
     );
 }
 
-#[test]
-fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
-    let dir = scratch("mixed-dir");
-    let good = variant(&dir, "b-good.json", |_| {});
+/// A directory holding the gc-pause scenario and two bad variants of it, before and after
+/// it in name order; and the stderr lines naming the two, in that order.
+fn directory_with_two_bad_files(name: &str) -> (PathBuf, [String; 2]) {
+    let dir = scratch(name);
+    variant(&dir, "b-good.json", |_| {});
     let bad = [
         variant(&dir, "a-bad.json", |s| s["seeds"] = json!(0)),
         variant(&dir, "c-bad.json", |s| s["lock"]["ttl_ms"] = json!("2h")),
     ];
+    let lines = [
+        format!("error: {}: field `seeds`", bad[0].display()),
+        format!("error: {}: field `lock.ttl_ms`", bad[1].display()),
+    ];
+    (dir, lines)
+}
+
+#[test]
+fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
+    let (dir, refused) = directory_with_two_bad_files("mixed-dir");
     let output = locksim(&["run", dir.to_str().unwrap(), "--seeds", "2"]);
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(2), "{stderr}{stdout}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 3, "{stderr}");
-    assert!(
-        lines[0].starts_with(&format!("error: {}: field `seeds`", bad[0].display())),
-        "{stderr}"
-    );
-    assert!(
-        lines[1].starts_with(&format!("error: {}: field `lock.ttl_ms`", bad[1].display())),
-        "{stderr}"
-    );
+    assert!(lines[0].starts_with(&refused[0]), "{stderr}");
+    assert!(lines[1].starts_with(&refused[1]), "{stderr}");
     assert_eq!(
         lines[2],
         "error: 2 scenario file(s) refused (above); the other 1 ran, their verdicts in the table"
     );
     assert!(
         stdout.contains("single-node-gc-pause"),
-        "{} ran: {stdout}",
-        good.display()
+        "b-good.json ran: {stdout}"
     );
+}
+
+#[test]
+fn a_live_run_of_a_directory_reports_every_bad_file_and_runs_none() {
+    let (dir, refused) = directory_with_two_bad_files("mixed-dir-live");
+    let output = locksim(&["run", "--live", dir.to_str().unwrap(), "--seeds", "1"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(2), "{stderr}{stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert!(lines[0].starts_with(&refused[0]), "{stderr}");
+    assert!(lines[1].starts_with(&refused[1]), "{stderr}");
+    assert_eq!(lines[2], "error: 2 scenario file(s) refused (above); nothing ran");
+    assert!(stdout.is_empty(), "nothing ran live: {stdout}");
 }
 
 /// Cases of the fuzz: `PROPTEST_CASES`, or a CI-sized default (more find more: the

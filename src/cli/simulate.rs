@@ -15,7 +15,9 @@ use locksim::scenario::{self, Scenario};
 use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
-use super::{EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
+use super::{
+    EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, load_reporting, verdict_exit,
+};
 
 /// What `run` is asked: run scenarios over many seeds and print the verdict table.
 #[derive(clap::Args)]
@@ -72,25 +74,10 @@ pub fn run(args: RunArgs) -> ExitCode {
     } = args;
     // Every bad file is reported, and the good ones still run: the exit code says 2 at
     // the end.
-    let mut scenarios = Vec::new();
-    let mut refused = 0;
-    for (file, loaded) in match scenario::load_each(&paths) {
+    let (scenarios, refused) = match load_reporting(&paths) {
         Ok(loaded) => loaded,
-        Err(e) => return invalid(e),
-    } {
-        match loaded {
-            Ok(scenario) => scenarios.push((file, scenario)),
-            Err(e) => {
-                eprintln!("error: {e}");
-                refused += 1;
-            }
-        }
-    }
-    match (scenarios.is_empty(), refused) {
-        (true, 0) => return invalid("no scenario files found"),
-        (true, _) => return ExitCode::from(EXIT_INVALID),
-        (false, _) => {}
-    }
+        Err(exit) => return exit,
+    };
     if seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
