@@ -362,17 +362,24 @@ fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
 }
 
 #[test]
-fn a_live_run_of_a_directory_reports_every_bad_file_and_runs_none() {
-    let (dir, refused) = directory_with_two_bad_files("mixed-dir-live");
-    let output = locksim(&["run", "--live", dir.to_str().unwrap(), "--seeds", "1"]);
-    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
-    assert_eq!(output.status.code(), Some(2), "{stderr}{stdout}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 3, "{stderr}");
-    assert!(lines[0].starts_with(&refused[0]), "{stderr}");
-    assert!(lines[1].starts_with(&refused[1]), "{stderr}");
-    assert_eq!(lines[2], "error: 2 scenario file(s) refused (above); nothing ran");
-    assert!(stdout.is_empty(), "nothing ran live: {stdout}");
+fn live_runs_comparisons_and_benchmarks_of_a_directory_report_every_bad_file_and_run_none() {
+    let (dir, refused) = directory_with_two_bad_files("mixed-dir-all-or-none");
+    let dir = dir.to_str().unwrap();
+    for command in [
+        vec!["run", "--live", dir, "--seeds", "1"],
+        vec!["compare-live", dir],
+        vec!["bench", dir, "--seeds", "1"],
+    ] {
+        let output = locksim(&command);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(output.status.code(), Some(2), "{command:?}: {stderr}{stdout}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 3, "{command:?}: {stderr}");
+        assert!(lines[0].starts_with(&refused[0]), "{command:?}: {stderr}");
+        assert!(lines[1].starts_with(&refused[1]), "{command:?}: {stderr}");
+        assert_eq!(lines[2], "error: 2 scenario file(s) refused (above); nothing ran");
+        assert!(stdout.is_empty(), "{command:?}: nothing ran: {stdout}");
+    }
 }
 
 /// Cases of the fuzz: `PROPTEST_CASES`, or a CI-sized default (more find more: the

@@ -16,7 +16,7 @@ use locksim::sweep::{RunSummary, SeedRun, in_parallel};
 use locksim::world::events::EventCounts;
 
 use super::simulate::RunArgs;
-use super::{EXIT_UNMET, emit, invalid, load_reporting, verdict_exit};
+use super::{EXIT_UNMET, emit, invalid, load_every_or_none, verdict_exit};
 
 /// What the table and the JSON say of every live run: its seed draws the faults and the
 /// workload, but real timing decides the interleaving.
@@ -25,12 +25,8 @@ pub const LIVE_NOTE: &str = "live: real processes in real time; a seed draws the
 
 /// Runs every scenario of `args.paths` live over its seeds and prints the verdict table.
 pub fn run_live(args: RunArgs) -> ExitCode {
-    // Every bad file is reported; a live run takes minutes, so none runs until all load.
-    let scenarios = match load_reporting(&args.paths) {
-        Ok((_, refused)) if refused > 0 => {
-            return invalid(format!("{refused} scenario file(s) refused (above); nothing ran"));
-        }
-        Ok((scenarios, _)) => scenarios,
+    let scenarios = match load_every_or_none(&args.paths) {
+        Ok(scenarios) => scenarios,
         Err(exit) => return exit,
     };
     if args.seeds == Some(0) {

@@ -140,6 +140,20 @@ pub fn load_reporting(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, Scenario)>, us
     }
 }
 
+/// Every scenario file of `paths`, or none: each refused file is reported as
+/// [`load_reporting`] does, then `error: N scenario file(s) refused (above); nothing ran`
+/// (exit 2). For the commands that run for long or set files against each other
+/// (`run --live`, `compare-live`, `bench`), where running part of what was asked helps
+/// nobody.
+pub fn load_every_or_none(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, ExitCode> {
+    match load_reporting(paths)? {
+        (_, refused) if refused > 0 => Err(invalid(format!(
+            "{refused} scenario file(s) refused (above); nothing ran"
+        ))),
+        (scenarios, _) => Ok(scenarios),
+    }
+}
+
 /// Reports invalid input on stderr, in one line; exit code 2.
 pub fn invalid(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
