@@ -89,6 +89,11 @@ enum Command {
         /// (after the stories, with --story). Script bodies are cut.
         #[arg(long)]
         commands: bool,
+        /// Simulate locksim's own lock client even where a scenario names its own clients'
+        /// command (`clients.command`, which only `--live` runs): refused otherwise, since its
+        /// verdict would say nothing of that command's code.
+        #[arg(long)]
+        simulated_client: bool,
     },
     /// Shrink a violating seed to the smallest scenario that still violates the same
     /// checker; writes it (with `expect` set) and prints what each pass removed.
@@ -112,6 +117,11 @@ enum Command {
         /// machine's speed; the run budget alone is deterministic).
         #[arg(long)]
         max_seconds: Option<u64>,
+        /// Simulate locksim's own lock client even where a scenario names its own clients'
+        /// command (`clients.command`, which only `--live` runs): refused otherwise, since its
+        /// verdict would say nothing of that command's code.
+        #[arg(long)]
+        simulated_client: bool,
     },
     /// Search a scenario template property-style: draw N cases (every `{"any": [lo, hi]}`
     /// and `{"one_of": [...]}` in the file drawn anew per case), run each once, and check
@@ -135,6 +145,10 @@ enum Command {
         /// else at least 22, as `shrink --max-runs`).
         #[arg(long, default_value_t = 400, value_parser = shrink_runs)]
         shrink_runs: u64,
+        /// Simulate locksim's own lock client even where the template names its own
+        /// clients' command (`clients.command`): refused otherwise.
+        #[arg(long)]
+        simulated_client: bool,
     },
     /// Run a command while holding a lock on real Redis (Redlock with several addresses),
     /// renewing it until the command ends; exits with the command's status.
@@ -234,7 +248,16 @@ fn main() -> ExitCode {
             plot,
             without_faults,
             commands,
-        } => replay(&file, seed, story, plot.as_deref(), without_faults, commands),
+            simulated_client,
+        } => replay(
+            &file,
+            seed,
+            story,
+            plot.as_deref(),
+            without_faults,
+            commands,
+            simulated_client,
+        ),
         Command::Report(args) => report(args),
         Command::Lock(args) => lock_and_run(args),
         Command::Worker(args) => worker(args),
@@ -247,7 +270,16 @@ fn main() -> ExitCode {
             out,
             max_runs,
             max_seconds,
-        } => shrink_file(&file, seed, checker.as_deref(), out, max_runs, max_seconds),
+            simulated_client,
+        } => shrink_file(
+            &file,
+            seed,
+            checker.as_deref(),
+            out,
+            max_runs,
+            max_seconds,
+            simulated_client,
+        ),
         Command::Bench {
             paths,
             seeds,
@@ -270,6 +302,7 @@ fn main() -> ExitCode {
             jobs,
             out,
             shrink_runs,
+            simulated_client,
         } => check(CheckArgs {
             file,
             cases,
@@ -277,6 +310,7 @@ fn main() -> ExitCode {
             jobs: cli::jobs_or_all_cores(jobs),
             out,
             shrink_runs,
+            simulated_client,
         }),
     }
 }

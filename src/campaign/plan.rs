@@ -23,6 +23,7 @@ use super::sweeps::{Sweep, SweepKind};
 use crate::report::ScenarioReport;
 use crate::report::envelope::Envelope;
 use crate::report::matrix_summary::MatrixSummary;
+use crate::report::mode::simulation_refused;
 use crate::scenario;
 use crate::scenario::grid::Grid;
 use crate::sweep::{SeedRun, Shard};
@@ -45,6 +46,10 @@ pub struct ReportOptions {
     /// Seeds a compared setup's cell goes on to when it shows no safety violation
     /// (`None`: the grid's `holds_seeds`; 0: no further).
     pub holds_seeds: Option<u64>,
+    /// Simulate locksim's client even for scenarios that name their own
+    /// (`--simulated-client`).
+    #[serde(default)]
+    pub simulated_client: bool,
 }
 
 impl ReportOptions {
@@ -126,6 +131,13 @@ impl Plan {
         let scenarios = scenario::load_paths(&options.paths).map_err(|e| e.to_string())?;
         if scenarios.is_empty() {
             return Err("no scenario files found".into());
+        }
+        for (file, scenario) in &scenarios {
+            simulation_refused(
+                file,
+                scenario.clients.command.as_deref(),
+                options.simulated_client,
+            )?;
         }
         let catalogue = scenarios
             .into_iter()
@@ -337,6 +349,7 @@ mod tests {
             matrix: Some(root.join(crate::scenario::grid::GRID_FILE)),
             matrix_seeds: Some(3),
             holds_seeds: Some(0),
+            simulated_client: false,
         }
     }
 

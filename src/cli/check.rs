@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use locksim::report::mode::simulation_refused;
 use locksim::report::rate::Rate;
 use locksim::scenario::Expectation;
 use locksim::search::check::{Case, CheckReport, Property, check_template};
@@ -24,6 +25,8 @@ pub struct CheckArgs {
     pub out: Option<PathBuf>,
     /// Simulated runs to spend shrinking a counterexample; 0 skips shrinking.
     pub shrink_runs: u64,
+    /// Simulate locksim's client even where the template names its own.
+    pub simulated_client: bool,
 }
 
 /// Runs the search and reports it; exit 0 when every property is met.
@@ -35,6 +38,12 @@ pub fn check(args: CheckArgs) -> ExitCode {
         Ok(template) => template,
         Err(e) => return invalid(format!("{}: {e}", args.file.display())),
     };
+    let command: Option<Vec<String>> = template
+        .pointer("/clients/command")
+        .and_then(|command| serde_json::from_value(command.clone()).ok());
+    if let Err(e) = simulation_refused(&args.file, command.as_deref(), args.simulated_client) {
+        return invalid(e);
+    }
     let tty = std::io::stderr().is_terminal();
     let cases = args.first_case..args.first_case.saturating_add(args.cases);
     let report = check_template(&template, &args.file, cases, args.jobs, |so_far| {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use locksim::check::{Verdict, mutual_exclusion, validity};
-use locksim::history::{History, fmt_ms};
+use locksim::history::History;
 use locksim::live::{self, LiveSetup};
 use locksim::report::CHECKERS;
 use locksim::report::control::Control;
@@ -24,6 +24,7 @@ use locksim::search::story::last_time_named;
 use locksim::sweep::{RunSummary, SeedRun, run_seed};
 use locksim::world::events::EventCounts;
 
+use super::account::{history_lines, write_lines};
 use super::live::{default_worker, live_runs, live_setup, redis_server_runs};
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, load_every_or_none};
 
@@ -206,7 +207,7 @@ fn live_side(file: &Path, scenario: &Scenario, seeds: u64, setup: &LiveSetup, tr
                 scenario.name,
                 mode.replace(' ', "-")
             ));
-            if let Err(e) = write_trace(&file, history) {
+            if let Err(e) = write_lines(&file, &history_lines(history, &[])) {
                 eprintln!("warning: {}: {e}", file.display());
             }
         }
@@ -242,24 +243,6 @@ fn live_mode(setup: &LiveSetup) -> &'static str {
     } else {
         "live locksim"
     }
-}
-
-/// Writes `history` to `file`, one event a line: true ms, node, what happened.
-fn write_trace(file: &Path, history: &History) -> std::io::Result<()> {
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
-    for event in &history.events {
-        writeln!(
-            out,
-            "{:>12} {:<10} {}",
-            fmt_ms(event.true_us as i64),
-            event.node,
-            event.kind
-        )?;
-    }
-    out.flush()
 }
 
 /// A seed's run judged as a sweep judges it, with its history and verdicts shown to
@@ -430,6 +413,7 @@ impl Row {
                     Finding::Violated => "V",
                     Finding::Holds => "H",
                     Finding::NotExercised => "n/e",
+                    Finding::NotJudged => "n/j",
                 };
                 let rate = report.rate(checker);
                 let control = report

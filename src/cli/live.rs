@@ -11,10 +11,12 @@ use locksim::live::worker::{WorkerEnv, run_worker};
 use locksim::live::{self, LiveSetup};
 use locksim::report::ScenarioReport;
 use locksim::report::control::Control;
+use locksim::report::mode::{NOT_JUDGED_LIVE, RunMode};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{RunSummary, SeedRun, in_parallel};
 use locksim::world::events::EventCounts;
 
+use super::kept;
 use super::simulate::RunArgs;
 use super::{EXIT_UNMET, emit, invalid, load_every_or_none, verdict_exit};
 
@@ -63,49 +65,42 @@ pub fn run_live(args: RunArgs) -> ExitCode {
         let Some(end) = args.seed_start.checked_add(count) else {
             return invalid("--seed-start + --seeds overflows");
         };
-        let mut scenario = scenario.clone();
-        if scenario.expect.validity.take().is_some() {
-            emit(format_args!(
-                "{}: validity is not judged live (it needs the lock client's answer from every node); its expectation is left out",
-                scenario.name
-            ));
-        }
+        let mode = RunMode::Live {
+            redis_server: args.redis_server,
+            command: scenario.clients.command.clone(),
+        };
         let seeds: Vec<u64> = (args.seed_start..end).collect();
         let started = Instant::now();
-        let runs = live_runs(&scenario, &seeds, setup, jobs);
+        let (runs, leftovers) = live_runs_keeping(scenario, &seeds, setup, jobs);
         let mut report = ScenarioReport::new(
             file,
-            &scenario,
+            scenario,
             args.seed_start,
             &runs,
             started.elapsed().as_millis(),
-        );
+        )
+        .ran_in(mode.clone());
         // The no-fault control, live too: does the violation go away without the faults?
-        let control_seeds = Control::seeds_for(&scenario, &report.violations);
+        let control_seeds = Control::seeds_for(scenario, &report.violations);
         if !control_seeds.is_empty() {
             let runs = live_runs(&scenario.without_faults(), &control_seeds, setup, jobs);
             report.with_control(Control::from_runs(control_seeds, runs));
         }
         for line in report.table_lines() {
-            // A live seed is rerun live: `replay` would simulate it.
-            match line.strip_prefix("replay: locksim replay ") {
-                Some(rest) => emit(format_args!(
-                    "rerun: locksim run --live {} --seed-start {} --seeds 1",
-                    file.display(),
-                    rest.rsplit(' ').next().unwrap_or_default()
-                )),
-                None => emit(line),
+            emit(line);
+        }
+        for (checker, why) in NOT_JUDGED_LIVE {
+            if scenario.expect.entries().iter().any(|(c, _)| *c == checker) {
+                emit(format_args!(
+                    "  {checker}: not judged live ({why}); its expectation is left out"
+                ));
             }
+        }
+        for line in kept::keep_unmet(&report, scenario, leftovers) {
+            emit(format_args!("  {line}"));
         }
         if let Some(out) = json_out.as_mut() {
             let mut json = report.to_json();
-            json["mode"] = "live".into();
-            json["redis"] = if args.redis_server {
-                "redis-server"
-            } else {
-                "locksim"
-            }
-            .into();
             json["note"] = LIVE_NOTE.into();
             if let Err(e) = writeln!(out, "{json}") {
                 eprintln!("error: writing the JSON report: {e}");
@@ -156,17 +151,44 @@ pub(super) fn live_setup(file: &std::path::Path, redis_server: bool, default_wor
 }
 
 /// Runs `seeds` of `scenario` live, up to `jobs` at a time, each judged as a simulated
-/// seed is.
+/// seed is; a run's scratch directory is removed when it went well (a failed run's is
+/// kept, and named in its error).
 pub(super) fn live_runs(scenario: &Scenario, seeds: &[u64], setup: &LiveSetup, jobs: usize) -> Vec<SeedRun> {
+    let (runs, leftovers) = live_runs_keeping(scenario, seeds, setup, jobs);
+    for left in leftovers.iter().filter(|left| left.history.is_some()) {
+        let _ = std::fs::remove_dir_all(&left.scratch);
+    }
+    runs
+}
+
+/// [`live_runs`], keeping every run's history and scratch directory for [`kept`] to
+/// sort out once the scenario is judged.
+fn live_runs_keeping(
+    scenario: &Scenario,
+    seeds: &[u64],
+    setup: &LiveSetup,
+    jobs: usize,
+) -> (Vec<SeedRun>, Vec<kept::Leftovers>) {
     let settings = scenario.check_settings();
     in_parallel(0..seeds.len() as u64, jobs, |index| {
         let seed = seeds[index as usize];
-        SeedRun {
+        let scratch = live::scratch_dir(scenario, seed, setup);
+        let outcome = live::run_in(scenario, seed, setup, &scratch);
+        let run = SeedRun {
             seed,
-            outcome: live::run(scenario, seed, setup)
-                .map(|history| RunSummary::of(&history, &settings, EventCounts::default())),
-        }
+            outcome: (outcome.as_ref())
+                .map(|history| RunSummary::of(history, &settings, EventCounts::default()))
+                .map_err(Clone::clone),
+        };
+        let left = kept::Leftovers {
+            seed,
+            history: outcome.ok(),
+            scratch,
+        };
+        (run, left)
     })
+    .into_iter()
+    .unzip()
 }
 
 /// What `worker` is asked.

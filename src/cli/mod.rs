@@ -1,8 +1,10 @@
 //! The subcommands of the `locksim` binary, and what they share: exit codes and output.
 
+pub mod account;
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod kept;
 pub mod live;
 pub mod lock;
 pub mod merge;

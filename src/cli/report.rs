@@ -33,6 +33,11 @@ pub struct ReportArgs {
     /// Scenario files, or directories of them.
     #[arg(default_value = "scenarios")]
     pub paths: Vec<PathBuf>,
+    /// Simulate locksim's own lock client even where a scenario names its own clients'
+    /// command (`clients.command`, which only `--live` runs): refused otherwise, since its
+    /// verdict would say nothing of that command's code.
+    #[arg(long)]
+    pub simulated_client: bool,
     /// Where to write the report.
     #[arg(long, default_value = "reports", conflicts_with = "shard")]
     pub out: PathBuf,
@@ -82,6 +87,7 @@ impl ReportArgs {
             matrix,
             matrix_seeds: self.matrix_seeds,
             holds_seeds: self.holds_seeds,
+            simulated_client: self.simulated_client,
         }
     }
 }

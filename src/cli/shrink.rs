@@ -19,6 +19,7 @@ pub fn shrink_file(
     out: Option<PathBuf>,
     max_runs: u64,
     max_seconds: Option<u64>,
+    simulated_client: bool,
 ) -> ExitCode {
     if let Some(name) = checker
         && !locksim::check::NAMES.contains(&name)
@@ -30,8 +31,17 @@ pub fn shrink_file(
         ));
     }
     // Load through the validator first, so a bad file gets the usual one-line error.
-    if let Err(e) = locksim::scenario::load(file) {
-        return invalid(e);
+    match locksim::scenario::load(file) {
+        Err(e) => return invalid(e),
+        Ok(scenario) => {
+            if let Err(e) = locksim::report::mode::simulation_refused(
+                file,
+                scenario.clients.command.as_deref(),
+                simulated_client,
+            ) {
+                return invalid(e);
+            }
+        }
     }
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,

@@ -7,14 +7,13 @@ use std::sync::Arc;
 
 use locksim::campaign::{self, sweeps};
 use locksim::check::check_all;
-use locksim::check::evidence::evidence;
-use locksim::history::{Event, WireRecord, fmt_ms};
 use locksim::report::figures::timeline::Timeline;
+use locksim::report::mode::{RunMode, simulation_refused};
 use locksim::report::{ScenarioReport, harness_error};
 use locksim::scenario::{self, Scenario};
-use locksim::search::story;
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
+use super::account::{history_lines, story_lines, trace_lines, verdict_lines};
 use super::{
     EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, load_reporting, verdict_exit,
 };
@@ -55,6 +54,11 @@ pub struct RunArgs {
     /// directory) instead of locksim's own nodes.
     #[arg(long, requires = "live")]
     pub redis_server: bool,
+    /// Simulate locksim's own lock client even where a scenario names its own clients'
+    /// command (`clients.command`, which only `--live` runs): refused otherwise, since its
+    /// verdict would say nothing of that command's code.
+    #[arg(long, conflicts_with = "live")]
+    pub simulated_client: bool,
 }
 
 /// Runs every scenario of `paths` over its seeds (or a shard's share of them), prints the
@@ -70,6 +74,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         jobs,
         shard,
         seed_log,
+        simulated_client,
         ..
     } = args;
     // Every bad file is reported, and the good ones still run: the exit code says 2 at
@@ -78,6 +83,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
+    for (file, scenario) in &scenarios {
+        if let Err(e) = simulation_refused(file, scenario.clients.command.as_deref(), simulated_client) {
+            return invalid(e);
+        }
+    }
     if seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
@@ -165,6 +175,7 @@ pub fn replay(
     plot: Option<&Path>,
     without_faults: bool,
     commands: bool,
+    simulated_client: bool,
 ) -> ExitCode {
     let format = plot.map(|out| out.extension().and_then(|e| e.to_str()).unwrap_or_default());
     if let Some(format) = format
@@ -180,6 +191,9 @@ pub fn replay(
         Ok(s) => Arc::new(s),
         Err(e) => return invalid(e),
     };
+    if let Err(e) = simulation_refused(file, scenario.clients.command.as_deref(), simulated_client) {
+        return invalid(e);
+    }
     let run = match commands {
         true => run_seed_keeping_wire(&scenario, seed),
         false => run_seed(&scenario, seed).map(|history| (history, Vec::new())),
@@ -201,45 +215,26 @@ pub fn replay(
             ""
         }
     ));
-    let settings = scenario.check_settings();
-    let verdicts = check_all(&history, &settings);
-    if story {
-        for verdict in &verdicts {
-            if let Some(why) = &verdict.violation {
-                for line in story::render(
-                    &story::story(&history, verdict.checker, why),
-                    verdict.checker,
-                    why,
-                ) {
-                    emit(line);
-                }
-            }
-        }
-        if commands {
-            emit_trace(&[], &wire);
+    if !story {
+        for line in history_lines(&history, &wire) {
+            emit(line);
         }
     } else {
-        emit_trace(&history.events, &wire);
-        emit(format_args!("{:>12}  end of run", fmt_ms(history.end_us as i64)));
-    }
-    let evidence = evidence(&history, settings.faults);
-    for line in evidence.lines() {
-        emit(format_args!("evidence: {line}"));
-    }
-    let exercised = evidence.exercised(settings.min_grants_after_fault);
-    if let Err(why) = exercised {
-        emit(format_args!("evidence: NOT EXERCISED: {why}"));
-    }
-    for verdict in &verdicts {
-        match (&verdict.violation, exercised) {
-            (Some(why), _) => emit(format_args!("{}: VIOLATED: {why}", verdict.checker)),
-            (None, Ok(())) => emit(format_args!("{}: holds", verdict.checker)),
-            (None, Err(_)) => emit(format_args!("{}: not exercised", verdict.checker)),
+        for line in story_lines(&history, &scenario, &RunMode::Simulated) {
+            emit(line);
+        }
+        if commands {
+            for line in trace_lines(&[], &wire) {
+                emit(line);
+            }
         }
     }
-    emit(format_args!("digest: {}", history.digest()));
+    for line in verdict_lines(&history, &scenario, &RunMode::Simulated) {
+        emit(line);
+    }
     if let Some(out) = plot {
         let title = format!("{} — seed {seed}", scenario.name);
+        let verdicts = check_all(&history, &scenario.check_settings());
         let timeline = Timeline::of_violation(&history, &title, &verdicts, None);
         let written = match format {
             Some("png") => timeline.png(out),
@@ -251,41 +246,4 @@ pub fn replay(
         emit(format_args!("plot: {}", out.display()));
     }
     ExitCode::SUCCESS
-}
-
-/// The trace: each event, and each frame on a client's connection where it happened
-/// (`→` written, `←` read, `✗` no reply), one line each.
-fn emit_trace(events: &[Event], wire: &[WireRecord]) {
-    emit(format_args!(
-        "{:>12}  {:<17} {:>12}  event",
-        "true ms", "node", "local ms"
-    ));
-    let line = |true_us: u64, node: &str, local_us: i64, what: &dyn std::fmt::Display| {
-        emit(format_args!(
-            "{:>12}  {:<17} {:>12}  {what}",
-            fmt_ms(true_us as i64),
-            node,
-            fmt_ms(local_us)
-        ));
-    };
-    let mut frames = wire.iter().peekable();
-    for (index, event) in events.iter().enumerate() {
-        while let Some(frame) = frames.next_if(|frame| frame.events_before <= index) {
-            line(
-                frame.true_us,
-                &frame.client,
-                frame.local_us,
-                &format_args!("  {frame}"),
-            );
-        }
-        line(event.true_us, &event.node, event.local_us, &event.kind);
-    }
-    for frame in frames {
-        line(
-            frame.true_us,
-            &frame.client,
-            frame.local_us,
-            &format_args!("  {frame}"),
-        );
-    }
 }

@@ -148,26 +148,46 @@ fn moves_clocks(scenario: &Scenario) -> bool {
 
 /// Runs one seed of `scenario` live and returns its history; `Err` says what failed (a
 /// worker that could not start or ended early, a node that never listened). Every process
-/// started is stopped before this returns.
+/// started is stopped before this returns. The run's scratch directory (the processes'
+/// output, the nodes' directories) is removed after a run that went well, and kept, and
+/// named in the error, after one that failed.
 pub fn run(scenario: &Scenario, seed: u64, setup: &LiveSetup) -> Result<History, String> {
+    let scratch = scratch_dir(scenario, seed, setup);
+    let result = run_in(scenario, seed, setup, &scratch);
+    if result.is_ok() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    result
+}
+
+/// A new scratch directory's path for one live run of `scenario`'s `seed`, under
+/// `setup.scratch` (not yet made).
+pub fn scratch_dir(scenario: &Scenario, seed: u64, setup: &LiveSetup) -> PathBuf {
+    // Runs of one scenario and seed may go side by side (a test's variants of a scenario).
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    setup.scratch.join(format!(
+        "{}-seed-{seed}-{}-{run}",
+        scenario.name,
+        std::process::id()
+    ))
+}
+
+/// [`run`] in the scratch directory `scratch`, which it leaves in place whatever happens:
+/// the worker output in `scratch/logs/`, the nodes' directories beside it.
+pub fn run_in(
+    scenario: &Scenario,
+    seed: u64,
+    setup: &LiveSetup,
+    scratch: &std::path::Path,
+) -> Result<History, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    // Runs of one scenario and seed may go side by side (a test's variants of a scenario).
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let scratch = setup.scratch.join(format!(
-        "{}-seed-{seed}-{}-{run}",
-        scenario.name,
-        std::process::id()
-    ));
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, run_live(scenario, seed, setup, &scratch));
-    if result.is_ok() {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
-    result.map_err(|e| format!("{e} (the run's output is in {})", scratch.display()))
+    let result = local.block_on(&runtime, run_live(scenario, seed, setup, scratch));
+    result.map_err(|e| format!("{e}\n  (the run's output is in {})", scratch.display()))
 }
 
 async fn run_live(

@@ -16,6 +16,7 @@ use crate::real::process::{dies_with_us, signal_group, watchdog};
 /// output goes.
 struct Process {
     name: String,
+    program: String,
     child: Child,
     watchdog: Child,
     log: PathBuf,
@@ -46,6 +47,9 @@ pub struct Supervisor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exited {
     pub name: String,
+    /// The program it ran (the first word of its command).
+    pub program: String,
+    /// How it ended: `exit status: 3`, `signal: 9 (SIGKILL)`.
     pub status: String,
     /// The last lines it wrote (stdout and stderr).
     pub last_lines: String,
@@ -53,9 +57,16 @@ pub struct Exited {
 
 impl std::fmt::Display for Exited {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} exited ({}) before the run ended", self.name, self.status)?;
+        write!(
+            f,
+            "{}'s process `{}` ended before the run did ({})",
+            self.name, self.program, self.status
+        )?;
         if !self.last_lines.is_empty() {
-            write!(f, "; its last output:\n{}", self.last_lines)?;
+            write!(f, "; its last output (stdout and stderr):")?;
+            for line in self.last_lines.lines() {
+                write!(f, "\n    | {line}")?;
+            }
         }
         Ok(())
     }
@@ -102,6 +113,7 @@ impl Supervisor {
         };
         self.processes.push(Process {
             name: name.to_string(),
+            program: argv[0].clone(),
             child,
             watchdog,
             log,
@@ -148,6 +160,7 @@ impl Supervisor {
             let last_lines = lines[lines.len().saturating_sub(QUOTED_LINES)..].join("\n");
             Some(Exited {
                 name: process.name.clone(),
+                program: process.program.clone(),
                 status: status.to_string(),
                 last_lines,
             })

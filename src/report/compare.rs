@@ -287,6 +287,7 @@ pub(crate) mod tests {
             activity: Activity::default(),
             control: None,
             wall_ms: 0,
+            mode: Default::default(),
         }
     }
 

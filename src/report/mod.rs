@@ -16,6 +16,7 @@ pub mod figures;
 pub mod files;
 pub mod matrix_summary;
 pub mod minimal;
+pub mod mode;
 pub mod outcome;
 pub mod page;
 pub mod rate;
@@ -29,6 +30,7 @@ use serde_json::{Value, json};
 
 use self::control::{Attribution, Control};
 use self::coverage::Coverage;
+use self::mode::RunMode;
 use self::rate::Rate;
 use crate::check;
 use crate::check::coverage::State;
@@ -50,6 +52,8 @@ pub enum Finding {
     /// No seed violated it, but some seeds never contended for the lock after the faults,
     /// or no seed reached a dangerous state the faults aim at: nothing was shown.
     NotExercised,
+    /// The mode the seeds ran in cannot judge it (validity, live): nothing is claimed.
+    NotJudged,
 }
 
 impl Finding {
@@ -59,6 +63,7 @@ impl Finding {
             Finding::Violated => "violated",
             Finding::Holds => "holds",
             Finding::NotExercised => "not exercised",
+            Finding::NotJudged => "not judged",
         }
     }
 }
@@ -165,9 +170,21 @@ pub struct ScenarioReport {
     pub control: Option<Control>,
     /// Host time the sweep took (not part of any digest).
     pub wall_ms: u128,
+    /// How the seeds ran: what the report may claim and how a seed is run again.
+    pub mode: RunMode,
 }
 
 impl ScenarioReport {
+    /// The report of seeds that ran in `mode`: a checker the mode cannot judge keeps no
+    /// violations and no expectation, and shows "not judged".
+    pub fn ran_in(mut self, mode: RunMode) -> Self {
+        self.violations.retain(|checker, _| mode.judges(checker));
+        self.expectations.retain(|(checker, _, _)| mode.judges(checker));
+        self.mode = mode;
+        self.judge();
+        self
+    }
+
     /// Judges the expectations again with `control`, however its seeds ran (live mode
     /// runs them live).
     pub fn with_control(&mut self, control: Control) {
@@ -244,7 +261,9 @@ impl ScenarioReport {
     /// needs every seed to have contended for the lock after its faults, and some seed to
     /// have reached each dangerous state the faults aim at.
     pub fn finding(&self, checker: &str) -> Finding {
-        if self.rate(checker).violating > 0 {
+        if !self.mode.judges(checker) {
+            Finding::NotJudged
+        } else if self.rate(checker).violating > 0 {
             Finding::Violated
         } else if self.not_exercised.is_empty()
             && self.exercised_seeds() > 0
@@ -312,7 +331,7 @@ impl ScenarioReport {
     /// `expect`), `met` or `not met`.
     pub fn verdict_word(&self) -> &'static str {
         if !self.errors.is_empty() {
-            "harness error"
+            self.mode.failed_word()
         } else if self.unchecked() {
             "unchecked"
         } else if self.expect_met() {
@@ -355,7 +374,10 @@ impl ScenarioReport {
                     Some((_, Expectation::Violated, false)) => "v!",
                     Some((_, Expectation::Holds, false)) => "h!",
                 };
-                let cell = format!("{} {mark}", self.rate(checker).cell());
+                let cell = match self.mode.judges(checker) {
+                    true => format!("{} {mark}", self.rate(checker).cell()),
+                    false => "not judged   ".to_string(),
+                };
                 format!(" {cell:>CELL$}")
             })
             .collect();
@@ -374,7 +396,7 @@ impl ScenarioReport {
             (None, false) => "-".to_string(),
         };
         let verdict = match (self.verdict_word(), self.errors.len()) {
-            ("harness error", n) => format!("HARNESS ERROR ({n} runs)"),
+            (_, n) if n > 0 => format!("{} ({n} runs)", self.mode.failed_word().to_uppercase()),
             ("not met", _) => "NOT MET".to_string(),
             (word, _) => word.to_string(),
         };
@@ -383,17 +405,15 @@ impl ScenarioReport {
             "{:<44} {exercised:>9}{cells} {control:>CONTROL$}  {verdict}",
             self.name
         )];
+        lines.extend(self.mode.ran().map(|ran| format!("  {ran}")));
         for reason in self.unmet_reasons() {
             lines.push(format!("  {reason}"));
         }
         if let Some(seed) = self.violating_seeds().first() {
-            lines.push(format!(
-                "replay: locksim replay {} --seed {seed}",
-                self.file.display()
-            ));
+            lines.push(self.mode.rerun(&self.file, *seed));
         }
         for (seed, message) in &self.errors {
-            lines.push(harness_error(&self.name, &self.file, *seed, message));
+            lines.push(self.mode.failed_run(&self.name, &self.file, *seed, message));
         }
         lines
     }
@@ -401,10 +421,7 @@ impl ScenarioReport {
     /// Why each expectation that was not met was not, one sentence each (`checker: why`).
     pub fn unmet_reasons(&self) -> Vec<String> {
         if !self.errors.is_empty() {
-            return vec![format!(
-                "{} runs hit a harness error (a panic or a hang inside the simulator): their seeds say nothing",
-                self.errors.len()
-            )];
+            return vec![self.mode.failed_runs_reason(self.errors.len())];
         }
         if self.unchecked() {
             return vec![
@@ -489,6 +506,10 @@ impl ScenarioReport {
             .iter()
             .map(|(checker, _)| {
                 let expectation = self.expectations.iter().find(|(c, _, _)| c == checker);
+                if !self.mode.judges(checker) {
+                    let entry = json!({"finding": Finding::NotJudged.word(), "expect": null, "met": null});
+                    return (checker.to_string(), entry);
+                }
                 let mut entry = self.rate(checker).to_json();
                 entry["violating_seeds"] = json!(self.violations.get(checker).cloned().unwrap_or_default());
                 entry["finding"] = json!(self.finding(checker).word());
@@ -518,7 +539,7 @@ impl ScenarioReport {
                 })
             })
             .collect();
-        json!({
+        let mut object = json!({
             "name": self.name,
             "file": self.file.display().to_string(),
             "seed_start": self.seed_start,
@@ -536,7 +557,11 @@ impl ScenarioReport {
             "activity": self.activity.to_json(),
             "coverage": self.activity.coverage.to_json(&self.aims()),
             "wall_ms": self.wall_ms as u64,
-        })
+        });
+        if let (Some(object), Value::Object(mode)) = (object.as_object_mut(), self.mode.to_json()) {
+            object.extend(mode);
+        }
+        object
     }
 }
 

@@ -163,6 +163,7 @@ impl Tally {
             activity,
             control: None,
             wall_ms,
+            mode: Default::default(),
         };
         report.judge();
         report
