@@ -21,7 +21,7 @@ use super::ladder;
 use super::lease::{Held, Lease, LockGuard};
 use super::observe::{Observe, Request, Tap, Unobserved};
 use super::options::{
-    AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, RetryToken,
+    AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, Resolve, RetryToken,
 };
 use super::profiles::{self, Grant, python_redis_lock, redisson};
 use super::steps::{NoSteps, Step, Steps};
@@ -329,14 +329,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move { profiles::extend_on(node, options, &lease.key, &lease.token).await })
         });
-        let votes = fan_out(
-            requests.collect(),
-            options.resolve,
-            |reply| matches!(reply, Ok(true)),
-            |i, answer| heard(observer, Request::Extend, i, answer),
-        )
-        .await;
-        let replies = answers(votes);
+        let replies = yes_or_no(requests.collect(), options.resolve, observer, Request::Extend).await;
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let extended = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
@@ -560,14 +553,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 profiles::release_on(node, options, key, token, request_id, steps).await
             })
         });
-        let votes = fan_out(
-            requests.collect(),
-            options.resolve,
-            |reply| matches!(reply, Ok(true)),
-            |i, answer| heard(observer, Request::Release, i, answer),
-        )
-        .await;
-        answers(votes)
+        yes_or_no(requests.collect(), options.resolve, observer, Request::Release).await
     }
 
     /// Why too few nodes said yes: `Ok` when every node answered (others hold the key),
@@ -662,9 +648,20 @@ fn heard(observer: &dyn Observe, request: Request, i: usize, answer: Option<&Res
     observer.answered(request, i, answer.unwrap_or(&Err(LockError::NotWaitedFor)));
 }
 
-/// Each node's answer: `None` for one the request was decided without; a node not asked
-/// counts as not done (`Some(Ok(false))`).
-fn answers(votes: Vec<Vote<Result<bool, LockError>>>) -> Vec<Option<Result<bool, LockError>>> {
+/// Sends a yes-or-no request to the nodes (`None`: not asked) and decides it as `resolve`
+/// says, telling `observer` each answer as it comes in. Each node's answer: `None` for one
+/// the request was decided without; a node not asked counts as not done (`Some(Ok(false))`).
+async fn yes_or_no(
+    requests: Vec<Option<impl Future<Output = Result<bool, LockError>>>>,
+    resolve: Resolve,
+    observer: &dyn Observe,
+    request: Request,
+) -> Vec<Option<Result<bool, LockError>>> {
+    let granted = |reply: &Result<bool, LockError>| matches!(reply, Ok(true));
+    let votes = fan_out(requests, resolve, granted, |i, answer| {
+        heard(observer, request, i, answer)
+    })
+    .await;
     votes
         .into_iter()
         .map(|vote| match vote {
