@@ -194,6 +194,194 @@ fn a_run_past_its_event_budget_is_a_harness_error_with_a_replay_and_the_sweep_go
     assert!(text(&replay.stderr).contains("harness error: scenario single-node-gc-pause seed 1:"));
 }
 
+#[test]
+fn a_byte_order_mark_before_the_object_is_skipped() {
+    let dir = scratch("bom");
+    let file = dir.join("bom.json");
+    let scenario = std::fs::read_to_string(GC_PAUSE).unwrap();
+    std::fs::write(&file, format!("\u{feff}{scenario}")).unwrap();
+    let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "2"]);
+    let stderr = text(&output.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+}
+
+#[test]
+fn a_megabyte_name_is_refused_in_one_line_naming_the_field() {
+    let dir = scratch("huge-name");
+    let file = variant(&dir, "huge-name.json", |s| s["name"] = json!("n".repeat(1 << 20)));
+    let output = locksim(&["run", file.to_str().unwrap()]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: {}: field `name`: is 1048576 characters long: at most 100 (a name heads a row of the \
+             verdict table; say the rest in `description`)\n",
+            file.display()
+        )
+    );
+    assert!(output.stdout.is_empty(), "the table is not flooded");
+}
+
+#[test]
+fn fractional_seconds_and_a_ttl_of_one_ms_are_taken_as_redis_takes_them() {
+    let dir = scratch("short-ttl");
+    for (name, ttl) in [("fraction.json", json!("0.05s")), ("one-ms.json", json!(1))] {
+        let file = variant(&dir, name, |s| {
+            s["lock"]["ttl_ms"] = ttl.clone();
+            s.as_object_mut().unwrap().remove("expect");
+        });
+        let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "2"]);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{ttl}: unchecked, not refused: {stderr}{stdout}"
+        );
+        assert!(stderr.is_empty(), "{ttl}: {stderr}");
+        // The client asks Redis for exactly that TTL.
+        let replay = locksim(&["replay", file.to_str().unwrap(), "--seed", "0", "--commands"]);
+        let px = if ttl == json!(1) { "PX 1" } else { "PX 50" };
+        let trace = text(&replay.stdout);
+        assert!(trace.contains(px), "{ttl}: no `{px}` in the trace");
+    }
+}
+
+/// `scenarios/single-node-gc-pause.json` turned into: two clients, the first to acquire
+/// holds the lock 60 s under a 65 s TTL, and its node loses power `power_loss_at_ms` in
+/// and comes back at once, with `persistence`; the verdict `expected` of mutual exclusion.
+/// (The holder's release then finds its connection reset, and the other client gets the
+/// lock when the key expires.)
+fn power_loss(dir: &Path, persistence: &str, power_loss_at_ms: u64, expected: &str) -> PathBuf {
+    let name = format!("{persistence}-at-{power_loss_at_ms}.json");
+    variant(dir, &name, |s| {
+        s["duration_ms"] = json!(100_000);
+        s["topology"] = json!({ "kind": "single", "persistence": persistence });
+        s["lock"]["ttl_ms"] = json!("65s");
+        s["clients"] = json!({ "count": 2, "work_ms": ["60s", "60s"] });
+        s["faults"] = json!([{
+            "kind": "power_loss", "target": "redis-1", "at_ms": power_loss_at_ms, "restart_after_ms": 100
+        }]);
+        s["expect"] = json!({ "mutual_exclusion": expected });
+    })
+}
+
+#[test]
+fn appendfsync_no_loses_on_a_power_loss_what_the_os_had_not_yet_written_back() {
+    let dir = scratch("appendfsync-no");
+    let cases = [
+        // The grant (~0 s) is still only in the page cache 10 s later: lost, and the other
+        // client takes the lock from under the holder.
+        power_loss(&dir, "aof-no", 10_000, "violated"),
+        // Linux wrote the AOF back at the 35 s flusher wake-up (dirtied at ~0 s, expired
+        // after 30 s): a power loss at 40 s keeps the grant.
+        power_loss(&dir, "aof-no", 40_000, "holds"),
+        // `everysec` had fsynced it within the second.
+        power_loss(&dir, "aof-everysec", 10_000, "holds"),
+    ];
+    for file in &cases {
+        let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "3"]);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {stderr}{stdout}",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn the_holder_can_be_cut_off_by_name_in_a_partitions_groups() {
+    let dir = scratch("holder-groups");
+    let file = variant(&dir, "holder-groups.json", |s| {
+        s["faults"] = json!([{
+            "kind": "partition", "groups": [["holder"], ["redis-1", "client-1", "client-2", "client-3"]],
+            "at_ms": 5000, "duration_ms": 4000
+        }]);
+        s.as_object_mut().unwrap().remove("expect");
+    });
+    let replay = locksim(&["replay", file.to_str().unwrap(), "--seed", "0"]);
+    let (trace, stderr) = (text(&replay.stdout), text(&replay.stderr));
+    assert!(stderr.is_empty(), "{stderr}");
+    let struck = trace
+        .lines()
+        .find(|line| line.contains("fault-start partition"))
+        .unwrap_or_else(|| panic!("no partition in the trace:\n{trace}"));
+    // `partition [client-N] | [redis-1,<the other clients>]`: the holder alone, by name,
+    // and not in the other group.
+    let groups = &struck[struck.find("partition ").unwrap() + "partition ".len()..];
+    let (holder, others) = groups.split_once(" | ").expect("two groups");
+    let holder = holder.trim_start_matches('[').trim_end_matches(']');
+    assert!(holder.starts_with("client-") && !holder.contains(','), "{struck}");
+    assert!(
+        others.starts_with("[redis-1,") && !others.contains(holder),
+        "{struck}"
+    );
+    assert!(
+        trace.contains(&format!("{holder:<22}5000.000  link-cut to=redis-1")),
+        "the holder's link to Redis is cut:\n{trace}"
+    );
+}
+
+/// A directory holding the gc-pause scenario and two bad variants of it, before and after
+/// it in name order; and the stderr lines naming the two, in that order.
+fn directory_with_two_bad_files(name: &str) -> (PathBuf, [String; 2]) {
+    let dir = scratch(name);
+    variant(&dir, "b-good.json", |_| {});
+    let bad = [
+        variant(&dir, "a-bad.json", |s| s["seeds"] = json!(0)),
+        variant(&dir, "c-bad.json", |s| s["lock"]["ttl_ms"] = json!("2h")),
+    ];
+    let lines = [
+        format!("error: {}: field `seeds`", bad[0].display()),
+        format!("error: {}: field `lock.ttl_ms`", bad[1].display()),
+    ];
+    (dir, lines)
+}
+
+#[test]
+fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
+    let (dir, refused) = directory_with_two_bad_files("mixed-dir");
+    let output = locksim(&["run", dir.to_str().unwrap(), "--seeds", "2"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(2), "{stderr}{stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert!(lines[0].starts_with(&refused[0]), "{stderr}");
+    assert!(lines[1].starts_with(&refused[1]), "{stderr}");
+    assert_eq!(
+        lines[2],
+        "error: 2 scenario file(s) refused (above); the other 1 ran, their verdicts in the table"
+    );
+    assert!(
+        stdout.contains("single-node-gc-pause"),
+        "b-good.json ran: {stdout}"
+    );
+}
+
+#[test]
+fn live_runs_comparisons_and_benchmarks_of_a_directory_report_every_bad_file_and_run_none() {
+    let (dir, refused) = directory_with_two_bad_files("mixed-dir-all-or-none");
+    let dir = dir.to_str().unwrap();
+    for command in [
+        vec!["run", "--live", dir, "--seeds", "1"],
+        vec!["compare-live", dir],
+        vec!["bench", dir, "--seeds", "1"],
+    ] {
+        let output = locksim(&command);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(output.status.code(), Some(2), "{command:?}: {stderr}{stdout}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 3, "{command:?}: {stderr}");
+        assert!(lines[0].starts_with(&refused[0]), "{command:?}: {stderr}");
+        assert!(lines[1].starts_with(&refused[1]), "{command:?}: {stderr}");
+        assert_eq!(lines[2], "error: 2 scenario file(s) refused (above); nothing ran");
+        assert!(stdout.is_empty(), "{command:?}: nothing ran: {stdout}");
+    }
+}
+
 /// Cases of the fuzz: `PROPTEST_CASES`, or a CI-sized default (more find more: the
 /// seed, `PROPTEST_RNG_SEED`, picks which).
 fn fuzz_cases() -> u32 {

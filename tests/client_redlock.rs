@@ -1,15 +1,25 @@
 //! Redlock's clock rules in simulation: the validity check after the replies, on the
-//! monotonic clock, and the clients that skip it or read the wall clock instead.
+//! monotonic clock, and the clients that skip it or read the wall clock instead; and when
+//! an attempt on N masters is decided, as each library decides it (node-redlock at a
+//! quorum, redsync once every master answered).
 
 mod support;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use locksim::client::{Algorithm, LockError, LockOptions, Profile, Retry, Step, ValidityClock};
+use locksim::client::{
+    Algorithm, Conn, LockError, LockOptions, Profile, Resolve, Retry, Step, ValidityClock,
+};
 use locksim::platform::Clock;
+use locksim::redis::Frame;
+use locksim::redis::request::build as request;
+use locksim::scenario::{Expectation, Scenario};
+use locksim::world::net::SimConnector;
 use madsim::runtime::Handle;
-use support::sim::{StopAt, client_node, clock, lock, lock_with_clock, now_ms, simulate, start_redis};
+use support::sim::{
+    StopAt, client_node, clock, lock, lock_with_clock, now_ms, simulate, start_redis, start_redis_node,
+};
 
 const KEY: &[u8] = b"redlock:lock";
 const TTL_MS: u64 = 1000;
@@ -234,4 +244,149 @@ fn node_redlock_v5_counts_the_lease_from_before_its_retries() {
         started + ttl_ms - drift_ms,
         "counted from the first attempt"
     );
+}
+
+/// What one acquire on five masters, two of them frozen, came to.
+struct FrozenMinority {
+    /// Whether the lock was granted.
+    granted: bool,
+    /// How long the acquire took.
+    took_ms: u64,
+    /// What a frozen master holds under the key once it thaws: the value the attempt was
+    /// decided without still reaches it.
+    thawed_value: Frame,
+    /// The token the attempt stored.
+    token: String,
+}
+
+/// One attempt of a client with `options` on five masters, `redis-4` and `redis-5` frozen
+/// just before it (connections already open); then the two thaw.
+fn acquire_with_a_frozen_minority(options: LockOptions) -> FrozenMinority {
+    simulate(6, || async move {
+        let started: Vec<_> = (1..=5).map(start_redis_node).collect();
+        let redis: Vec<SocketAddr> = started.iter().map(|(addr, _)| *addr).collect();
+        let frozen = [started[3].1, started[4].1];
+        let thawed = redis[3];
+        let client = client_node(1).spawn(async move {
+            let options = options.retry(Retry {
+                count: 0,
+                delay_ms: 0,
+                jitter_ms: 0,
+            });
+            let mut a = lock(&redis, options, 1, StopAt::nowhere());
+            let warm = a.acquire(b"warm-up").await.expect("connections open");
+            a.release(&warm).await.unwrap();
+            clock().sleep_until_monotonic(ACQUIRE_AT_MS).await;
+            let began = now_ms();
+            let lease = a.try_acquire(KEY).await;
+            (lease, now_ms() - began)
+        });
+        madsim::time::sleep(Duration::from_millis(ACQUIRE_AT_MS - 1)).await;
+        for node in frozen {
+            Handle::current().pause(node);
+        }
+        let (lease, took_ms) = client.await.unwrap();
+        let lease = lease.ok().flatten();
+        madsim::time::sleep(Duration::from_millis(5_000)).await;
+        for node in frozen {
+            Handle::current().resume(node);
+        }
+        madsim::time::sleep(Duration::from_millis(100)).await;
+        let inspect = client_node(2).spawn(async move {
+            let mut conn = Conn::new(SimConnector::to(thawed), clock(), 1000);
+            conn.request(&request([b"GET".to_vec(), KEY.to_vec()]))
+                .await
+                .unwrap()
+        });
+        FrozenMinority {
+            granted: lease.is_some(),
+            took_ms,
+            thawed_value: inspect.await.unwrap(),
+            token: lease.map(|lease| lease.token).unwrap_or_default(),
+        }
+    })
+}
+
+#[test]
+fn node_redlock_decides_at_a_quorum_and_redsync_waits_for_every_master() {
+    // node-redlock v5's `_attemptOperation`: three grants of five decide the attempt.
+    let node_redlock = acquire_with_a_frozen_minority(
+        LockOptions::new(Algorithm::Redlock, TTL_MS).profile(Profile::NodeRedlock),
+    );
+    assert!(node_redlock.granted);
+    assert!(
+        node_redlock.took_ms < 30,
+        "decided in a round trip: {} ms",
+        node_redlock.took_ms
+    );
+    assert_eq!(
+        node_redlock.thawed_value,
+        Frame::BulkString(node_redlock.token.clone().into_bytes()),
+        "the SET the attempt was decided without still reached the frozen master"
+    );
+    // redsync's `actOnPoolsAsync` reads every pool, or its 5%-of-TTL context.
+    let ttl_ms = 10_000;
+    let redsync = acquire_with_a_frozen_minority(
+        LockOptions::new(Algorithm::Redlock, ttl_ms).profile(Profile::Redsync),
+    );
+    assert!(redsync.granted);
+    assert!(
+        redsync.took_ms >= ttl_ms / 20,
+        "waited out its node timeout: {} ms",
+        redsync.took_ms
+    );
+    assert_eq!(Profile::Redsync.defaults().resolve, Resolve::AllNodes);
+    // The switch alone makes the difference.
+    let waiting = LockOptions::new(Algorithm::Redlock, TTL_MS).profile(Profile::NodeRedlock);
+    let waiting = LockOptions {
+        resolve: Resolve::AllNodes,
+        ..waiting
+    };
+    let waited = acquire_with_a_frozen_minority(waiting);
+    assert!(
+        waited.took_ms >= 1000,
+        "waited for the frozen two: {} ms",
+        waited.took_ms
+    );
+}
+
+/// The catalogue's slow-minority scenario, changed by `change`: the seeds that broke
+/// mutual exclusion and validity, of 40, and each seed's digest.
+fn slow_minority(change: impl FnOnce(&mut Scenario)) -> (usize, usize, Vec<String>) {
+    let file = std::path::Path::new("scenarios/profile-node-redlock-slow-minority.json");
+    let mut scenario = locksim::scenario::load(file).unwrap();
+    change(&mut scenario);
+    let runs = locksim::sweep::sweep(&std::sync::Arc::new(scenario), 0..40, 2);
+    let summaries: Vec<_> = runs.into_iter().map(|run| run.outcome.unwrap()).collect();
+    let violated = |checker: &str| {
+        summaries
+            .iter()
+            .filter(|s| {
+                s.verdicts
+                    .iter()
+                    .any(|v| v.checker == checker && v.violation.is_some())
+            })
+            .count()
+    };
+    let digests = summaries.iter().map(|s| s.digest.clone()).collect();
+    (violated("mutual_exclusion"), violated("validity"), digests)
+}
+
+#[test]
+fn a_frozen_minority_breaks_a_client_that_waits_for_every_master_and_not_node_redlock() {
+    let (mutex, validity, _) = slow_minority(|_| {});
+    assert_eq!((mutex, validity), (0, 0), "node-redlock at a quorum holds");
+    let (_, validity, _) = slow_minority(|s| s.lock.resolve = Some(Resolve::AllNodes));
+    assert_eq!(validity, 40, "waiting out the node timeout works on expired keys");
+    // redsync waits for every master already: naming the rule changes no event.
+    let redsync = |resolve| {
+        move |s: &mut Scenario| {
+            s.lock.profile = Some(Profile::Redsync);
+            s.lock.resolve = resolve;
+            s.expect.validity = Some(Expectation::Holds);
+        }
+    };
+    let (_, _, by_profile) = slow_minority(redsync(None));
+    let (_, _, named) = slow_minority(redsync(Some(Resolve::AllNodes)));
+    assert_eq!(by_profile, named);
 }

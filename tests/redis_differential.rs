@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
-use support::differential::in_one_order;
+use support::differential::{in_one_order, same_transcripts_on_real_and_fake};
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer};
 
@@ -482,6 +482,26 @@ fn typed_request() -> impl Strategy<Value = Vec<Word>> {
     ]
 }
 
+/// A GETRANGE offset: from the start, from the end, past either end, or not a number.
+fn offset() -> impl Strategy<Value = Word> {
+    select(vec![
+        "0",
+        "1",
+        "2",
+        "-1",
+        "-2",
+        "-3",
+        "5",
+        "100",
+        "-100",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "x",
+        "1.5",
+    ])
+    .prop_map(text)
+}
+
 /// String, key and database requests beyond the lock's.
 fn more_request() -> impl Strategy<Value = (Vec<Word>, Check)> {
     let exact = |s: BoxedStrategy<Vec<Word>>| s.prop_map(|w| (w, Check::Exact));
@@ -509,6 +529,7 @@ fn more_request() -> impl Strategy<Value = (Vec<Word>, Check)> {
             }).boxed()),
         1 => exact((key(), value()).prop_map(|(k, v)| vec![text("APPEND"), k, v]).boxed()),
         1 => exact(key().prop_map(|k| vec![text("STRLEN"), k]).boxed()),
+        2 => exact((key(), offset(), offset()).prop_map(|(k, a, b)| vec![text("GETRANGE"), k, a, b]).boxed()),
         1 => exact(prop::collection::vec(key(), 1..3).prop_map(|k| words(vec![vec![text("UNLINK")], k])).boxed()),
         1 => select(vec!["*", "k*", "?", "[hl]", "*o*", "[^k]*", "\\*"]).prop_map(|p| (vec![text("KEYS"), text(p)], Check::Unordered)),
         2 => prop::collection::vec(prop_oneof![
@@ -1793,4 +1814,56 @@ fn errors_are_counted_as_redis_counts_them() {
     let real = RedisServer::start(&[]);
     let fake = FakeServer::start();
     run_dialogue(ERROR_COUNTS, &real, &fake);
+}
+
+#[test]
+fn getrange_answers_as_redis_server_7_0_does() {
+    let offsets = [
+        "0",
+        "1",
+        "-1",
+        "-2",
+        "3",
+        "-5",
+        "4",
+        "100",
+        "-100",
+        "9223372036854775807",
+        "-9223372036854775808",
+    ];
+    let mut dialogue: Vec<Vec<&str>> = vec![
+        vec!["SET", "s", "hello"],
+        vec!["SET", "n", "12345"],
+        vec!["SET", "e", ""],
+        vec!["HSET", "h", "f", "v"],
+        vec!["GETRANGE", "h", "0", "1"],
+        vec!["GETRANGE", "missing", "0", "1"],
+        vec!["GETRANGE", "missing", "x", "1"],
+        vec!["GETRANGE", "s", "0", "x"],
+        vec!["GETRANGE", "s", "1.5", "2"],
+        vec!["GETRANGE", "s", "0"],
+        vec!["GETRANGE", "s", "0", "1", "2"],
+    ];
+    for key in ["s", "n", "e"] {
+        for start in offsets {
+            for end in offsets {
+                dialogue.push(vec!["GETRANGE", key, start, end]);
+            }
+        }
+    }
+    let transcript = |addr: std::net::SocketAddr, resp3: bool| {
+        let mut client = RespClient::connect(addr);
+        client.request(&[b"FLUSHALL".to_vec()]);
+        if resp3 {
+            client.request(&[b"HELLO".to_vec(), b"3".to_vec()]);
+        }
+        dialogue
+            .iter()
+            .map(|words| {
+                let request: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+                (words.join(" "), client.request(&request))
+            })
+            .collect()
+    };
+    same_transcripts_on_real_and_fake(transcript);
 }

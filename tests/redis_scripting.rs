@@ -1,7 +1,9 @@
 //! The read-only script commands and the function library on the fake node against
 //! redis-server 7.0, reply for reply in RESP2 and RESP3: EVAL_RO and EVALSHA_RO (a write
 //! inside refused, by `redis.call` and by `redis.pcall`), and FUNCTION / FCALL on a library
-//! with nothing loaded.
+//! with nothing loaded; and the two cases of Redis's own Tcl suite (unit/scripting) the
+//! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
+//! all the arguments Lua 5.1's `unpack` can give.
 
 mod support;
 
@@ -116,6 +118,65 @@ fn read_only_scripts_and_the_empty_function_library_answer_as_redis_server_7_0_d
             unchanged,
             [Value::Bulk("v".into()), Value::Bulk("y".into())],
             "only EVALSHA wrote (RESP3: {resp3})"
+        );
+    }
+}
+
+/// The Tcl suite's "Functions in the Redis namespace are able to report errors" and
+/// "Script check unpack with massive arguments", with their neighbours: one argument too
+/// few or many, numbers and other types hashed as `lua_tolstring` reads them, 7999
+/// arguments (all a C function gets) and 8000 (too many for `unpack`).
+fn redis_library_dialogue() -> Vec<String> {
+    let unpack = |n: u32, call: &str| {
+        format!(
+            "EVAL|local a = {{}} for i=1,{n} do a[i] = 1 end return redis.{call}('lpush', KEYS[1], unpack(a))|1|l{n}{call}"
+        )
+    };
+    [
+        "EVAL|redis.sha1hex()|0".to_string(),
+        "EVAL|return redis.sha1hex('a', 'b')|0".to_string(),
+        "EVAL|return pcall(redis.sha1hex)|0".to_string(),
+        "EVAL|return redis.sha1hex('')|0".to_string(),
+        "EVAL|return redis.sha1hex(12)|0".to_string(),
+        "EVAL|return redis.sha1hex(1.5)|0".to_string(),
+        "EVAL|return redis.sha1hex(1/3)|0".to_string(),
+        "EVAL|return redis.sha1hex(nil)|0".to_string(),
+        "EVAL|return redis.sha1hex({})|0".to_string(),
+        unpack(7999, "call"),
+        unpack(7999, "pcall"),
+        unpack(8000, "call"),
+        "EVAL|return redis.call('SET', KEYS[1], 0.1)|1|n".to_string(),
+        "EVAL|return redis.call('SET', KEYS[1], 1e17)|1|n2".to_string(),
+        "MGET|n|n2".to_string(),
+    ]
+    .to_vec()
+}
+
+#[test]
+fn the_redis_library_reports_its_errors_and_takes_every_argument_unpack_gives() {
+    let transcript = |addr: SocketAddr, resp3: bool| {
+        let mut client = RespClient::connect(addr);
+        client.request(&words("FLUSHALL"));
+        if resp3 {
+            client.request(&words("HELLO|3"));
+        }
+        redis_library_dialogue()
+            .into_iter()
+            .map(|request| {
+                let reply = client.request(&words(&request));
+                (request, reply)
+            })
+            .collect()
+    };
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let (_, no_argument) = &got[0];
+        assert!(
+            matches!(no_argument, Value::Error(e) if e.starts_with("ERR wrong number of arguments")),
+            "{no_argument:?} (RESP3: {resp3})"
+        );
+        assert!(
+            got.iter().any(|(_, reply)| *reply == Value::Int(7999)),
+            "RESP3: {resp3}"
         );
     }
 }

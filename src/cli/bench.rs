@@ -14,11 +14,11 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use locksim::scenario::{self, Scenario};
+use locksim::scenario::Scenario;
 use locksim::sweep::{Shard, sweep, sweep_seeds};
 use locksim::world::events::EventCounts;
 
-use super::{EXIT_HARNESS, emit, invalid};
+use super::{EXIT_HARNESS, emit, invalid, load_every_or_none};
 
 /// The reference workloads `bench` runs when given no paths.
 pub const BENCH_DIR: &str = "scenarios/bench";
@@ -42,16 +42,15 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         true => vec![PathBuf::from(BENCH_DIR)],
         false => args.paths.clone(),
     };
-    let scenarios = match scenario::load_paths(&paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
-        Err(e) => return invalid(e),
+    let scenarios = match load_every_or_none(&paths) {
+        Ok(scenarios) => scenarios,
+        Err(exit) => return exit,
     };
     let catalogue = match &args.catalogue {
         None => Vec::new(),
-        Some(dir) => match scenario::load_paths(std::slice::from_ref(dir)) {
-            Ok(s) => s,
-            Err(e) => return invalid(e),
+        Some(dir) => match load_every_or_none(std::slice::from_ref(dir)) {
+            Ok(scenarios) => scenarios,
+            Err(exit) => return exit,
         },
     };
     if let Some(shard) = args.shard {

@@ -19,14 +19,14 @@ use locksim::live::{self, LiveSetup};
 use locksim::report::CHECKERS;
 use locksim::report::control::Control;
 use locksim::report::{Finding, ScenarioReport};
-use locksim::scenario::{self, Scenario};
+use locksim::scenario::Scenario;
 use locksim::search::story::last_time_named;
 use locksim::sweep::{RunSummary, SeedRun, run_seed};
 use locksim::world::events::EventCounts;
 
 use super::account::{history_lines, write_lines};
 use super::live::{default_worker, live_runs, live_setup, redis_server_runs};
-use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid};
+use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, load_every_or_none};
 
 /// Which nodes the live runs use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -90,10 +90,9 @@ struct Side {
 /// exits 0 when every mode agrees on every expected checker, 1 when some differ, 3 when a
 /// run failed.
 pub fn compare_live(args: CompareArgs) -> ExitCode {
-    let scenarios = match scenario::load_paths(&args.paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
-        Err(e) => return invalid(e),
+    let scenarios = match load_every_or_none(&args.paths) {
+        Ok(scenarios) => scenarios,
+        Err(exit) => return exit,
     };
     let redis_servers: &[bool] = match args.nodes {
         LiveNodes::Locksim => &[false],

@@ -18,7 +18,7 @@ use locksim::world::events::EventCounts;
 
 use super::kept;
 use super::simulate::RunArgs;
-use super::{EXIT_UNMET, emit, invalid, verdict_exit};
+use super::{EXIT_UNMET, emit, invalid, load_every_or_none, verdict_exit};
 
 /// What the table and the JSON say of every live run: its seed draws the faults and the
 /// workload, but real timing decides the interleaving.
@@ -27,10 +27,9 @@ pub const LIVE_NOTE: &str = "live: real processes in real time; a seed draws the
 
 /// Runs every scenario of `args.paths` live over its seeds and prints the verdict table.
 pub fn run_live(args: RunArgs) -> ExitCode {
-    let scenarios = match scenario::load_paths(&args.paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
-        Err(e) => return invalid(e),
+    let scenarios = match load_every_or_none(&args.paths) {
+        Ok(scenarios) => scenarios,
+        Err(exit) => return exit,
     };
     if args.seeds == Some(0) {
         return invalid("--seeds must be at least 1");

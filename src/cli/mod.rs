@@ -15,7 +15,10 @@ pub mod simulate;
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use locksim::scenario::{self, Scenario};
 
 /// An expectation was not met, or the scenario expected nothing (unchecked).
 pub const EXIT_UNMET: u8 = 1;
@@ -81,7 +84,7 @@ pub fn jobs_or_all_cores(jobs: Option<usize>) -> usize {
 /// file a report names, and its replay command, work from where the report ran on any
 /// machine; a relative path, or one on another root, is kept as it is.
 pub fn relative_to_cwd(path: &std::path::Path) -> std::path::PathBuf {
-    use std::path::{Component, PathBuf};
+    use std::path::Component;
     let Ok(cwd) = std::env::current_dir() else {
         return path.to_path_buf();
     };
@@ -113,6 +116,43 @@ where
         Ok(n) if n < T::from(1) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The scenario files of `paths` that load, once every one that does not has been
+/// reported on stderr (`error: FILE: field `F`: reason`, one line each), and how many were
+/// refused: a user fixing a directory sees every mistake at once. `Err` is the exit when
+/// nothing is left to run (no file found, or every file refused).
+pub fn load_reporting(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, Scenario)>, usize), ExitCode> {
+    let mut scenarios = Vec::new();
+    let mut refused = 0;
+    for (file, loaded) in scenario::load_each(paths).map_err(invalid)? {
+        match loaded {
+            Ok(scenario) => scenarios.push((file, scenario)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                refused += 1;
+            }
+        }
+    }
+    match (scenarios.is_empty(), refused) {
+        (true, 0) => Err(invalid("no scenario files found")),
+        (true, _) => Err(ExitCode::from(EXIT_INVALID)),
+        (false, _) => Ok((scenarios, refused)),
+    }
+}
+
+/// Every scenario file of `paths`, or none: each refused file is reported as
+/// [`load_reporting`] does, then `error: N scenario file(s) refused (above); nothing ran`
+/// (exit 2). For the commands that run for long or set files against each other
+/// (`run --live`, `compare-live`, `bench`), where running part of what was asked helps
+/// nobody.
+pub fn load_every_or_none(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, ExitCode> {
+    match load_reporting(paths)? {
+        (_, refused) if refused > 0 => Err(invalid(format!(
+            "{refused} scenario file(s) refused (above); nothing ran"
+        ))),
+        (scenarios, _) => Ok(scenarios),
     }
 }
 

@@ -14,7 +14,9 @@ use locksim::scenario::{self, Scenario};
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
 use super::account::{history_lines, story_lines, trace_lines, verdict_lines};
-use super::{EXIT_HARNESS, EXIT_UNMET, emit, emit_report, invalid, verdict_exit};
+use super::{
+    EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, load_reporting, verdict_exit,
+};
 
 /// What `run` is asked: run scenarios over many seeds and print the verdict table.
 #[derive(clap::Args)]
@@ -75,10 +77,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         simulated_client,
         ..
     } = args;
-    let scenarios = match scenario::load_paths(&paths) {
-        Ok(s) if s.is_empty() => return invalid("no scenario files found"),
-        Ok(s) => s,
-        Err(e) => return invalid(e),
+    // Every bad file is reported, and the good ones still run: the exit code says 2 at
+    // the end.
+    let (scenarios, refused) = match load_reporting(&paths) {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
     };
     for (file, scenario) in &scenarios {
         if let Err(e) = simulation_refused(file, scenario.clients.command.as_deref(), simulated_client) {
@@ -105,6 +108,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     emit(ScenarioReport::table_header());
     let mut all_met = true;
     let mut any_error = false;
+    let scenarios_run = scenarios.len();
     for (file, scenario) in scenarios {
         let count = seeds.unwrap_or(scenario.seeds);
         if seed_start.checked_add(count).is_none() {
@@ -148,6 +152,13 @@ pub fn run(args: RunArgs) -> ExitCode {
             seed_start + shard.index
         ));
         all_met = true;
+    }
+    if refused > 0 {
+        let ran = scenarios_run;
+        eprintln!(
+            "error: {refused} scenario file(s) refused (above); the other {ran} ran, their verdicts in the table"
+        );
+        return ExitCode::from(EXIT_INVALID);
     }
     verdict_exit(any_error, all_met)
 }

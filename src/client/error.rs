@@ -37,6 +37,10 @@ pub enum LockError {
     NoFenceCounter,
     #[error("request failed: {0}")]
     Request(#[from] RequestError),
+    /// A master's answer to a request fanned out to every master, which a quorum of the
+    /// others decided before it came (see `Resolve::Quorum`): the client went on without it.
+    #[error("not waited for: a quorum of the other nodes had decided the request")]
+    NotWaitedFor,
     #[error("unexpected reply from Redis: {0:?}")]
     UnexpectedReply(Frame),
 }

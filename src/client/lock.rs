@@ -1,158 +1,31 @@
 //! The lock client: one type for every algorithm, on one node or on N independent masters.
 //!
-//! An acquire sends the algorithm's commands (`ladder.rs`) to every node at
-//! once, each with its own timeout, and counts the grants: one node needs one, Redlock a
-//! majority. Validity is the TTL minus the time the acquire took minus a drift allowance,
-//! measured on the client's own clock; clients that skip that check (redis-py) are a
-//! setting, not a second code path. Every failed attempt releases whatever it took, and
-//! one retry loop serves all algorithms.
+//! An acquire sends the algorithm's commands (`ladder.rs`) to every node at once, each with
+//! its own timeout, and counts the grants: one node needs one, Redlock a majority. It is
+//! decided once every node answered, or as soon as a quorum voted, as the client's library
+//! decides it (`fanout.rs`). Validity is the TTL minus the time the acquire took minus a
+//! drift allowance, measured on the client's own clock; clients that skip that check
+//! (redis-py) are a setting, not a second code path. Every failed attempt releases whatever
+//! it took, and one retry loop serves all algorithms. The lease and the holder's guard are
+//! in `lease.rs`.
 
 use std::sync::Arc;
 
-use futures::future::join_all;
 use rand::{Rng, RngExt};
 use tokio::sync::watch;
 
 use super::conn::Conn;
 use super::error::LockError;
+use super::fanout::{Vote, fan_out};
 use super::ladder;
+use super::lease::{Held, Lease, LockGuard};
 use super::observe::{Observe, Request, Tap, Unobserved};
 use super::options::{
-    AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, RetryToken, ValidityClock,
+    AttemptCleanup, Fencing, LockOptions, OnReadonly, Protocol, RenewalOnError, Resolve, RetryToken,
 };
 use super::profiles::{self, Grant, python_redis_lock, redisson};
 use super::steps::{NoSteps, Step, Steps};
 use crate::platform::{Clock, Connect};
-
-/// A granted lock: what the holder needs to release or extend it, and until when it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    pub key: Vec<u8>,
-    /// The value stored in the key (`1` for tiers 1–3, random otherwise).
-    pub token: String,
-    /// The fencing token the protected resource must see, if fencing is on.
-    pub fence: Option<u64>,
-    /// Monotonic time (client clock) before the acquire was sent.
-    pub requested_at_ms: u64,
-    /// Time until which the key certainly lives: the instant the acquire was sent plus the
-    /// TTL minus the drift allowance (as Redlock and redsync count it), so the round trip
-    /// and every step after the grant (a pause, the fencing token) eat into it. Read on
-    /// `validity_clock`; [`Lease::NO_EXPIRY`] for a key without TTL.
-    pub valid_until_ms: u64,
-    /// The clock `valid_until_ms` is read on: monotonic, or the wall clock for clients that
-    /// measure validity with it (and so believe a clock stepped back).
-    pub validity_clock: ValidityClock,
-}
-
-impl Lease {
-    /// The deadline of a lock whose key has no TTL (tier 1, or TTL 0): it never runs out.
-    pub const NO_EXPIRY: u64 = u64::MAX;
-
-    /// Milliseconds of validity left when the validity clock reads `now_ms`
-    /// ([`Lease::NO_EXPIRY`] for a key without TTL).
-    pub fn remaining_ms(&self, now_ms: u64) -> u64 {
-        match self.valid_until_ms {
-            Lease::NO_EXPIRY => Lease::NO_EXPIRY,
-            until => until.saturating_sub(now_ms),
-        }
-    }
-
-    /// Milliseconds of validity left now, as the holder reads it on `clock`.
-    pub fn remaining_on(&self, clock: &impl Clock) -> u64 {
-        self.remaining_ms(self.validity_clock.read(clock))
-    }
-}
-
-/// What the work running under [`Lock::hold`] gets: the lease as the watchdog keeps it,
-/// and a signal when the watchdog lost the lock, so the work can stop.
-#[derive(Debug, Clone)]
-pub struct LockGuard {
-    state: watch::Receiver<Held>,
-}
-
-/// The holder's lock as the watchdog last saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Held {
-    /// Held, valid until the lease's `valid_until_ms` (moved on by each renewal).
-    Valid(Lease),
-    /// A renewal failed, for this reason: stop working.
-    Lost(String),
-}
-
-impl LockGuard {
-    /// The lock's state now.
-    pub fn state(&self) -> Held {
-        self.state.borrow().clone()
-    }
-
-    /// The fencing token to present to the protected resource.
-    pub fn fence(&self) -> Option<u64> {
-        match &*self.state.borrow() {
-            Held::Valid(lease) => lease.fence,
-            Held::Lost(_) => None,
-        }
-    }
-
-    /// Whether the lock has been lost (a renewal failed).
-    pub fn is_lost(&self) -> bool {
-        matches!(*self.state.borrow(), Held::Lost(_))
-    }
-
-    /// The next change: a renewal or the loss. Never completes once the holder is done.
-    pub async fn changed(&mut self) -> Held {
-        if self.state.changed().await.is_err() {
-            // The holder finished: nothing will change any more.
-            std::future::pending::<()>().await;
-        }
-        self.state.borrow_and_update().clone()
-    }
-
-    /// Works for `work_ms` of `clock`'s monotonic time under the lock, telling `renewed`
-    /// of every renewal's lease. With `stop_at_validity` the work stops early when the
-    /// lease's validity runs out as the holder reads it on its own validity clock (a
-    /// careful client; a wall clock stepped back makes it read more). Returns whether the
-    /// lock is still held: `false` when the watchdog lost it (the work stops at once).
-    pub async fn work(
-        &mut self,
-        clock: &impl Clock,
-        work_ms: u64,
-        stop_at_validity: bool,
-        mut renewed: impl FnMut(&Lease),
-    ) -> bool {
-        let done_at = clock.monotonic_ms() + work_ms;
-        loop {
-            let mut wake_at = done_at;
-            if stop_at_validity && let Held::Valid(lease) = self.state() {
-                match lease.remaining_on(clock) {
-                    0 => return true,
-                    left => wake_at = wake_at.min(clock.monotonic_ms().saturating_add(left)),
-                }
-            }
-            tokio::select! {
-                biased;
-                held = self.changed() => match held {
-                    Held::Valid(lease) => renewed(&lease),
-                    Held::Lost(_) => return false,
-                },
-                () = clock.sleep_until_monotonic(wake_at) => {
-                    if wake_at == done_at {
-                        return true;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Completes, with the reason, once the lock is lost; never completes otherwise.
-    pub async fn lost(&mut self) -> String {
-        loop {
-            if let Held::Lost(reason) = &*self.state.borrow_and_update() {
-                return reason.clone();
-            }
-            self.changed().await;
-        }
-    }
-}
 
 /// A lock client over one or more Redis nodes.
 pub struct Lock<C: Connect, K: Clock, R: Rng> {
@@ -267,22 +140,38 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
-        let answers = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
-            let held_for_ms = match answer {
-                Ok(Grant::Held { for_ms }) => for_ms,
-                _ => None,
-            };
-            let reply = answer.map(|grant| grant == Grant::Granted);
-            observer.answered(Request::Acquire, i, &reply);
-            (reply, held_for_ms)
-        }))
+        let requests = self.nodes.iter_mut().map(|node| {
+            Some(async move {
+                let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
+                let held_for_ms = match answer {
+                    Ok(Grant::Held { for_ms }) => for_ms,
+                    _ => None,
+                };
+                (answer.map(|grant| grant == Grant::Granted), held_for_ms)
+            })
+        });
+        let votes = fan_out(
+            requests.collect(),
+            options.resolve,
+            |(reply, _)| matches!(reply, Ok(true)),
+            |i, answer| heard(observer, Request::Acquire, i, answer.map(|(reply, _)| reply)),
+        )
         .await;
-        self.held_for_ms = answers.iter().filter_map(|(_, held_for_ms)| *held_for_ms).min();
-        let replies: Vec<Result<bool, LockError>> = answers.into_iter().map(|(reply, _)| reply).collect();
+        self.held_for_ms = votes
+            .iter()
+            .filter_map(|vote| vote.answer().and_then(|(_, held_for_ms)| *held_for_ms))
+            .min();
+        // `None`: the attempt was decided without this node's answer.
+        let replies: Vec<Option<Result<bool, LockError>>> = votes
+            .into_iter()
+            .map(|vote| match vote {
+                Vote::Answered((reply, _)) => Some(reply),
+                Vote::Pending | Vote::Skipped => None,
+            })
+            .collect();
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
-        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let granted = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         let validity_ms = self.validity_after(elapsed_ms);
         let valid = validity_ms > 0;
         if granted >= self.quorum() && valid {
@@ -297,14 +186,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 .map(Some);
         }
         // Redlock step 5: free what we may have taken (a node that failed may have set the
-        // key) so others need not wait for the TTL. Tiers 1–3 cannot tell their key from
-        // another client's, so they leave it. A failed release here changes nothing the
-        // caller could act on.
+        // key, and so may one whose answer the attempt did not wait for) so others need not
+        // wait for the TTL. Tiers 1–3 cannot tell their key from another client's, so they
+        // leave it. A failed release here changes nothing the caller could act on.
         let may_hold: Vec<bool> = replies
             .iter()
             .map(|reply| match self.options.attempt_cleanup {
-                AttemptCleanup::EveryNode => !matches!(reply, Ok(false)),
-                AttemptCleanup::GrantedNodes => matches!(reply, Ok(true)),
+                AttemptCleanup::EveryNode => !matches!(reply, Some(Ok(false))),
+                AttemptCleanup::GrantedNodes => matches!(reply, Some(Ok(true))),
                 AttemptCleanup::AfterFinalFailure | AttemptCleanup::Never => false,
             })
             .collect();
@@ -423,7 +312,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         self.steps.reached(Step::BeforeRelease).await;
         let replies = self.release_everywhere(&lease.key, &lease.token).await;
         self.steps.reached(Step::AfterRelease).await;
-        let released = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let released = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         if released >= self.quorum() {
             return Ok(true);
         }
@@ -437,15 +326,13 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     pub async fn extend(&mut self, lease: &Lease) -> Result<Lease, LockError> {
         let started = self.validity_clock_ms();
         let (ttl_ms, options, observer) = (self.options.ttl_ms, &self.options, &*self.observer);
-        let replies = join_all(self.nodes.iter_mut().enumerate().map(|(i, node)| async move {
-            let reply = profiles::extend_on(node, options, &lease.key, &lease.token).await;
-            observer.answered(Request::Extend, i, &reply);
-            reply
-        }))
-        .await;
+        let requests = self.nodes.iter_mut().map(|node| {
+            Some(async move { profiles::extend_on(node, options, &lease.key, &lease.token).await })
+        });
+        let replies = yes_or_no(requests.collect(), options.resolve, observer, Request::Extend).await;
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
-        let extended = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let extended = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
         let validity_ms = self.validity_after(elapsed_ms);
         if extended >= self.quorum() && validity_ms > 0 {
             return Ok(Lease {
@@ -453,8 +340,8 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 ..lease.clone()
             });
         }
-        let not_ours = replies.iter().filter(|r| matches!(r, Ok(false))).count();
-        let last_error = replies.into_iter().filter_map(Result::err).last();
+        let not_ours = replies.iter().filter(|r| matches!(r, Some(Ok(false)))).count();
+        let last_error = replies.into_iter().flatten().filter_map(Result::err).last();
         if extended >= self.quorum() {
             return Err(LockError::LockLost {
                 reason: format!("the extend took {elapsed_ms} ms of a {ttl_ms} ms TTL"),
@@ -487,7 +374,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         work: impl FnOnce(LockGuard) -> F,
     ) -> Result<T, LockError> {
         let (state_tx, state_rx) = watch::channel(Held::Valid(lease.clone()));
-        let work = work(LockGuard { state: state_rx });
+        let work = work(LockGuard::new(state_rx));
         let Some(interval_ms) = self.options.watchdog_interval_ms else {
             return Ok(work.await);
         };
@@ -641,18 +528,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         ladder::next_fence(source, &counter_key).await.map(Some)
     }
 
-    async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Result<bool, LockError>> {
+    async fn release_everywhere(&mut self, key: &[u8], token: &str) -> Vec<Option<Result<bool, LockError>>> {
         let every_node = vec![true; self.nodes.len()];
         self.release_on_nodes(key, token, &every_node).await
     }
 
-    /// Releases on the nodes `chosen` marks; the others count as not released.
+    /// Releases on the nodes `chosen` marks; the others count as not released, and those
+    /// the release was decided without are `None`.
     async fn release_on_nodes(
         &mut self,
         key: &[u8],
         token: &str,
         chosen: &[bool],
-    ) -> Vec<Result<bool, LockError>> {
+    ) -> Vec<Option<Result<bool, LockError>>> {
         // Redisson names each unlock request (its latch key); nobody else draws one.
         let request_id = match self.options.protocol {
             Protocol::Redisson => self.random_hex(redisson::REQUEST_ID_BYTES),
@@ -660,28 +548,19 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
-        join_all(
-            self.nodes
-                .iter_mut()
-                .zip(chosen)
-                .enumerate()
-                .map(|(i, (node, &chosen))| async move {
-                    if !chosen {
-                        return Ok(false);
-                    }
-                    let reply = profiles::release_on(node, options, key, token, request_id, steps).await;
-                    observer.answered(Request::Release, i, &reply);
-                    reply
-                }),
-        )
-        .await
+        let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
+            chosen.then_some(async move {
+                profiles::release_on(node, options, key, token, request_id, steps).await
+            })
+        });
+        yes_or_no(requests.collect(), options.resolve, observer, Request::Release).await
     }
 
     /// Why too few nodes said yes: `Ok` when every node answered (others hold the key),
     /// the node's own error on a single node, [`LockError::NoQuorum`] otherwise.
-    fn refusal(&self, replies: Vec<Result<bool, LockError>>) -> Result<(), LockError> {
-        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
-        let mut errors: Vec<LockError> = replies.into_iter().filter_map(Result::err).collect();
+    fn refusal(&self, replies: Vec<Option<Result<bool, LockError>>>) -> Result<(), LockError> {
+        let granted = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
+        let mut errors: Vec<LockError> = replies.into_iter().flatten().filter_map(Result::err).collect();
         match errors.len() {
             0 => Ok(()),
             _ if self.nodes.len() == 1 => Err(errors.remove(0)),
@@ -761,6 +640,36 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             &hex[20..]
         )
     }
+}
+
+/// Tells `observer` node `i`'s answer to `request` as it came in, or, for `None`, that the
+/// request was decided without it.
+fn heard(observer: &dyn Observe, request: Request, i: usize, answer: Option<&Result<bool, LockError>>) {
+    observer.answered(request, i, answer.unwrap_or(&Err(LockError::NotWaitedFor)));
+}
+
+/// Sends a yes-or-no request to the nodes (`None`: not asked) and decides it as `resolve`
+/// says, telling `observer` each answer as it comes in. Each node's answer: `None` for one
+/// the request was decided without; a node not asked counts as not done (`Some(Ok(false))`).
+async fn yes_or_no(
+    requests: Vec<Option<impl Future<Output = Result<bool, LockError>>>>,
+    resolve: Resolve,
+    observer: &dyn Observe,
+    request: Request,
+) -> Vec<Option<Result<bool, LockError>>> {
+    let granted = |reply: &Result<bool, LockError>| matches!(reply, Ok(true));
+    let votes = fan_out(requests, resolve, granted, |i, answer| {
+        heard(observer, request, i, answer)
+    })
+    .await;
+    votes
+        .into_iter()
+        .map(|vote| match vote {
+            Vote::Answered(reply) => Some(reply),
+            Vote::Pending => None,
+            Vote::Skipped => Some(Ok(false)),
+        })
+        .collect()
 }
 
 /// Bytes in lower-case hex.

@@ -12,21 +12,26 @@
 
 pub mod conn;
 pub mod error;
+mod fanout;
 mod ladder;
+pub mod lease;
 pub mod lock;
 pub mod observe;
 pub mod options;
+mod profile;
 pub mod profiles;
 pub mod scripts;
 pub mod steps;
 
 pub use conn::{Conn, RequestError};
 pub use error::LockError;
-pub use lock::{Held, Lease, Lock, LockGuard};
+pub use lease::{Held, Lease, LockGuard};
+pub use lock::Lock;
 pub use observe::{Observe, Request, Tap, Traffic, Unobserved};
 pub use options::Protocol;
 pub use options::{
-    Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, Profile, ProfileDefaults,
-    RenewalOnError, RenewalStops, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
+    Algorithm, AttemptCleanup, Drift, ExtendMode, Fencing, LockOptions, OnReadonly, RenewalOnError,
+    RenewalStops, Resolve, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
+pub use profile::{Profile, ProfileDefaults};
 pub use steps::{NoSteps, Step, Steps};

@@ -20,7 +20,10 @@ use super::proxy::Proxy;
 use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use crate::history::EventKind;
-use crate::scenario::{Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
+use crate::scenario::{
+    Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent, resolve_groups,
+    resolve_names, words_among,
+};
 use crate::world::faults::delayed_restart_ms;
 
 /// The node name faults are recorded on, as the simulator records them.
@@ -116,15 +119,26 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         }
     }
     let redis = scenario.redis_names();
+    // A word in a list (`["holder", "redis-2"]`) names what the whole target would.
+    let is_redis = |target: &Target| {
+        matches!(
+            target,
+            Target::Master | Target::AnyRedis | Target::Majority | Target::Minority
+        )
+    };
     let names_redis = match &fault.target {
-        Some(Target::Nodes(names)) => names.iter().any(|n| redis.contains(n)),
-        Some(Target::Master | Target::AnyRedis | Target::Majority | Target::Minority) => true,
-        _ => false,
+        Some(Target::Nodes(names)) => names
+            .iter()
+            .any(|n| redis.contains(n) || Target::word(n).is_some_and(|w| is_redis(&w))),
+        Some(target) => is_redis(target),
+        None => false,
     };
     let names_client = match &fault.target {
-        Some(Target::Nodes(names)) => names.iter().any(|n| !redis.contains(n)),
-        Some(Target::Holder | Target::AnyClient) => true,
-        _ => false,
+        Some(Target::Nodes(names)) => names
+            .iter()
+            .any(|n| Target::word(n).map_or(!redis.contains(n), |w| !is_redis(&w))),
+        Some(target) => !is_redis(target),
+        None => false,
     };
     match &fault.action {
         FaultAction::Pause { .. } if names_redis && !redis_server => {
@@ -135,7 +149,7 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
                 && scenario
                     .redis_names()
                     .iter()
-                    .any(|n| scenario.persistence_of(n) == PersistenceMode::AofEverysec) =>
+                    .any(|n| matches!(scenario.persistence_of(n), PersistenceMode::AofEverysec | PersistenceMode::AofNo)) =>
         {
             Err("a power loss on redis-server: its AOF's page cache outlives a killed process (locksim's nodes lose it)".into())
         }
@@ -162,7 +176,23 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
 /// Whether `fault` strikes before the run's workers are let through: due at 0 ms on
 /// targets known without waiting (not `holder`, which waits for a grant).
 pub fn strikes_at_start(fault: &Fault) -> bool {
-    matches!(fault.trigger, Trigger::At { at_ms: 0 }) && !matches!(fault.target, Some(Target::Holder))
+    let holder = |name: &String| name == "holder";
+    let names_holder = match (&fault.target, &fault.action) {
+        (Some(Target::Holder), _) => true,
+        (Some(Target::Nodes(names)), _) if names.iter().any(holder) => true,
+        (
+            _,
+            FaultAction::Partition { groups, .. }
+            | FaultAction::Latency {
+                groups: Some(groups), ..
+            }
+            | FaultAction::Loss {
+                groups: Some(groups), ..
+            },
+        ) => groups.iter().flatten().any(holder),
+        _ => false,
+    };
+    matches!(fault.trigger, Trigger::At { at_ms: 0 }) && !names_holder
 }
 
 impl Faults {
@@ -219,14 +249,29 @@ impl Faults {
     /// Waits for the fault's time, resolves its targets and strikes.
     pub async fn strike(self: Rc<Self>, index: usize, fault: Fault, mut rng: ChaCha8Rng) {
         let event_node = self.triggered(&fault.trigger).await;
-        let targets = match (&fault.target, event_node) {
-            (None, _) => Vec::new(),
-            // `holder` is the client whose event fired the fault.
-            (Some(Target::Holder), Some(node)) => vec![node],
-            (Some(target), _) => self.resolve(target, &mut rng).await,
+        // `holder` is the client whose event fired the fault; words in a list target or
+        // in groups (`[["holder"], ["redis-1"]]`) name nodes as a whole target would.
+        let targets = match &fault.target {
+            None => Vec::new(),
+            Some(Target::Nodes(names)) => {
+                let mut resolved = Vec::new();
+                for word in words_among(names) {
+                    resolved.push(self.resolve_word(&word, &event_node, &mut rng).await);
+                }
+                resolve_names(names, resolved)
+            }
+            Some(target) => self.resolve_word(target, &event_node, &mut rng).await,
         };
+        let mut action = fault.action;
+        if let Some(groups) = action.groups_mut() {
+            let mut resolved = Vec::new();
+            for word in words_among(groups.iter().flatten()) {
+                resolved.push(self.resolve_word(&word, &event_node, &mut rng).await);
+            }
+            *groups = resolve_groups(groups, resolved);
+        }
         self.recorder.struck(index);
-        if let Err(e) = self.apply(fault.action, &targets).await {
+        if let Err(e) = self.apply(action, &targets).await {
             self.error.borrow_mut().get_or_insert(e);
         }
     }
@@ -269,6 +314,20 @@ impl Faults {
             // Refused by `supported`: a crash point stops the client at a step of its
             // lock code, which a live worker's code does not report.
             Trigger::AtStep { .. } => std::future::pending().await,
+        }
+    }
+
+    /// The nodes `target` names now; `holder` is the client of the event that fired the
+    /// fault, if an event did.
+    async fn resolve_word(
+        &self,
+        target: &Target,
+        event_node: &Option<String>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<String> {
+        match (target, event_node) {
+            (Target::Holder, Some(node)) => vec![node.clone()],
+            (target, _) => self.resolve(target, rng).await,
         }
     }
 

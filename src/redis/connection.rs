@@ -8,6 +8,7 @@ use redis_protocol::resp2::decode::decode;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Frame;
+use super::number::format_g;
 use super::request::{self, Parsed};
 
 /// The RESP version a connection speaks: 2 until HELLO 3.
@@ -61,30 +62,7 @@ impl From<Frame> for Reply {
 
 /// A double as Redis 7.0 replies with one (`addReplyDouble`): `%.17g`, and `inf`/`-inf`.
 pub fn format_double(value: f64) -> String {
-    const DIGITS: i32 = 17;
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let scientific = format!("{:.*e}", (DIGITS - 1) as usize, value);
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let trimmed = |digits: &str| -> String {
-        if digits.contains('.') {
-            digits.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            digits.to_string()
-        }
-    };
-    if !(-4..DIGITS).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trimmed(mantissa), exponent.abs())
-    } else {
-        let decimals = (DIGITS - 1 - exponent) as usize;
-        trimmed(&format!("{value:.decimals$}"))
-    }
+    format_g(value, 17)
 }
 
 impl Reply {

@@ -17,12 +17,13 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, LuaString, StdLib, Table, Value, Variadic, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
 use super::cmd::error::Writes;
 use super::connection::Reply;
 use super::db::Db;
+use super::number::format_g;
 use super::stats::Stats;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
@@ -222,9 +223,26 @@ impl Scripts {
                 Ok(())
             })?,
         )?;
+        // script_lua.c `luaRedisSha1hexCommand`: exactly one argument, read with
+        // `lua_tolstring` (a number in its `%.14g` form, Lua 5.1's `LUA_NUMBER_FMT`;
+        // anything else as no bytes).
         bridge.set(
             "sha1hex",
-            lua.create_function(|_, text: LuaString| Ok(sha1_hex(&text.as_bytes())))?,
+            lua.create_function(move |_, args: Variadic<Value>| {
+                let [text] = args.as_slice() else {
+                    return Err(mlua::Error::external(RedisCallError {
+                        message: "ERR wrong number of arguments".into(),
+                        counted: false,
+                    }));
+                };
+                let bytes = match text {
+                    Value::String(text) => text.as_bytes().to_vec(),
+                    Value::Integer(n) => format_g(*n as f64, 14).into_bytes(),
+                    Value::Number(x) => format_g(*x, 14).into_bytes(),
+                    _ => Vec::new(),
+                };
+                Ok(sha1_hex(&bytes))
+            })?,
         )?;
         bridge.set(
             "redis_error_message",
@@ -238,7 +256,6 @@ impl Scripts {
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
-            string_format: lua.globals().get::<Table>("string")?.get("format")?,
             db: RefCell::new(None),
             now_ms: Cell::new(0),
             writes: Cell::new(Writes::Taken),
@@ -434,9 +451,6 @@ impl Scripts {
 /// `redis.pcall`. The node's keyspace is moved in for the run and back out after it, so the
 /// two functions are made once per interpreter rather than once per run.
 struct RunningScript {
-    /// Lua's `string.format`, which turns number arguments of `redis.call` into strings
-    /// exactly as Redis's C code does (`%.17g`).
-    string_format: Function,
     /// The node's keyspace while a script runs; `None` between runs.
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
@@ -464,11 +478,11 @@ impl RunningScript {
         for word in words.iter() {
             command.push(match word {
                 Value::String(text) => text.as_bytes().to_vec(),
-                Value::Integer(_) | Value::Number(_) => self
-                    .string_format
-                    .call::<LuaString>(("%.17g", word.clone()))?
-                    .as_bytes()
-                    .to_vec(),
+                // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of Lua's
+                // `string.format` would need stack room that a call with 7999 arguments (all
+                // Lua 5.1 gives a C function) does not leave.
+                Value::Integer(n) => format_g(*n as f64, 17).into_bytes(),
+                Value::Number(x) => format_g(*x, 17).into_bytes(),
                 _ => return refused("ERR Lua redis lib command arguments must be strings or integers"),
             });
         }

@@ -16,6 +16,7 @@ pub mod db;
 pub mod glob;
 pub mod lua;
 pub mod node;
+mod number;
 pub mod persistence;
 pub mod rdb;
 pub mod replication;

@@ -8,9 +8,17 @@
 //! before it replies, so the bytes are in the OS's page cache at once and a killed process
 //! loses nothing it acknowledged, whatever the fsync policy. Only the machine failing (an
 //! OS crash, a power cut: the `power_loss` fault) loses the page cache: under `everysec` up
-//! to the last second of acknowledged writes, under `always` none. (Linux also writes
-//! dirty pages back on its own after ~30 s; that is not modelled: the page cache keeps
-//! them until the next fsync.)
+//! to the last second of acknowledged writes, under `always` none, under `no` everything
+//! the OS had not yet written back on its own. Linux writes a dirty file back by itself
+//! (Linux's defaults, `vm.dirty_writeback_centisecs` 500 and `vm.dirty_expire_centisecs`
+//! 3000): its flusher wakes every 5 s and writes back, whole, every file first dirtied
+//! 30 s or more before; the file is clean again until the next write. So under `no` a
+//! power loss loses what was written since the last such writeback: up to about 35 s of
+//! acknowledged writes, and none of what came before. [`Disk`] dates each write on the
+//! machine's monotonic clock and works out at the power loss what the flusher had written
+//! by then (the OS outlives the Redis process, so a node killed earlier is written back
+//! too). The flusher's other trigger, dirty data past `vm.dirty_background_ratio` of
+//! memory, never fires for an AOF of lock commands and is not modelled.
 //!
 //! An RDB snapshot is the whole dataset at one instant, taken when a save point is due
 //! (`serverCron`, ten times a second: at least `changes` writes and more than `seconds`
@@ -25,16 +33,61 @@ use std::sync::{Arc, Mutex};
 /// How often `everysec` fsyncs.
 pub const FSYNC_EVERY_MS: u64 = 1000;
 
+/// How often Linux's flusher wakes to write dirty files back (`vm.dirty_writeback_centisecs`).
+pub const WRITEBACK_EVERY_MS: u64 = 5_000;
+
+/// How long a file stays dirty before the flusher writes it back (`vm.dirty_expire_centisecs`).
+pub const DIRTY_EXPIRE_MS: u64 = 30_000;
+
+/// The machine's monotonic clock in ms, as the disk reads it.
+type MachineClock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
 /// A node's AOF as its machine holds it: the bytes fsynced to the disk, then those written
 /// since, still in the OS's page cache. Clones share the bytes.
 #[derive(Debug, Clone, Default)]
 pub struct Disk(Arc<Mutex<Pages>>);
 
 /// The AOF's bytes by where they are.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Pages {
     synced: Vec<u8>,
-    cached: Vec<u8>,
+    /// Writes since the file was last clean, each with the machine's clock (ms) when it
+    /// was made.
+    cached: Vec<(u64, Vec<u8>)>,
+    /// The machine's monotonic clock; without one (a disk no node serves from yet) every
+    /// write is dated 0 and a power loss at 0 finds nothing written back.
+    clock: Option<MachineClock>,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pages")
+            .field("synced", &self.synced.len())
+            .field("cached", &self.cached.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pages {
+    fn now_ms(&self) -> u64 {
+        self.clock.as_ref().map_or(0, |clock| clock())
+    }
+
+    /// Moves onto the disk what the flusher had written back by `now_ms`: each time the
+    /// file was written back, every write made before, starting with the first flusher
+    /// wake-up [`DIRTY_EXPIRE_MS`] after the file was first dirtied.
+    fn write_back(&mut self, now_ms: u64) {
+        while let Some(&(dirtied_ms, _)) = self.cached.first() {
+            let flushed_ms = (dirtied_ms + DIRTY_EXPIRE_MS).div_ceil(WRITEBACK_EVERY_MS) * WRITEBACK_EVERY_MS;
+            if flushed_ms > now_ms {
+                return;
+            }
+            let written = self.cached.partition_point(|&(at_ms, _)| at_ms <= flushed_ms);
+            for (_, bytes) in self.cached.drain(..written) {
+                self.synced.extend_from_slice(&bytes);
+            }
+        }
+    }
 }
 
 impl Disk {
@@ -47,21 +100,35 @@ impl Disk {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Dates writes, and the power loss, on `clock`: the monotonic clock of the machine
+    /// the node serves from (the node's, which outlives its process).
+    pub fn on_machine_clock(&self, clock: impl Fn() -> u64 + Send + Sync + 'static) {
+        self.pages().clock = Some(Arc::new(clock));
+    }
+
     /// What a restarted process reads back: everything written, fsynced or not (the OS
     /// outlived the process).
     pub fn contents(&self) -> Vec<u8> {
         let pages = self.pages();
-        [pages.synced.as_slice(), pages.cached.as_slice()].concat()
+        let cached = pages.cached.iter().flat_map(|(_, bytes)| bytes.iter().copied());
+        pages.synced.iter().copied().chain(cached).collect()
     }
 
-    /// What a power loss now would leave: the fsynced bytes.
+    /// What a power loss now would leave: the bytes fsynced, or written back by the OS.
     pub fn synced(&self) -> Vec<u8> {
-        self.pages().synced.clone()
+        let mut pages = self.pages();
+        let now_ms = pages.now_ms();
+        pages.write_back(now_ms);
+        pages.synced.clone()
     }
 
     /// write(2): into the page cache.
     fn write(&self, bytes: &[u8]) {
-        self.pages().cached.extend_from_slice(bytes);
+        let mut pages = self.pages();
+        let now_ms = pages.now_ms();
+        // A file written back already is clean: this write dirties it afresh.
+        pages.write_back(now_ms);
+        pages.cached.push((now_ms, bytes.to_vec()));
     }
 
     /// A snapshot written to a temporary file, fsynced and renamed over the last one.
@@ -75,12 +142,17 @@ impl Disk {
     fn sync(&self) {
         let mut pages = self.pages();
         let cached = std::mem::take(&mut pages.cached);
-        pages.synced.extend_from_slice(&cached);
+        for (_, bytes) in cached {
+            pages.synced.extend_from_slice(&bytes);
+        }
     }
 
-    /// The machine fails: what was not fsynced is gone.
+    /// The machine fails: what was neither fsynced nor written back by the OS is gone.
     pub fn lose_page_cache(&self) {
-        self.pages().cached.clear();
+        let mut pages = self.pages();
+        let now_ms = pages.now_ms();
+        pages.write_back(now_ms);
+        pages.cached.clear();
     }
 }
 
@@ -92,8 +164,7 @@ pub enum Fsync {
     /// Once a second.
     EverySec,
     /// Never by Redis (`appendfsync no`): the page cache holds the writes until the OS
-    /// writes them back, which is not modelled, so a power loss loses every write since the
-    /// last fsync under another policy.
+    /// writes the file back, 30 to 35 s after it was first dirtied (see the module's doc).
     No,
 }
 
@@ -380,6 +451,48 @@ mod tests {
         assert_eq!(everysec.saved(), b"bcd");
         disk.lose_page_cache();
         assert_eq!(everysec.saved(), b"bc", "a power loss loses what was not fsynced");
+    }
+
+    #[test]
+    fn under_appendfsync_no_a_power_loss_keeps_what_the_os_wrote_back_after_30_s() {
+        let disk = Disk::new();
+        let now = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let clock = now.clone();
+        disk.on_machine_clock(move || clock.load(std::sync::atomic::Ordering::Relaxed));
+        let at = |ms: u64| now.store(ms, std::sync::atomic::Ordering::Relaxed);
+        let mut no = Persister::new(
+            Persistence::Aof {
+                disk: disk.clone(),
+                fsync: Fsync::No,
+            },
+            0,
+        );
+        at(1_000);
+        no.append(b"a", 1);
+        at(20_000);
+        no.append(b"b", 1);
+        at(34_999);
+        assert_eq!(
+            disk.synced(),
+            b"",
+            "first dirtied at 1 s: written back at the 35 s wake-up"
+        );
+        at(35_000);
+        assert_eq!(disk.synced(), b"ab", "the file is written back whole");
+        at(36_000);
+        no.append(b"c", 1);
+        at(69_999);
+        assert_eq!(
+            disk.synced(),
+            b"ab",
+            "dirtied again at 36 s: written back at 70 s"
+        );
+        disk.lose_page_cache();
+        assert_eq!(
+            disk.contents(),
+            b"ab",
+            "a power loss then loses the write of 36 s"
+        );
     }
 
     #[test]

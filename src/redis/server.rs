@@ -107,6 +107,10 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         }
         Persistence::None => {}
     }
+    if let Persistence::Aof { disk, .. } | Persistence::Rdb { disk, .. } = &options.persistence {
+        let machine = clock.clone();
+        disk.on_machine_clock(move || machine.monotonic_ms());
+    }
     node.persistence = Persister::new(options.persistence, clock.wall_ms());
     node.ttl_replication = options.ttl_replication;
     node.on_write = options.on_write;

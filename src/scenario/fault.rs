@@ -7,10 +7,10 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::{Value, json};
 
 use super::limits::{self, OneOrRange};
+pub use super::target::Target;
 
 pub use crate::client::Step;
 
@@ -87,6 +87,8 @@ pub enum FaultAction {
     ClockDrift { rate_ppm: i64, duration_ms: Option<u64> },
     /// Cut the links between the groups (only from the first group to the others when
     /// `one_way`), for `duration_ms` or until a `heal`. Nodes in no group keep their links.
+    /// A group may name nodes by a target's word (`holder`, `master` …), resolved when the
+    /// fault strikes.
     Partition {
         groups: Vec<Vec<String>>,
         one_way: bool,
@@ -233,6 +235,16 @@ impl Fault {
 }
 
 impl FaultAction {
+    /// The node groups whose links the fault acts on (partition, latency, loss), to be
+    /// resolved when it strikes ([`resolve_groups`](super::target::resolve_groups)).
+    pub fn groups_mut(&mut self) -> Option<&mut Vec<Vec<String>>> {
+        match self {
+            FaultAction::Partition { groups, .. } => Some(groups),
+            FaultAction::Latency { groups, .. } | FaultAction::Loss { groups, .. } => groups.as_mut(),
+            _ => None,
+        }
+    }
+
     /// The fault's `kind`, as scenario files spell it.
     pub fn kind(&self) -> &'static str {
         let kind = match self {
@@ -269,83 +281,6 @@ pub enum RandomKind {
     Loss,
     Reset,
     ReplicationStall,
-}
-
-/// Whom a fault hits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// The client holding the lock then, or if none, the next one to acquire; for a
-    /// fault triggered `on` an event, the client of that event.
-    Holder,
-    /// The current master (`redis-1` on a single node).
-    Master,
-    /// One client drawn from the seed.
-    AnyClient,
-    /// One Redis node drawn from the seed.
-    AnyRedis,
-    /// A majority of the Redis masters, drawn from the seed.
-    Majority,
-    /// A minority of the Redis masters (at least one), drawn from the seed.
-    Minority,
-    /// These nodes, by name.
-    Nodes(Vec<String>),
-}
-
-impl Target {
-    fn from_name(name: String) -> Target {
-        match name.as_str() {
-            "holder" => Target::Holder,
-            "master" => Target::Master,
-            "any-client" => Target::AnyClient,
-            "any-redis" => Target::AnyRedis,
-            "majority" => Target::Majority,
-            "minority" => Target::Minority,
-            _ => Target::Nodes(vec![name]),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Target {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TargetVisitor;
-        impl<'de> Visitor<'de> for TargetVisitor {
-            type Value = Target;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a node name, one of holder, master, any-client, any-redis, majority, minority, \
-                     or a list of node names",
-                )
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<Target, E> {
-                Ok(Target::from_name(name.to_string()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Target, A::Error> {
-                let mut names = Vec::new();
-                while let Some(name) = seq.next_element::<String>()? {
-                    names.push(name);
-                }
-                if names.is_empty() {
-                    return Err(de::Error::invalid_length(0, &"at least one node name"));
-                }
-                Ok(Target::Nodes(names))
-            }
-        }
-        deserializer.deserialize_any(TargetVisitor)
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Holder => f.write_str("holder"),
-            Target::Master => f.write_str("master"),
-            Target::AnyClient => f.write_str("any-client"),
-            Target::AnyRedis => f.write_str("any-redis"),
-            Target::Majority => f.write_str("majority"),
-            Target::Minority => f.write_str("minority"),
-            Target::Nodes(names) => f.write_str(&names.join(",")),
-        }
-    }
 }
 
 /// The kinds of fault, as named in files.

@@ -18,9 +18,9 @@ pub const MAX_TIME_MS: u64 = 3_600_000;
 /// in an `i64`; a day leaves room for a hundred thousand jumps the same way.
 pub const MAX_CLOCK_STEP_MS: i64 = 86_400_000;
 
-/// The shortest TTL other than 0 (no expiry): below it, a lock expires within a few
-/// round trips, which is almost always a TTL meant in seconds.
-pub const MIN_TTL_MS: u64 = 100;
+/// The longest scenario name, in characters: a name heads its row of the verdict table
+/// and names the scenario's files in a report; the rest belongs in `description`.
+pub const MAX_NAME_CHARS: usize = 100;
 
 /// The most clients: each is a node with its own address (the world has addresses for many
 /// more, and checks at compile time that it has these), and a run of more is a benchmark

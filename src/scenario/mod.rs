@@ -3,14 +3,30 @@
 //! A scenario is JSON, read with serde. Every struct rejects unknown fields, so a typo is
 //! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
+//!
+//! The rooms: `schema` (the file's top level), `topology` (the Redis deployment), `nodes`
+//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault` and `target` (faults
+//! and whom they hit), `limits` (ranges and durations), `load` (reading and wording
+//! errors), `validate` (the checks serde cannot express), `grid` and `aims` (scenarios
+//! generated from a grid, and what each is meant to show).
 
 mod aims;
 mod fault;
 pub mod grid;
 pub mod limits;
 mod load;
+mod lock_spec;
+mod nodes;
 mod schema;
+mod target;
+#[cfg(test)]
+mod testing;
+mod topology;
+mod validate;
 
 pub use fault::*;
-pub use load::{ScenarioError, load, load_paths, load_str};
+pub use load::{Loaded, ScenarioError, load, load_each, load_paths, load_str};
+pub use lock_spec::*;
 pub use schema::*;
+pub use target::*;
+pub use topology::*;

@@ -29,6 +29,7 @@ pub(crate) fn persistence(mode: PersistenceMode, save_points: &[SavePoint]) -> P
         PersistenceMode::None => Persistence::None,
         PersistenceMode::AofEverysec => aof(Fsync::EverySec),
         PersistenceMode::AofAlways => aof(Fsync::Always),
+        PersistenceMode::AofNo => aof(Fsync::No),
         PersistenceMode::Rdb => Persistence::Rdb {
             disk: Disk::new(),
             save_points: save_points.to_vec(),

@@ -27,9 +27,15 @@ pub fn clock() -> SimClock {
 
 /// Starts fake Redis node `redis-<n>` (n from 1) and returns its address.
 pub fn start_redis(n: u8) -> SocketAddr {
+    start_redis_node(n).0
+}
+
+/// Starts fake Redis node `redis-<n>` (n from 1): its address, and its node, which a test
+/// can pause (a frozen Redis: the network still delivers to it, it answers nothing).
+pub fn start_redis_node(n: u8) -> (SocketAddr, madsim::task::NodeId) {
     let ip = IpAddr::V4(Ipv4Addr::new(10, 0, 0, n));
     let addr = SocketAddr::new(ip, REDIS_PORT);
-    Handle::current()
+    let node = Handle::current()
         .create_node()
         .name(format!("redis-{n}"))
         .ip(ip)
@@ -38,7 +44,7 @@ pub fn start_redis(n: u8) -> SocketAddr {
             let _ = locksim::redis::server::serve(listener, clock()).await;
         })
         .build();
-    addr
+    (addr, node.id())
 }
 
 /// A client node `client-<n>` (n from 1), to spawn a client's tasks on.

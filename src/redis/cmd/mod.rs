@@ -37,7 +37,7 @@ pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
 pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
-pub use strings::{Condition, Get, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
+pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
 pub use spec::full_name;
@@ -143,6 +143,7 @@ commands!(
     Setnx(Setnx),
     Incr(Incr),
     Incrby(Incrby),
+    Getrange(Getrange),
     Del(Del),
     Exists(Exists),
     Type(Type),
@@ -537,6 +538,7 @@ impl Command {
             Command::Setnx(cmd) => cmd.apply(db, now_ms).into(),
             Command::Incr(cmd) => cmd.apply(db, now_ms).into(),
             Command::Incrby(cmd) => cmd.apply(db, now_ms).into(),
+            Command::Getrange(cmd) => cmd.apply(db, now_ms).into(),
             Command::Del(cmd) => cmd.apply(db, now_ms).into(),
             Command::Exists(cmd) => cmd.apply(db, now_ms).into(),
             Command::Type(cmd) => cmd.apply(db, now_ms).into(),

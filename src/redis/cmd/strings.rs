@@ -1,5 +1,5 @@
 //! String commands: GET, SET, SETNX, SETEX, PSETEX, GETDEL, GETEX, INCR, INCRBY, DECR,
-//! DECRBY, MGET, MSET, MSETNX, APPEND, STRLEN. A command reading a string answers
+//! DECRBY, MGET, MSET, MSETNX, APPEND, STRLEN, GETRANGE. A command reading a string answers
 //! WRONGTYPE on a key of another type; SET and MSET replace any type.
 
 use super::error::ReplyError;
@@ -11,8 +11,8 @@ use crate::redis::request::build as request;
 
 /// The string commands.
 pub(super) const fn commands<
-    C: From<Get> + From<Set> + From<SetGet> + From<Setnx> + From<Incr> + From<Incrby>,
->() -> [Spec<C>; 16] {
+    C: From<Get> + From<Set> + From<SetGet> + From<Setnx> + From<Incr> + From<Incrby> + From<Getrange>,
+>() -> [Spec<C>; 17] {
     [
         Spec {
             name: "get",
@@ -131,7 +131,64 @@ pub(super) const fn commands<
             summary: "the length of a string",
             handler: Handler::Keyspace(strlen),
         },
+        Spec {
+            name: "getrange",
+            arity: 4,
+            flags: Flags::READ,
+            summary: "a substring by byte offsets, negative from the end",
+            handler: Handler::Parse(|args| Ok(C::from(Getrange::parse(args)?))),
+        },
     ]
+}
+
+/// `GETRANGE key start end`: the bytes from `start` to `end` inclusive, offsets counted
+/// from the end when negative, clamped to the string; `""` for a missing key or an empty
+/// range (t_string.c `getrangeCommand`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Getrange {
+    pub key: Vec<u8>,
+    pub start: i64,
+    pub end: i64,
+}
+
+impl Getrange {
+    /// The offsets are read before the key is looked up, as Redis reads them: a bad one is
+    /// an error even on a missing key.
+    pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
+        Ok(Getrange {
+            key: args.next_bytes()?,
+            start: parse_int(&args.next_bytes()?)?,
+            end: parse_int(&args.next_bytes()?)?,
+        })
+    }
+
+    pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Frame {
+        let value = match db.get_string(&self.key, now_ms) {
+            Ok(value) => value.unwrap_or_default(),
+            Err(error) => return error.into(),
+        };
+        let len = value.len() as i64;
+        let (start, end) = (self.start, self.end);
+        if start < 0 && end < 0 && start > end {
+            return Frame::BulkString(Vec::new());
+        }
+        let from_end = |offset: i64| if offset < 0 { (len + offset).max(0) } else { offset };
+        let (start, end) = (from_end(start), from_end(end).min(len - 1));
+        if start > end || len == 0 {
+            return Frame::BulkString(Vec::new());
+        }
+        Frame::BulkString(value[start as usize..=end as usize].to_vec())
+    }
+
+    /// The request frame a client sends.
+    pub fn into_frame(self) -> Frame {
+        request([
+            b"GETRANGE".to_vec(),
+            self.key,
+            self.start.to_string().into_bytes(),
+            self.end.to_string().into_bytes(),
+        ])
+    }
 }
 
 /// `GET key`: the value, or nil.

@@ -56,7 +56,9 @@ use super::topology::Group;
 use crate::history::EventKind;
 use crate::redis::node::Gate;
 use crate::redis::persistence::Disk;
-use crate::scenario::{Fault, FaultAction, Target, Trigger, TriggerEvent};
+use crate::scenario::{
+    Fault, FaultAction, Target, Trigger, TriggerEvent, resolve_groups, resolve_names, words_among,
+};
 use cover::{Covers, FaultId};
 
 /// The name faults are recorded under in the history.
@@ -171,13 +173,29 @@ pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaC
     let targets = match (&fault.target, fired.held.is_some()) {
         (None, _) => Vec::new(),
         // A crash point's target is the client that reached the step.
-        (Some(_), true) => fired.node.into_iter().collect(),
-        (Some(target), false) => reach.resolve(target, fired.node, &mut rng).await,
+        (Some(_), true) => fired.node.clone().into_iter().collect(),
+        (Some(Target::Nodes(names)), false) => {
+            let mut resolved = Vec::new();
+            for word in words_among(names) {
+                resolved.push(reach.resolve(&word, fired.node.clone(), &mut rng).await);
+            }
+            resolve_names(names, resolved)
+        }
+        (Some(target), false) => reach.resolve(target, fired.node.clone(), &mut rng).await,
     };
+    // Words in groups (`[["holder"], ["redis-1"]]`) name nodes now, as targets do.
+    let mut action = fault.action;
+    if let Some(groups) = action.groups_mut() {
+        let mut resolved = Vec::new();
+        for word in words_among(groups.iter().flatten()) {
+            resolved.push(reach.resolve(&word, fired.node.clone(), &mut rng).await);
+        }
+        *groups = resolve_groups(groups, resolved);
+    }
     // The fault strikes now, not when its trigger fired: `holder` may have waited for the
     // next grant, and that grant came before the fault.
     reach.recorder.struck(index);
-    let applying = apply(fault.action, targets, &reach);
+    let applying = apply(action, targets, &reach);
     tokio::pin!(applying);
     // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
     // a crash point then goes on under the fault, unless the fault killed or froze it.
