@@ -168,30 +168,6 @@ fn liveness_story(scenario: &Value, seed: u64, checker: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_liveness_story_says_each_try_got_readonly_from_the_demoted_master() {
-    // The master cut off from its replica and the failover controller, replaced, then
-    // demoted; the clients retry on READONLY and stay on it (`on_readonly: retry`).
-    let scenario = json!({
-        "name": "readonly", "duration_ms": 15000,
-        "topology": { "kind": "replicated", "replicas": 1, "down_after_ms": 500 },
-        "lock": { "algorithm": "lua-release", "ttl_ms": 1000, "on_readonly": "retry" },
-        "clients": { "count": 2, "work_ms": [50, 100] },
-        "faults": [ { "kind": "partition", "groups": [["redis-1"], ["redis-1-replica-1", "sentinel"]],
-                      "at_ms": 3000, "duration_ms": 2000 } ]
-    });
-    let lines = liveness_story(&scenario, 0, "liveness");
-    let tries = lines
-        .iter()
-        .find(|l| l.contains(" tries by client-1 and client-2 from "))
-        .unwrap_or_else(|| panic!("the tries in one step: {lines:#?}"));
-    assert!(
-        tries.contains("all get READONLY (You can't write against a read only replica) from redis-1")
-            && tries.contains("the failover controller had promoted redis-1-replica-1 in its place"),
-        "{tries}"
-    );
-}
-
-#[test]
 fn a_liveness_story_says_each_try_got_noreplicas() {
     let scenario = json!({
         "name": "noreplicas", "duration_ms": 14000,
