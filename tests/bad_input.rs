@@ -362,13 +362,15 @@ fn run_of_a_directory_reports_every_bad_file_runs_the_good_ones_and_exits_2() {
 }
 
 #[test]
-fn live_runs_comparisons_and_benchmarks_of_a_directory_report_every_bad_file_and_run_none() {
+fn live_runs_comparisons_benchmarks_and_reports_of_a_directory_report_every_bad_file_and_run_none() {
     let (dir, refused) = directory_with_two_bad_files("mixed-dir-all-or-none");
+    let out = dir.join("report");
     let dir = dir.to_str().unwrap();
     for command in [
         vec!["run", "--live", dir, "--seeds", "1"],
         vec!["compare-live", dir],
         vec!["bench", dir, "--seeds", "1"],
+        vec!["report", dir, "--seeds", "1", "--out", out.to_str().unwrap()],
     ] {
         let output = locksim(&command);
         let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));

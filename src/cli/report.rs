@@ -99,6 +99,10 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
     if args.seeds == Some(0) {
         return invalid("--seeds must be at least 1");
     }
+    // Every bad file at once, before anything runs: a report is a long sweep.
+    if let Err(code) = super::load_every_or_none(&args.paths) {
+        return code;
+    }
     // Every file the report names (and every replay command) is relative to where it
     // runs, so the page replays on another machine from the same directory.
     args.out = super::relative_to_cwd(&args.out);
