@@ -9,8 +9,6 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use rand::RngExt;
-use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
@@ -21,7 +19,7 @@ use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use crate::history::EventKind;
 use crate::scenario::{
-    Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent, resolve_groups,
+    Candidates, Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent, resolve_groups,
     resolve_names, words_among,
 };
 use crate::world::faults::delayed_restart_ms;
@@ -332,28 +330,25 @@ impl Faults {
     }
 
     async fn resolve(&self, target: &Target, rng: &mut ChaCha8Rng) -> Vec<String> {
-        let masters = self.scenario.master_names();
-        let clients = self.scenario.client_names();
-        let mut sample = |count: usize| {
-            let mut picked = masters.clone();
-            picked.shuffle(rng);
-            picked.truncate(count);
-            picked.sort();
-            picked
+        let (clients, masters, redis) = (
+            self.scenario.client_names(),
+            self.scenario.master_names(),
+            self.scenario.redis_names(),
+        );
+        let candidates = Candidates {
+            clients: &clients,
+            masters: &masters,
+            redis: &redis,
+            master: self.groups[0].master_name(),
         };
-        match target {
-            Target::Holder => loop {
-                if let Some(holder) = self.recorder.current_holder() {
-                    return vec![holder];
-                }
-                tokio::time::sleep(HOLDER_POLL).await;
-            },
-            Target::Master => vec![self.groups[0].master_name().to_string()],
-            Target::AnyRedis => sample(1),
-            Target::Majority => sample(masters.len() / 2 + 1),
-            Target::Minority => sample(masters.len().saturating_sub(1) / 2),
-            Target::AnyClient => vec![clients[rng.random_range(0..clients.len())].clone()],
-            Target::Nodes(names) => names.clone(),
+        if let Some(nodes) = target.draw(&candidates, rng) {
+            return nodes;
+        }
+        loop {
+            if let Some(holder) = self.recorder.current_holder() {
+                return vec![holder];
+            }
+            tokio::time::sleep(HOLDER_POLL).await;
         }
     }
 

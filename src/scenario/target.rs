@@ -8,6 +8,9 @@
 
 use std::fmt;
 
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
@@ -62,6 +65,43 @@ impl Target {
 
 /// The words among `names` (a list target, or a fault's groups flattened in order): what
 /// the fault resolves, each as the same word as a whole target, when it strikes.
+/// The nodes a target word can name when its fault strikes.
+pub struct Candidates<'a> {
+    pub clients: &'a [String],
+    /// Every group's first master (`redis-1` … `redis-N`).
+    pub masters: &'a [String],
+    /// Every Redis node: masters and replicas.
+    pub redis: &'a [String],
+    /// The first group's master now (a failover may have moved it).
+    pub master: &'a str,
+}
+
+impl Target {
+    /// The nodes this target names now, drawn from `rng` where it draws; `None` for
+    /// `holder`, which needs the run's lock holder. The one draw the simulator and live
+    /// mode both make, so a seed strikes the same kind of node in both (`any-redis` is any
+    /// Redis node, replicas included; `majority` and `minority` are of the masters).
+    pub fn draw(&self, nodes: &Candidates, rng: &mut ChaCha8Rng) -> Option<Vec<String>> {
+        let pick = |names: &[String], rng: &mut ChaCha8Rng| names[rng.random_range(0..names.len())].clone();
+        let sample = |count: usize, rng: &mut ChaCha8Rng| {
+            let mut masters = nodes.masters.to_vec();
+            masters.shuffle(rng);
+            masters.truncate(count);
+            masters.sort();
+            masters
+        };
+        Some(match self {
+            Target::Holder => return None,
+            Target::Master => vec![nodes.master.to_string()],
+            Target::AnyClient => vec![pick(nodes.clients, rng)],
+            Target::AnyRedis => vec![pick(nodes.redis, rng)],
+            Target::Majority => sample(nodes.masters.len() / 2 + 1, rng),
+            Target::Minority => sample(nodes.masters.len().saturating_sub(1) / 2, rng),
+            Target::Nodes(names) => names.clone(),
+        })
+    }
+}
+
 pub fn words_among<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<Target> {
     names.into_iter().filter_map(|name| Target::word(name)).collect()
 }
@@ -176,6 +216,50 @@ mod tests {
 
     fn names(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn any_redis_draws_replicas_too_and_majority_only_masters() {
+        use rand::SeedableRng;
+        let (clients, masters) = (
+            names(&["client-1", "client-2"]),
+            names(&["redis-1", "redis-2", "redis-3"]),
+        );
+        let redis = names(&["redis-1", "redis-1-replica-1", "redis-2", "redis-3"]);
+        let nodes = Candidates {
+            clients: &clients,
+            masters: &masters,
+            redis: &redis,
+            master: "redis-1-replica-1",
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let drawn: Vec<Vec<String>> = (0..40)
+            .map(|_| Target::AnyRedis.draw(&nodes, &mut rng).unwrap())
+            .collect();
+        assert!(
+            drawn.iter().any(|d| d == &["redis-1-replica-1"]),
+            "a replica is a Redis node"
+        );
+        assert!(drawn.iter().all(|d| d.len() == 1 && redis.contains(&d[0])));
+        for _ in 0..20 {
+            let majority = Target::Majority.draw(&nodes, &mut rng).unwrap();
+            assert!(
+                majority.len() == 2 && majority.iter().all(|n| masters.contains(n)),
+                "{majority:?}"
+            );
+        }
+        assert_eq!(
+            Target::Master.draw(&nodes, &mut rng),
+            Some(names(&["redis-1-replica-1"]))
+        );
+        assert_eq!(
+            Target::Holder.draw(&nodes, &mut rng),
+            None,
+            "the holder is the run's"
+        );
+        // The same seed draws the same nodes, whichever mode asks.
+        let again = |seed| Target::AnyRedis.draw(&nodes, &mut ChaCha8Rng::seed_from_u64(seed));
+        assert_eq!(again(3), again(3));
     }
 
     /// Resolves `holder` to client-2 and `majority` to two masters, as a strike would.

@@ -45,8 +45,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use madsim::task::NodeId;
-use rand::RngExt;
-use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::{SimClock, true_now_ns};
@@ -57,7 +55,7 @@ use crate::history::EventKind;
 use crate::redis::node::Gate;
 use crate::redis::persistence::Disk;
 use crate::scenario::{
-    Fault, FaultAction, Target, Trigger, TriggerEvent, resolve_groups, resolve_names, words_among,
+    Candidates, Fault, FaultAction, Target, Trigger, TriggerEvent, resolve_groups, resolve_names, words_among,
 };
 use cover::{Covers, FaultId};
 
@@ -141,25 +139,18 @@ impl Reach {
         event_node: Option<String>,
         rng: &mut ChaCha8Rng,
     ) -> Vec<String> {
-        let pick = |names: &[String], rng: &mut ChaCha8Rng| names[rng.random_range(0..names.len())].clone();
-        let sample = |count: usize, rng: &mut ChaCha8Rng| {
-            let mut masters = self.masters.clone();
-            masters.shuffle(rng);
-            masters.truncate(count);
-            masters.sort();
-            masters
+        let candidates = Candidates {
+            clients: &self.clients,
+            masters: &self.masters,
+            redis: &self.redis,
+            master: self.groups[0].master_name(),
         };
-        match target {
-            Target::Holder => vec![match event_node {
+        match target.draw(&candidates, rng) {
+            Some(nodes) => nodes,
+            None => vec![match event_node {
                 Some(node) => node,
                 None => self.recorder.holder_or_next().await,
             }],
-            Target::Master => vec![self.groups[0].master_name().to_string()],
-            Target::AnyClient => vec![pick(&self.clients, rng)],
-            Target::AnyRedis => vec![pick(&self.redis, rng)],
-            Target::Majority => sample(self.masters.len() / 2 + 1, rng),
-            Target::Minority => sample(self.masters.len().saturating_sub(1) / 2, rng),
-            Target::Nodes(names) => names.clone(),
         }
     }
 }
