@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use locksim::check::check_all;
 use locksim::check::evidence::evidence;
+use locksim::check::{Verdict, check_all};
 use locksim::history::{Event, History, WireRecord, fmt_ms};
 use locksim::report::mode::RunMode;
 use locksim::scenario::Scenario;
@@ -57,9 +57,13 @@ pub fn history_lines(history: &History, wire: &[WireRecord]) -> Vec<String> {
     lines
 }
 
-/// The story of each violation `mode` judges in `history`, one after the other.
-pub fn story_lines(history: &History, scenario: &Scenario, mode: &RunMode) -> Vec<String> {
-    let verdicts = check_all(history, &scenario.check_settings());
+/// `history`'s verdicts under `scenario`'s checkers, computed once for the lines below.
+pub fn verdicts(history: &History, scenario: &Scenario) -> Vec<Verdict> {
+    check_all(history, &scenario.check_settings())
+}
+
+/// The story of each violation of `verdicts` that `mode` judges, one after the other.
+pub fn story_lines(history: &History, verdicts: &[Verdict], mode: &RunMode) -> Vec<String> {
     let mut lines = Vec::new();
     for verdict in verdicts.iter().filter(|v| mode.judges(v.checker)) {
         if let Some(why) = &verdict.violation {
@@ -70,12 +74,16 @@ pub fn story_lines(history: &History, scenario: &Scenario, mode: &RunMode) -> Ve
     lines
 }
 
-/// The verdicts of `history` under `scenario`'s checkers, as `mode` judges them: the
-/// evidence, each checker's word (`VIOLATED: why`, `holds`, `not exercised`, or `not
-/// judged` where the mode cannot judge) and the digest.
-pub fn verdict_lines(history: &History, scenario: &Scenario, mode: &RunMode) -> Vec<String> {
+/// `verdicts` of `history` as `mode` judges them: the evidence, each checker's word
+/// (`VIOLATED: why`, `holds`, `not exercised`, or `not judged` where the mode cannot
+/// judge) and the digest.
+pub fn verdict_lines(
+    history: &History,
+    scenario: &Scenario,
+    verdicts: &[Verdict],
+    mode: &RunMode,
+) -> Vec<String> {
     let settings = scenario.check_settings();
-    let verdicts = check_all(history, &settings);
     let mut lines = Vec::new();
     let evidence = evidence(history, settings.faults);
     lines.extend(
@@ -88,7 +96,7 @@ pub fn verdict_lines(history: &History, scenario: &Scenario, mode: &RunMode) -> 
     if let Err(why) = &exercised {
         lines.push(format!("evidence: NOT EXERCISED: {why}"));
     }
-    for verdict in &verdicts {
+    for verdict in verdicts {
         lines.push(match (&verdict.violation, &exercised) {
             _ if !mode.judges(verdict.checker) => format!("{}: not judged", verdict.checker),
             (Some(why), _) => format!("{}: VIOLATED: {why}", verdict.checker),

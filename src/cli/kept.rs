@@ -9,7 +9,7 @@ use locksim::history::History;
 use locksim::report::ScenarioReport;
 use locksim::scenario::Scenario;
 
-use super::account::{history_lines, story_lines, verdict_lines, write_lines};
+use super::account::{history_lines, story_lines, verdict_lines, verdicts, write_lines};
 
 /// What one live seed left behind.
 pub struct Leftovers {
@@ -31,15 +31,13 @@ const VERDICTS: &str = "verdicts.txt";
 /// exercised), each with its trace and verdicts written beside its output. Returns the
 /// lines to print: where each kept run is, and the first kept seed's violations.
 pub fn keep_unmet(report: &ScenarioReport, scenario: &Scenario, leftovers: Vec<Leftovers>) -> Vec<String> {
-    let mut keep: Vec<u64> = report.violating_seeds();
-    keep.extend(report.errors.iter().map(|(seed, _)| *seed));
-    keep.sort_unstable();
-    keep.dedup();
-    if keep.is_empty() && !report.expect_met() {
-        keep.extend(leftovers.first().map(|left| left.seed));
-    }
-    if report.expect_met() {
-        keep.clear();
+    let mut keep: Vec<u64> = Vec::new();
+    if !report.expect_met() {
+        keep = report.violating_seeds();
+        keep.extend(report.errors.iter().map(|(seed, _)| *seed));
+        if keep.is_empty() {
+            keep.extend(leftovers.first().map(|left| left.seed));
+        }
     }
     let mut lines = Vec::new();
     for left in leftovers {
@@ -81,11 +79,12 @@ fn write_account(
     scenario: &Scenario,
 ) -> std::io::Result<Vec<String>> {
     write_lines(&dir.join(TRACE), &history_lines(history, &[]))?;
-    let verdicts = verdict_lines(history, scenario, &report.mode);
-    let mut text = story_lines(history, scenario, &report.mode);
-    text.extend(verdicts.iter().cloned());
+    let judged = verdicts(history, scenario);
+    let lines = verdict_lines(history, scenario, &judged, &report.mode);
+    let mut text = story_lines(history, &judged, &report.mode);
+    text.extend(lines.iter().cloned());
     write_lines(&dir.join(VERDICTS), &text)?;
-    Ok(verdicts
+    Ok(lines
         .into_iter()
         .filter(|line| line.contains(": VIOLATED: ") || line.starts_with("evidence: NOT EXERCISED"))
         .collect())

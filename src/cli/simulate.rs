@@ -6,14 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use locksim::campaign::{self, sweeps};
-use locksim::check::check_all;
 use locksim::report::figures::timeline::Timeline;
 use locksim::report::mode::{RunMode, simulation_refused};
 use locksim::report::{ScenarioReport, harness_error};
 use locksim::scenario::{self, Scenario};
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
-use super::account::{history_lines, story_lines, trace_lines, verdict_lines};
+use super::account::{history_lines, story_lines, trace_lines, verdict_lines, verdicts};
 use super::{
     EXIT_HARNESS, EXIT_INVALID, EXIT_UNMET, emit, emit_report, invalid, load_reporting, verdict_exit,
 };
@@ -215,12 +214,13 @@ pub fn replay(
             ""
         }
     ));
+    let verdicts = verdicts(&history, &scenario);
     if !story {
         for line in history_lines(&history, &wire) {
             emit(line);
         }
     } else {
-        for line in story_lines(&history, &scenario, &RunMode::Simulated) {
+        for line in story_lines(&history, &verdicts, &RunMode::Simulated) {
             emit(line);
         }
         if commands {
@@ -229,12 +229,11 @@ pub fn replay(
             }
         }
     }
-    for line in verdict_lines(&history, &scenario, &RunMode::Simulated) {
+    for line in verdict_lines(&history, &scenario, &verdicts, &RunMode::Simulated) {
         emit(line);
     }
     if let Some(out) = plot {
         let title = format!("{} — seed {seed}", scenario.name);
-        let verdicts = check_all(&history, &scenario.check_settings());
         let timeline = Timeline::of_violation(&history, &title, &verdicts, None);
         let written = match format {
             Some("png") => timeline.png(out),
