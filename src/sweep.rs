@@ -4,7 +4,7 @@
 //! and nothing already computed is lost.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -275,13 +275,33 @@ pub fn sweep_seeds<T: Send>(
     jobs: usize,
     done: impl Fn(SeedRun) -> T + Sync,
 ) -> Vec<T> {
+    let never = AtomicBool::new(false);
+    sweep_seeds_until(scenario, seeds, jobs, &never, done)
+        .into_iter()
+        .map(|result| result.expect("nothing stops a sweep that cannot be stopped"))
+        .collect()
+}
+
+/// [`sweep_seeds`] that the user can stop (Ctrl-C): once `stop` is set, no seed starts,
+/// the seeds already running finish and are handed to `done`, and a seed that never ran
+/// is `None` in the list.
+pub fn sweep_seeds_until<T: Send>(
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    jobs: usize,
+    stop: &AtomicBool,
+    done: impl Fn(SeedRun) -> T + Sync,
+) -> Vec<Option<T>> {
     let settings = scenario.check_settings();
     in_parallel(0..seeds.len() as u64, jobs, |index| {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
         let seed = seeds[index as usize];
-        done(SeedRun {
+        Some(done(SeedRun {
             seed,
             outcome: run_and_check(scenario, seed, &settings),
-        })
+        }))
     })
 }
 

@@ -38,7 +38,11 @@ fn every_scenario_is_described_indexed_and_meets_its_expectations() {
         // An expected violation must be the faults' doing (the no-fault control).
         locksim::campaign::control::judge(&mut report, &scenario, 2);
         if !report.expect_met() {
-            unmet.push(report.table_lines().join("\n"));
+            unmet.push(
+                report
+                    .table_lines(locksim::report::table::TableStyle::default())
+                    .join("\n"),
+            );
         }
     }
     assert!(unmet.is_empty(), "expectations not met:\n{}", unmet.join("\n"));

@@ -28,7 +28,13 @@ fn a_violation_the_pause_causes_meets_its_expectation() {
     let mutex = check::mutual_exclusion::NAME;
     assert_eq!(report.attribution(mutex), Some(Attribution::CausedByFaults));
     assert_eq!(report.control.as_ref().unwrap().seeds, [0, 1, 2, 3]);
-    assert!(report.expect_met(), "{}", report.table_lines().join("\n"));
+    assert!(
+        report.expect_met(),
+        "{}",
+        report
+            .table_lines(locksim::report::table::TableStyle::default())
+            .join("\n")
+    );
     let json = report.to_json();
     assert_eq!(json["checkers"][mutex]["attribution"], "caused by the faults");
     assert_eq!(json["checkers"][mutex]["control"]["violating"], 0);
@@ -49,7 +55,7 @@ fn a_violation_present_without_the_faults_does_not_meet_an_expectation_of_violat
             && reasons.contains("--without-faults"),
         "{reasons}"
     );
-    let row = &report.table_lines()[0];
+    let row = &report.table_lines(locksim::report::table::TableStyle::default())[0];
     assert!(row.contains(" 3/3  NOT MET"), "{row}");
 }
 
@@ -64,7 +70,7 @@ fn a_scenario_without_faults_is_the_workload_s_doing_and_runs_no_control() {
         report.attribution(check::mutual_exclusion::NAME),
         Some(Attribution::Workload)
     );
-    assert!(report.table_lines()[0].contains(" workload  "));
+    assert!(report.table_lines(locksim::report::table::TableStyle::default())[0].contains(" workload  "));
 }
 
 #[test]

@@ -108,9 +108,10 @@ fn a_live_run_that_is_not_met_keeps_its_output_trace_and_verdicts_and_says_what_
     );
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    // Validity is "not judged", never a rate or "holds".
+    // Validity is "not judged" (`n/j` in the narrow table), never a rate or "holds".
     let row = stdout.lines().find(|l| l.starts_with("unmet ")).unwrap();
-    assert!(row.contains("not judged") && row.contains("NOT MET"), "{row}");
+    assert!(row.contains(" n/j ") && row.contains("NOT MET"), "{row}");
+    assert!(stdout.contains("validity: not judged live"), "{stdout}");
     assert!(
         stdout.contains("ran live: clients `locksim worker`") && stdout.contains("nodes real redis-server"),
         "{stdout}"

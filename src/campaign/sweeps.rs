@@ -3,7 +3,9 @@
 //! make their sweeps; [`super::plan`] runs, logs and assembles them; [`sweep`] and
 //! [`sweep_seeds`] run one.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -69,10 +71,24 @@ impl Sweep {
         let started = Instant::now();
         let tally = Mutex::new(Tally::new(&self.scenario));
         let seeds: Vec<u64> = (0..self.seeds).collect();
-        tally_seeds(&self.scenario, &seeds, jobs, &tally, &|_| {});
+        tally_seeds(
+            &self.scenario,
+            &seeds,
+            jobs,
+            &tally,
+            &|_| {},
+            &AtomicBool::new(false),
+        );
         if self.goes_on(&tally.lock().expect("tally lock poisoned")) {
             let more: Vec<u64> = (self.seeds..self.most_seeds()).collect();
-            tally_seeds(&self.scenario, &more, jobs, &tally, &|_| {});
+            tally_seeds(
+                &self.scenario,
+                &more,
+                jobs,
+                &tally,
+                &|_| {},
+                &AtomicBool::new(false),
+            );
         }
         let tally = tally.into_inner().expect("tally lock poisoned");
         let mut report = tally.finish(&self.file, &self.scenario, 0, started.elapsed().as_millis());
@@ -142,25 +158,58 @@ pub fn sweep_seeds(
     jobs: usize,
     done: &(dyn Fn(&SeedRun) + Sync),
 ) -> ScenarioReport {
+    let never = AtomicBool::new(false);
+    sweep_seeds_resuming(file, scenario, seeds, &[], jobs, done, &never).0
+}
+
+/// [`sweep_seeds`] for a sweep that may have been cut short before and may be again: the
+/// seeds `logged` by an earlier, killed sweep are tallied, not rerun (`run --resume`), and
+/// once `stop` is set (Ctrl-C) no further seed starts. The report covers the seeds that
+/// ran; `true` when that is every seed listed.
+pub fn sweep_seeds_resuming(
+    file: &Path,
+    scenario: &Arc<Scenario>,
+    seeds: &[u64],
+    logged: &[SeedRun],
+    jobs: usize,
+    done: &(dyn Fn(&SeedRun) + Sync),
+    stop: &AtomicBool,
+) -> (ScenarioReport, bool) {
     let started = Instant::now();
-    let tally = Mutex::new(Tally::new(scenario));
-    tally_seeds(scenario, seeds, jobs, &tally, done);
+    let mut tally = Tally::new(scenario);
+    let wanted: BTreeSet<u64> = seeds.iter().copied().collect();
+    let mut reused = BTreeSet::new();
+    for run in logged.iter().filter(|run| wanted.contains(&run.seed)) {
+        if reused.insert(run.seed) {
+            tally.add(run);
+        }
+    }
+    let left: Vec<u64> = seeds
+        .iter()
+        .copied()
+        .filter(|seed| !reused.contains(seed))
+        .collect();
+    let tally = Mutex::new(tally);
+    let complete = tally_seeds(scenario, &left, jobs, &tally, done, stop);
     let seed_start = seeds.first().copied().unwrap_or(0);
     let tally = tally.into_inner().expect("tally lock poisoned");
-    tally.finish(file, scenario, seed_start, started.elapsed().as_millis())
+    let report = tally.finish(file, scenario, seed_start, started.elapsed().as_millis());
+    (report, complete)
 }
 
 /// Runs `seeds` of `scenario` on `jobs` threads into `tally`, telling `done` of each run
-/// as it finishes; no run is kept.
+/// as it finishes; no run is kept. `true` when every seed ran (`stop` was not set first).
 fn tally_seeds(
     scenario: &Arc<Scenario>,
     seeds: &[u64],
     jobs: usize,
     tally: &Mutex<Tally>,
     done: &(dyn Fn(&SeedRun) + Sync),
-) {
-    crate::sweep::sweep_seeds(scenario, seeds, jobs, |run| {
+    stop: &AtomicBool,
+) -> bool {
+    let ran = crate::sweep::sweep_seeds_until(scenario, seeds, jobs, stop, |run| {
         done(&run);
         tally.lock().expect("tally lock poisoned").add(&run);
     });
+    ran.iter().all(Option::is_some)
 }

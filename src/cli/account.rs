@@ -8,7 +8,7 @@ use locksim::check::evidence::evidence;
 use locksim::check::{Verdict, check_all};
 use locksim::history::{Event, History, WireRecord, fmt_ms};
 use locksim::report::mode::RunMode;
-use locksim::scenario::Scenario;
+use locksim::scenario::{Expectation, Scenario};
 use locksim::search::story;
 
 /// The trace: a header, then each event, and each frame on a client's connection where it
@@ -60,6 +60,29 @@ pub fn history_lines(history: &History, wire: &[WireRecord]) -> Vec<String> {
 /// `history`'s verdicts under `scenario`'s checkers, computed once for the lines below.
 pub fn verdicts(history: &History, scenario: &Scenario) -> Vec<Verdict> {
     check_all(history, &scenario.check_settings())
+}
+
+/// The checkers one seed's `verdicts` violate that the scenario's `expect` does not allow:
+/// one it expects to hold — or, run `without_faults` (the control), one it expects the
+/// faults to violate; with no `expect` at all, any (the scenario would be unchecked).
+pub fn unexpected_violations(
+    verdicts: &[Verdict],
+    scenario: &Scenario,
+    without_faults: bool,
+) -> Vec<&'static str> {
+    let expected = scenario.expect.entries();
+    verdicts
+        .iter()
+        .filter(|verdict| verdict.violation.is_some())
+        .filter(
+            |verdict| match expected.iter().find(|(checker, _)| *checker == verdict.checker) {
+                Some((_, Expectation::Holds)) => true,
+                Some((_, Expectation::Violated)) => without_faults,
+                None => expected.is_empty(),
+            },
+        )
+        .map(|verdict| verdict.checker)
+        .collect()
 }
 
 /// The story of each violation of `verdicts` that `mode` judges, one after the other.

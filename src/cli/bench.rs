@@ -24,14 +24,27 @@ use super::{EXIT_HARNESS, emit, invalid, load_every_or_none};
 pub const BENCH_DIR: &str = "scenarios/bench";
 
 /// What `bench` is asked to measure.
+#[derive(clap::Args)]
 pub struct BenchArgs {
+    /// Scenario files, or directories of them (default: the reference workloads in
+    /// scenarios/bench/).
     pub paths: Vec<PathBuf>,
+    /// Seeds per scenario (default: the scenario's own `seeds`).
+    #[arg(long)]
     pub seeds: Option<u64>,
+    /// Seeds run in parallel (default 1: the speed of one core).
+    #[arg(long, default_value_t = 1, value_parser = super::at_least_one::<usize>)]
     pub jobs: usize,
-    /// Time each violating scenario of this catalogue to its first violation.
+    /// Also time, for every scenario of this catalogue that expects a violation, the
+    /// search for its first violating seed (default DIR: scenarios).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "scenarios")]
     pub catalogue: Option<PathBuf>,
+    /// Also write the numbers to this file as JSON.
+    #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Run only this shard's share of each workload's seeds.
+    /// Run only shard K of N of each workload's seeds (every Nth seed), to measure
+    /// machines running at once; see docs/performance.md to combine their numbers.
+    #[arg(long, value_name = "K/N", conflicts_with = "catalogue")]
     pub shard: Option<Shard>,
 }
 

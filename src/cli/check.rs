@@ -1,7 +1,6 @@
 //! `check`: a property-based search from a scenario template; prints each property's
 //! outcome and, for a counterexample, writes the case, shrinks it and tells its story.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,19 +12,33 @@ use locksim::search::shrink::shrink;
 use locksim::search::template::has_ranges;
 use serde_json::{Value, json};
 
+use super::output::progress_bar;
 use super::{emit, invalid, verdict_exit, write_json};
 
 /// How `check` runs.
+#[derive(clap::Args)]
 pub struct CheckArgs {
+    /// The scenario template (a scenario file whose values may be ranges).
     pub file: PathBuf,
+    /// Cases to draw and run.
+    #[arg(long, default_value_t = 100, value_parser = super::at_least_one::<u64>)]
     pub cases: u64,
+    /// The first case's number (its draw and run seed); cases are numbered on from it.
+    #[arg(long, default_value_t = 0)]
     pub first_case: u64,
-    pub jobs: usize,
-    /// Where counterexamples are written (default: beside the template).
+    /// Cases run in parallel (default: the number of cores).
+    #[arg(long, value_parser = super::at_least_one::<usize>)]
+    pub jobs: Option<usize>,
+    /// Where to write a counterexample (default: beside FILE).
+    #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Simulated runs to spend shrinking a counterexample; 0 skips shrinking.
+    /// Simulated runs to spend shrinking a counterexample, all told (0: do not shrink;
+    /// else at least 22, as `shrink --max-runs`).
+    #[arg(long, default_value_t = 400, value_parser = super::shrink::shrink_runs)]
     pub shrink_runs: u64,
-    /// Simulate locksim's client even where the template names its own.
+    /// Simulate locksim's own lock client even where the template names its own
+    /// clients' command (`clients.command`): refused otherwise.
+    #[arg(long)]
     pub simulated_client: bool,
 }
 
@@ -44,16 +57,16 @@ pub fn check(args: CheckArgs) -> ExitCode {
     if let Err(e) = simulation_refused(&args.file, command.as_deref(), args.simulated_client) {
         return invalid(e);
     }
-    let tty = std::io::stderr().is_terminal();
+    let progress = progress_bar(args.cases, "cases");
     let cases = args.first_case..args.first_case.saturating_add(args.cases);
-    let report = check_template(&template, &args.file, cases, args.jobs, |so_far| {
-        if tty {
-            eprint!("\r{} case(s) run", so_far.cases.len());
-            let _ = std::io::stderr().flush();
+    let jobs = super::jobs_or_all_cores(args.jobs);
+    let report = check_template(&template, &args.file, cases, jobs, |so_far| {
+        if let Some(bar) = &progress {
+            bar.set_position(so_far.cases.len() as u64);
         }
     });
-    if tty {
-        eprintln!();
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
     }
     let report = match report {
         Ok(report) => report,

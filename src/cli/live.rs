@@ -2,7 +2,6 @@
 //! judged and reported as `run` judges and reports simulated seeds.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -17,8 +16,9 @@ use locksim::sweep::{RunSummary, SeedRun, in_parallel};
 use locksim::world::events::EventCounts;
 
 use super::kept;
+use super::output::Output;
 use super::simulate::RunArgs;
-use super::{EXIT_UNMET, emit, invalid, load_every_or_none, verdict_exit};
+use super::{EXIT_UNMET, invalid, load_every_or_none, verdict_exit};
 
 /// What the table and the JSON say of every live run: its seed draws the faults and the
 /// workload, but real timing decides the interleaving.
@@ -52,13 +52,13 @@ pub fn run_live(args: RunArgs) -> ExitCode {
             return invalid(format!("{}: {reason}", file.display()));
         }
     }
-    let mut json_out = match args.json.as_ref().map(std::fs::File::create).transpose() {
-        Ok(file) => file,
-        Err(e) => return invalid(format!("{}: {e}", args.json.unwrap_or_default().display())),
+    let mut out = match Output::open(args.json.as_deref(), args.wide) {
+        Ok(out) => out,
+        Err(exit) => return exit,
     };
     // One seed at a time unless asked: each runs processes in real time on shared cores.
     let jobs = args.jobs.unwrap_or(1);
-    emit(ScenarioReport::table_header());
+    out.header();
     let (mut all_met, mut any_error) = (true, false);
     for ((file, scenario), setup) in scenarios.iter().zip(&setups) {
         let count = args.seeds.unwrap_or(scenario.seeds);
@@ -86,32 +86,27 @@ pub fn run_live(args: RunArgs) -> ExitCode {
             let runs = live_runs(&scenario.without_faults(), &control_seeds, setup, jobs);
             report.with_control(Control::from_runs(control_seeds, runs));
         }
-        for line in report.table_lines() {
-            emit(line);
-        }
+        out.rows(&report);
         for (checker, why) in NOT_JUDGED_LIVE {
             if scenario.expect.entries().iter().any(|(c, _)| *c == checker) {
-                emit(format_args!(
+                out.say(format_args!(
                     "  {checker}: not judged live ({why}); its expectation is left out"
                 ));
             }
         }
         for line in kept::keep_unmet(&report, scenario, leftovers) {
-            emit(format_args!("  {line}"));
+            out.say(format_args!("  {line}"));
         }
-        if let Some(out) = json_out.as_mut() {
-            let mut json = report.to_json();
-            json["note"] = LIVE_NOTE.into();
-            if let Err(e) = writeln!(out, "{json}") {
-                eprintln!("error: writing the JSON report: {e}");
-                return ExitCode::from(EXIT_UNMET);
-            }
+        let mut json = report.to_json();
+        json["note"] = LIVE_NOTE.into();
+        if !out.json_line(&json) {
+            return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();
         any_error |= !report.errors.is_empty();
     }
-    emit(ScenarioReport::table_legend());
-    emit(LIVE_NOTE);
+    out.legend();
+    out.say(LIVE_NOTE);
     verdict_exit(any_error, all_met)
 }
 

@@ -18,13 +18,44 @@ use locksim::report::ScenarioReport;
 use locksim::scenario;
 use locksim::sweep::SeedRun;
 
+use super::output::Output;
 use super::report::{finish, matrix_line, prepare, sweep_plan};
-use super::{EXIT_UNMET, emit, emit_report, invalid, jobs_or_all_cores, verdict_exit};
+use super::{EXIT_UNMET, emit, invalid, jobs_or_all_cores, verdict_exit};
+
+/// What `merge` is asked: seed logs to judge as one run, or a report's shard logs to
+/// write as one report.
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// Seed logs.
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+    /// Also write one JSON object per scenario (JSON lines) to this file; `-` writes them
+    /// to stdout (the table then goes to stderr).
+    #[arg(long, conflicts_with = "report")]
+    pub json: Option<PathBuf>,
+    /// The logs are every shard's of `locksim report --shard K/N --seed-log FILE`:
+    /// write the report (index.html, summary.json, summary.jsonl, figures/, matrix/)
+    /// into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Every cell with its rate and 95% interval (~210 columns).
+    #[arg(long, conflicts_with = "report")]
+    pub wide: bool,
+}
+
+/// `merge`: the table of `run --shard` logs, or with `--report DIR` the report of `report
+/// --shard` logs.
+pub fn merge(args: MergeArgs) -> ExitCode {
+    match &args.report {
+        Some(dir) => merge_report(&args.logs, dir),
+        None => merge_table(&args.logs, args.json.as_deref(), args.wide),
+    }
+}
 
 /// Reads every log, groups its seeds by scenario file, and judges each scenario on all of
 /// them; exit 0 when every expectation is met, 1 when one is not, 2 on a malformed log, a
 /// seed logged twice, or a scenario file that no longer loads.
-pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
+fn merge_table(logs: &[PathBuf], json: Option<&Path>, wide: bool) -> ExitCode {
     let mut by_file: BTreeMap<String, BTreeMap<u64, SeedRun>> = BTreeMap::new();
     for log in logs {
         let read = read_log(log, |_, value| {
@@ -49,11 +80,11 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
             return invalid(e);
         }
     }
-    let mut json_out = match json.map(std::fs::File::create).transpose() {
-        Ok(file) => file,
-        Err(e) => return invalid(format!("{}: {e}", json.unwrap_or(Path::new("")).display())),
+    let mut out = match Output::open(json, wide) {
+        Ok(out) => out,
+        Err(exit) => return exit,
     };
-    emit(ScenarioReport::table_header());
+    out.header();
     let (mut all_met, mut any_error) = (true, false);
     for (file, runs) in by_file {
         let path = PathBuf::from(&file);
@@ -65,13 +96,13 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
         let runs: Vec<SeedRun> = runs.into_values().collect();
         let mut report = ScenarioReport::new(&path, &scenario, seed_start, &runs, 0);
         control::judge(&mut report, &scenario, jobs_or_all_cores(None));
-        if !emit_report(&report, json_out.as_mut()) {
+        if !out.report(&report) {
             return ExitCode::from(EXIT_UNMET);
         }
         all_met &= report.expect_met();
         any_error |= !report.errors.is_empty();
     }
-    emit(ScenarioReport::table_legend());
+    out.legend();
     verdict_exit(any_error, all_met)
 }
 
@@ -79,7 +110,7 @@ pub fn merge(logs: &[PathBuf], json: Option<&Path>) -> ExitCode {
 /// hold each of its seeds once, and writes that report into `out` as `locksim report`
 /// would (counterexamples replayed from their seed). Exit codes as `report`, and 2 when a
 /// log is malformed, mixes reports, or lacks or repeats a seed.
-pub fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
+fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
     let out = &super::relative_to_cwd(out);
     let shards = match read_headers(logs) {
         Ok(shards) => shards,

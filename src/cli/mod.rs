@@ -4,10 +4,12 @@ pub mod account;
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod interrupt;
 pub mod kept;
 pub mod live;
 pub mod lock;
 pub mod merge;
+pub mod output;
 pub mod report;
 pub mod serve;
 pub mod shrink;
@@ -49,25 +51,6 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
         Ok(Some(addr)) => Ok(addr),
         Ok(None) | Err(_) => Err(format!("cannot resolve `{text}` (expected HOST:PORT)")),
     }
-}
-
-/// Prints a scenario's table lines (and a line naming the aimed-at dangerous states no
-/// seed reached, if any) and appends its JSON object to `json_out`, if any;
-/// `false` (after saying why) when the JSON could not be written.
-pub fn emit_report(report: &locksim::report::ScenarioReport, json_out: Option<&mut std::fs::File>) -> bool {
-    for line in report.table_lines() {
-        emit(line);
-    }
-    if let Some(line) = report.activity.coverage.unreached_line(&report.aims()) {
-        emit(line);
-    }
-    if let Some(out) = json_out
-        && let Err(e) = writeln!(out, "{}", report.to_json())
-    {
-        eprintln!("error: writing the JSON report: {e}");
-        return false;
-    }
-    true
 }
 
 /// Writes `value` to `file` as pretty JSON (a scenario file, as a person would write it).

@@ -12,7 +12,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use locksim::campaign::plan::{Plan, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::campaign::{counterexamples, envelopes, minimal};
@@ -20,9 +19,11 @@ use locksim::report::ScenarioReport;
 use locksim::report::files;
 use locksim::report::matrix_summary::MatrixSummary;
 use locksim::report::summary::{Provenance, Summary};
+use locksim::report::table::TableStyle;
 use locksim::scenario::grid::GRID_FILE;
 use locksim::sweep::{SeedRun, Shard};
 
+use super::output::{progress_bar, wants_colour};
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit};
 
 /// What `locksim report` is asked: sweep the scenarios and write the safety report, one
@@ -218,11 +219,15 @@ pub fn prepare(plan: &Plan, out: &Path) -> Result<(), ExitCode> {
 /// a terminal a progress bar shows where the sweeps are.
 pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swept {
     let progress = progress_bar(plan.sweeps().count() as u64, "sweeps");
+    let style = TableStyle {
+        wide: false,
+        colour: wants_colour(std::io::stdout().is_terminal()),
+    };
     let say = |line: &dyn std::fmt::Display| match &progress {
         Some(bar) => bar.println(line.to_string()),
         None => emit(line),
     };
-    say(&ScenarioReport::table_header());
+    say(&ScenarioReport::table_header(style));
     let mut done = 0;
     let swept = plan.assemble(&mut |each| {
         if let Some(bar) = &progress {
@@ -230,13 +235,13 @@ pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swep
         }
         let report = sweep(each);
         if each.kind == SweepKind::Catalogue {
-            for line in report.table_lines() {
+            for line in report.table_lines(style) {
                 say(&line);
             }
         }
         done += 1;
         if done == plan.catalogue.len() {
-            say(&ScenarioReport::table_legend());
+            say(&ScenarioReport::table_legend(style));
         }
         if let Some(bar) = &progress {
             bar.inc(1);
@@ -355,19 +360,6 @@ fn civil_date(days: u64) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
-}
-
-/// A progress bar of `total` `things` on a terminal; nothing when the output goes to a
-/// file or a pipe.
-fn progress_bar(total: u64, things: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(total);
-    let template = format!("{{bar:40}} {{pos}}/{{len}} {things}  {{elapsed}}  {{msg}}");
-    let style = ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(bar)
 }
 
 #[cfg(test)]

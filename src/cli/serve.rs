@@ -9,10 +9,22 @@ use locksim::redis::server::{self, ServeOptions};
 
 use super::{EXIT_UNMET, emit, invalid};
 
+/// What `serve` is asked: the port, and the master to follow, if any.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// The TCP port to listen on.
+    #[arg(long)]
+    pub port: u16,
+    /// Start as a replica of this master.
+    #[arg(long, value_name = "HOST:PORT", value_parser = super::parse_address)]
+    pub replicaof: Option<std::net::SocketAddr>,
+}
+
 /// Runs the simulator's node code on real TCP: the serve loop is single-task and !Send by
 /// design, so it runs on a current-thread runtime. Port 0 asks the kernel for a free port;
 /// the first line printed names the address bound, and comes once it listens there.
-pub fn serve(port: u16, replicaof: Option<std::net::SocketAddr>) -> ExitCode {
+pub fn serve(args: ServeArgs) -> ExitCode {
+    let ServeArgs { port, replicaof } = args;
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

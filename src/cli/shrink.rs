@@ -6,13 +6,73 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use locksim::search::shrink::{Budget, Deployment, Progress, ShrinkError, shrink_within};
+use locksim::search::shrink::{Budget, Deployment, MIN_SHRINK_RUNS, Progress, ShrinkError, shrink_within};
 
 use super::{EXIT_UNMET, emit, invalid, write_json};
 
+/// What `shrink` is asked: a violating seed to shrink, and how much to spend.
+#[derive(clap::Args)]
+pub struct ShrinkArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The violating seed.
+    #[arg(long)]
+    pub seed: u64,
+    /// The checker to keep violating (default: the first one the seed violates).
+    #[arg(long)]
+    pub checker: Option<String>,
+    /// Where to write the minimal scenario (default: beside FILE).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The most simulated runs to spend, all told (at least 22: the search spends what
+    /// the trial of its result on 20 other seeds and the replay of its story leave).
+    #[arg(long, default_value_t = 400, value_parser = max_runs)]
+    pub max_runs: u64,
+    /// The most host time to spend, in seconds (the result then depends on the
+    /// machine's speed; the run budget alone is deterministic).
+    #[arg(long)]
+    pub max_seconds: Option<u64>,
+    /// Simulate locksim's own lock client even where a scenario names its own clients'
+    /// command (`clients.command`, which only `--live` runs): refused otherwise, since its
+    /// verdict would say nothing of that command's code.
+    #[arg(long)]
+    pub simulated_client: bool,
+}
+
+/// `shrink --max-runs`: enough for a shrink.
+fn max_runs(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(runs) if runs >= MIN_SHRINK_RUNS => Ok(runs),
+        _ => Err(format!(
+            "at least {MIN_SHRINK_RUNS} runs (the first run, 20 other seeds and the story's replay)"
+        )),
+    }
+}
+
+/// `check --shrink-runs`: 0 (do not shrink), or enough for a shrink.
+pub fn shrink_runs(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(runs) if runs == 0 || runs >= MIN_SHRINK_RUNS => Ok(runs),
+        _ => Err(format!("0 (do not shrink) or at least {MIN_SHRINK_RUNS} runs")),
+    }
+}
+
+/// `shrink`, from its arguments.
+pub fn shrink(args: ShrinkArgs) -> ExitCode {
+    shrink_file(
+        &args.file,
+        args.seed,
+        args.checker.as_deref(),
+        args.out,
+        args.max_runs,
+        args.max_seconds,
+        args.simulated_client,
+    )
+}
+
 /// Shrinks `file`'s run on `seed`; writes the result to `out` (default: beside the input,
 /// `<stem>-shrunk-seed-<seed>.json`).
-pub fn shrink_file(
+fn shrink_file(
     file: &Path,
     seed: u64,
     checker: Option<&str>,

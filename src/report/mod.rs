@@ -21,6 +21,7 @@ pub mod outcome;
 pub mod page;
 pub mod rate;
 pub mod summary;
+pub mod table;
 pub mod tally;
 
 use std::collections::BTreeMap;
@@ -36,11 +37,6 @@ use crate::check;
 use crate::check::coverage::State;
 use crate::check::evidence::{Evidence, NotExercised};
 use crate::scenario::Expectation;
-
-/// Width of a checker cell in the table ("100/100 96-100%" and a mark).
-const CELL: usize = 18;
-/// Width of the no-fault control's cell ("20/20").
-const CONTROL: usize = 9;
 
 /// What the seeds say of one checker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,83 +335,6 @@ impl ScenarioReport {
         } else {
             "not met"
         }
-    }
-
-    /// The header of the verdict table: one column per checker, then the verdict.
-    pub fn table_header() -> String {
-        let columns: String = CHECKERS
-            .iter()
-            .map(|(_, header)| format!(" {header:>width$}   ", width = CELL - 3))
-            .collect();
-        format!(
-            "{:<44} {:>9}{columns} {:>CONTROL$}  verdict",
-            "scenario", "exercised", "no faults"
-        )
-    }
-
-    /// The legend printed under the table.
-    pub fn table_legend() -> &'static str {
-        "cells: violating/seeds and the 95% interval (Wilson; < 3/N when none); exercised: seeds with a grant \
-         after every fault; v / h = expected violated / holds; ! = expectation not met; no faults: the \
-         first violating seeds of an expected violation run again without the faults (0/N: the faults caused it; \
-         workload: the scenario has no faults)"
-    }
-
-    /// One row of the verdict table, then why an expectation was not met, and a replay
-    /// hint for the first violating seed.
-    pub fn table_lines(&self) -> Vec<String> {
-        let cells: String = CHECKERS
-            .iter()
-            .map(|(checker, _)| {
-                let mark = match self.expectations.iter().find(|(c, _, _)| c == checker) {
-                    None => "  ",
-                    Some((_, Expectation::Violated, true)) => "v ",
-                    Some((_, Expectation::Holds, true)) => "h ",
-                    Some((_, Expectation::Violated, false)) => "v!",
-                    Some((_, Expectation::Holds, false)) => "h!",
-                };
-                let cell = match self.mode.judges(checker) {
-                    true => format!("{} {mark}", self.rate(checker).cell()),
-                    false => "not judged   ".to_string(),
-                };
-                format!(" {cell:>CELL$}")
-            })
-            .collect();
-        let control = CHECKERS
-            .iter()
-            .filter(|(checker, _)| self.attribution(checker).is_some())
-            .filter_map(|(checker, _)| Some(self.control.as_ref()?.rate(checker)))
-            .max_by_key(|rate| (rate.violating, rate.seeds))
-            .map(|rate| format!("{}/{}", rate.violating, rate.seeds));
-        let workload = CHECKERS
-            .iter()
-            .any(|(checker, _)| self.attribution(checker) == Some(Attribution::Workload));
-        let control = match (control, workload) {
-            (Some(rate), _) => rate,
-            (None, true) => "workload".to_string(),
-            (None, false) => "-".to_string(),
-        };
-        let verdict = match (self.verdict_word(), self.errors.len()) {
-            (_, n) if n > 0 => format!("{} ({n} runs)", self.mode.failed_word().to_uppercase()),
-            ("not met", _) => "NOT MET".to_string(),
-            (word, _) => word.to_string(),
-        };
-        let exercised = format!("{}/{}", self.exercised_seeds(), self.seeds);
-        let mut lines = vec![format!(
-            "{:<44} {exercised:>9}{cells} {control:>CONTROL$}  {verdict}",
-            self.name
-        )];
-        lines.extend(self.mode.ran().map(|ran| format!("  {ran}")));
-        for reason in self.unmet_reasons() {
-            lines.push(format!("  {reason}"));
-        }
-        if let Some(seed) = self.violating_seeds().first() {
-            lines.push(self.mode.rerun(&self.file, *seed));
-        }
-        for (seed, message) in &self.errors {
-            lines.push(self.mode.failed_run(&self.name, &self.file, *seed, message));
-        }
-        lines
     }
 
     /// Why each expectation that was not met was not, one sentence each (`checker: why`).
