@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use locksim::report::junit::{self, Suite};
 use locksim::report::mode::simulation_refused;
 use locksim::report::rate::Rate;
 use locksim::scenario::Expectation;
@@ -40,6 +41,10 @@ pub struct CheckArgs {
     /// clients' command (`clients.command`): refused otherwise.
     #[arg(long)]
     pub simulated_client: bool,
+    /// Also write the result as JUnit XML to this file: a testcase per property, the
+    /// counterexample's replay command and story on the one it broke.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// Runs the search and reports it; exit 0 when every property is met.
@@ -95,15 +100,82 @@ pub fn check(args: CheckArgs) -> ExitCode {
     if report.properties.is_empty() {
         emit("unchecked: the template has no `expect`, so nothing was checked");
     }
-    if let Some((property, case)) = report.counterexample()
-        && let Err(e) = explain(&args, property, case)
-    {
-        return invalid(e);
+    let story = match report.counterexample() {
+        Some((property, case)) => match explain(&args, property, case) {
+            Ok(lines) => Some((property.checker, lines)),
+            Err(e) => return invalid(e),
+        },
+        None => None,
+    };
+    for line in story.iter().flat_map(|(_, lines)| lines) {
+        emit(line);
+    }
+    if let Some(path) = &args.junit {
+        let suite = suite(&args.file, &template, &report, story);
+        if let Err(e) = std::fs::write(path, junit::render(&[suite])) {
+            return invalid(format!("--junit {}: {e}", path.display()));
+        }
     }
     verdict_exit(
         !report.errors().is_empty(),
         report.passed() && !report.properties.is_empty(),
     )
+}
+
+/// The check as a JUnit suite: a case per property, the counterexample's story on the
+/// one it broke, a harness error on every case when a run failed.
+fn suite(file: &Path, template: &Value, report: &CheckReport, story: Option<(&str, Vec<String>)>) -> Suite {
+    let errors = report.errors();
+    let mut cases: Vec<junit::Case> = report
+        .properties
+        .iter()
+        .map(|property| {
+            let outcome = match (errors.first(), property.met()) {
+                (Some((case, error)), _) => junit::Outcome::Error {
+                    message: format!(
+                        "{} case(s) failed inside the simulator; first, case {case}: {error}",
+                        errors.len()
+                    ),
+                    detail: Vec::new(),
+                },
+                (None, true) if property.expectation == Expectation::Holds && report.exercised() == 0 => {
+                    junit::Outcome::Failed {
+                        message: property_line(property, report),
+                        detail: Vec::new(),
+                    }
+                }
+                (None, true) => junit::Outcome::Passed,
+                (None, false) => junit::Outcome::Failed {
+                    message: property_line(property, report),
+                    detail: story
+                        .as_ref()
+                        .filter(|(checker, _)| *checker == property.checker)
+                        .map(|(_, lines)| lines.clone())
+                        .unwrap_or_default(),
+                },
+            };
+            junit::Case {
+                name: junit::case_name(property.checker, property.expectation),
+                outcome,
+            }
+        })
+        .collect();
+    if report.properties.is_empty() {
+        cases.push(junit::Case {
+            name: "expect".into(),
+            outcome: junit::Outcome::Failed {
+                message: "unchecked: the template has no `expect`, so nothing was checked".into(),
+                detail: Vec::new(),
+            },
+        });
+    }
+    Suite {
+        name: template["name"].as_str().unwrap_or_default().to_string(),
+        file: file.display().to_string(),
+        time_s: 0.0,
+        cases,
+        system_out: Vec::new(),
+    }
 }
 
 /// One line per property: met or not, with the cases behind it.
@@ -140,8 +212,10 @@ fn property_line(property: &Property, report: &CheckReport) -> String {
     }
 }
 
-/// Writes the counterexample case, shrinks it, and prints its story and replay commands.
-fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), String> {
+/// Writes the counterexample case and shrinks it; its story and replay commands, as lines
+/// to print.
+fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
     let stem = args
         .file
         .file_stem()
@@ -157,32 +231,28 @@ fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), Str
     }
     let case_file = dir.join(format!("{stem}-case-{}.json", case.number));
     write_json(&case_file, &scenario)?;
-    emit(format_args!(
+    lines.push(format!(
         "counterexample: case {} written to {}",
         case.number,
         case_file.display()
     ));
-    emit(format_args!(
+    lines.push(format!(
         "replay: locksim replay {} --seed {} --story",
         case_file.display(),
         case.number
     ));
     let violation = case.violation(property.checker).unwrap_or_default();
     if args.shrink_runs == 0 {
-        emit(format_args!("{}: {violation}", property.checker));
-        return Ok(());
+        lines.push(format!("{}: {violation}", property.checker));
+        return Ok(lines);
     }
     let shrunk = shrink(&scenario, case.number, Some(property.checker), args.shrink_runs)
         .map_err(|e| format!("{}: {e}", case_file.display()))?;
     let shrunk_file = dir.join(format!("{stem}-case-{}-shrunk.json", case.number));
     write_json(&shrunk_file, &shrunk.scenario)?;
-    for step in &shrunk.steps {
-        emit(format_args!("  shrinking: {step}"));
-    }
-    for line in shrunk.story() {
-        emit(line);
-    }
-    emit(format_args!(
+    lines.extend(shrunk.steps.iter().map(|step| format!("  shrinking: {step}")));
+    lines.extend(shrunk.story());
+    lines.push(format!(
         "minimal: {} (violates {} in {} of seeds 0–{}); replay: locksim replay {} --seed {} --story",
         shrunk_file.display(),
         shrunk.checker,
@@ -191,5 +261,5 @@ fn explain(args: &CheckArgs, property: &Property, case: &Case) -> Result<(), Str
         shrunk_file.display(),
         case.number
     ));
-    Ok(())
+    Ok(lines)
 }

@@ -52,7 +52,7 @@ pub fn run_live(args: RunArgs) -> ExitCode {
             return invalid(format!("{}: {reason}", file.display()));
         }
     }
-    let mut out = match Output::open(args.json.as_deref(), args.wide) {
+    let mut out = match Output::open(args.json.as_deref(), args.wide, args.junit.as_deref()) {
         Ok(out) => out,
         Err(exit) => return exit,
     };
@@ -94,9 +94,13 @@ pub fn run_live(args: RunArgs) -> ExitCode {
                 ));
             }
         }
-        for line in kept::keep_unmet(&report, scenario, leftovers) {
+        let kept = kept::keep_unmet(&report, scenario, leftovers);
+        for line in &kept {
             out.say(format_args!("  {line}"));
         }
+        // A live seed does not replay: a failure names where its run was kept (the
+        // workers' output, the trace and the verdicts).
+        out.report_suite(&report, &|_| kept.clone());
         let mut json = report.to_json();
         json["note"] = LIVE_NOTE.into();
         if !out.json_line(&json) {
@@ -107,6 +111,9 @@ pub fn run_live(args: RunArgs) -> ExitCode {
     }
     out.legend();
     out.say(LIVE_NOTE);
+    if !out.write_junit() {
+        return ExitCode::from(EXIT_UNMET);
+    }
     verdict_exit(any_error, all_met)
 }
 

@@ -80,7 +80,7 @@ fn merge_table(logs: &[PathBuf], json: Option<&Path>, wide: bool) -> ExitCode {
             return invalid(e);
         }
     }
-    let mut out = match Output::open(json, wide) {
+    let mut out = match Output::open(json, wide, None) {
         Ok(out) => out,
         Err(exit) => return exit,
     };

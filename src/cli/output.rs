@@ -6,11 +6,12 @@
 
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use locksim::report::ScenarioReport;
+use locksim::report::junit::{self, Suite};
 use locksim::report::table::TableStyle;
 use serde_json::Value;
 
@@ -26,12 +27,20 @@ pub struct Output {
     table_to_stderr: bool,
     json: Option<Box<dyn Write>>,
     progress: Option<ProgressBar>,
+    /// `--junit FILE`: where the suites go once the command is done.
+    junit: Option<(PathBuf, Vec<Suite>)>,
 }
 
 impl Output {
     /// The output of a command given `--json json` (a file, `-` for stdout, or none) and
     /// `--wide`; `Err` (exit 2, said) when the JSON file cannot be made.
-    pub fn open(json: Option<&Path>, wide: bool) -> Result<Output, ExitCode> {
+    pub fn open(json: Option<&Path>, wide: bool, junit: Option<&Path>) -> Result<Output, ExitCode> {
+        if let Some(path) = junit {
+            // Made now, so a path that cannot be written is said before the sweep, not after.
+            if let Err(e) = std::fs::write(path, "") {
+                return Err(invalid(format!("--junit {}: {e}", path.display())));
+            }
+        }
         let table_to_stderr = json.is_some_and(|path| path.as_os_str() == STDOUT);
         let json: Option<Box<dyn Write>> = match json {
             None => None,
@@ -50,6 +59,7 @@ impl Output {
             table_to_stderr,
             json,
             progress: None,
+            junit: junit.map(|path| (path.to_path_buf(), Vec::new())),
         })
     }
 
@@ -107,6 +117,42 @@ impl Output {
             Ok(()) => true,
             Err(e) => {
                 eprintln!("error: writing the JSON report: {e}");
+                false
+            }
+        }
+    }
+
+    /// Whether the command writes JUnit (so the caller tells the stories failures carry).
+    pub fn wants_junit(&self) -> bool {
+        self.junit.is_some()
+    }
+
+    /// Adds a scenario's suite to the JUnit file, if the command writes one.
+    pub fn suite(&mut self, suite: Suite) {
+        if let Some((_, suites)) = self.junit.as_mut() {
+            suites.push(suite);
+        }
+    }
+
+    /// Adds a swept scenario's suite (its table lines as the suite's output), with the
+    /// story `stories(checker)` tells of each unmet expectation.
+    pub fn report_suite(&mut self, report: &ScenarioReport, stories: &dyn Fn(&str) -> Vec<String>) {
+        if self.wants_junit() {
+            let table = report.table_lines(TableStyle::default());
+            self.suite(Suite::of_report(report, stories, table));
+        }
+    }
+
+    /// Writes the JUnit file, if the command writes one (also after Ctrl-C: what ran);
+    /// `false` (after saying why) when it could not be written.
+    pub fn write_junit(&self) -> bool {
+        let Some((path, suites)) = &self.junit else {
+            return true;
+        };
+        match std::fs::write(path, junit::render(suites)) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("error: writing --junit {}: {e}", path.display());
                 false
             }
         }

@@ -14,7 +14,7 @@ use locksim::scenario::{self, Scenario};
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
 use super::account::{
-    history_lines, story_lines, trace_lines, unexpected_violations, verdict_lines, verdicts,
+    history_lines, story_lines, trace_lines, unexpected_violations, unmet_story, verdict_lines, verdicts,
 };
 use super::interrupt;
 use super::output::Output;
@@ -56,6 +56,11 @@ pub struct RunArgs {
     /// 120 columns, each cell the count of violating seeds.
     #[arg(long)]
     pub wide: bool,
+    /// Also write the verdicts as JUnit XML to this file (for GitHub Actions, GitLab,
+    /// Jenkins): a testsuite per scenario file, a testcase per expectation; a failure
+    /// carries why, the replay command and the story of the violation.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Run live: one real process per client (the scenario's `clients.command`, else
     /// `locksim worker`) in real time, against Redis nodes on loopback ports, with the
     /// faults struck through TCP proxies, signals and the nodes' clocks; judged as
@@ -112,7 +117,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         _ => Logged::default(),
     };
-    let mut out = match Output::open(args.json.as_deref(), args.wide) {
+    let mut out = match Output::open(args.json.as_deref(), args.wide, args.junit.as_deref()) {
         Ok(out) => out,
         Err(exit) => return exit,
     };
@@ -175,6 +180,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         if !out.report(&report) {
             return ExitCode::from(EXIT_UNMET);
         }
+        out.report_suite(&report, &|checker| unmet_story(&report, scenario, checker));
         ran_to_end += 1;
         all_met &= report.expect_met();
         any_error |= !report.errors.is_empty();
@@ -185,6 +191,9 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     out.end_progress();
     out.legend();
+    if !out.write_junit() {
+        return ExitCode::from(EXIT_UNMET);
+    }
     if let Some(shard) = args.shard {
         out.say(format_args!(
             "shard {}/{}: every {}th seed from {}; expectations judged on this share only (combine the shards' seed logs with locksim merge)",
@@ -217,6 +226,7 @@ fn open_seed_log(log: &Path, resume: bool) -> Result<std::fs::File, String> {
 /// After Ctrl-C: the legend, what ran, how to go on, and exit 130.
 fn interrupted(out: &Output, args: &RunArgs, judged: usize, scenarios: usize) -> ExitCode {
     out.legend();
+    out.write_junit();
     let how = match &args.seed_log {
         Some(log) => format!(
             "go on where it stopped with the same command and --resume (the seeds in {} are not run again)",

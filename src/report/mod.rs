@@ -14,6 +14,7 @@ pub mod envelope;
 pub mod fault_classes;
 pub mod figures;
 pub mod files;
+pub mod junit;
 pub mod matrix_summary;
 pub mod minimal;
 pub mod mode;
