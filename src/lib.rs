@@ -7,6 +7,8 @@
 //! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario;
 //! [`search`] shrinks a violating run to its minimal story; [`live`] runs a scenario in
 //! real time on real processes and ends in the same history.
+//!
+//! To use locksim from a test of your own, start at [`api`]: the rest is its insides.
 
 #[cfg(not(madsim))]
 compile_error!(
@@ -17,6 +19,7 @@ compile_error!(
      RUSTFLAGS=\"--cfg madsim\" cargo install --locked --git <repository> (or --path <checkout>)."
 );
 
+pub mod api;
 pub mod campaign;
 pub mod check;
 pub mod client;

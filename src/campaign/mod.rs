@@ -15,6 +15,7 @@ pub mod minimal;
 pub mod plan;
 pub mod resume;
 pub mod sweeps;
+pub mod unmet;
 
 /// Writes a generated scenario to `file` as people write them (pretty JSON, a final
 /// newline), so `locksim replay` runs it; an error names the file.

@@ -3,16 +3,13 @@
 //! them; a live run that was not met keeps them in files beside its workers' output.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use locksim::check::evidence::evidence;
 use locksim::check::{Verdict, check_all};
 use locksim::history::{Event, History, WireRecord, fmt_ms};
-use locksim::report::ScenarioReport;
 use locksim::report::mode::RunMode;
 use locksim::scenario::{Expectation, Scenario};
 use locksim::search::story;
-use locksim::sweep::run_seed;
 
 /// The trace: a header, then each event, and each frame on a client's connection where it
 /// happened (`→` written, `←` read, `✗` no reply), one line each.
@@ -86,33 +83,6 @@ pub fn unexpected_violations(
         )
         .map(|verdict| verdict.checker)
         .collect()
-}
-
-/// The story behind an unmet expectation on `checker` of a simulated sweep, as `replay
-/// --story` tells it: of its first violating seed (an expected *holds* broken), or of the
-/// control's first violating seed run without the faults (a violation present without
-/// them); nothing where no seed violated it.
-pub fn unmet_story(report: &ScenarioReport, scenario: &Arc<Scenario>, checker: &str) -> Vec<String> {
-    let first = |seeds: Option<&Vec<u64>>| seeds.and_then(|seeds| seeds.first().copied());
-    let (scenario, seed) = match report
-        .control
-        .as_ref()
-        .and_then(|control| control.first_violating(checker))
-    {
-        Some(seed) => (Arc::new(scenario.without_faults()), seed),
-        None => match first(report.violations.get(checker)) {
-            Some(seed) => (scenario.clone(), seed),
-            None => return Vec::new(),
-        },
-    };
-    let Ok(history) = run_seed(&scenario, seed) else {
-        return Vec::new();
-    };
-    let verdicts: Vec<Verdict> = verdicts(&history, &scenario)
-        .into_iter()
-        .filter(|verdict| verdict.checker == checker)
-        .collect();
-    story_lines(&history, &verdicts, &RunMode::Simulated)
 }
 
 /// The story of each violation of `verdicts` that `mode` judges, one after the other.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use locksim::campaign::resume::Logged;
+use locksim::campaign::unmet::unmet_story;
 use locksim::campaign::{self, sweeps};
 use locksim::report::figures::timeline::Timeline;
 use locksim::report::harness_error;
@@ -14,7 +15,7 @@ use locksim::scenario::{self, Scenario};
 use locksim::sweep::{SeedRun, Shard, run_seed, run_seed_keeping_wire};
 
 use super::account::{
-    history_lines, story_lines, trace_lines, unexpected_violations, unmet_story, verdict_lines, verdicts,
+    history_lines, story_lines, trace_lines, unexpected_violations, verdict_lines, verdicts,
 };
 use super::interrupt;
 use super::output::Output;
