@@ -106,6 +106,7 @@ fn every_relative_link_and_path_in_the_docs_resolves_inside_the_repository() {
             }
         }
     }
+    dead.sort();
     dead.dedup();
     assert!(
         dead.is_empty(),

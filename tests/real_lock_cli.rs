@@ -5,14 +5,14 @@
 
 mod support;
 
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, LockOptions, Retry};
+use locksim::client::Conn;
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
 use support::lock_cli::{lock_command, locksim_lock, other_client, run_timed, until_exit};
-use support::{RedisServer, real_lock, runtime, until_key_exists};
+use support::{RedisServer, runtime, until_key_exists};
 
 /// `server`, once its default user needs the password `right` and an ACL user `app` can log
 /// in with `apppw`. (Set after the start: the test support's readiness check does not log in.)

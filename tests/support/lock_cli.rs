@@ -2,7 +2,7 @@
 //! with it (tests/real_lock_cli.rs, tests/real_lock_process.rs).
 
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use locksim::client::{Algorithm, Lock, LockOptions, Retry};
 use locksim::real::HostClock;
