@@ -2,7 +2,9 @@
 //! file path written in README.md, docs/*.md, scenarios/README.md and
 //! examples/workers/README.md resolves inside the repository. A reader of an installed
 //! copy or of the GitHub page has nothing else (the project's research notes live
-//! elsewhere), so a path to a file that is not here is a dead end for them.
+//! elsewhere), so a path to a file that is not here is a dead end for them. And the one
+//! place that documents the live worker contract, docs/live.md, names every variable live
+//! mode gives a worker.
 
 use std::path::{Path, PathBuf};
 
@@ -138,6 +140,20 @@ fn the_paths_of_other_projects_are_still_written_where_listed() {
         assert!(
             written_paths(&text).iter().any(|written| written == path),
             "{doc} no longer names {path} ({whose}): drop it from OTHER_PROJECTS_PATHS"
+        );
+    }
+}
+
+#[test]
+fn the_worker_contract_documents_every_variable_live_mode_sets() {
+    let contract = std::fs::read_to_string("docs/live.md").unwrap();
+    let set = locksim::live::worker::ENV_NAMES
+        .into_iter()
+        .chain([locksim::live::worker::FENCE_COUNTER_VAR, "LOCKSIM_SCENARIO"]);
+    for name in set {
+        assert!(
+            contract.contains(&format!("| `{name}` |")),
+            "docs/live.md has no row for {name}"
         );
     }
 }
