@@ -44,9 +44,9 @@ fn link_targets(text: &str) -> Vec<String> {
             let rest = &text[at + 2..];
             let target = &rest[..rest.find([')', ' '])?];
             let file = target.split('#').next().unwrap_or("");
-            let has_scheme = file.split_once(':').is_some_and(|(scheme, _)| {
-                scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
-            });
+            let has_scheme = file
+                .split_once(':')
+                .is_some_and(|(scheme, _)| scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'));
             (!file.is_empty() && !has_scheme).then(|| file.to_string())
         })
         .collect()
@@ -58,7 +58,12 @@ fn link_targets(text: &str) -> Vec<String> {
 /// (`$TMPDIR/…`, `<scenario>.json`, `DIR/summary.json`).
 fn written_paths(text: &str) -> Vec<String> {
     text.split(|c: char| c.is_whitespace() || "`'\"(),;:[]|*".contains(c))
-        .map(|word| word.split('#').next().unwrap_or("").trim_end_matches(['.', '!', '?']))
+        .map(|word| {
+            word.split('#')
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(['.', '!', '?'])
+        })
         .filter(|word| !word.is_empty() && !word.starts_with(['/', '~']))
         .filter(|word| !word.contains("://") && !word.contains(['$', '<', '>', '{', '}', '=']))
         .filter(|word| {
@@ -126,7 +131,12 @@ fn links_and_paths_are_found_where_the_docs_write_them() {
     assert_eq!(link_targets(text), ["docs/cli.md"]);
     assert_eq!(
         written_paths(text),
-        ["docs/cli.md", "src/real/lock.rs", "lock-algorithms.md", "tests/real_lock_cli.rs"]
+        [
+            "docs/cli.md",
+            "src/real/lock.rs",
+            "lock-algorithms.md",
+            "tests/real_lock_cli.rs"
+        ]
     );
     assert!(resolves(Path::new("docs/cli.md"), "world/clock.rs"));
     assert!(resolves(Path::new("docs/cli.md"), "lock.md"));
