@@ -83,6 +83,21 @@ fn group_members(group: u32) -> Vec<(u32, String)> {
     members
 }
 
+/// Waits, polling for up to `limit`, until every process of the command's group `group`
+/// has ended; otherwise kills them (no test leaves them) and panics naming them.
+fn until_group_is_gone(group: u32, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while !group_members(group).is_empty() {
+        if Instant::now() > deadline {
+            let left = group_members(group);
+            // SAFETY: kill(2) on the group this test's command made.
+            unsafe { libc::kill(-(group as libc::pid_t), libc::SIGKILL) };
+            panic!("the command's group outlived locksim by {limit:?}: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Waits, polling for up to `limit`, until `done` holds; panics with `what` otherwise.
 fn until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
@@ -272,16 +287,7 @@ fn sigkill_of_locksim_kills_everything_its_command_started() {
         .unwrap();
     assert!(status.success());
     child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_members(group).is_empty() {
-        if Instant::now() > deadline {
-            let left = group_members(group);
-            // SAFETY: kill(2) on the group this test's command made; no test leaves it.
-            unsafe { libc::kill(-(group as libc::pid_t), libc::SIGKILL) };
-            panic!("the command's group outlived locksim by 5 s: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until_group_is_gone(group, Duration::from_secs(5));
 }
 
 #[test]
@@ -301,14 +307,5 @@ fn a_command_that_kills_locksim_as_it_starts_leaves_nothing_running() {
         "the command killed locksim"
     );
     let group = until_pid_in(&pid_file);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_members(group).is_empty() {
-        if Instant::now() > deadline {
-            let left = group_members(group);
-            // SAFETY: kill(2) on the group this test's command made; no test leaves it.
-            unsafe { libc::kill(-(group as libc::pid_t), libc::SIGKILL) };
-            panic!("the command's group outlived locksim by 5 s: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until_group_is_gone(group, Duration::from_secs(5));
 }
