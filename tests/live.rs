@@ -258,7 +258,7 @@ fn processes_a_worker_starts_die_when_locksim_is_killed() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("orphans");
     // Each worker starts a process of its own and writes down its pid: PR_SET_PDEATHSIG
-    // reaches the worker, not that process; the supervisor's watchdog must.
+    // reaches the worker, not that process; the group's guardian must.
     let mut fields = five_seconds_on_one_node("[]");
     fields["duration_ms"] = 60_000.into();
     fields["clients"]["command"] = json!(["sh", "-c", "sleep 600 & echo $! >> grandchildren; wait"]);

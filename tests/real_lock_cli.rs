@@ -1,122 +1,18 @@
 //! `locksim lock` against a real redis-server: the command runs under the lock, its
-//! status comes back, each way of not holding the lock has its own exit, and the command
-//! never outlives locksim or the lock. Every process a test starts is stopped by it.
+//! status comes back, each way of not holding the lock has its own exit, and no message
+//! shows a password. (That the command never outlives locksim or the lock is
+//! tests/real_lock_process.rs.) Every process a test starts is stopped by it.
 
 mod support;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use locksim::client::{Algorithm, Conn, Lock, LockOptions, Retry};
+use locksim::client::Conn;
 use locksim::real::{HostClock, TcpConnector};
 use locksim::redis::cmd::Del;
-use rand_chacha::ChaCha8Rng;
-use support::{RedisServer, real_lock, runtime, until_key_exists};
-
-fn locksim_lock(server: &RedisServer, key: &str, args: &[&str]) -> Child {
-    lock_at(&server.addr.to_string(), key, args)
-}
-
-/// `locksim lock --redis REDIS --key KEY ARGS`, with no password in its environment.
-fn lock_at(redis: &str, key: &str, args: &[&str]) -> Child {
-    lock_command(redis, key, args).spawn().unwrap()
-}
-
-fn lock_command(redis: &str, key: &str, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_locksim"));
-    command
-        .args(["lock", "--redis", redis, "--key", key])
-        .args(args)
-        .env_remove("LOCKSIM_REDIS_PASSWORD")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-/// Runs `command` to its end; its status code, stderr, and how long it took.
-fn run_timed(command: &mut Command) -> (Option<i32>, String, Duration) {
-    let started = Instant::now();
-    let output = command.output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output.status.code(), stderr, started.elapsed())
-}
-
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
-fn has_ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name, which is in parentheses.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('Z' | 'X'))),
-        Err(_) => true,
-    }
-}
-
-/// Waits, polling, for up to `limit` until process `pid` has ended; panics otherwise
-/// (after killing it, so that no test leaves it running).
-fn until_ended(pid: u32, limit: Duration, what: &str) {
-    let deadline = Instant::now() + limit;
-    while !has_ended(pid) {
-        if Instant::now() > deadline {
-            // SAFETY: kill(2); the process is one this test had started.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            panic!("{what} (pid {pid}) still ran {limit:?} later");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Waits, polling for up to 10 s, until `file` holds a pid (written by a command), and
-/// returns it.
-fn until_pid_in(file: &std::path::Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "{} never held a pid", file.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// The processes of process group `group` that have not ended: (pid, command name).
-fn group_members(group: u32) -> Vec<(u32, String)> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue; // ended since the listing
-        };
-        // pid (comm) state ppid pgrp ...: the name is in parentheses and may hold spaces.
-        let (Some(open), Some((before, rest))) = (stat.find('('), stat.rsplit_once(')')) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ended = matches!(fields.first(), Some(&("Z" | "X")));
-        if !ended && fields.get(2).and_then(|pgrp| pgrp.parse::<u32>().ok()) == Some(group) {
-            members.push((pid, before[open + 1..].to_string()));
-        }
-    }
-    members
-}
-
-/// Waits, polling for up to `limit`, until `done` holds; panics with `what` otherwise.
-fn until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use support::lock_cli::{lock_command, locksim_lock, other_client, run_timed, until_exit};
+use support::{RedisServer, runtime, until_key_exists};
 
 /// `server`, once its default user needs the password `right` and an ACL user `app` can log
 /// in with `apppw`. (Set after the start: the test support's readiness check does not log in.)
@@ -146,48 +42,6 @@ fn refused_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-fn other_client(server: &RedisServer, ttl_ms: u64) -> Lock<TcpConnector, HostClock, ChaCha8Rng> {
-    let options = LockOptions::new(Algorithm::LuaRelease, ttl_ms).retry(Retry {
-        count: 0,
-        delay_ms: 0,
-        jitter_ms: 0,
-    });
-    real_lock(&[server.addr], 9, options)
-}
-
-/// Polls `child` until it exits, calling `probe` every 100 ms meanwhile.
-async fn until_exit(child: Child, mut probe: impl AsyncFnMut()) -> Output {
-    let mut child = child;
-    while child.try_wait().unwrap().is_none() {
-        probe().await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    child.wait_with_output().unwrap()
-}
-
-/// Waits, polling for up to 10 s, until `locksim lock` (process `pid`) catches SIGTERM: it
-/// installs the handler that passes signals on once it holds the lock and has started
-/// the command. A SIGTERM before that ends locksim itself.
-async fn until_it_forwards_sigterm(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let caught = status
-            .lines()
-            .find_map(|line| line.strip_prefix("SigCgt:"))
-            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-            .unwrap_or(0);
-        if caught & (1 << (libc::SIGTERM - 1)) != 0 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "locksim lock never caught SIGTERM: {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 #[test]
@@ -336,35 +190,6 @@ fn several_addresses_lock_with_redlock() {
 }
 
 #[test]
-fn sigterm_to_locksim_stops_the_command_and_releases_the_lock() {
-    let server = RedisServer::start(&[]);
-    let child = locksim_lock(&server, "term", &["--ttl", "30s", "--", "sleep", "30"]);
-    let started = Instant::now();
-    runtime().block_on(async {
-        let mut other = other_client(&server, 10_000);
-        until_it_forwards_sigterm(child.id()).await;
-        assert!(
-            other.try_acquire(b"term").await.unwrap().is_none(),
-            "locksim holds it"
-        );
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let output = until_exit(child, async || {}).await;
-        assert_eq!(
-            output.status.code(),
-            Some(128 + 15),
-            "the command's status: killed by SIGTERM"
-        );
-        let lease = other.try_acquire(b"term").await.unwrap();
-        assert!(lease.is_some(), "released at once, not after the 30 s TTL");
-    });
-    assert!(started.elapsed() < Duration::from_secs(10));
-}
-
-#[test]
 fn a_wrong_or_missing_password_fails_at_once_with_77_and_says_why() {
     let server = with_password(RedisServer::start(&[]));
     let port = server.addr.port();
@@ -477,112 +302,6 @@ fn a_server_that_never_answers_exits_124_when_the_wait_runs_out() {
         "{stderr}"
     );
     assert!(took >= Duration::from_millis(1500), "it waited: {took:?}");
-}
-
-#[test]
-fn a_command_ignoring_the_lost_signal_is_killed_after_the_grace_period_with_all_it_started() {
-    let server = RedisServer::start(&[]);
-    let dir = support::cli::scratch("ignores");
-    let pid_file = dir.join("pid");
-    // The shell and its background sleep both ignore SIGHUP, the signal asked for.
-    let script = "trap '' HUP; sleep 30 & echo $! > \"$1\"; wait";
-    let args = [
-        "--ttl",
-        "600ms",
-        "--lost-signal",
-        "HUP",
-        "--lost-grace",
-        "300ms",
-        "--",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        pid_file.to_str().unwrap(),
-    ];
-    let child = locksim_lock(&server, "ignored", &args);
-    let started = Instant::now();
-    let output = runtime().block_on(async {
-        until_key_exists(server.addr, b"ignored").await;
-        let sleeper = until_pid_in(&pid_file);
-        let mut admin = Conn::new(TcpConnector(server.addr), HostClock::new(), 1000);
-        let del = Del {
-            keys: vec![b"ignored".to_vec()],
-        };
-        admin.request(&del.into_frame()).await.unwrap();
-        let output = until_exit(child, async || {}).await;
-        until_ended(sleeper, Duration::from_secs(1), "the command's background sleep");
-        output
-    });
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(70), "{stderr}");
-    assert!(
-        stderr.contains("lock lost") && stderr.contains("SIGHUP, and SIGKILL 300 ms later"),
-        "{stderr}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
-}
-
-#[test]
-fn killing_locksim_with_sigkill_or_sigquit_ends_the_command_within_a_second() {
-    let server = RedisServer::start(&[]);
-    for signal in ["-KILL", "-QUIT"] {
-        let pid_file = support::cli::scratch(&format!("orphan{signal}")).join("pid");
-        let args = [
-            "--",
-            "sh",
-            "-c",
-            "echo $$ > \"$1\"; exec sleep 30",
-            "sh",
-            pid_file.to_str().unwrap(),
-        ];
-        // Each its own key: the killed one's lock stays until its TTL runs out.
-        let mut child = locksim_lock(&server, &format!("orphan{signal}"), &args);
-        let command = until_pid_in(&pid_file);
-        let status = Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        child.wait().unwrap();
-        until_ended(
-            command,
-            Duration::from_secs(1),
-            &format!("the command after kill {signal}"),
-        );
-    }
-}
-
-#[test]
-fn what_the_command_leaves_running_is_killed_before_the_lock_is_released() {
-    let server = RedisServer::start(&[]);
-    let pid_file = support::cli::scratch("leftover").join("pid");
-    let args = [
-        "--",
-        "sh",
-        "-c",
-        "sleep 30 & echo $! > \"$1\"",
-        "sh",
-        pid_file.to_str().unwrap(),
-    ];
-    let output = locksim_lock(&server, "leftover", &args)
-        .wait_with_output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    until_ended(
-        until_pid_in(&pid_file),
-        Duration::from_secs(1),
-        "the background sleep",
-    );
 }
 
 #[test]
@@ -716,40 +435,6 @@ fn rediss_speaks_tls_and_checks_the_servers_certificate() {
     let (code, stderr, _) = run_timed(&mut lock_command(&plain, "tls", &["--", "true"]));
     assert_eq!(code, Some(69), "plain TCP to the TLS port: {stderr}");
     drop(server);
-}
-
-#[test]
-fn sigkill_of_locksim_kills_everything_its_command_started() {
-    let server = RedisServer::start(&[]);
-    let pid_file = support::cli::scratch("guardian").join("pid");
-    // A multi-line cron script: a background job and a foreground one, neither exec'd.
-    let script = "echo $$ > \"$1\"; sleep 301 & sleep 302";
-    let args = ["--", "sh", "-c", script, "sh", pid_file.to_str().unwrap()];
-    let mut child = locksim_lock(&server, "guarded", &args);
-    let group = until_pid_in(&pid_file);
-    let sleeps = || {
-        group_members(group)
-            .iter()
-            .filter(|(_, name)| name == "sleep")
-            .count()
-    };
-    until(Duration::from_secs(10), "both sleeps start", || sleeps() == 2);
-    let status = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_members(group).is_empty() {
-        if Instant::now() > deadline {
-            let left = group_members(group);
-            // SAFETY: kill(2) on the group this test's command made; no test leaves it.
-            unsafe { libc::kill(-(group as libc::pid_t), libc::SIGKILL) };
-            panic!("the command's group outlived locksim by 5 s: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]

@@ -1,36 +1,24 @@
 //! The processes of a live run: one worker per client, and real `redis-server` nodes when
 //! asked for. Each leads a process group of its own, so a pause (SIGSTOP/SIGCONT) and a
 //! kill reach everything it started. Each dies with locksim (PR_SET_PDEATHSIG), and so do
-//! the processes it starts itself, which that signal does not reach: a watchdog per group
-//! kills the whole group when locksim dies, however it dies (SIGKILL included), so no exit,
-//! error or Ctrl-C leaves one behind. Dropping the supervisor kills every group and reaps
-//! every process.
+//! the processes it starts itself, which that signal does not reach: a guardian per group
+//! (`real::process::Guarded`) kills the whole group when locksim dies, however it dies
+//! (SIGKILL included), so no exit, error or Ctrl-C leaves one behind. Dropping the
+//! supervisor kills every group and reaps every process.
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 
-use crate::real::process::{dies_with_us, signal_group, watchdog};
+use crate::real::process::{Guarded, signal_group};
 
-/// One started process: its node name, the process, its group's watchdog, and where its
-/// output goes.
+/// One started process: its node name, the process and its group's guardian, and where
+/// its output goes.
 struct Process {
     name: String,
     program: String,
-    child: Child,
-    watchdog: Child,
+    guarded: Guarded,
     log: PathBuf,
-}
-
-impl Process {
-    /// Kills the whole group (the watchdog first, so it never signals a group id the
-    /// system may since have given to someone else) and reaps the process.
-    fn kill(&mut self) {
-        let _ = self.watchdog.kill();
-        let _ = self.watchdog.wait();
-        signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
-        let _ = self.child.wait();
-    }
 }
 
 /// Every process of one live run.
@@ -100,22 +88,12 @@ impl Supervisor {
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
-        let mut child = dies_with_us(&mut command)
-            .spawn()
+        let guarded = Guarded::spawn(&mut command)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot start `{}` for {name}: {e}", argv[0])))?;
-        let watchdog = match watchdog(child.id() as libc::pid_t) {
-            Ok(watchdog) => watchdog,
-            Err(e) => {
-                signal_group(child.id() as libc::pid_t, libc::SIGKILL);
-                let _ = child.wait();
-                return Err(e);
-            }
-        };
         self.processes.push(Process {
             name: name.to_string(),
             program: argv[0].clone(),
-            child,
-            watchdog,
+            guarded,
             log,
         });
         Ok(())
@@ -126,7 +104,7 @@ impl Supervisor {
             .iter()
             .rev()
             .find(|p| p.name == name)
-            .map(|p| p.child.id() as libc::pid_t)
+            .map(|p| p.guarded.group())
     }
 
     /// Freezes node `name` (SIGSTOP to its group): a GC pause whose clock runs on.
@@ -147,14 +125,14 @@ impl Supervisor {
     /// later exit is not reported as one of its own.
     pub fn kill(&mut self, name: &str) {
         if let Some(index) = self.processes.iter().rposition(|p| p.name == name) {
-            self.processes.remove(index).kill();
+            self.processes.remove(index).guarded.kill();
         }
     }
 
     /// The first process that has ended on its own, if any.
     pub fn exited(&mut self) -> Option<Exited> {
         self.processes.iter_mut().find_map(|process| {
-            let status: ExitStatus = process.child.try_wait().ok()??;
+            let status: ExitStatus = process.guarded.child.try_wait().ok()??;
             let text = std::fs::read_to_string(&process.log).unwrap_or_default();
             let lines: Vec<&str> = text.lines().collect();
             let last_lines = lines[lines.len().saturating_sub(QUOTED_LINES)..].join("\n");
@@ -171,7 +149,7 @@ impl Supervisor {
 impl Drop for Supervisor {
     fn drop(&mut self) {
         for process in &mut self.processes {
-            process.kill();
+            process.guarded.kill();
         }
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 
-use super::process::{dies_with_us, forward_signals_to, signal_group, signal_name, watchdog};
+use super::process::{Guarded, forward_signals_to, signal_group, signal_name, stop_guardian};
 use super::{HostClock, RedisConnector, RedisStream, RedisUrl};
 use crate::client::{
     Algorithm, Conn, Fencing, Lock, LockError, LockOptions, Observe, Request, RequestError, Retry,
@@ -413,22 +413,10 @@ pub fn lock_and_run(request: LockRequest) -> Result<ExitStatus, NotRun> {
         if let Some(fence) = lease.fence {
             child.env("LOCKSIM_FENCING_TOKEN", fence.to_string());
         }
-        let started = dies_with_us(&mut child).spawn().and_then(|child| {
-            // The command leads its own process group: signals go to all it started, and
-            // the guardian kills the whole group if locksim dies.
-            let group = child.id() as libc::pid_t;
-            match watchdog(group) {
-                Ok(guardian) => Ok((child, guardian)),
-                Err(e) => {
-                    signal_group(group, libc::SIGKILL);
-                    let mut child = child;
-                    let _ = child.wait();
-                    Err(e)
-                }
-            }
-        });
-        let (child, mut guardian) = match started {
-            Ok(started) => started,
+        // The command leads its own process group: signals go to all it started, and the
+        // guardian, armed before the command runs, kills the whole group if locksim dies.
+        let (child, mut guardian) = match Guarded::spawn(&mut child) {
+            Ok(Guarded { child, guardian }) => (child, guardian),
             Err(e) => {
                 let _ = lock.release(&lease).await;
                 return Err(NotRun::new(
@@ -469,8 +457,7 @@ pub fn lock_and_run(request: LockRequest) -> Result<ExitStatus, NotRun> {
         // Nothing the command started may run on once the lock is given back; then the
         // guardian has nothing left to guard.
         signal_group(group, libc::SIGKILL);
-        let _ = guardian.kill();
-        let _ = guardian.wait();
+        stop_guardian(&mut guardian);
         if let Err(e) = lock.release(&lease).await {
             eprintln!("locksim: releasing lock `{key}` failed (it expires by itself): {e}");
         }

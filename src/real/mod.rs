@@ -146,12 +146,12 @@ fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfi
 }
 
 impl std::fmt::Debug for RedisConnector {
-    /// Never shows the password (it ends up in logs and error messages).
+    /// Never shows the password (it ends up in logs and error messages): masked as in URLs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisConnector")
             .field("addr", &self.addr)
             .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("password", &self.password.as_ref().map(|_| url::MASKED_PASSWORD))
             .field("db", &self.db)
             .field("tls", &self.tls.as_ref().map(|tls| tls.server_name.to_str()))
             .finish()
@@ -292,6 +292,6 @@ mod tests {
             "{:?}",
             RedisConnector::from_url("redis://app:s3cret@127.0.0.1:7000").unwrap()
         );
-        assert!(!shown.contains("s3cret") && shown.contains("<hidden>"), "{shown}");
+        assert!(!shown.contains("s3cret") && shown.contains("****"), "{shown}");
     }
 }

@@ -42,6 +42,9 @@ impl std::fmt::Debug for RedisUrl {
     }
 }
 
+/// What a password is shown as, in URLs and anywhere else a message would show it.
+pub(super) const MASKED_PASSWORD: &str = "****";
+
 /// `text` with the password of a URL's user part masked (`redis://app:****@host`), for
 /// every message that names a Redis URL: also a URL too malformed to parse.
 pub fn redact(text: &str) -> String {
@@ -51,7 +54,7 @@ pub fn redact(text: &str) -> String {
     };
     match rest.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}{user}:****@{host}"),
+            Some((user, _password)) => format!("{scheme}{user}:{MASKED_PASSWORD}@{host}"),
             None => text.to_string(),
         },
         None => text.to_string(),

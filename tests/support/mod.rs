@@ -10,6 +10,7 @@ pub mod differential;
 pub mod grid;
 pub mod libraries;
 pub mod live;
+pub mod lock_cli;
 pub mod proxy;
 pub mod resp;
 pub mod sim;
