@@ -20,7 +20,7 @@ pub mod workload;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
@@ -40,6 +40,7 @@ use self::workload::{ClientProcess, LOCK_KEY, Register, Route, draw};
 use crate::client::Fencing;
 use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
+use crate::schedule::{Cast, Schedule};
 
 pub use crate::scenario::FENCE_COUNTER;
 const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
@@ -269,40 +270,31 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
         .flat_map(|group| (0..group.names.len()).map(move |i| (group, i)))
         .filter_map(|(group, i)| Some((group.names[i].clone(), group.disk(i)?)))
         .collect();
-    let reach = Arc::new(Reach {
+    let reach = Reach {
         nodes: nodes.ids,
         clocks: nodes.clocks,
         recorder: recorder.clone(),
         clients: scenario.client_names(),
-        masters: scenario.master_names(),
         redis: scenario.redis_names(),
         groups,
         disks,
-        covers: Mutex::default(),
-        next_fault: AtomicU64::new(0),
-        restart_delay_ms: scenario
-            .redis_names()
-            .into_iter()
-            .map(|name| {
-                let delay = scenario.restart_delay_ms_of(&name);
-                (name, delay)
-            })
-            .collect(),
         steps,
         nics: nodes.nics,
         ips: nodes.ips,
         writes,
-    });
+    };
+    let schedule = Arc::new(Schedule::new(reach, Cast::of(&scenario)));
     // The fault injector runs on a node of its own, which no fault names, so that it can
     // be killed with the others at the end.
     let injector = handle.create_node().name("fault-injector").build();
     for (index, fault) in scenario.faults.iter().cloned().enumerate() {
         let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        injector.spawn(faults::inject(index, fault, reach.clone(), fault_rng));
+        injector.spawn(schedule.clone().run(index, fault, fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
     let mut history = recorder.finish();
+    let reach = &schedule.backend;
     history.clocks = reach
         .clocks
         .iter()

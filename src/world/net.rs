@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::clock::true_now_ns;
 use super::events;
-use super::faults::cover::{Covers, FaultId};
+use crate::schedule::cover::{Covers, FaultId};
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
