@@ -22,7 +22,8 @@
 //! A run ends in a [`History`] like a simulated one, so `check/` and `report/` do not know
 //! which mode ran. It holds what locksim sees: the workers' reports and the resource's
 //! accesses, stamped with true time (the host's monotonic clock), and every fault. The
-//! random choices (fault targets, latency draws, the workers' seeds) come from the seed,
+//! random choices (fault targets, latency draws, the workers' seeds) come from the seed
+//! (the fault targets as the simulator draws them, [`crate::world::draws`]),
 //! but timing is real, so a live seed is not bit-exact.
 
 pub mod clock;
@@ -58,6 +59,7 @@ use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::{FENCE_COUNTER, PersistenceMode, SENTINEL, Scenario};
 use crate::schedule::{Cast, Schedule};
+use crate::world::draws::Draws;
 use crate::world::topology::persistence;
 use crate::world::workload::LOCK_KEY;
 
@@ -394,8 +396,11 @@ async fn run_live(
             ));
         }
     }
-    for (index, fault) in scenario.faults.iter().enumerate() {
-        let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+    // Each fault draws from the seed the simulator gives it, so a live seed strikes the
+    // nodes the simulated seed of the same number does.
+    let fault_seeds = Draws::of(scenario, seed).fault_seeds;
+    for ((index, fault), seed) in scenario.faults.iter().enumerate().zip(fault_seeds) {
+        let rng = ChaCha8Rng::seed_from_u64(seed);
         tokio::task::spawn_local(schedule.clone().run(index, fault.clone(), rng));
     }
     // The faults due at 0 ms strike before the workers' links carry a byte, as the

@@ -6,6 +6,7 @@
 //! Nothing here reads the host's clock or iterates an unordered map.
 
 pub mod clock;
+pub mod draws;
 pub mod events;
 pub mod failover;
 pub mod faults;
@@ -25,10 +26,11 @@ use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::task::NodeId;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
+use self::draws::{ClockDraw, Draws};
 use self::failover::SENTINEL;
 use self::faults::{Reach, StepTraps, WriteTraps};
 use self::net::{Nic, REDIS_PORT};
@@ -36,7 +38,7 @@ use self::recorder::Recorder;
 use self::sentinel::Sentinel;
 use self::sentinel::discovery::SentinelRoute;
 use self::topology::Group;
-use self::workload::{ClientProcess, LOCK_KEY, Register, Route, draw};
+use self::workload::{ClientProcess, LOCK_KEY, Register, Route};
 use crate::client::Fencing;
 use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
@@ -114,7 +116,10 @@ impl Nodes {
 
 async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -> History {
     let handle = Handle::current();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let draws = Draws::of(&scenario, seed);
+    let mut redis_clocks = draws.redis_clocks.into_iter();
+    let mut client_draws = draws.clients.into_iter();
+    let mut sentinel_draws = draws.sentinels.into_iter();
     let resource = Register::default();
     let mut nodes = Nodes::new(handle.clone());
     let steps = StepTraps::default();
@@ -130,7 +135,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     let lock_key = scenario.lock.options().protocol.redis_key(LOCK_KEY);
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
-            let clock = new_clock(&mut rng, &scenario);
+            let clock = new_clock(redis_clocks.next().expect("a clock per Redis node"), &scenario);
             let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name, node_key) = (writes.hook(name, &lock_key), name.clone(), lock_key.clone());
             nodes.add(
@@ -182,7 +187,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
         // A single node that never fails over: INCR there never hands out a number twice.
-        let clock = new_clock(&mut rng, &scenario);
+        let clock = new_clock(draws.counter_clock.expect("a clock for the counter"), &scenario);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
         let nic = counter.nics[0].clone();
@@ -193,7 +198,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     });
 
     for (i, name) in scenario.client_names().into_iter().enumerate() {
-        let clock = new_clock(&mut rng, &scenario);
+        let (clock, seed) = client_draws.next().expect("a clock and a seed per client");
+        let clock = new_clock(clock, &scenario);
         let nic = Nic::default();
         let process = ClientProcess {
             name: name.clone(),
@@ -206,7 +212,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
             fence_counter,
             steps: steps.hook(&name),
             nic: nic.clone(),
-            seed: rng.next_u64(),
+            seed,
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
         let incarnation = Arc::new(AtomicU64::new(0));
@@ -227,7 +233,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
         .collect();
     if let Some(settings) = sentinel_settings {
         for (index, name) in scenario.sentinel_names().iter().enumerate() {
-            let clock = new_clock(&mut rng, &scenario);
+            let (clock, seed) = sentinel_draws.next().expect("a clock and a seed per Sentinel");
+            let clock = new_clock(clock, &scenario);
             let nic = Nic::default();
             let sentinel = Sentinel::new(
                 index,
@@ -236,13 +243,13 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
                 clock.clone(),
                 nic.clone(),
                 recorder.clone(),
-                rng.next_u64(),
+                seed,
             );
             let ip = sentinel::address(index).ip();
             nodes.add(name, ip, clock, nic, move || sentinel.clone().run());
         }
     } else if !replicated.is_empty() {
-        let clock = new_clock(&mut rng, &scenario);
+        let clock = new_clock(draws.controller_clock.expect("a clock for the controller"), &scenario);
         let nic = Nic::default();
         let (watched, down_after_ms, node_recorder, node_clock, node_nic) = (
             groups.clone(),
@@ -287,8 +294,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     // The fault injector runs on a node of its own, which no fault names, so that it can
     // be killed with the others at the end.
     let injector = handle.create_node().name("fault-injector").build();
-    for (index, fault) in scenario.faults.iter().cloned().enumerate() {
-        let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+    for ((index, fault), seed) in scenario.faults.iter().cloned().enumerate().zip(draws.fault_seeds) {
+        let fault_rng = ChaCha8Rng::seed_from_u64(seed);
         injector.spawn(schedule.clone().run(index, fault, fault_rng));
     }
 
@@ -330,10 +337,8 @@ fn client_ip(i: usize) -> IpAddr {
 
 /// A node's clock, with the offset and drift drawn from the scenario's ranges; one that no
 /// fault of the scenario can step is built fixed (see [`SimClock::fixed`]).
-fn new_clock(rng: &mut ChaCha8Rng, scenario: &Scenario) -> SimClock {
-    let offset_ms = draw(rng, scenario.clocks.offset_ms);
-    let drift_ppm = draw(rng, scenario.clocks.drift_ppm);
-    let model = ClockModel::new(offset_ms * 1_000_000, drift_ppm);
+fn new_clock(drawn: ClockDraw, scenario: &Scenario) -> SimClock {
+    let model = ClockModel::new(drawn.offset_ms * 1_000_000, drawn.drift_ppm);
     if scenario.faults.iter().any(|fault| fault.action.moves_clocks()) {
         SimClock::new(model)
     } else {
