@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use super::fault_kinds::FaultAction;
+pub use super::nemesis::{Nemesis, RandomKind};
 use super::fault_kinds::FaultKind;
 use super::limits::{self, OneOrRange};
 pub use super::target::Target;
@@ -84,36 +85,6 @@ impl FaultAction {
     }
 }
 
-/// What the nemesis may draw: the kinds, how often, and a range for every field.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Nemesis {
-    /// Mean faults per second.
-    pub rate_per_s: f64,
-    pub kinds: Vec<RandomKind>,
-    /// How long a pause, a partition, a crash before its restart, a drift, a latency, a
-    /// loss or a stall lasts.
-    pub duration_ms: [u64; 2],
-    /// How far a clock jump steps the clock, either way.
-    pub jump_ms: [u64; 2],
-    /// How fast (or, negative, slow) a drifting clock runs.
-    pub drift_ppm: [i64; 2],
-    /// The extra one-way latency of a slowed node.
-    pub latency_ms: [u64; 2],
-    /// The fraction of packets a lossy node drops.
-    pub loss_rate: [f64; 2],
-    /// Swarm testing (TigerBeetle's VOPR): each seed first draws its own nemesis — which
-    /// of `kinds` are on, how often, which nodes it may hit — so some seeds see many
-    /// partitions and no crashes, others the reverse.
-    pub swarm: bool,
-}
-
-/// The nemesis' ranges where a scenario gives none.
-impl Nemesis {
-    pub const DEFAULT_DRIFT_PPM: [i64; 2] = [-100_000, 100_000];
-    pub const DEFAULT_LATENCY_MS: [u64; 2] = [50, 500];
-    pub const DEFAULT_LOSS_RATE: [f64; 2] = [0.1, 0.5];
-}
-
 impl Fault {
     /// The fault as a scenario file writes it, for a fault with a time trigger (what the
     /// nemesis draws): a drawn fault can be put back into a file as it struck.
@@ -153,23 +124,6 @@ impl FaultAction {
             _ => None,
         }
     }
-}
-
-/// Kinds the nemesis can draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RandomKind {
-    Pause,
-    Crash,
-    Restart,
-    ClockJump,
-    ClockDrift,
-    Partition,
-    Heal,
-    Latency,
-    Loss,
-    Reset,
-    ReplicationStall,
 }
 
 /// A fault object as written in a file: every field any kind may use.

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::fault::Nemesis;
+use super::nemesis::Nemesis;
 
 /// The fields a `random` fault (the nemesis) may set.
 const NEMESIS_FIELDS: &[&str] = &[
