@@ -300,7 +300,6 @@ impl StruckOn {
     }
 }
 
-
 /// Which way a frame on a client's connection went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {

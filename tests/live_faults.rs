@@ -56,7 +56,11 @@ fn a_live_seed_pauses_the_client_the_simulated_seed_pauses() {
             .filter(|e| e.kind == EventKind::Paused)
             .map(|e| e.node.as_str())
             .collect();
-        assert_eq!(paused, [simulated.strikes[0].on.targets[0].as_str()], "seed {seed}");
+        assert_eq!(
+            paused,
+            [simulated.strikes[0].on.targets[0].as_str()],
+            "seed {seed}"
+        );
     }
 }
 

@@ -335,7 +335,10 @@ impl Backend for Faults {
         };
         let links = &self.topology.links;
         let slowed: Vec<&super::topology::Link> = match scope {
-            Scope::Links(pairs) => pairs.iter().filter_map(|(from, to)| links.find(from, to)).collect(),
+            Scope::Links(pairs) => pairs
+                .iter()
+                .filter_map(|(from, to)| links.find(from, to))
+                .collect(),
             Scope::Nodes(nodes) => links.touching(nodes).collect(),
             Scope::Everywhere => links.0.iter().collect(),
         };

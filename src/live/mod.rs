@@ -48,12 +48,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{LiveClock, WallClockShim};
-use self::topology::{Link, LiveGroup, LiveTopology, Links, Route};
 use self::nodes::LiveNode;
 use self::proxy::Proxy;
 use self::recorder::LiveRecorder;
 use self::resource::Resource;
 use self::supervisor::Supervisor;
+use self::topology::{Link, Links, LiveGroup, LiveTopology, Route};
 use self::worker::WorkerEnv;
 use crate::client::Fencing;
 use crate::history::History;

@@ -145,7 +145,10 @@ mod tests {
             strike(0, 2180, &["client-2"], Some("client-2")),
             strike(1, 3004, &["redis-2"], None),
         ];
-        assert_eq!(differences(&scenario, ("sim", &sim), ("live", &live)), Vec::<String>::new());
+        assert_eq!(
+            differences(&scenario, ("sim", &sim), ("live", &live)),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -166,7 +169,10 @@ mod tests {
                     .to_string()
             ]
         );
-        let late = [sim[0].clone(), strike(1, 3000 + TOLERANCE_MS + 1, &["redis-2"], None)];
+        let late = [
+            sim[0].clone(),
+            strike(1, 3000 + TOLERANCE_MS + 1, &["redis-2"], None),
+        ];
         assert_eq!(differences(&scenario, ("sim", &sim), ("live", &late)).len(), 1);
         let never = [sim[1].clone()];
         assert_eq!(

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use super::fault_kinds::FaultAction;
-pub use super::nemesis::{Nemesis, RandomKind};
 use super::fault_kinds::FaultKind;
 use super::limits::{self, OneOrRange};
+pub use super::nemesis::{Nemesis, RandomKind};
 pub use super::target::Target;
 
 pub use crate::client::Step;

@@ -276,7 +276,10 @@ impl<B: Backend + 'static> Schedule<B> {
         match fault.trigger {
             Trigger::At { at_ms } => {
                 self.sleep_until_ms(at_ms).await;
-                Fired { node: None, hold: None }
+                Fired {
+                    node: None,
+                    hold: None,
+                }
             }
             Trigger::On {
                 event: TriggerEvent::WriteBeforeReplication,

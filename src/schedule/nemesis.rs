@@ -123,7 +123,12 @@ pub async fn run<B: Backend + 'static>(
 }
 
 /// The node a fault of `kind` hits: any the plan allows; for a stall a replica.
-fn pick_node(kind: RandomKind, nodes: &[String], replicas: &[String], rng: &mut ChaCha8Rng) -> Option<String> {
+fn pick_node(
+    kind: RandomKind,
+    nodes: &[String],
+    replicas: &[String],
+    rng: &mut ChaCha8Rng,
+) -> Option<String> {
     let candidates: Vec<&String> = match kind {
         RandomKind::ReplicationStall => nodes.iter().filter(|node| replicas.contains(*node)).collect(),
         _ => nodes.iter().collect(),

@@ -107,7 +107,8 @@ impl<B: Backend + 'static> Schedule<B> {
         for link in links {
             if self.covers().cut.cover(link.clone(), id, ()) {
                 self.backend.cut(link);
-                self.backend.record(&link.0, EventKind::LinkCut { to: link.1.clone() });
+                self.backend
+                    .record(&link.0, EventKind::LinkCut { to: link.1.clone() });
             }
         }
         self.record(EventKind::FaultStarted {
@@ -128,7 +129,8 @@ impl<B: Backend + 'static> Schedule<B> {
     /// Lets a link carry messages again.
     fn mend(&self, link: &Link) {
         self.backend.mend(link);
-        self.backend.record(&link.0, EventKind::LinkHealed { to: link.1.clone() });
+        self.backend
+            .record(&link.0, EventKind::LinkHealed { to: link.1.clone() });
     }
 
     /// Restores every link that partitions and stalls cut; their own ends then change

@@ -20,8 +20,8 @@ pub mod workload;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
@@ -249,7 +249,10 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
             nodes.add(name, ip, clock, nic, move || sentinel.clone().run());
         }
     } else if !replicated.is_empty() {
-        let clock = new_clock(draws.controller_clock.expect("a clock for the controller"), &scenario);
+        let clock = new_clock(
+            draws.controller_clock.expect("a clock for the controller"),
+            &scenario,
+        );
         let nic = Nic::default();
         let (watched, down_after_ms, node_recorder, node_clock, node_nic) = (
             groups.clone(),
