@@ -283,8 +283,11 @@ pub struct Strike {
 /// and its groups as resolved then, and the node `holder` stood for, if it did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StruckOn {
+    /// The target nodes (none for a fault that names groups, or the whole network).
     pub targets: Vec<String>,
+    /// The groups of a partition, latency or loss, words resolved.
     pub groups: Vec<Vec<String>>,
+    /// The node the word `holder` stood for, if the fault named it.
     pub holder: Option<String>,
 }
 
