@@ -113,7 +113,7 @@ mod tests {
             "name": "struck", "duration_ms": 5000, "seeds": 1,
             "topology": { "kind": "replicated", "replicas": 1 },
             "lock": { "algorithm": "lua-release", "ttl_ms": 1000 },
-            "clients": { "count": 2 },
+            "clients": { "count": 2, "work_ms": [100, 200] },
             "faults": [ { "kind": "pause", "target": "holder", "at_ms": 2000, "duration_ms": 500 },
                         { "kind": "crash", "target": "any-redis", "at_ms": 3000 } ]
         }"#;
