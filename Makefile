@@ -41,12 +41,14 @@ test: deps
 # redis-semaphore; pip and npm install the pinned libraries the first time) under a pause,
 # with fencing and without faults, on locksim's nodes; failover before replication with and
 # without WAIT on both node kinds; clock jumps on redis-server through
-# the wall-clock shim. About a minute and a half on 2 cores; `make test` runs them too.
+# the wall-clock shim; a live seed striking the nodes its simulated seed strikes, and
+# overlapping faults composing live as simulated. About a minute and a half on 2 cores;
+# `make test` runs them too.
 # Then the simulator checked against the real thing (docs/real-vs-sim.md): every scenario
 # of its table simulated, live on locksim's nodes and live on redis-server, the verdicts
 # compared, 2 live seeds each (about 30 minutes of real time; `make test` runs a short subset).
 test-live: deps
-	$(CARGO) test --locked --test live --test live_libraries --test live_failover --test real_vs_sim
+	$(CARGO) test --locked --test live --test live_faults --test live_libraries --test live_failover --test real_vs_sim
 	$(CARGO) test --locked --test real_vs_sim -- --ignored --nocapture
 
 # The long sweeps (not in CI, which runs them small): the safe baseline of every topology

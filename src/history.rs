@@ -264,8 +264,8 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-/// When one of the scenario's scheduled faults first struck.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// When one of the scenario's scheduled faults first struck, and on what.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Strike {
     /// The fault's index in the scenario's `faults`.
     pub fault: usize,
@@ -275,6 +275,32 @@ pub struct Strike {
     /// after the strike, even an event of the same microsecond (the grant whose holder a
     /// `holder` fault waited for came before it).
     pub events_before: usize,
+    /// The nodes it struck, as resolved then (`compare-live` compares them across modes).
+    pub on: StruckOn,
+}
+
+/// What a scheduled fault struck, as the history keeps it ([`Strike`]): its target nodes
+/// and its groups as resolved then, and the node `holder` stood for, if it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StruckOn {
+    /// The target nodes (none for a fault that names groups, or the whole network).
+    pub targets: Vec<String>,
+    /// The groups of a partition, latency or loss, words resolved.
+    pub groups: Vec<Vec<String>>,
+    /// The node the word `holder` stood for, if the fault named it.
+    pub holder: Option<String>,
+}
+
+impl StruckOn {
+    /// The nodes in words: `client-1`, `[client-1] | [redis-1,redis-2]`.
+    pub fn describe(&self) -> String {
+        let groups: Vec<String> = self.groups.iter().map(|g| format!("[{}]", g.join(","))).collect();
+        match (self.targets.is_empty(), groups.is_empty()) {
+            (_, true) => self.targets.join(","),
+            (true, false) => groups.join(" | "),
+            (false, false) => format!("{} on {}", self.targets.join(","), groups.join(" | ")),
+        }
+    }
 }
 
 /// Which way a frame on a client's connection went.

@@ -3,7 +3,8 @@
 //! deterministic schedules.
 //!
 //! The data path, one module each:
-//! [`scenario`] → [`world`] (clocks, network, faults) → [`redis`] / [`client`] →
+//! [`scenario`] → [`schedule`] (when and whom faults strike) → [`world`] (clocks,
+//! network, faults) → [`redis`] / [`client`] →
 //! [`history`] → [`check`] → [`report`]; [`sweep`] runs many seeds of a scenario;
 //! [`search`] shrinks a violating run to its minimal story; [`live`] runs a scenario in
 //! real time on real processes and ends in the same history.
@@ -31,6 +32,7 @@ pub mod real;
 pub mod redis;
 pub mod report;
 pub mod scenario;
+pub mod schedule;
 pub mod search;
 pub mod sweep;
 pub mod world;

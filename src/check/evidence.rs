@@ -165,6 +165,7 @@ mod tests {
             fault,
             true_us,
             events_before: history.events.iter().filter(|e| e.true_us < true_us).count(),
+            on: Default::default(),
         });
         history
     }
@@ -177,6 +178,7 @@ mod tests {
             fault: 0,
             true_us: 5_000_000,
             events_before: 1,
+            on: Default::default(),
         });
         assert_eq!(evidence(&run, 1).faults[0].grants_after, 0);
         assert!(evidence(&run, 1).exercised(1).is_err());

@@ -3,7 +3,9 @@
 //! `redis-server`, with the same `locksim worker` client, and one table row says, for
 //! every checker the scenario expects, what each mode found, whether they agree, how long
 //! each took to the first violation (the simulated ms and the host CPU the simulator spent
-//! to reach it; the real ms live) and the speed-up. docs/real-vs-sim.md holds the
+//! to reach it; the real ms live) and the speed-up. The faults each mode struck are
+//! compared too, seed by seed ([`locksim::report::struck`]): two modes that agree on a
+//! verdict after striking different nodes do not agree. docs/real-vs-sim.md holds the
 //! measured table and the reasons behind every difference.
 
 use std::io::Write;
@@ -14,10 +16,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use locksim::check::{Verdict, mutual_exclusion, validity};
-use locksim::history::History;
+use locksim::history::{History, Strike};
 use locksim::live::{self, LiveSetup};
 use locksim::report::CHECKERS;
 use locksim::report::control::Control;
+use locksim::report::struck;
 use locksim::report::{Finding, ScenarioReport};
 use locksim::scenario::Scenario;
 use locksim::search::story::last_time_named;
@@ -84,6 +87,8 @@ struct Side {
     first: Option<FirstViolation>,
     /// Host time per seed, on average (simulator: CPU; live: wall, with start and stop).
     host_ms_per_seed: f64,
+    /// The faults each seed that ran struck, by seed.
+    strikes: Vec<(u64, Vec<Strike>)>,
 }
 
 /// Runs every scenario of `args.paths` simulated and live and prints the comparison table;
@@ -130,12 +135,12 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
                 live_side(file, scenario, args.live_seeds, &setup, args.trace.as_deref())
             })
             .collect();
-        let row = Row { sim, lives };
+        let row = Row::new(scenario, sim, lives);
         emit(row.line());
         for note in row.notes() {
             emit(format_args!("  {note}"));
         }
-        all_agree &= row.disagreements().is_empty();
+        all_agree &= row.disagreements().is_empty() && row.faults_differ.is_empty();
         any_error |= row.sides().any(|side| !side.report.errors.is_empty());
         if let Some(out) = json_out.as_mut()
             && let Err(e) = writeln!(out, "{}", row.to_json())
@@ -144,7 +149,7 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
             return ExitCode::from(EXIT_UNMET);
         }
     }
-    emit(TABLE_LEGEND);
+    emit(table_legend());
     match (any_error, all_agree) {
         (true, _) => ExitCode::from(EXIT_HARNESS),
         (false, false) => ExitCode::from(EXIT_UNMET),
@@ -154,7 +159,13 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
 
 const TABLE_HEADER: &str = "| scenario | sim verdict (seeds) | live, locksim's nodes | live, redis-server | first violation: sim ms (host CPU ms) / live real ms | speed-up | agree |\n|---|---|---|---|---|---|---|";
 
-const TABLE_LEGEND: &str = "Verdict cells: each expected checker as V (some seed violated it), H (it held in every exercised seed) or n/e (not exercised), with violating/seeds; for an expected violation, the same seeds without the faults in parentheses (0/N: the faults caused it). Validity is not judged live. First violation: in the first violating seed, the simulated ms and the host CPU the simulator spent on every seed up to it; live, the real ms into the run (after the seeds before it). Speed-up: live real time over simulator CPU time, to the first violation, or per seed when nothing is expected violated.";
+/// What the table's cells mean, printed under it.
+fn table_legend() -> String {
+    format!(
+        "Verdict cells: each expected checker as V (some seed violated it), H (it held in every exercised seed) or n/e (not exercised), with violating/seeds; for an expected violation, the same seeds without the faults in parentheses (0/N: the faults caused it). Validity is not judged live. First violation: in the first violating seed, the simulated ms and the host CPU the simulator spent on every seed up to it; live, the real ms into the run (after the seeds before it). Speed-up: live real time over simulator CPU time, to the first violation, or per seed when nothing is expected violated. Agree: the verdicts, and the faults each live seed struck against the simulated seed of the same number (kind, nodes with the holder as `holder`, and a time set in advance within {} ms); a line under the row names each fault struck otherwise.",
+        struck::TOLERANCE_MS
+    )
+}
 
 /// Runs `seeds` seeds of `scenario` in the simulator, one at a time, timing each on the
 /// process's CPU clock.
@@ -163,11 +174,13 @@ fn simulated(file: &Path, scenario: &Scenario, seeds: u64) -> Side {
     let mut report_seeds = Vec::new();
     let mut clock = Spent::new(cpu_ms);
     let mut first = None;
+    let mut strikes = Vec::new();
     for seed in 0..seeds {
         let outcome = run_seed(&shared, seed);
         clock.lap();
         let spent = clock.total();
         let run = judged(scenario, seed, outcome, &mut |history, verdicts| {
+            strikes.push((seed, history.strikes.clone()));
             if first.is_none() {
                 first = first_violation_at(scenario, history, verdicts).map(|at_ms| FirstViolation {
                     seed,
@@ -185,6 +198,7 @@ fn simulated(file: &Path, scenario: &Scenario, seeds: u64) -> Side {
         report,
         first,
         host_ms_per_seed: clock.total() / seeds as f64,
+        strikes,
     }
 }
 
@@ -196,6 +210,7 @@ fn live_side(file: &Path, scenario: &Scenario, seeds: u64, setup: &LiveSetup, tr
     let mut runs = Vec::new();
     let mut clock = Spent::new(wall_ms);
     let mut first = None;
+    let mut strikes = Vec::new();
     let mode = live_mode(setup);
     for seed in 0..seeds {
         let before = clock.total();
@@ -212,6 +227,7 @@ fn live_side(file: &Path, scenario: &Scenario, seeds: u64, setup: &LiveSetup, tr
             }
         }
         let run = judged(&scenario, seed, outcome, &mut |history, verdicts| {
+            strikes.push((seed, history.strikes.clone()));
             if first.is_none() {
                 first = first_violation_at(&scenario, history, verdicts).map(|at_ms| FirstViolation {
                     seed,
@@ -233,6 +249,7 @@ fn live_side(file: &Path, scenario: &Scenario, seeds: u64, setup: &LiveSetup, tr
         report,
         first,
         host_ms_per_seed: clock.total() / seeds as f64,
+        strikes,
     }
 }
 
@@ -341,9 +358,30 @@ fn clock_ms(clock: libc::clockid_t) -> f64 {
 struct Row {
     sim: Side,
     lives: Vec<Side>,
+    /// `(mode, seed, what differed)` of every fault a live seed struck otherwise than the
+    /// simulated seed of the same number.
+    faults_differ: Vec<(&'static str, u64, String)>,
 }
 
 impl Row {
+    fn new(scenario: &Scenario, sim: Side, lives: Vec<Side>) -> Row {
+        let mut faults_differ = Vec::new();
+        for live in &lives {
+            for (seed, live_strikes) in &live.strikes {
+                let Some((_, sim_strikes)) = sim.strikes.iter().find(|(s, _)| s == seed) else {
+                    continue;
+                };
+                let lines = struck::differences(scenario, (sim.mode, sim_strikes), (live.mode, live_strikes));
+                faults_differ.extend(lines.into_iter().map(|line| (live.mode, *seed, line)));
+            }
+        }
+        Row {
+            sim,
+            lives,
+            faults_differ,
+        }
+    }
+
     fn sides(&self) -> impl Iterator<Item = &Side> {
         std::iter::once(&self.sim).chain(&self.lives)
     }
@@ -382,15 +420,20 @@ impl Row {
                 .find(|side| side.mode == mode)
                 .map_or_else(|| "not run".to_string(), |side| self.verdict_cell(side))
         };
-        let agree = match self.disagreements() {
-            none if none.is_empty() => "yes".to_string(),
-            some => format!(
-                "no: {}",
-                some.iter()
-                    .map(|(mode, checker)| format!("{} {mode}", short(checker)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        let mut differ: Vec<String> = self
+            .disagreements()
+            .iter()
+            .map(|(mode, checker)| format!("{} {mode}", short(checker)))
+            .collect();
+        for (mode, _, _) in &self.faults_differ {
+            let said = format!("faults {mode}");
+            if !differ.contains(&said) {
+                differ.push(said);
+            }
+        }
+        let agree = match differ.is_empty() {
+            true => "yes".to_string(),
+            false => format!("no: {}", differ.join(", ")),
         };
         format!(
             "| {} | {} | {} | {} | {} | {} | {agree} |",
@@ -469,16 +512,20 @@ impl Row {
         ratios.join(" / ")
     }
 
-    /// Lines under the row: every live run that failed, with its reason.
+    /// Lines under the row: every run that failed, with its reason, and every fault a
+    /// live seed struck otherwise than the simulated one.
     fn notes(&self) -> Vec<String> {
-        self.sides()
-            .flat_map(|side| {
-                side.report
-                    .errors
-                    .iter()
-                    .map(move |(seed, error)| format!("{} seed {seed} failed: {error}", side.mode))
-            })
-            .collect()
+        let failed = self.sides().flat_map(|side| {
+            side.report
+                .errors
+                .iter()
+                .map(move |(seed, error)| format!("{} seed {seed} failed: {error}", side.mode))
+        });
+        let faults = self
+            .faults_differ
+            .iter()
+            .map(|(mode, seed, line)| format!("{mode} seed {seed} struck otherwise: {line}"));
+        failed.chain(faults).collect()
     }
 
     fn to_json(&self) -> Value {
@@ -497,6 +544,7 @@ impl Row {
             "file": self.sim.report.file.display().to_string(),
             "sides": self.sides().map(side_json).collect::<Vec<_>>(),
             "disagreements": self.disagreements().iter().map(|(mode, checker)| json!({"mode": mode, "checker": checker})).collect::<Vec<_>>(),
+            "fault_differences": self.faults_differ.iter().map(|(mode, seed, line)| json!({"mode": mode, "seed": seed, "difference": line})).collect::<Vec<_>>(),
         })
     }
 }

@@ -1,4 +1,5 @@
-//! Replicated groups in a live run, and their failover controller: the simulator's
+//! The failover controller of a live run's replicated groups (the groups, links and
+//! routes it acts on are in [`super::topology`]): the simulator's
 //! controller (world/failover.rs: probe every node every 100 ms, declare the master down
 //! after `down_after_ms` without an answer, promote the replica with the most replication
 //! data, point every other node at it) on real sockets: the same loop, `control`.
@@ -19,80 +20,36 @@
 //! an old master that answers as a master is converted as Sentinel does, about ten seconds
 //! later (world/failover.rs).
 
-use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use super::faults::Faults;
-use super::proxy::Proxy;
+use super::recorder::LiveRecorder;
+use super::topology::{LiveGroup, LiveTopology, replicaof};
 use crate::client::Conn;
 use crate::history::EventKind;
 use crate::platform::Clock;
 use crate::real::{HostClock, TcpConnector};
 use crate::redis::Frame;
-use crate::redis::cmd::{Replicaof, Role};
+use crate::redis::cmd::Role;
 use crate::scenario::SENTINEL;
 use crate::world::failover::{Controlled, PROBE_TIMEOUT_MS, control};
 
-/// One master and its replicas, which of them is master now, and each node's configured
-/// role (the node it replicates from, `None` for a master): the one it started with, or
-/// the last `REPLICAOF` the controller sent it, as Sentinel follows each with `CONFIG
-/// REWRITE`.
-pub struct LiveGroup {
-    /// Node names: the first master first, then its replicas.
-    pub names: Vec<String>,
-    master: Cell<usize>,
-    replicaof: RefCell<Vec<Option<usize>>>,
-}
-
-impl LiveGroup {
-    pub fn new(names: Vec<String>) -> Self {
-        let replicaof = (0..names.len()).map(|i| (i > 0).then_some(0)).collect();
-        LiveGroup {
-            names,
-            master: Cell::new(0),
-            replicaof: RefCell::new(replicaof),
-        }
-    }
-
-    /// Name of the current master.
-    pub fn master_name(&self) -> &str {
-        &self.names[self.master.get()]
-    }
-
-    /// The name of the node that node `name` replicates from by its configuration (`None`:
-    /// it is a master, or not of this group): the role it restarts in. An old master that
-    /// was down when its replica was promoted restarts a master, until the controller
-    /// converts it.
-    pub fn configured_master_of(&self, name: &str) -> Option<&str> {
-        let index = self.names.iter().position(|n| n == name)?;
-        let master = self.replicaof.borrow()[index]?;
-        Some(&self.names[master])
-    }
-}
-
-/// A worker's way to one group: where its `LOCKSIM_REDIS_URLS` entry points.
-pub struct Route {
-    pub client: String,
-    pub group: usize,
-    pub proxy: Proxy,
-}
-
 /// Group `index` of a live run, as its controller acts on it.
 struct LiveGroupOf<'a> {
-    world: &'a Faults,
+    topology: &'a LiveTopology,
+    recorder: &'a LiveRecorder,
     index: usize,
 }
 
 impl LiveGroupOf<'_> {
     fn group(&self) -> &LiveGroup {
-        &self.world.groups[self.index]
+        &self.topology.groups[self.index]
     }
 }
 
 impl Controlled for LiveGroupOf<'_> {
     fn master(&self) -> usize {
-        self.group().master.get()
+        self.group().master()
     }
 
     fn name(&self, index: usize) -> &str {
@@ -101,53 +58,47 @@ impl Controlled for LiveGroupOf<'_> {
 
     /// Every worker's route now leads to its proxy to the new master.
     fn promote(&self, index: usize) {
-        self.group().master.set(index);
-        self.world.redirect_routes(self.index);
+        self.group().set_master(index);
+        self.topology.redirect_routes(self.index);
     }
 
-    /// Kept for `Faults::restart`, which makes a restarted node a replica of the node its
-    /// configuration names.
+    /// Kept for the faults' restart, which makes a restarted node a replica of the node
+    /// its configuration names.
     fn configured(&self, index: usize, master: Option<usize>) {
-        self.group().replicaof.borrow_mut()[index] = master;
+        self.group().configure(index, master);
     }
 
     fn record(&self, event: EventKind) {
-        self.world.recorder.record(SENTINEL, event);
+        self.recorder.record(SENTINEL, event);
     }
 
     /// Through the replication proxy of the link `node` → `master`.
     fn master_addr_from(&self, node: usize, master: usize) -> Option<SocketAddr> {
         let names = &self.group().names;
-        self.world.replication_proxy(&names[node], &names[master])
+        self.topology.replication_proxy(&names[node], &names[master])
     }
 }
 
 /// Watches group `index` until the run ends.
-pub async fn watch(world: Rc<Faults>, index: usize, down_after_ms: u64) {
+pub async fn watch(topology: Rc<LiveTopology>, recorder: LiveRecorder, index: usize, down_after_ms: u64) {
     let clock = HostClock::new();
-    let conns = world.groups[index]
+    let conns = topology.groups[index]
         .names
         .iter()
         .map(|name| {
-            let link = world
+            let link = topology
                 .links
                 .find(SENTINEL, name)
                 .expect("a controller link per node");
             Conn::new(TcpConnector(link.proxy.addr), clock.clone(), PROBE_TIMEOUT_MS)
         })
         .collect();
-    let group = LiveGroupOf { world: &world, index };
+    let group = LiveGroupOf {
+        topology: &topology,
+        recorder: &recorder,
+        index,
+    };
     control(&group, conns, &clock, down_after_ms).await;
-}
-
-/// Asks the node at `node` (directly, not through a proxy) to replicate from `via`.
-pub async fn replicaof(node: SocketAddr, via: SocketAddr) -> Result<(), String> {
-    let mut conn = Conn::new(TcpConnector(node), HostClock::new(), PROBE_TIMEOUT_MS);
-    match conn.request(&Replicaof::Master(via).into_frame()).await {
-        Ok(Frame::Error(e)) => Err(format!("REPLICAOF: {e}")),
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("REPLICAOF: {e}")),
-    }
 }
 
 /// Makes the node at `node` a replica through `via` and waits until its link is up (it

@@ -10,19 +10,20 @@
 //! - [`proxy`]: a TCP proxy on every link (a worker to each node and to the resource, a
 //!   replica to its master, the failover controller to each node), where partitions
 //!   (holding bytes), stalls, latency and resets strike, without root or a firewall;
-//! - [`failover`]: replicated groups and the controller that fails them over, as the
-//!   simulator's does;
+//! - [`topology`]: every proxied link, the replicated groups and the workers' routes;
+//! - [`failover`]: the controller that fails the groups over, as the simulator's does;
 //! - [`supervisor`]: the worker and redis-server processes, each in a process group of its
 //!   own that dies with locksim; a pause is SIGSTOP/SIGCONT, a crash SIGKILL;
 //! - [`nodes`] and [`clock`]: the Redis nodes, and the steppable wall clock of locksim's;
-//! - [`faults`]: the scenario's faults, struck at their times (or on a worker's report)
-//!   on the proxies, processes and clocks;
+//! - [`faults`]: how the scenario's faults strike on the proxies, processes and clocks
+//!   (when and whom is the shared schedule's, [`crate::schedule`]);
 //! - [`worker`]: `locksim worker`, locksim's own client as a worker.
 //!
 //! A run ends in a [`History`] like a simulated one, so `check/` and `report/` do not know
 //! which mode ran. It holds what locksim sees: the workers' reports and the resource's
 //! accesses, stamped with true time (the host's monotonic clock), and every fault. The
-//! random choices (fault targets, latency draws, the workers' seeds) come from the seed,
+//! random choices (fault targets, latency draws, the workers' seeds) come from the seed
+//! (the fault targets as the simulator draws them, [`crate::world::draws`]),
 //! but timing is real, so a live seed is not bit-exact.
 
 pub mod clock;
@@ -33,29 +34,32 @@ pub mod proxy;
 pub mod recorder;
 pub mod resource;
 pub mod supervisor;
+pub mod topology;
 pub mod worker;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{LiveClock, WallClockShim};
-use self::failover::{LiveGroup, Route};
-use self::faults::Links;
 use self::nodes::LiveNode;
 use self::proxy::Proxy;
 use self::recorder::LiveRecorder;
 use self::resource::Resource;
 use self::supervisor::Supervisor;
+use self::topology::{Link, Links, LiveGroup, LiveTopology, Route};
 use self::worker::WorkerEnv;
 use crate::client::Fencing;
 use crate::history::History;
 use crate::scenario::{FENCE_COUNTER, PersistenceMode, SENTINEL, Scenario};
+use crate::schedule::{Cast, Schedule};
+use crate::world::draws::Draws;
 use crate::world::topology::persistence;
 use crate::world::workload::LOCK_KEY;
 
@@ -121,7 +125,7 @@ pub fn unsupported(scenario: &Scenario, setup: &LiveSetup) -> Result<(), String>
 /// Starts a proxy for the link from `client` to `node` (at `upstream`) and adds it to
 /// `links`.
 fn add_link(
-    links: &mut Vec<faults::Link>,
+    links: &mut Vec<Link>,
     client: &str,
     node: &str,
     upstream: SocketAddr,
@@ -129,7 +133,7 @@ fn add_link(
 ) -> Result<(), String> {
     let proxy = Proxy::start(upstream, rng.next_u64())
         .map_err(|e| format!("a proxy from {client} to {node}: {e}"))?;
-    links.push(faults::Link {
+    links.push(Link {
         client: client.to_string(),
         node: node.to_string(),
         proxy,
@@ -347,7 +351,7 @@ async fn run_live(
     while let Some(late) = scenario.client_names().into_iter().find(|client| {
         !links
             .iter()
-            .any(|l: &faults::Link| &l.client == client && l.proxy.connected())
+            .any(|l: &Link| &l.client == client && l.proxy.connected())
     }) {
         if let Some(exited) = supervisor.exited() {
             return Err(exited.to_string());
@@ -361,26 +365,43 @@ async fn run_live(
         tokio::time::sleep(WATCH_EVERY).await;
     }
     recorder.begin_now();
-    let world = Rc::new(faults::Faults::new(faults::Parts {
-        recorder: recorder.clone(),
-        supervisor,
-        nodes,
+    let topology = Rc::new(LiveTopology {
         links: Links(links),
         routes,
         groups,
-        workers,
-        command,
-        scratch: scratch.to_path_buf(),
-        scenario: scenario.clone(),
-    }));
+        redis: scenario.redis_names(),
+    });
+    // An `Arc` because the schedule is the simulator's too, whose injector needs one; here
+    // every task that shares it runs on this thread's LocalSet.
+    #[allow(clippy::arc_with_non_send_sync)]
+    let schedule = Arc::new(Schedule::new(
+        faults::Faults::new(faults::Parts {
+            recorder: recorder.clone(),
+            supervisor,
+            nodes,
+            topology: topology.clone(),
+            workers,
+            command,
+            scratch: scratch.to_path_buf(),
+        }),
+        Cast::of(scenario),
+    ));
     for index in 0..scenario.redis_groups().len() {
         if scenario.redis_groups()[index].len() > 1 {
-            tokio::task::spawn_local(failover::watch(world.clone(), index, scenario.down_after_ms()));
+            tokio::task::spawn_local(failover::watch(
+                topology.clone(),
+                recorder.clone(),
+                index,
+                scenario.down_after_ms(),
+            ));
         }
     }
-    for (index, fault) in scenario.faults.iter().enumerate() {
-        let rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        tokio::task::spawn_local(world.clone().strike(index, fault.clone(), rng));
+    // Each fault draws from the seed the simulator gives it, so a live seed strikes the
+    // nodes the simulated seed of the same number does.
+    let fault_seeds = Draws::of(scenario, seed).fault_seeds;
+    for ((index, fault), seed) in scenario.faults.iter().enumerate().zip(fault_seeds) {
+        let rng = ChaCha8Rng::seed_from_u64(seed);
+        tokio::task::spawn_local(schedule.clone().run(index, fault.clone(), rng));
     }
     // The faults due at 0 ms strike before the workers' links carry a byte, as the
     // simulator strikes them first: a partition at 0 holds from the first request. Each
@@ -391,16 +412,16 @@ async fn run_live(
     while !due_at_start.iter().all(|&index| recorder.has_struck(index)) {
         tokio::task::yield_now().await;
     }
-    for link in &world.links.0 {
+    for link in &topology.links.0 {
         link.proxy.update(|f| f.gated = false);
     }
     let end = tokio::time::Instant::now() + Duration::from_millis(scenario.duration_ms);
     while tokio::time::Instant::now() < end {
         tokio::time::sleep(WATCH_EVERY.min(end - tokio::time::Instant::now())).await;
-        if let Some(exited) = world.exited() {
+        if let Some(exited) = schedule.backend.exited() {
             return Err(exited.to_string());
         }
-        if let Some(error) = world.error() {
+        if let Some(error) = schedule.backend.error() {
             return Err(error);
         }
     }

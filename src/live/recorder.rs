@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::history::{Event, EventKind, History, Strike};
+use crate::history::{Event, EventKind, History, Strike, StruckOn};
 
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone)]
@@ -23,6 +23,8 @@ struct Log {
     started: Instant,
     events: Vec<Event>,
     strikes: Vec<Strike>,
+    /// Every fault a nemesis drew, as a scenario file writes it.
+    drawn: Vec<String>,
 }
 
 impl LiveRecorder {
@@ -33,6 +35,7 @@ impl LiveRecorder {
                 started: Instant::now(),
                 events: Vec::new(),
                 strikes: Vec::new(),
+                drawn: Vec::new(),
             })),
             recorded: Arc::new(Notify::new()),
         }
@@ -90,8 +93,9 @@ impl LiveRecorder {
         }
     }
 
-    /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
-    pub fn struck(&self, fault: usize) {
+    /// Notes that scheduled fault `fault` strikes now, `on` those nodes (only its first
+    /// strike is kept).
+    pub fn struck(&self, fault: usize, on: StruckOn) {
         let mut log = self.log();
         let true_us = log.started.elapsed().as_micros() as u64;
         let events_before = log.events.len();
@@ -100,8 +104,14 @@ impl LiveRecorder {
                 fault,
                 true_us,
                 events_before,
+                on,
             });
         }
+    }
+
+    /// Keeps a fault a nemesis drew, as a scenario file writes it.
+    pub fn drawn(&self, fault: String) {
+        self.log().drawn.push(fault);
     }
 
     /// Whether scheduled fault `fault` has struck.
@@ -146,7 +156,7 @@ impl LiveRecorder {
             events: std::mem::take(&mut log.events),
             end_us,
             strikes: std::mem::take(&mut log.strikes),
-            drawn: Vec::new(),
+            drawn: std::mem::take(&mut log.drawn),
             clocks: Default::default(),
         }
     }
@@ -206,8 +216,8 @@ mod tests {
         let recorder = LiveRecorder::start();
         recorder.record("client-1", acquired("a"));
         assert!(!recorder.has_struck(0));
-        recorder.struck(0);
-        recorder.struck(0);
+        recorder.struck(0, Default::default());
+        recorder.struck(0, Default::default());
         assert!(recorder.has_struck(0));
         let history = recorder.finish();
         assert_eq!(history.events.len(), 1);

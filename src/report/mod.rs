@@ -21,6 +21,7 @@ pub mod mode;
 pub mod outcome;
 pub mod page;
 pub mod rate;
+pub mod struck;
 pub mod summary;
 pub mod table;
 pub mod tally;

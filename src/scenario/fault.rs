@@ -9,7 +9,10 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub use super::fault_kinds::FaultAction;
+use super::fault_kinds::FaultKind;
 use super::limits::{self, OneOrRange};
+pub use super::nemesis::{Nemesis, RandomKind};
 pub use super::target::Target;
 
 pub use crate::client::Step;
@@ -66,65 +69,6 @@ pub enum TriggerEvent {
     WriteBeforeReplication,
 }
 
-/// What a fault does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FaultAction {
-    /// Freeze a process (GC pause, VM stop, SIGSTOP): its tasks stop, time goes on.
-    Pause { duration_ms: u64 },
-    /// Kill a process: tasks, sockets and memory are gone; a Redis node without
-    /// persistence forgets every key. Restarts after `restart_after_ms` if given.
-    Crash { restart_after_ms: Option<u64> },
-    /// The node's machine fails (power cut, OS crash): a crash that also loses what the
-    /// OS had not yet written to disk (an `everysec` AOF's last second). A process crash
-    /// loses none of it: Redis writes the AOF before it replies.
-    PowerLoss { restart_after_ms: Option<u64> },
-    /// Kill and start again at once (a deploy, an OOM kill with a supervisor).
-    Restart,
-    /// Step a node's wall clock by `by_ms` (forward if positive); monotonic time is unmoved.
-    ClockJump { by_ms: i64 },
-    /// Make a node's clock run `rate_ppm` fast (or slow, if negative), for `duration_ms`
-    /// or for the rest of the run.
-    ClockDrift { rate_ppm: i64, duration_ms: Option<u64> },
-    /// Cut the links between the groups (only from the first group to the others when
-    /// `one_way`), for `duration_ms` or until a `heal`. Nodes in no group keep their links.
-    /// A group may name nodes by a target's word (`holder`, `master` …), resolved when the
-    /// fault strikes.
-    Partition {
-        groups: Vec<Vec<String>>,
-        one_way: bool,
-        duration_ms: Option<u64>,
-    },
-    /// Restore every link cut by partitions.
-    Heal,
-    /// Add latency, for `duration_ms` or for good: on the links between `groups` (from the
-    /// first group only, when `one_way`), on every write of the fault's target nodes, or,
-    /// with neither, to every message of the network.
-    Latency {
-        latency_ms: [u64; 2],
-        groups: Option<Vec<Vec<String>>>,
-        one_way: bool,
-        duration_ms: Option<u64>,
-    },
-    /// Drop this fraction of packets, for `duration_ms` or for good: on the links between
-    /// `groups`, on every write of the fault's target nodes, or, with neither, on every
-    /// message of the network. TCP resends, so for lock traffic loss shows up as delay,
-    /// as on a real network.
-    Loss {
-        rate: f64,
-        groups: Option<Vec<Vec<String>>>,
-        one_way: bool,
-        duration_ms: Option<u64>,
-    },
-    /// Close every TCP connection of a node (a load balancer or NAT dropping them).
-    Reset,
-    /// A replica stops receiving its master's stream (a slow or stuck link), for
-    /// `duration_ms` or for good; the master goes on acknowledging writes.
-    ReplicationStall { duration_ms: Option<u64> },
-    /// The nemesis: faults of the given kinds at random times (a Poisson process), on
-    /// random nodes, each with its fields drawn from the ranges given.
-    Random(Nemesis),
-}
-
 impl FaultAction {
     /// Whether this fault may step or re-rate a node's clock (a clock fault, or a nemesis
     /// that may draw one). A run without such a fault has clocks that keep their first
@@ -139,36 +83,6 @@ impl FaultAction {
             _ => false,
         }
     }
-}
-
-/// What the nemesis may draw: the kinds, how often, and a range for every field.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Nemesis {
-    /// Mean faults per second.
-    pub rate_per_s: f64,
-    pub kinds: Vec<RandomKind>,
-    /// How long a pause, a partition, a crash before its restart, a drift, a latency, a
-    /// loss or a stall lasts.
-    pub duration_ms: [u64; 2],
-    /// How far a clock jump steps the clock, either way.
-    pub jump_ms: [u64; 2],
-    /// How fast (or, negative, slow) a drifting clock runs.
-    pub drift_ppm: [i64; 2],
-    /// The extra one-way latency of a slowed node.
-    pub latency_ms: [u64; 2],
-    /// The fraction of packets a lossy node drops.
-    pub loss_rate: [f64; 2],
-    /// Swarm testing (TigerBeetle's VOPR): each seed first draws its own nemesis — which
-    /// of `kinds` are on, how often, which nodes it may hit — so some seeds see many
-    /// partitions and no crashes, others the reverse.
-    pub swarm: bool,
-}
-
-/// The nemesis' ranges where a scenario gives none.
-impl Nemesis {
-    pub const DEFAULT_DRIFT_PPM: [i64; 2] = [-100_000, 100_000];
-    pub const DEFAULT_LATENCY_MS: [u64; 2] = [50, 500];
-    pub const DEFAULT_LOSS_RATE: [f64; 2] = [0.1, 0.5];
 }
 
 impl Fault {
@@ -189,41 +103,7 @@ impl Fault {
                 unreachable!("only faults with a time trigger are written back")
             }
         }
-        let fields = match &self.action {
-            FaultAction::Pause { duration_ms } => json!({ "duration_ms": duration_ms }),
-            FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
-                json!({ "restart_after_ms": restart_after_ms })
-            }
-            FaultAction::Restart | FaultAction::Heal | FaultAction::Reset => json!({}),
-            FaultAction::ClockJump { by_ms } => json!({ "by_ms": by_ms }),
-            FaultAction::ClockDrift {
-                rate_ppm,
-                duration_ms,
-            } => {
-                json!({ "rate_ppm": rate_ppm, "duration_ms": duration_ms })
-            }
-            FaultAction::Partition {
-                groups,
-                one_way,
-                duration_ms,
-            } => json!({ "groups": groups, "one_way": one_way, "duration_ms": duration_ms }),
-            FaultAction::Latency {
-                latency_ms,
-                groups,
-                one_way,
-                duration_ms,
-            } => {
-                json!({ "latency_ms": latency_ms, "groups": groups, "one_way": one_way, "duration_ms": duration_ms })
-            }
-            FaultAction::Loss {
-                rate,
-                groups,
-                one_way,
-                duration_ms,
-            } => json!({ "rate": rate, "groups": groups, "one_way": one_way, "duration_ms": duration_ms }),
-            FaultAction::ReplicationStall { duration_ms } => json!({ "duration_ms": duration_ms }),
-            FaultAction::Random(_) => unreachable!("the nemesis draws only concrete faults"),
-        };
+        let fields = self.action.fields_json();
         for (field, value) in fields.as_object().into_iter().flatten() {
             // A field left at its default is left out, as a person would write the file.
             if !value.is_null() && *value != json!(false) {
@@ -242,83 +122,6 @@ impl FaultAction {
             FaultAction::Partition { groups, .. } => Some(groups),
             FaultAction::Latency { groups, .. } | FaultAction::Loss { groups, .. } => groups.as_mut(),
             _ => None,
-        }
-    }
-
-    /// The fault's `kind`, as scenario files spell it.
-    pub fn kind(&self) -> &'static str {
-        let kind = match self {
-            FaultAction::Pause { .. } => FaultKind::Pause,
-            FaultAction::Crash { .. } => FaultKind::Crash,
-            FaultAction::PowerLoss { .. } => FaultKind::PowerLoss,
-            FaultAction::Restart => FaultKind::Restart,
-            FaultAction::ClockJump { .. } => FaultKind::ClockJump,
-            FaultAction::ClockDrift { .. } => FaultKind::ClockDrift,
-            FaultAction::Partition { .. } => FaultKind::Partition,
-            FaultAction::Heal => FaultKind::Heal,
-            FaultAction::Latency { .. } => FaultKind::Latency,
-            FaultAction::Loss { .. } => FaultKind::Loss,
-            FaultAction::Reset => FaultKind::Reset,
-            FaultAction::ReplicationStall { .. } => FaultKind::ReplicationStall,
-            FaultAction::Random(_) => FaultKind::Random,
-        };
-        kind.name()
-    }
-}
-
-/// Kinds the nemesis can draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RandomKind {
-    Pause,
-    Crash,
-    Restart,
-    ClockJump,
-    ClockDrift,
-    Partition,
-    Heal,
-    Latency,
-    Loss,
-    Reset,
-    ReplicationStall,
-}
-
-/// The kinds of fault, as named in files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FaultKind {
-    Pause,
-    Crash,
-    PowerLoss,
-    Restart,
-    ClockJump,
-    ClockDrift,
-    Partition,
-    Heal,
-    Latency,
-    Loss,
-    Reset,
-    ReplicationStall,
-    Random,
-}
-
-impl FaultKind {
-    /// The kind's name in files.
-    fn name(self) -> &'static str {
-        match self {
-            FaultKind::Pause => "pause",
-            FaultKind::Crash => "crash",
-            FaultKind::PowerLoss => "power_loss",
-            FaultKind::Restart => "restart",
-            FaultKind::ClockJump => "clock_jump",
-            FaultKind::ClockDrift => "clock_drift",
-            FaultKind::Partition => "partition",
-            FaultKind::Heal => "heal",
-            FaultKind::Latency => "latency",
-            FaultKind::Loss => "loss",
-            FaultKind::Reset => "reset",
-            FaultKind::ReplicationStall => "replication_stall",
-            FaultKind::Random => "random",
         }
     }
 }
@@ -393,31 +196,7 @@ impl TryFrom<FaultFields> for Fault {
         let kind = f.kind;
         let name = kind.name();
         let required = |field: &str| field_error(field, format!("required by kind `{name}`"));
-        let (fields, needs_target): (&[&str], bool) = match kind {
-            K::Pause => (&["duration_ms"], true),
-            K::Crash | K::PowerLoss => (&["restart_after_ms"], true),
-            K::Restart | K::Reset => (&[], true),
-            K::ReplicationStall => (&["duration_ms"], true),
-            K::ClockJump => (&["by_ms"], true),
-            K::ClockDrift => (&["rate_ppm", "duration_ms"], true),
-            K::Partition => (&["groups", "one_way", "duration_ms"], false),
-            K::Heal => (&[], false),
-            K::Latency => (&["latency_ms", "groups", "one_way", "duration_ms"], false),
-            K::Loss => (&["rate", "groups", "one_way", "duration_ms"], false),
-            K::Random => (
-                &[
-                    "rate_per_s",
-                    "kinds",
-                    "duration_ms",
-                    "jump_ms",
-                    "drift_ppm",
-                    "latency_ms",
-                    "loss_rate",
-                    "swarm",
-                ],
-                false,
-            ),
-        };
+        let (fields, needs_target) = kind.fields();
         if let Some(unused) = f.set_fields().into_iter().find(|field| !fields.contains(field)) {
             return Err(field_error(unused, format!("not used by kind `{name}`")));
         }

@@ -5,17 +5,19 @@
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 //!
 //! The rooms: `schema` (the file's top level), `topology` (the Redis deployment), `nodes`
-//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault` and `target` (faults
-//! and whom they hit), `limits` (ranges and durations), `load` (reading and wording
+//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault`, `fault_kinds`, `nemesis` and
+//! `target` (faults, the list of their kinds, the random ones, and whom they hit), `limits` (ranges and durations), `load` (reading and wording
 //! errors), `validate` (the checks serde cannot express), `grid` and `aims` (scenarios
 //! generated from a grid, and what each is meant to show).
 
 mod aims;
 mod fault;
+mod fault_kinds;
 pub mod grid;
 pub mod limits;
 mod load;
 mod lock_spec;
+mod nemesis;
 mod nodes;
 mod schema;
 mod target;

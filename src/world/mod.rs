@@ -6,6 +6,7 @@
 //! Nothing here reads the host's clock or iterates an unordered map.
 
 pub mod clock;
+pub mod draws;
 pub mod events;
 pub mod failover;
 pub mod faults;
@@ -19,16 +20,17 @@ pub mod workload;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, Runtime};
 use madsim::task::NodeId;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use self::clock::{ClockModel, SimClock};
+use self::draws::{ClockDraw, Draws};
 use self::failover::SENTINEL;
 use self::faults::{Reach, StepTraps, WriteTraps};
 use self::net::{Nic, REDIS_PORT};
@@ -36,10 +38,11 @@ use self::recorder::Recorder;
 use self::sentinel::Sentinel;
 use self::sentinel::discovery::SentinelRoute;
 use self::topology::Group;
-use self::workload::{ClientProcess, LOCK_KEY, Register, Route, draw};
+use self::workload::{ClientProcess, LOCK_KEY, Register, Route};
 use crate::client::Fencing;
 use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
+use crate::schedule::{Cast, Schedule};
 
 pub use crate::scenario::FENCE_COUNTER;
 const FENCE_COUNTER_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1));
@@ -113,7 +116,10 @@ impl Nodes {
 
 async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -> History {
     let handle = Handle::current();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let draws = Draws::of(&scenario, seed);
+    let mut redis_clocks = draws.redis_clocks.into_iter();
+    let mut client_draws = draws.clients.into_iter();
+    let mut sentinel_draws = draws.sentinels.into_iter();
     let resource = Register::default();
     let mut nodes = Nodes::new(handle.clone());
     let steps = StepTraps::default();
@@ -129,7 +135,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     let lock_key = scenario.lock.options().protocol.redis_key(LOCK_KEY);
     for group in &groups {
         for (index, name) in group.names.iter().enumerate() {
-            let clock = new_clock(&mut rng, &scenario);
+            let clock = new_clock(redis_clocks.next().expect("a clock per Redis node"), &scenario);
             let (group_of_node, node_clock, node_recorder) = (group.clone(), clock.clone(), recorder.clone());
             let (hook, node_name, node_key) = (writes.hook(name, &lock_key), name.clone(), lock_key.clone());
             nodes.add(
@@ -181,7 +187,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     );
     let fence_counter = (scenario.lock.options().fencing == Fencing::Counter).then(|| {
         // A single node that never fails over: INCR there never hands out a number twice.
-        let clock = new_clock(&mut rng, &scenario);
+        let clock = new_clock(draws.counter_clock.expect("a clock for the counter"), &scenario);
         let addr = SocketAddr::new(FENCE_COUNTER_IP, REDIS_PORT);
         let (counter, node_clock) = (Group::standalone(FENCE_COUNTER, addr), clock.clone());
         let nic = counter.nics[0].clone();
@@ -192,7 +198,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
     });
 
     for (i, name) in scenario.client_names().into_iter().enumerate() {
-        let clock = new_clock(&mut rng, &scenario);
+        let (clock, seed) = client_draws.next().expect("a clock and a seed per client");
+        let clock = new_clock(clock, &scenario);
         let nic = Nic::default();
         let process = ClientProcess {
             name: name.clone(),
@@ -205,7 +212,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
             fence_counter,
             steps: steps.hook(&name),
             nic: nic.clone(),
-            seed: rng.next_u64(),
+            seed,
         };
         // A restarted process must not repeat its tokens: each incarnation gets its own seed.
         let incarnation = Arc::new(AtomicU64::new(0));
@@ -226,7 +233,8 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
         .collect();
     if let Some(settings) = sentinel_settings {
         for (index, name) in scenario.sentinel_names().iter().enumerate() {
-            let clock = new_clock(&mut rng, &scenario);
+            let (clock, seed) = sentinel_draws.next().expect("a clock and a seed per Sentinel");
+            let clock = new_clock(clock, &scenario);
             let nic = Nic::default();
             let sentinel = Sentinel::new(
                 index,
@@ -235,13 +243,16 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
                 clock.clone(),
                 nic.clone(),
                 recorder.clone(),
-                rng.next_u64(),
+                seed,
             );
             let ip = sentinel::address(index).ip();
             nodes.add(name, ip, clock, nic, move || sentinel.clone().run());
         }
     } else if !replicated.is_empty() {
-        let clock = new_clock(&mut rng, &scenario);
+        let clock = new_clock(
+            draws.controller_clock.expect("a clock for the controller"),
+            &scenario,
+        );
         let nic = Nic::default();
         let (watched, down_after_ms, node_recorder, node_clock, node_nic) = (
             groups.clone(),
@@ -269,40 +280,31 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
         .flat_map(|group| (0..group.names.len()).map(move |i| (group, i)))
         .filter_map(|(group, i)| Some((group.names[i].clone(), group.disk(i)?)))
         .collect();
-    let reach = Arc::new(Reach {
+    let reach = Reach {
         nodes: nodes.ids,
         clocks: nodes.clocks,
         recorder: recorder.clone(),
         clients: scenario.client_names(),
-        masters: scenario.master_names(),
         redis: scenario.redis_names(),
         groups,
         disks,
-        covers: Mutex::default(),
-        next_fault: AtomicU64::new(0),
-        restart_delay_ms: scenario
-            .redis_names()
-            .into_iter()
-            .map(|name| {
-                let delay = scenario.restart_delay_ms_of(&name);
-                (name, delay)
-            })
-            .collect(),
         steps,
         nics: nodes.nics,
         ips: nodes.ips,
         writes,
-    });
+    };
+    let schedule = Arc::new(Schedule::new(reach, Cast::of(&scenario)));
     // The fault injector runs on a node of its own, which no fault names, so that it can
     // be killed with the others at the end.
     let injector = handle.create_node().name("fault-injector").build();
-    for (index, fault) in scenario.faults.iter().cloned().enumerate() {
-        let fault_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        injector.spawn(faults::inject(index, fault, reach.clone(), fault_rng));
+    for ((index, fault), seed) in scenario.faults.iter().cloned().enumerate().zip(draws.fault_seeds) {
+        let fault_rng = ChaCha8Rng::seed_from_u64(seed);
+        injector.spawn(schedule.clone().run(index, fault, fault_rng));
     }
 
     madsim::time::sleep(Duration::from_millis(scenario.duration_ms)).await;
     let mut history = recorder.finish();
+    let reach = &schedule.backend;
     history.clocks = reach
         .clocks
         .iter()
@@ -338,10 +340,8 @@ fn client_ip(i: usize) -> IpAddr {
 
 /// A node's clock, with the offset and drift drawn from the scenario's ranges; one that no
 /// fault of the scenario can step is built fixed (see [`SimClock::fixed`]).
-fn new_clock(rng: &mut ChaCha8Rng, scenario: &Scenario) -> SimClock {
-    let offset_ms = draw(rng, scenario.clocks.offset_ms);
-    let drift_ppm = draw(rng, scenario.clocks.drift_ppm);
-    let model = ClockModel::new(offset_ms * 1_000_000, drift_ppm);
+fn new_clock(drawn: ClockDraw, scenario: &Scenario) -> SimClock {
+    let model = ClockModel::new(drawn.offset_ms * 1_000_000, drawn.drift_ppm);
     if scenario.faults.iter().any(|fault| fault.action.moves_clocks()) {
         SimClock::new(model)
     } else {

@@ -16,10 +16,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::clock::true_now_ns;
 use super::events;
-use super::faults::cover::{Covers, FaultId};
 use crate::platform::{Connect, Listener};
 use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
+use crate::schedule::cover::{Covers, FaultId};
 
 /// The port every fake Redis node listens on.
 pub const REDIS_PORT: u16 = 6379;

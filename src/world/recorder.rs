@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::clock::true_now_ns;
-use crate::history::{Direction, Event, EventKind, History, Strike, WireRecord};
+use crate::history::{Direction, Event, EventKind, History, Strike, StruckOn, WireRecord};
 
 /// A shared, append-only event log. Clones append to the same log.
 #[derive(Clone, Default)]
@@ -73,8 +73,9 @@ impl Recorder {
         self.recorded.notify_waiters();
     }
 
-    /// Notes that scheduled fault `fault` strikes now (only its first strike is kept).
-    pub fn struck(&self, fault: usize) {
+    /// Notes that scheduled fault `fault` strikes now, `on` those nodes (only its first
+    /// strike is kept).
+    pub fn struck(&self, fault: usize, on: StruckOn) {
         let events_before = self.len();
         let mut strikes = self.strikes.lock().expect("recorder lock poisoned");
         if strikes.iter().all(|strike| strike.fault != fault) {
@@ -82,6 +83,7 @@ impl Recorder {
                 fault,
                 true_us: true_now_ns() / 1000,
                 events_before,
+                on,
             });
         }
     }

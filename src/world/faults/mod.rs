@@ -1,89 +1,57 @@
-//! The fault schedule: waits for each fault's trigger, resolves its target, injects it.
+//! The simulator's side of the fault schedule: how a fault strikes in the simulated world.
 //!
-//! Each kind of fault is a small model in its own file ([`process`], [`clock`],
-//! [`network`], [`nemesis`]); faults are data (see `scenario::fault`), and every random
-//! choice a fault makes (which client, which majority) comes from its own seeded RNG.
+//! When each fault fires, whom it hits and how it strikes, ends and composes with others
+//! are the shared schedule's ([`crate::schedule`]); this module is its [`Backend`] for the
+//! world: madsim node pauses, kills and restarts, clogged links, the nodes' NICs (latency,
+//! loss, resets) and simulated clocks, and the traps only the simulator can set: crash
+//! points in the clients' lock code ([`steps`]) and writes held from the replicas
+//! ([`writes`]).
 //!
-//! Overlapping faults compose by cover ([`cover`]): each fault claims what it covers, a
-//! thing is under a kind of fault while any claim covers it, and the last claim to go
-//! lifts it. The rules for every pair of kinds (docs/faults.md has the full table):
-//!
-//! | kinds on one target | what holds |
-//! |---|---|
-//! | pause + pause | paused for the union of the pauses |
-//! | crash + crash (restart, power loss) | down from the first kill to the last restart due |
-//! | partition + partition (stall) | cut for the union; `heal` lifts every cut |
-//! | latency + latency | delays add |
-//! | loss + loss | independent: through only if each lets it through |
-//! | drift + drift | the latest drift still on sets the rate, then the rate before the first |
-//! | jump + drift | independent: a jump moves the reading, a drift the rate |
-//! | pause + crash | a restart under a pause comes back frozen until the last pause ends |
-//! | power loss + crash | the page cache is lost even if the process was already down |
-//! | crash + partition, latency, loss, clock | the node's links, NIC and clock outlive its process |
-//! | pause + network or clock faults | independent: time, the clock and the network go on |
-//! | partition + latency or loss | a message waits for the heal, then its delay |
+//! madsim's TCP never loses bytes: over a cut link they wait and arrive after the heal,
+//! as in a real partition with long TCP timeouts. Nor does a cut link let a close through:
+//! a peer that closes its connection or dies behind it is seen only after the heal (see
+//! patches/madsim/PATCH.md).
 
-mod clock;
-pub mod cover;
-mod nemesis;
-mod network;
-
-use network::Degradation;
-mod process;
 mod steps;
 mod writes;
 
-use process::Failure;
-pub use process::delayed_restart_ms;
 pub use steps::StepTraps;
 pub use writes::WriteTraps;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use madsim::net::NetSim;
+use madsim::runtime::Handle;
 use madsim::task::NodeId;
-use rand_chacha::ChaCha8Rng;
 
 use super::clock::{SimClock, true_now_ns};
 use super::net::Nic;
 use super::recorder::Recorder;
 use super::topology::Group;
-use crate::history::EventKind;
+use crate::history::{EventKind, StruckOn};
 use crate::redis::node::Gate;
 use crate::redis::persistence::Disk;
-use crate::scenario::{
-    Candidates, Fault, FaultAction, Target, Trigger, TriggerEvent, resolve_groups, resolve_names, words_among,
-};
-use cover::{Covers, FaultId};
+use crate::scenario::TriggerEvent;
+use crate::schedule::cover::FaultId;
+use crate::schedule::{Backend, Degradation, Failure, Link, Scope, Trap, WORLD};
 
-/// The name faults are recorded under in the history.
-pub const WORLD: &str = "world";
-
-/// What the injector can reach: every node and clock by name, and the network.
+/// What the faults can reach in the simulated world: every node and clock by name, and
+/// the network.
 pub struct Reach {
     pub nodes: BTreeMap<String, NodeId>,
     pub clocks: BTreeMap<String, SimClock>,
     pub recorder: Recorder,
     /// Client names, in order.
     pub clients: Vec<String>,
-    /// Names of the masters at the start, in order (what `majority` and `minority` pick from).
-    pub masters: Vec<String>,
     /// Names of every Redis node, masters and replicas.
     pub redis: Vec<String>,
     /// The Redis groups, for who is master now.
     pub groups: Vec<Group>,
-    /// What the faults cover now, fault by fault: how overlapping faults compose.
-    pub covers: Mutex<Composition>,
-    /// The id the next fault to strike gets.
-    pub next_fault: AtomicU64,
     /// Each Redis node's AOF as its machine holds it (nodes with an AOF only): a power
     /// loss drops what was not fsynced.
     pub disks: BTreeMap<String, Disk>,
-    /// How long each crashed Redis node stays down at least.
-    pub restart_delay_ms: BTreeMap<String, u64>,
     /// Crash-point traps the clients' step hooks check.
     pub steps: StepTraps,
     /// Every node's network interface, for latency, loss and reset faults on nodes and
@@ -95,243 +63,189 @@ pub struct Reach {
     pub writes: WriteTraps,
 }
 
-/// What each kind of fault covers now. A process is paused while any pause covers it and
-/// down while any crash does; a link is cut while any partition or stall covers it; a
-/// clock runs at the rate of the latest drift still covering it. (Latency and loss are
-/// claimed on the nodes' [`Nic`]s, the same way.)
-#[derive(Debug, Default)]
-pub struct Composition {
-    pub paused: Covers<String>,
-    pub down: Covers<String>,
-    /// Links as (from, to) node names.
-    pub cut: Covers<(String, String)>,
-    /// Each drift's rate, in ppm.
-    pub drifts: Covers<String, i64>,
-    /// The rate of each drifting clock before its first drift.
-    pub base_rates: BTreeMap<String, i64>,
+/// What holds the world until a fault has struck.
+pub enum Hold {
+    /// A client stopped at a crash point; dropping it lets the client go on.
+    Step(steps::Held),
+    /// A master's stream held from its replicas; opening it lets the write go to them.
+    Write(Gate),
 }
 
-impl Reach {
-    /// A new fault's id.
-    fn new_fault(&self) -> FaultId {
-        self.next_fault.fetch_add(1, Ordering::Relaxed)
+impl Degradation {
+    /// Claims (`on`) or drops fault `id`'s degradation of `nic`'s messages to `peer`
+    /// (`None`: to anyone).
+    fn set_on(self, nic: &Nic, peer: Option<IpAddr>, id: FaultId, on: bool) {
+        match self {
+            Degradation::Latency(range) => nic.set_latency(peer, id, on.then_some(range)),
+            Degradation::Loss(rate) => nic.set_loss(peer, id, on.then_some(rate)),
+        }
+    }
+}
+
+impl Backend for Reach {
+    type Hold = Hold;
+
+    fn true_ns(&self) -> u64 {
+        true_now_ns()
     }
 
-    /// The composition of the faults now.
-    fn covers(&self) -> MutexGuard<'_, Composition> {
-        self.covers.lock().expect("covers lock poisoned")
+    async fn sleep(&self, duration: Duration) {
+        madsim::time::sleep(duration).await;
     }
 
-    /// Records a fault event under [`WORLD`], at true time.
-    fn record(&self, kind: EventKind) {
-        self.recorder.record(WORLD, (true_now_ns() / 1000) as i64, kind);
-    }
-
-    /// Records an event on a node, at that node's local time.
-    fn record_on(&self, node: &str, kind: EventKind) {
-        self.recorder.record(node, self.clocks[node].local_us(), kind);
-    }
-
-    /// The nodes a target names now. `event_node` is the node of the triggering event.
-    async fn resolve(
-        &self,
-        target: &Target,
-        event_node: Option<String>,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<String> {
-        let candidates = Candidates {
-            clients: &self.clients,
-            masters: &self.masters,
-            redis: &self.redis,
-            master: self.groups[0].master_name(),
+    async fn next_event(&self, event: TriggerEvent) -> String {
+        let wanted = move |kind: &EventKind| match event {
+            TriggerEvent::Acquired => matches!(kind, EventKind::Acquired { .. }),
+            TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
+            TriggerEvent::CrashPoint | TriggerEvent::WriteBeforeReplication => {
+                unreachable!("traps, not events of the history")
+            }
         };
-        match target.draw(&candidates, rng) {
-            Some(nodes) => nodes,
-            None => vec![match event_node {
-                Some(node) => node,
-                None => self.recorder.holder_or_next().await,
-            }],
-        }
+        let from = self.recorder.len();
+        self.recorder.next_event(from, |e| wanted(&e.kind)).await.node
     }
-}
 
-/// Waits for the trigger of the scenario's fault number `index`, then injects it.
-pub async fn inject(index: usize, fault: Fault, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
-    let fired = wait_for(&fault, &reach).await;
-    if let FaultAction::Random(nemesis) = fault.action {
-        return nemesis::run(index, nemesis, reach, rng).await;
-    }
-    let targets = match (&fault.target, fired.held.is_some()) {
-        (None, _) => Vec::new(),
-        // A crash point's target is the client that reached the step.
-        (Some(_), true) => fired.node.clone().into_iter().collect(),
-        (Some(Target::Nodes(names)), false) => {
-            let mut resolved = Vec::new();
-            for word in words_among(names) {
-                resolved.push(reach.resolve(&word, fired.node.clone(), &mut rng).await);
+    async fn spring(&self, trap: Trap) -> (String, Hold) {
+        match trap {
+            Trap::Step { step, clients } => {
+                let (client, held) = self.steps.spring(step, clients).await;
+                (client, Hold::Step(held))
             }
-            resolve_names(names, resolved)
+            Trap::WriteBeforeReplication => {
+                let (master, gate) = self.writes.spring().await;
+                (master, Hold::Write(gate))
+            }
         }
-        (Some(target), false) => reach.resolve(target, fired.node.clone(), &mut rng).await,
-    };
-    // Words in groups (`[["holder"], ["redis-1"]]`) name nodes now, as targets do.
-    let mut action = fault.action;
-    if let Some(groups) = action.groups_mut() {
-        let mut resolved = Vec::new();
-        for word in words_among(groups.iter().flatten()) {
-            resolved.push(reach.resolve(&word, fired.node.clone(), &mut rng).await);
-        }
-        *groups = resolve_groups(groups, resolved);
     }
-    // The fault strikes now, not when its trigger fired: `holder` may have waited for the
-    // next grant, and that grant came before the fault.
-    reach.recorder.struck(index);
-    let applying = apply(action, targets, &reach);
-    tokio::pin!(applying);
-    // The first poll strikes (pauses, kills, cuts, jumps) before any wait; a client held at
-    // a crash point then goes on under the fault, unless the fault killed or froze it.
-    // A write held from the replicas goes to them now, if its master still lives.
-    let struck = futures::poll!(applying.as_mut());
-    if let Some(gate) = fired.gate {
-        gate.open();
-    }
-    if struck.is_pending() {
-        drop(fired.held);
-        applying.await;
-    }
-}
 
-/// Injects one (non-random) fault on resolved targets, and undoes it when it has a
-/// duration.
-async fn apply(action: FaultAction, targets: Vec<String>, reach: &Reach) {
-    match action {
-        FaultAction::Pause { duration_ms } => process::pause(&targets, duration_ms, reach).await,
-        FaultAction::Crash { restart_after_ms } => {
-            process::crash(Failure::Process, &targets, restart_after_ms, reach).await
+    fn release(&self, hold: Hold) {
+        match hold {
+            Hold::Step(held) => drop(held),
+            Hold::Write(gate) => gate.open(),
         }
-        FaultAction::PowerLoss { restart_after_ms } => {
-            process::crash(Failure::Machine, &targets, restart_after_ms, reach).await
-        }
-        FaultAction::Restart => process::crash(Failure::Process, &targets, Some(0), reach).await,
-        FaultAction::ClockJump { by_ms } => clock::jump(&targets, by_ms, reach),
-        FaultAction::ClockDrift {
-            rate_ppm,
-            duration_ms,
-        } => clock::drift(&targets, rate_ppm, duration_ms, reach).await,
-        FaultAction::Partition {
-            groups,
-            one_way,
-            duration_ms,
-        } => network::partition(&groups, one_way, duration_ms, reach).await,
-        FaultAction::Heal => network::heal(reach),
-        FaultAction::Latency {
-            latency_ms,
-            groups,
-            one_way,
-            duration_ms,
-        } => {
-            let links = groups.map(|groups| network::links_between(&groups, one_way));
-            network::degrade(
-                Degradation::Latency(latency_ms),
-                &targets,
-                links,
-                duration_ms,
-                reach,
-            )
-            .await
-        }
-        FaultAction::Loss {
-            rate,
-            groups,
-            one_way,
-            duration_ms,
-        } => {
-            let links = groups.map(|groups| network::links_between(&groups, one_way));
-            network::degrade(Degradation::Loss(rate), &targets, links, duration_ms, reach).await
-        }
-        FaultAction::Reset => network::reset(&targets, reach),
-        FaultAction::ReplicationStall { duration_ms } => network::stall(&targets, duration_ms, reach).await,
-        FaultAction::Random(_) => unreachable!("the nemesis draws only concrete faults"),
     }
-}
 
-/// What fired a fault.
-#[derive(Default)]
-struct Fired {
-    /// The node of the triggering event or step, if any: `holder` means this node.
-    node: Option<String>,
-    /// A client held at a crash point until the fault has been applied.
-    held: Option<steps::Held>,
-    /// A master's stream held back from its replicas until the fault has been applied.
-    gate: Option<Gate>,
-}
+    fn current_holder(&self) -> Option<String> {
+        self.recorder.current_holder()
+    }
 
-/// Waits until the fault's trigger fires.
-async fn wait_for(fault: &Fault, reach: &Reach) -> Fired {
-    match fault.trigger {
-        Trigger::At { at_ms } => {
-            sleep_until_true_ms(at_ms).await;
-            Fired::default()
+    fn master_of(&self, node: Option<&str>) -> Option<String> {
+        let group = match node {
+            None => self.groups.first(),
+            Some(node) => self.groups.iter().find(|g| g.names.iter().any(|n| n == node)),
+        };
+        group.map(|group| group.master_name().to_string())
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        self.nodes.keys().cloned().collect()
+    }
+
+    /// A fault's own event at true time; a node's at its local time.
+    fn record(&self, node: &str, kind: EventKind) {
+        let local_us = match node {
+            WORLD => (true_now_ns() / 1000) as i64,
+            node => self.clocks[node].local_us(),
+        };
+        self.recorder.record(node, local_us, kind);
+    }
+
+    fn struck(&self, index: usize, on: StruckOn) {
+        self.recorder.struck(index, on);
+    }
+
+    fn drawn(&self, fault: String) {
+        self.recorder.drawn(fault);
+    }
+
+    fn spawn(&self, strike: impl Future<Output = ()> + 'static) {
+        madsim::task::spawn_local(strike);
+    }
+
+    fn failed(&self, error: String) {
+        unreachable!("a simulated strike cannot fail: {error}");
+    }
+
+    fn pause(&self, node: &str) {
+        Handle::current().pause(self.nodes[node]);
+    }
+
+    fn resume(&self, node: &str) {
+        Handle::current().resume(self.nodes[node]);
+    }
+
+    fn kill(&self, node: &str, _failure: Failure) {
+        Handle::current().kill(self.nodes[node]);
+    }
+
+    fn lose_page_cache(&self, node: &str) {
+        if let Some(disk) = self.disks.get(node) {
+            disk.lose_page_cache();
         }
-        Trigger::On {
-            event,
-            after_ms,
-            delay_ms,
-        } => {
-            sleep_until_true_ms(after_ms).await;
-            let wanted = |kind: &EventKind| match event {
-                TriggerEvent::Acquired => matches!(kind, EventKind::Acquired { .. }),
-                TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
-                TriggerEvent::CrashPoint => unreachable!("crash points trigger `AtStep`"),
-                TriggerEvent::WriteBeforeReplication => {
-                    unreachable!("a write is not an event of the history")
+    }
+
+    async fn restart(&self, node: &str) -> Result<(), String> {
+        Handle::current().restart(self.nodes[node]);
+        Ok(())
+    }
+
+    fn jump_clock(&self, node: &str, by_ms: i64) -> Result<(), String> {
+        self.clocks[node].jump_ms(by_ms);
+        Ok(())
+    }
+
+    fn clock_rate_ppm(&self, node: &str) -> i64 {
+        self.clocks[node].rate_ppm()
+    }
+
+    fn set_clock_rate_ppm(&self, node: &str, rate_ppm: i64) -> Result<(), String> {
+        self.clocks[node].set_rate_ppm(rate_ppm);
+        Ok(())
+    }
+
+    fn cut(&self, (from, to): &Link) {
+        NetSim::current().clog_link(self.nodes[from], self.nodes[to]);
+    }
+
+    fn mend(&self, (from, to): &Link) {
+        NetSim::current().unclog_link(self.nodes[from], self.nodes[to]);
+    }
+
+    fn degrade(&self, degradation: Degradation, scope: &Scope, id: FaultId, on: bool) -> Result<(), String> {
+        match scope {
+            Scope::Links(links) => {
+                for (from, to) in links {
+                    degradation.set_on(&self.nics[from], Some(self.ips[to]), id, on);
                 }
-            };
-            if event == TriggerEvent::WriteBeforeReplication {
-                let (master, gate) = reach.writes.spring().await;
-                sleep_ms(delay_ms).await;
-                return Fired {
-                    node: Some(master),
-                    gate: Some(gate),
-                    ..Fired::default()
-                };
             }
-            let from = reach.recorder.len();
-            let event = reach.recorder.next_event(from, |e| wanted(&e.kind)).await;
-            sleep_ms(delay_ms).await;
-            Fired {
-                node: Some(event.node),
-                ..Fired::default()
-            }
+            Scope::Everywhere => self
+                .nics
+                .values()
+                .for_each(|nic| degradation.set_on(nic, None, id, on)),
+            Scope::Nodes(nodes) => nodes
+                .iter()
+                .for_each(|node| degradation.set_on(&self.nics[node], None, id, on)),
         }
-        Trigger::AtStep { step, after_ms } => {
-            sleep_until_true_ms(after_ms).await;
-            let clients = match &fault.target {
-                Some(Target::Nodes(names)) => Some(names.clone()),
-                _ => None,
-            };
-            let (node, held) = reach.steps.spring(step, clients).await;
-            Fired {
-                node: Some(node),
-                held: Some(held),
-                ..Fired::default()
-            }
+        Ok(())
+    }
+
+    /// madsim's reset closes a node's listening socket too, which no real reset does; so a
+    /// Redis node's connections are closed from the other end, by resetting its clients.
+    fn reset(&self, targets: &[String]) {
+        let mut nodes: Vec<&String> = targets
+            .iter()
+            .filter(|name| self.clients.contains(name))
+            .collect();
+        if targets.iter().any(|name| self.redis.contains(name)) {
+            nodes.extend(&self.clients);
         }
-    }
-}
-
-/// Sleeps until true time `at_ms` since the start of the run.
-async fn sleep_until_true_ms(at_ms: u64) {
-    let at_ns = at_ms * 1_000_000;
-    let now_ns = true_now_ns();
-    if at_ns > now_ns {
-        madsim::time::sleep(Duration::from_nanos(at_ns - now_ns)).await;
-    }
-}
-
-/// Sleeps `ms` of true time (0 returns at once).
-async fn sleep_ms(ms: u64) {
-    if ms > 0 {
-        madsim::time::sleep(Duration::from_millis(ms)).await;
+        nodes.sort();
+        nodes.dedup();
+        for name in nodes {
+            // madsim drops what is in flight to the node; our NIC makes its streams refuse
+            // further use, as a connection that received a RST does.
+            NetSim::current().reset_node(self.nodes[name]);
+            self.nics[name].reset_connections();
+        }
     }
 }

@@ -19,8 +19,8 @@ use std::time::Duration;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::super::clock::true_now_ns;
-use super::{Reach, apply};
+use super::{Backend, Schedule};
+use crate::history::StruckOn;
 use crate::scenario::{Fault, FaultAction, Nemesis, RandomKind, Target, Trigger};
 
 /// The nemesis one seed runs: in swarm mode a subset, otherwise all the scenario allows.
@@ -79,17 +79,22 @@ impl Plan {
     }
 }
 
-/// Injects random faults until the run ends; the first is the strike of the scenario's
+/// Strikes random faults until the run ends; the first is the strike of the scenario's
 /// fault number `index`.
-pub async fn run(index: usize, nemesis: Nemesis, reach: Arc<Reach>, mut rng: ChaCha8Rng) {
-    let all: Vec<String> = reach.nodes.keys().cloned().collect();
+pub async fn run<B: Backend + 'static>(
+    schedule: Arc<Schedule<B>>,
+    index: usize,
+    nemesis: Nemesis,
+    mut rng: ChaCha8Rng,
+) {
+    let all = schedule.backend.nodes();
     let plan = Plan::draw(&nemesis, all.clone(), &mut rng);
     loop {
         let uniform: f64 = rng.random_range(f64::EPSILON..1.0);
         let gap_s = -uniform.ln() / plan.rate_per_s;
-        madsim::time::sleep(Duration::from_secs_f64(gap_s)).await;
+        schedule.backend.sleep(Duration::from_secs_f64(gap_s)).await;
         let kind = plan.kind(&mut rng);
-        let Some(node) = pick_node(kind, &plan.nodes, &reach, &mut rng) else {
+        let Some(node) = pick_node(kind, &plan.nodes, &schedule.cast.replicas, &mut rng) else {
             continue; // nothing this kind can hit (a stall without replicas)
         };
         let action = draw_action(kind, &nemesis, &node, &all, &mut rng);
@@ -99,30 +104,33 @@ pub async fn run(index: usize, nemesis: Nemesis, reach: Arc<Reach>, mut rng: Cha
         };
         let fault = Fault {
             trigger: Trigger::At {
-                at_ms: true_now_ns() / 1_000_000,
+                at_ms: schedule.backend.true_ns() / 1_000_000,
             },
             target,
             action: action.clone(),
         };
-        reach.recorder.struck(index);
-        reach.recorder.drawn(fault.to_json().to_string());
-        let reach = reach.clone();
-        madsim::task::spawn(async move { apply(action, vec![node], &reach).await });
+        let on = StruckOn {
+            targets: vec![node.clone()],
+            ..StruckOn::default()
+        };
+        schedule.backend.struck(index, on);
+        schedule.backend.drawn(fault.to_json().to_string());
+        let striking = schedule.clone();
+        schedule
+            .backend
+            .spawn(async move { striking.strike(action, vec![node]).await });
     }
 }
 
 /// The node a fault of `kind` hits: any the plan allows; for a stall a replica.
-fn pick_node(kind: RandomKind, nodes: &[String], reach: &Reach, rng: &mut ChaCha8Rng) -> Option<String> {
+fn pick_node(
+    kind: RandomKind,
+    nodes: &[String],
+    replicas: &[String],
+    rng: &mut ChaCha8Rng,
+) -> Option<String> {
     let candidates: Vec<&String> = match kind {
-        RandomKind::ReplicationStall => nodes
-            .iter()
-            .filter(|node| {
-                reach
-                    .groups
-                    .iter()
-                    .any(|g| g.names.iter().skip(1).any(|r| r == *node))
-            })
-            .collect(),
+        RandomKind::ReplicationStall => nodes.iter().filter(|node| replicas.contains(*node)).collect(),
         _ => nodes.iter().collect(),
     };
     (!candidates.is_empty()).then(|| candidates[rng.random_range(0..candidates.len())].clone())

@@ -6,6 +6,22 @@
 
 use std::collections::BTreeMap;
 
+/// What each kind of fault covers now. A process is paused while any pause covers it and
+/// down while any crash does; a link is cut while any partition or stall covers it; a
+/// clock runs at the rate of the latest drift still covering it. (Latency and loss are
+/// claimed by the backend, on the simulator's NICs.)
+#[derive(Debug, Default)]
+pub struct Composition {
+    pub paused: Covers<String>,
+    pub down: Covers<String>,
+    /// Links as (from, to) node names.
+    pub cut: Covers<(String, String)>,
+    /// Each drift's rate, in ppm.
+    pub drifts: Covers<String, i64>,
+    /// The rate of each drifting clock before its first drift.
+    pub base_rates: BTreeMap<String, i64>,
+}
+
 /// One fault's identity, unique in a run, in the order faults struck.
 pub type FaultId = u64;
 
