@@ -18,7 +18,11 @@ const CHECKED_ENDINGS: [&str; 12] = [
 /// (doc, path, whose).
 const OTHER_PROJECTS_PATHS: [(&str, &str, &str); 2] = [
     ("scenarios/README.md", "redis/lock.py", "redis-py's Lock"),
-    ("docs/ci.md", "locksim/gc-pause.json", "a team's own scenario, in its repository"),
+    (
+        "docs/ci.md",
+        "locksim/gc-pause.json",
+        "a team's own scenario, in its repository",
+    ),
 ];
 
 /// The docs whose links and paths are checked.

@@ -80,6 +80,7 @@ fn a_gc_pause_breaks_the_lock_and_the_baseline_holds_in_the_simulator_and_live()
         "[]",
         r#"{ "mutual_exclusion": "holds", "resource_safety": "holds" }"#,
     );
+    let junit = dir.join("compare.xml");
     let (code, output, rows) = compare(
         &dir,
         &[
@@ -89,6 +90,8 @@ fn a_gc_pause_breaks_the_lock_and_the_baseline_holds_in_the_simulator_and_live()
             "locksim",
             "--sim-seeds",
             "20",
+            "--junit",
+            junit.to_str().unwrap(),
         ],
     );
     assert_eq!(code, Some(0), "{output}");
@@ -108,6 +111,28 @@ fn a_gc_pause_breaks_the_lock_and_the_baseline_holds_in_the_simulator_and_live()
         "{output}"
     );
     assert!(rows[0]["disagreements"].as_array().unwrap().is_empty());
+    // The same comparison as JUnit (issue 32, point 1): a suite per file, a case per
+    // expected checker and one for the faults struck, all passed.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let document = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(document.root_element().attribute("failures"), Some("0"), "{xml}");
+    let cases: Vec<&str> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|n| n.attribute("name").unwrap())
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            "mutual_exclusion agrees",
+            "resource_safety agrees",
+            "the faults struck agree",
+            "mutual_exclusion agrees",
+            "resource_safety agrees",
+            "the faults struck agree"
+        ],
+        "{xml}"
+    );
 }
 
 /// The scenarios of docs/real-vs-sim.md, in its table's order.

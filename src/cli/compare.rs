@@ -27,6 +27,8 @@ use locksim::search::story::last_time_named;
 use locksim::sweep::{RunSummary, SeedRun, run_seed};
 use locksim::world::events::EventCounts;
 
+use locksim::report::junit::{self, Suite};
+
 use super::account::{history_lines, write_lines};
 use super::live::{default_worker, live_runs, live_setup, redis_server_runs};
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, load_every_or_none};
@@ -65,6 +67,10 @@ pub struct CompareArgs {
     /// simulated seed's trace is `locksim replay FILE --seed N`).
     #[arg(long, value_name = "DIR")]
     pub trace: Option<PathBuf>,
+    /// Also write the comparison as JUnit XML to this file: a testsuite per scenario file,
+    /// a testcase per expected checker (do the modes agree?) and one for the faults struck.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// The first violation one mode found: in which seed, when in that run, and how much host
@@ -126,6 +132,7 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
     };
     emit(TABLE_HEADER);
     let (mut all_agree, mut any_error) = (true, false);
+    let mut suites = Vec::new();
     for (file, scenario) in &scenarios {
         let sim = simulated(file, scenario, args.sim_seeds.unwrap_or(scenario.seeds));
         let lives: Vec<Side> = redis_servers
@@ -140,6 +147,7 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
         for note in row.notes() {
             emit(format_args!("  {note}"));
         }
+        suites.push(row.suite(scenario, file));
         all_agree &= row.disagreements().is_empty() && row.faults_differ.is_empty();
         any_error |= row.sides().any(|side| !side.report.errors.is_empty());
         if let Some(out) = json_out.as_mut()
@@ -150,6 +158,12 @@ pub fn compare_live(args: CompareArgs) -> ExitCode {
         }
     }
     emit(table_legend());
+    if let Some(path) = &args.junit
+        && let Err(e) = std::fs::write(path, junit::render(&suites))
+    {
+        eprintln!("error: writing --junit {}: {e}", path.display());
+        return ExitCode::from(EXIT_UNMET);
+    }
     match (any_error, all_agree) {
         (true, _) => ExitCode::from(EXIT_HARNESS),
         (false, false) => ExitCode::from(EXIT_UNMET),
@@ -411,6 +425,59 @@ impl Row {
                     .map(|checker| (live.mode, checker))
             })
             .collect()
+    }
+
+    /// The row as a JUnit suite: for each expected checker, whether every live mode's
+    /// finding agrees with the simulator's; then whether the faults struck agree.
+    fn suite(&self, scenario: &Scenario, file: &Path) -> Suite {
+        let disagreements = self.disagreements();
+        let errors: Vec<String> = self
+            .notes()
+            .into_iter()
+            .filter(|_| self.sides().any(|s| !s.report.errors.is_empty()))
+            .collect();
+        let outcome = |failed: Vec<String>, what: &str| match (errors.is_empty(), failed.is_empty()) {
+            (false, _) => junit::Outcome::Error {
+                message: "a run failed; nothing was compared".into(),
+                detail: errors.clone(),
+            },
+            (true, true) => junit::Outcome::Passed,
+            (true, false) => junit::Outcome::Failed {
+                message: format!("{what} differ: {}", failed.join("; ")),
+                detail: vec![self.line()],
+            },
+        };
+        let mut cases: Vec<junit::Case> = self
+            .checkers()
+            .into_iter()
+            .map(|checker| {
+                let modes: Vec<String> = disagreements
+                    .iter()
+                    .filter(|(_, c)| *c == checker)
+                    .map(|(mode, _)| format!("{mode} says otherwise than the simulator"))
+                    .collect();
+                junit::Case {
+                    name: format!("{checker} agrees"),
+                    outcome: outcome(modes, "the verdicts"),
+                }
+            })
+            .collect();
+        let faults = self
+            .faults_differ
+            .iter()
+            .map(|(mode, seed, line)| format!("{mode}, seed {seed}: {line}"))
+            .collect();
+        cases.push(junit::Case {
+            name: "the faults struck agree".into(),
+            outcome: outcome(faults, "the faults struck"),
+        });
+        Suite {
+            name: scenario.name.clone(),
+            file: file.display().to_string(),
+            time_s: 0.0,
+            cases,
+            system_out: self.notes(),
+        }
     }
 
     /// The table row, in Markdown.
