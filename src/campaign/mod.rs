@@ -13,6 +13,7 @@ pub mod envelopes;
 pub mod matrix;
 pub mod minimal;
 pub mod plan;
+pub mod starter;
 pub mod sweeps;
 
 /// Writes a generated scenario to `file` as people write them (pretty JSON, a final
