@@ -122,7 +122,15 @@ pub fn init(args: InitArgs) -> ExitCode {
     for file in &files {
         eprintln!("measuring {} over {} seeds", file.file_name, setup.seeds);
         match measure(file, jobs) {
-            Ok(scenario) => written.push((file.file_name.clone(), scenario)),
+            Ok(scenario) => {
+                if scenario["expect"].as_object().is_none_or(|expect| expect.is_empty()) {
+                    eprintln!(
+                        "warning: {}: its seeds showed nothing to claim (its description says why), so `locksim run` will call it unchecked; more --seeds or another --ttl may show something",
+                        file.file_name
+                    );
+                }
+                written.push((file.file_name.clone(), scenario));
+            }
             Err(e) => {
                 eprintln!("error: a run failed while measuring {e}");
                 return ExitCode::from(EXIT_HARNESS);

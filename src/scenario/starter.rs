@@ -125,7 +125,12 @@ pub fn starter_set(setup: &Setup) -> Result<Vec<StarterFile>, (String, String)> 
             checkers: checkers.clone(),
         }
     };
-    let master = "master";
+    // The node that granted the lock: `master` follows a failover; Redlock has several,
+    // and its faults strike the first.
+    let master = match setup.topology {
+        StarterTopology::Redlock => "redis-1",
+        _ => "master",
+    };
     let mut files = vec![
         file(
             "baseline",
@@ -144,7 +149,7 @@ pub fn starter_set(setup: &Setup) -> Result<Vec<StarterFile>, (String, String)> 
         files.push(file(
             "failover",
             json!([{ "kind": "crash", "target": master, "on": "write_before_replication", "at_ms": fault_at, "delay_ms": 20 }]),
-            "The master crashes just after it granted the lock and before the grant reached any replica; a replica is promoted without the lock key.".into(),
+            format!("The master crashes just after it granted the lock and before the grant reached any replica; {} later a replica is promoted without the lock key.", human(ttl / 10)),
             "A mutual-exclusion violation means the promoted replica granted the lock again while its first holder still held it: asynchronous replication loses acknowledged lock grants (only WAIT for the replicas, or fencing, helps).",
         ));
     }
@@ -207,12 +212,15 @@ fn partition_groups(setup: &Setup, loaded: &Scenario) -> (Value, String) {
 /// the fault (at two TTLs), for the fault (at most four TTLs and 10 s) and after it.
 fn base_scenario(setup: &Setup) -> Value {
     let ttl = setup.ttl_ms;
+    // A failover within the holder's work (a tenth of the TTL: 1 s for a 10 s lock), so a
+    // lost grant can overlap a holder that still works, as it does when work is long.
+    let down_after_ms = ttl / 10;
     let topology = match setup.topology {
         StarterTopology::Single => json!({ "kind": "single" }),
-        StarterTopology::Replicated => json!({ "kind": "replicated", "replicas": 2, "down_after_ms": 1000 }),
+        StarterTopology::Replicated => json!({ "kind": "replicated", "replicas": 2, "down_after_ms": down_after_ms }),
         StarterTopology::Sentinel => json!({
             "kind": "replicated", "replicas": 2,
-            "sentinel": { "count": 3, "quorum": 2, "down_after_ms": 1000 }
+            "sentinel": { "count": 3, "quorum": 2, "down_after_ms": down_after_ms }
         }),
         StarterTopology::Redlock => json!({ "kind": "redlock", "masters": setup.masters }),
     };
@@ -263,7 +271,7 @@ fn setup_name(setup: &Setup) -> String {
 /// A duration as a person writes it: `"30 s"`, `"1.5 s"`, `"250 ms"`.
 pub fn human(ms: u64) -> String {
     match ms {
-        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
         ms if ms >= 1000 => format!("{} s", ms as f64 / 1000.0),
         ms => format!("{ms} ms"),
     }
