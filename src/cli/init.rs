@@ -67,7 +67,9 @@ fn ttl(text: &str) -> Result<u64, String> {
     let [min, max] = STARTER_TTL_MS;
     match u64::try_from(ms) {
         Ok(ms) if (min..=max).contains(&ms) => Ok(ms),
-        _ => Err(format!("{ms} ms is out of range: must be {min}..={max} ms (1 s to 5 min)")),
+        _ => Err(format!(
+            "{ms} ms is out of range: must be {min}..={max} ms (1 s to 5 min)"
+        )),
     }
 }
 
@@ -123,7 +125,10 @@ pub fn init(args: InitArgs) -> ExitCode {
         eprintln!("measuring {} over {} seeds", file.file_name, setup.seeds);
         match measure(file, jobs) {
             Ok(scenario) => {
-                if scenario["expect"].as_object().is_none_or(|expect| expect.is_empty()) {
+                if scenario["expect"]
+                    .as_object()
+                    .is_none_or(|expect| expect.is_empty())
+                {
                     eprintln!(
                         "warning: {}: its seeds showed nothing to claim (its description says why), so `locksim run` will call it unchecked; more --seeds or another --ttl may show something",
                         file.file_name
@@ -202,7 +207,11 @@ fn readme(args: &InitArgs, written: &[(String, serde_json::Value)]) -> String {
     }
     command += &format!(" --seeds {}", args.seeds);
     let live = args.command.is_some();
-    let run = if live { "locksim run --live ." } else { "locksim run ." };
+    let run = if live {
+        "locksim run --live ."
+    } else {
+        "locksim run ."
+    };
     let mut text = format!(
         "# Lock scenarios for your setup\n\n\
          Written by `{command}`. Each file is a scenario for `locksim run`: a baseline\n\

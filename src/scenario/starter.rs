@@ -101,8 +101,8 @@ pub struct StarterFile {
 pub fn starter_set(setup: &Setup) -> Result<Vec<StarterFile>, (String, String)> {
     let ttl = setup.ttl_ms;
     let base = base_scenario(setup);
-    let loaded = load_str(std::path::Path::new("(init)"), &base.to_string())
-        .map_err(|e| (e.field, e.reason))?;
+    let loaded =
+        load_str(std::path::Path::new("(init)"), &base.to_string()).map_err(|e| (e.field, e.reason))?;
     let fault_at = 2 * ttl;
     let mut checkers = vec![
         crate::check::mutual_exclusion::NAME,
@@ -141,7 +141,10 @@ pub fn starter_set(setup: &Setup) -> Result<Vec<StarterFile>, (String, String)> 
         file(
             "pause-holder",
             json!([{ "kind": "pause", "target": "holder", "on": "acquired", "at_ms": fault_at, "delay_ms": 10, "duration_ms": 3 * ttl }]),
-            format!("The holder freezes for {} (a GC pause, a VM stop, SIGSTOP) just after it takes the lock: three TTLs, so its key expires under it and another client may take the lock.", human(3 * ttl)),
+            format!(
+                "The holder freezes for {} (a GC pause, a VM stop, SIGSTOP) just after it takes the lock: three TTLs, so its key expires under it and another client may take the lock.",
+                human(3 * ttl)
+            ),
             "A mutual-exclusion violation means two clients believed they held the lock at once: the paused holder woke up and went on as if nothing happened. Only fencing tokens checked by the resource keep its data safe then (resource_safety, stale_write).",
         ),
     ];
@@ -178,21 +181,10 @@ pub fn starter_set(setup: &Setup) -> Result<Vec<StarterFile>, (String, String)> 
 /// Who the partition of `setup` cuts off from whom, and the words saying so.
 fn partition_groups(setup: &Setup, loaded: &Scenario) -> (Value, String) {
     match setup.topology {
-        StarterTopology::Single => (
-            json!([["holder"], ["redis-1"]]),
-            "the holder is cut off from Redis; its release waits in the network, and the key expires by itself.".into(),
+        StarterTopology::Single | StarterTopology::Redlock => (
+            json!([["holder"], loaded.master_names()]),
+            "the holder is cut off from Redis (every master); its release waits in the network, and the key expires by itself.".into(),
         ),
-        StarterTopology::Redlock => {
-            let masters = loaded.master_names();
-            let minority = masters.len().saturating_sub(1) / 2;
-            let cut_off = if minority == 0 { 1 } else { minority };
-            let side: Vec<&String> = masters.iter().take(cut_off).collect();
-            let names = side.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
-            (
-                json!([side, loaded.client_names()]),
-                format!("{names} (a minority of the masters where there are three or more) cannot be reached by any client."),
-            )
-        }
         StarterTopology::Replicated | StarterTopology::Sentinel => {
             let others: Vec<String> = loaded
                 .node_names()
@@ -217,7 +209,9 @@ fn base_scenario(setup: &Setup) -> Value {
     let down_after_ms = ttl / 10;
     let topology = match setup.topology {
         StarterTopology::Single => json!({ "kind": "single" }),
-        StarterTopology::Replicated => json!({ "kind": "replicated", "replicas": 2, "down_after_ms": down_after_ms }),
+        StarterTopology::Replicated => {
+            json!({ "kind": "replicated", "replicas": 2, "down_after_ms": down_after_ms })
+        }
         StarterTopology::Sentinel => json!({
             "kind": "replicated", "replicas": 2,
             "sentinel": { "count": 3, "quorum": 2, "down_after_ms": down_after_ms }
@@ -301,7 +295,10 @@ pub fn starter_text(scenario: &Value) -> String {
         }
         _ => format!("  {}: {value}", Value::from(key)),
     };
-    let others = object.keys().map(String::as_str).filter(|key| !ORDER.contains(key));
+    let others = object
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !ORDER.contains(key));
     let lines: Vec<String> = ORDER
         .into_iter()
         .chain(others)
