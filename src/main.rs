@@ -78,6 +78,10 @@ enum Command {
     /// mode, whether they agree, the time to the first violation and the speed-up. Exits
     /// 0 when they agree, 1 when some verdict differs, 3 when a run failed.
     CompareLive(CompareArgs),
+    /// Write a starter set of scenarios for your lock setup (a baseline and a fault sweep, each expectation measured), with a README.
+    Init(cli::init::InitArgs),
+    /// Write the JSON Schema of scenario files (with --template, of `check` templates).
+    Schema(cli::schema::SchemaArgs),
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
     /// any client can talk to the node the simulator runs. Runs until killed.
     Serve(ServeArgs),
@@ -102,5 +106,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => worker(args),
         Command::CompareLive(args) => compare_live(args),
         Command::Serve(args) => serve(args),
+        Command::Schema(args) => cli::schema::schema(args),
+        Command::Init(args) => cli::init::init(args),
     }
 }

@@ -1,6 +1,7 @@
 //! The README's install line, run as a user would: from a directory outside the
 //! repository (where .cargo/config.toml, which sets `--cfg madsim`, is not read), into a
-//! temporary root; then the installed binary runs a scenario and shows `lock --help`.
+//! temporary root; then the installed binary runs a scenario, the README's quick start
+//! (`init`, then `run` of what it wrote, with no checkout) and shows `lock --help`.
 //!
 //! An install builds the whole crate: minutes on two cores. So the test is `#[ignore]`d
 //! in `cargo test` and run by `make install-check`; it builds in debug (`--debug`) into
@@ -47,6 +48,33 @@ fn the_documented_install_works_from_outside_the_repository() {
     assert!(
         run.status.success() && table.contains("single-node-baseline"),
         "{table}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // The README's quick start, with no checkout: a starter set, run from where it was made.
+    let init = Command::new(&installed)
+        .current_dir(&outside)
+        .args([
+            "init",
+            "my-lock",
+            "--topology",
+            "single",
+            "--ttl",
+            "2s",
+            "--seeds",
+            "2",
+        ])
+        .output()
+        .expect("the installed locksim runs");
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let run = Command::new(&installed)
+        .current_dir(&outside)
+        .args(["run", "my-lock"])
+        .output()
+        .expect("the installed locksim runs");
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
         String::from_utf8_lossy(&run.stderr)
     );
     let help = Command::new(&installed)

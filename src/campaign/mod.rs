@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod minimal;
 pub mod plan;
 pub mod resume;
+pub mod starter;
 pub mod sweeps;
 pub mod unmet;
 

@@ -10,7 +10,7 @@ use crate::platform::Clock;
 
 /// The algorithms of the ladder (lock-algorithms.md), each with its defect kept, plus
 /// Redlock over N independent masters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
     /// Tier 1: `SETNX lock 1`, release `DEL`. A holder that dies keeps the lock forever.
@@ -112,7 +112,7 @@ pub enum WaitFor {
 }
 
 /// Where fencing tokens come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fencing {
     /// No token.
@@ -125,7 +125,7 @@ pub enum Fencing {
 }
 
 /// How an extend (a watchdog renewal, or an explicit extend) treats the key it finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExtendMode {
     /// Reset the TTL only if the key still holds our token; a lock without TTL is only
@@ -144,7 +144,7 @@ pub enum ExtendMode {
 }
 
 /// What the watchdog does after a renewal got no answer (a timeout, a dropped connection).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenewalOnError {
     /// Try again at the next interval while the lease lasts.
@@ -157,7 +157,7 @@ pub enum RenewalOnError {
 }
 
 /// Which value each retry of one acquire stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryToken {
     /// Every attempt draws a new random value.
@@ -174,7 +174,7 @@ pub enum RetryToken {
 }
 
 /// Which nodes a failed acquire attempt releases before the next try.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AttemptCleanup {
     /// Every node that did not refuse: one whose reply was lost may have set the key
@@ -195,7 +195,7 @@ pub enum AttemptCleanup {
 }
 
 /// When the watchdog stops renewing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenewalStops {
     /// When the work ends, before the release is sent.
@@ -217,7 +217,7 @@ pub enum RenewalStops {
 /// Not modelled: Redisson polls Sentinel every second and go-redis follows `+switch-master`,
 /// so those two leave an old master at the switch, before it is converted; here they leave it
 /// when it is converted, as the others do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnReadonly {
     /// Keep the connection and hand the error to the caller, who retries on it: Redisson
@@ -247,7 +247,7 @@ pub enum OnReadonly {
 /// The requests still out when an attempt is decided are not waited for: each master still
 /// applies what it was sent, its late reply is not read, and the next request to it opens
 /// a new connection (`fanout.rs`). On one node every rule is the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resolve {
     /// When every master has answered or timed out (the distlock page's reference clients,

@@ -11,7 +11,7 @@ use super::options::{
 
 /// Lock libraries whose defaults and quirks a client can copy; Redisson and
 /// python-redis-lock also speak their library's own protocol ([`Protocol`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
     /// Redisson RLock, in its own protocol (a reentrant hash per lock, an unlock that

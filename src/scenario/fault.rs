@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -13,6 +14,7 @@ pub use super::fault_kinds::FaultAction;
 use super::fault_kinds::FaultKind;
 use super::limits::{self, OneOrRange};
 pub use super::nemesis::{Nemesis, RandomKind};
+use super::schema_forms::{Duration, SignedDuration, StepName};
 pub use super::target::Target;
 
 pub use crate::client::Step;
@@ -55,7 +57,7 @@ impl Trigger {
 }
 
 /// Events a fault can wait for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TriggerEvent {
     /// A client's acquire returned success; `holder` then means that client.
@@ -127,34 +129,61 @@ impl FaultAction {
 }
 
 /// A fault object as written in a file: every field any kind may use.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FaultFields {
+    /// What the fault does.
     kind: FaultKind,
+    /// Whom it hits (see *Targets* in docs/scenarios.md).
     target: Option<Target>,
+    /// When it strikes (true time); with `on`, the earliest time its event counts.
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     at_ms: Option<u64>,
+    /// The event it waits for, at or after `at_ms`.
     on: Option<TriggerEvent>,
+    /// With `on: crash_point`: the step of the lock algorithm that springs it.
+    #[schemars(with = "Option<StepName>")]
     step: Option<String>,
+    /// With `on`: how long after the event it strikes.
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     delay_ms: Option<u64>,
+    /// How long it lasts (`random`: a `[min, max]` range of its faults' durations).
     duration_ms: Option<OneOrRange>,
+    /// `crash`, `power_loss`: the node starts again this long after.
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     restart_after_ms: Option<u64>,
+    /// `clock_jump`: the step of the node's wall clock, forward when positive.
     #[serde(default, deserialize_with = "limits::opt_signed_ms")]
+    #[schemars(with = "Option<SignedDuration>")]
     by_ms: Option<i64>,
+    /// `clock_drift`: how fast (+) or slow (-) the node's clock runs, in ppm.
     rate_ppm: Option<i64>,
+    /// `partition`, `latency`, `loss`: groups of node names whose links between them it acts on.
     groups: Option<Vec<Vec<String>>>,
+    /// Only the links from the first group to the others.
     one_way: Option<bool>,
+    /// `latency`: the extra one-way delay, `[min, max]`; `random`: a slowed node's.
     #[serde(default, deserialize_with = "limits::opt_ms_pair")]
+    #[schemars(with = "Option<[Duration; 2]>")]
     latency_ms: Option<[u64; 2]>,
+    /// `loss`: the fraction of packets dropped, in [0, 1).
     rate: Option<f64>,
+    /// `random`: mean faults per second.
     rate_per_s: Option<f64>,
+    /// `random`: the kinds of fault it may draw.
     kinds: Option<Vec<RandomKind>>,
+    /// `random`: how far a drawn clock jump steps, `[min, max]`, either way.
     #[serde(default, deserialize_with = "limits::opt_ms_pair")]
+    #[schemars(with = "Option<[Duration; 2]>")]
     jump_ms: Option<[u64; 2]>,
+    /// `random`: a drawn clock drift, `[min, max]` ppm.
     drift_ppm: Option<[i64; 2]>,
+    /// `random`: a lossy node's fraction of packets dropped, `[min, max]`.
     loss_rate: Option<[f64; 2]>,
+    /// `random`: each seed first draws its own nemesis (swarm testing).
     swarm: Option<bool>,
 }
 
@@ -180,6 +209,17 @@ impl FaultFields {
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
         .collect()
+    }
+}
+
+/// A fault's schema is that of the object a file writes, which it is read from.
+impl JsonSchema for Fault {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fault".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FaultFields::json_schema(generator)
     }
 }
 

@@ -7,6 +7,7 @@
 //! What stays per kind elsewhere: building it from a file's fields (`fault.rs`), the
 //! checks of its values (`validate/fault.rs`) and its strike (`schedule/`).
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -40,7 +41,7 @@ macro_rules! fault_kinds {
         }
 
         /// The kinds of fault, as named in files.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
         pub(super) enum FaultKind {
             $( #[serde(rename = $name)] $variant, )*
             #[serde(rename = "random")]

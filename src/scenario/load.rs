@@ -63,8 +63,8 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Scenari
 /// One scenario file and what reading it gave.
 pub type Loaded = (PathBuf, Result<Scenario, ScenarioError>);
 
-/// Expands files and directories (their `*.json`, sorted) into scenario files and loads
-/// each, so that a caller can run the good ones and report every bad one. The error is a
+/// Expands files and directories (their `*.json` but `*.schema.json`, sorted) into
+/// scenario files and loads each, so that a caller can run the good ones and report every bad one. The error is a
 /// path that names no file at all (a directory that cannot be listed or holds no
 /// scenario).
 pub fn load_each(paths: &[PathBuf]) -> Result<Vec<Loaded>, ScenarioError> {
@@ -78,7 +78,7 @@ pub fn load_each(paths: &[PathBuf]) -> Result<Vec<Loaded>, ScenarioError> {
             })?;
             let mut found: Vec<PathBuf> = listing
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
+                .filter(|p| p.extension().is_some_and(|ext| ext == "json") && !is_json_schema(p))
                 .collect();
             if found.is_empty() {
                 return Err(ScenarioError {
@@ -100,6 +100,15 @@ pub fn load_each(paths: &[PathBuf]) -> Result<Vec<Loaded>, ScenarioError> {
             (file, loaded)
         })
         .collect())
+}
+
+/// Whether `file` is a JSON Schema (`scenario.schema.json`, which `locksim schema` and
+/// `locksim init` write beside scenarios for editors), not a scenario: a directory's
+/// `*.schema.json` files are not run.
+fn is_json_schema(file: &Path) -> bool {
+    file.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.ends_with(".schema.json"))
 }
 
 /// Parses JSON into a scenario, returning the failing field's path and the reason. A
@@ -240,6 +249,22 @@ mod tests {
         assert!(reason.contains("-1"), "{reason}");
         let (field, _) = error_of(&replace(r#""duration_ms": 4000"#, r#""duration_ms": -4000"#));
         assert_eq!(field, "faults[0].duration_ms");
+    }
+
+    #[test]
+    fn a_schema_reference_is_accepted_and_a_directory_s_schema_is_not_a_scenario() {
+        let with_schema = replace(r#""name""#, r#""$schema": "scenario.schema.json", "name""#);
+        let scenario = parse(&with_schema).expect("`$schema` is for editors, and accepted");
+        assert_eq!(scenario.schema.as_deref(), Some("scenario.schema.json"));
+        let dir = std::env::temp_dir().join(format!("locksim-load-schema-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.json"), &with_schema).unwrap();
+        std::fs::write(dir.join("scenario.schema.json"), "{\"type\": \"object\"}").unwrap();
+        let loaded = load_each(std::slice::from_ref(&dir)).unwrap();
+        let files: Vec<_> = loaded.iter().map(|(file, _)| file.file_name().unwrap()).collect();
+        assert_eq!(files, ["a.json"], "the schema beside the scenarios is not run");
+        assert!(loaded[0].1.is_ok(), "{:?}", loaded[0].1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The lock under test (`lock`): the algorithm, a library profile, and every setting that
 //! overrides the profile.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits;
+use super::schema_forms::Duration;
 pub use crate::client::{
     Algorithm, AttemptCleanup, ExtendMode, Fencing, OnReadonly, Profile, RenewalOnError, RenewalStops,
     Resolve, RetryToken,
@@ -12,7 +14,7 @@ use crate::client::{LockOptions, Retry, WaitFor, WaitReplicas};
 
 /// The lock algorithm under test and its settings. A `profile` fills in the settings of a
 /// lock library; every field given here overrides it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LockSpec {
     /// Which algorithm of the ladder, or `redlock`.
@@ -20,6 +22,7 @@ pub struct LockSpec {
     /// Time to live of the lock key; 0 for a lock held until released (redis-py's
     /// `timeout=None`, single-node tiers 3–5 only).
     #[serde(deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub ttl_ms: u64,
     /// Copy the defaults and quirks of a lock library.
     #[serde(default)]
@@ -29,6 +32,7 @@ pub struct LockSpec {
     pub retry: Option<RetrySpec>,
     /// How long a client waits for one reply from one node before giving up on it.
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub node_timeout_ms: Option<u64>,
     /// Clock-drift allowance as a fraction of the TTL, subtracted from the validity.
     #[serde(default)]
@@ -87,7 +91,7 @@ pub struct LockSpec {
 }
 
 /// `lock.wait_replicas`: a number of replicas, or `"connected"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WaitSpec {
     /// `WAIT n`; 0 turns WAIT off.
@@ -97,34 +101,42 @@ pub enum WaitSpec {
 }
 
 /// The one word `lock.wait_replicas` takes besides a number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConnectedReplicas {
+    /// The replicas `INFO replication` lists, failing only when none acknowledged.
     Connected,
 }
 
 /// `lock.watchdog`: on with the usual interval, or with an explicit one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WatchdogSpec {
     /// `true`: renew every TTL/3; `false`: no watchdog.
     Enabled(bool),
     /// Renew every `interval_ms`.
     Every {
+        /// The time between two renewals (below the TTL).
         #[serde(deserialize_with = "limits::ms")]
+        #[schemars(with = "Duration")]
         interval_ms: u64,
     },
 }
 
 /// Retries of a failed acquire: up to `count` more attempts, each after
 /// `delay_ms` plus a random `0..=jitter_ms` so contenders do not retry in lockstep.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
+    /// Extra attempts after the first.
     pub count: u32,
+    /// The pause before each retry.
     #[serde(deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub delay_ms: u64,
+    /// The most random time added to each pause.
     #[serde(deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub jitter_ms: u64,
 }
 

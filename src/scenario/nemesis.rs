@@ -2,6 +2,7 @@
 //! the range of every field it draws (the draws themselves are the schedule's,
 //! `schedule/nemesis.rs`).
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// What the nemesis may draw: the kinds, how often, and a range for every field.
@@ -35,7 +36,7 @@ impl Nemesis {
 }
 
 /// Kinds the nemesis can draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RandomKind {
     Pause,

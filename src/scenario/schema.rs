@@ -6,18 +6,24 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::fault::Fault;
 use super::limits;
 use super::lock_spec::LockSpec;
+use super::schema_forms::{Duration, SignedDuration};
 use super::topology::Topology;
 use crate::check;
 
 /// One scenario file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// The JSON Schema the file follows (`locksim schema` writes it), so that an editor
+    /// checks and completes the file; locksim itself reads nothing from it.
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
     /// Short name shown in tables and reports.
     pub name: String,
     /// What the scenario shows, in a sentence or two.
@@ -25,6 +31,7 @@ pub struct Scenario {
     pub description: String,
     /// Simulated (true) time each seed runs for.
     #[serde(deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub duration_ms: u64,
     /// How many seeds `locksim run` tries unless `--seeds` says otherwise.
     #[serde(default = "default_seeds")]
@@ -59,7 +66,7 @@ pub struct Scenario {
 /// `budget`: the most one run may spend. The event budget is deterministic (a run stopped
 /// by it is stopped on every machine); the wall-time budget is the last resort for a run
 /// that stops advancing simulated time, and generous enough never to cut a sound run.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetSpec {
     /// Simulated events (messages and timer firings) per simulated second of the run
@@ -83,16 +90,18 @@ pub const DEFAULT_WALL_S: u64 = 300;
 
 /// `checks`: the time bounds of the liveness checkers. Each defaults to a multiple of one
 /// worst-case hand-over, the TTL plus one retry cycle (see [`check::CheckSettings`]).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChecksSpec {
     /// The longest the lock may stay free while some client wants it (default: one
     /// hand-over).
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub liveness_bound_ms: Option<u64>,
     /// The longest one client may wait while others get the lock (default: five
     /// hand-overs).
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub starvation_bound_ms: Option<u64>,
     /// Grants of the lock needed after every fault for a seed to count as exercised: a
     /// seed with fewer is evidence of nothing, and a checker expected to hold is not met
@@ -105,13 +114,14 @@ fn default_seeds() -> u64 {
 }
 
 /// The clients: each loops acquire → critical section → release → think.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientsSpec {
     /// How many clients (`client-1` … `client-N`).
     pub count: u32,
     /// Duration of one critical section, drawn uniformly from `[min, max]`.
     #[serde(deserialize_with = "limits::ms_pair")]
+    #[schemars(with = "[Duration; 2]")]
     pub work_ms: [u64; 2],
     /// Clients whose critical sections take a different time, by name (`"client-1":
     /// {"work_ms": [4000, 5000]}`): a long batch job among short requests.
@@ -119,6 +129,7 @@ pub struct ClientsSpec {
     pub per_client: BTreeMap<String, ClientOverrides>,
     /// Pause between a release and the next acquire, drawn uniformly from `[min, max]`.
     #[serde(default = "default_think_ms", deserialize_with = "limits::ms_pair")]
+    #[schemars(with = "[Duration; 2]")]
     pub think_ms: [u64; 2],
     /// Careful clients: a critical section ends when the validity the acquire reported
     /// runs out, as the distlock page asks ("work must finish within the validity time").
@@ -128,6 +139,7 @@ pub struct ClientsSpec {
     /// before it lands (a slow network or queue between client and storage); the client
     /// waits for it, then releases.
     #[serde(default, deserialize_with = "limits::opt_ms_pair")]
+    #[schemars(with = "Option<[Duration; 2]>")]
     pub write_delay_ms: Option<[u64; 2]>,
     /// Live mode (`locksim run --live`): the program each client runs, as an argument
     /// list (`["python3", "worker.py"]`), one process per client, started in the
@@ -138,10 +150,12 @@ pub struct ClientsSpec {
 }
 
 /// The settings one client may have of its own.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientOverrides {
+    /// This client's critical section length, `[min, max]`, in place of `clients.work_ms`.
     #[serde(default, deserialize_with = "limits::opt_ms_pair")]
+    #[schemars(with = "Option<[Duration; 2]>")]
     pub work_ms: Option<[u64; 2]>,
 }
 
@@ -170,11 +184,12 @@ fn default_think_ms() -> [u64; 2] {
 }
 
 /// The simulated network.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// One-way latency of every message, drawn uniformly from `[min, max]`.
     #[serde(deserialize_with = "limits::ms_pair")]
+    #[schemars(with = "[Duration; 2]")]
     pub latency_ms: [u64; 2],
 }
 
@@ -185,11 +200,12 @@ impl Default for NetworkSpec {
 }
 
 /// Clock error of every node at the start of a run, drawn per node from the seed.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClocksSpec {
     /// Wall-clock offset from true time, drawn uniformly from `[min, max]`.
     #[serde(default, deserialize_with = "limits::signed_ms_pair")]
+    #[schemars(with = "[SignedDuration; 2]")]
     pub offset_ms: [i64; 2],
     /// Rate error in parts per million (+ runs fast), drawn uniformly from `[min, max]`.
     #[serde(default)]
@@ -197,7 +213,7 @@ pub struct ClocksSpec {
 }
 
 /// Expected verdicts, one optional field per checker.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// Two clients believed they held the lock at once.
@@ -245,7 +261,7 @@ impl Expect {
 }
 
 /// What a checker should report over all seeds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Expectation {
     /// At least one seed violates the invariant.

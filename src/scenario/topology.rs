@@ -4,12 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits;
+use super::schema_forms::Duration;
 
 /// The Redis deployment.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     /// Which deployment.
@@ -23,6 +25,7 @@ pub struct Topology {
     /// The failover controller declares a master down after it has not answered for this
     /// long, and promotes its most up-to-date replica (Sentinel's `down-after-milliseconds`).
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub down_after_ms: Option<u64>,
     /// What a Redis node keeps across a crash: `none` (the default), `aof-everysec` (an
     /// append-only file fsynced every second: a power loss loses up to the last second),
@@ -43,12 +46,14 @@ pub struct Topology {
     /// A crashed Redis node stays down at least this long before it serves again: the
     /// distlock page's countermeasure for restarts without persistence (≥ the max TTL).
     #[serde(default, deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub restart_delay_ms: u64,
     /// How long a master's writes wait in its output buffer to each replica before they go
     /// on the wire (a replica slow to read, a busy master): replication lag that dies with
     /// the master's process, as Redis's does. Latency on the replication link is not that:
     /// bytes on the wire arrive even if their sender dies.
     #[serde(default, deserialize_with = "limits::ms")]
+    #[schemars(with = "Duration")]
     pub replication_lag_ms: u64,
     /// Per-node exceptions to `persistence`, `redis_version` and `restart_delay_ms`, by
     /// node name (`"redis-3": {"persistence": "aof-always"}`).
@@ -68,7 +73,7 @@ pub struct Topology {
 }
 
 /// `topology.sentinel`: Sentinel's own settings (sentinel.conf), each with Sentinel's name.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SentinelSpec {
     /// How many Sentinels (3).
@@ -78,10 +83,12 @@ pub struct SentinelSpec {
     /// A Sentinel deems an instance down after it has not answered for this long
     /// (`down-after-milliseconds`; `topology.down_after_ms`, or 5000).
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub down_after_ms: Option<u64>,
     /// `failover-timeout`: how long an election or a promotion may take, and a failover is
     /// not tried again for twice this long (180000, Sentinel's default).
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub failover_timeout_ms: Option<u64>,
 }
 
@@ -104,17 +111,21 @@ pub const DEFAULT_FAILOVER_TIMEOUT_MS: u64 = 180_000;
 pub const DEFAULT_MIN_REPLICAS_MAX_LAG_S: u64 = 10;
 
 /// The settings one Redis node may have of its own.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeOverrides {
+    /// This node's persistence, in place of `topology.persistence`.
     pub persistence: Option<PersistenceMode>,
+    /// This node's Redis version (6 or 7), in place of `topology.redis_version`.
     pub redis_version: Option<u8>,
+    /// How long this node stays down after a crash, in place of `topology.restart_delay_ms`.
     #[serde(default, deserialize_with = "limits::opt_ms")]
+    #[schemars(with = "Option<Duration>")]
     pub restart_delay_ms: Option<u64>,
 }
 
 /// The kinds of Redis deployment, ordered simplest first (as a report lists them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     /// One master, no replica: `redis-1`.
@@ -145,15 +156,19 @@ impl TopologyKind {
 }
 
 /// Persistence of every Redis node.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PersistenceMode {
+    /// Nothing: a restarted node is empty.
     #[default]
     None,
+    /// An append-only file fsynced every second: a power loss loses up to the last second.
     AofEverysec,
+    /// An append-only file fsynced before each reply: nothing acknowledged is lost.
     AofAlways,
     /// `appendfsync no`: Redis never fsyncs; the OS writes the AOF back on its own.
     AofNo,
+    /// Snapshots at the `save` points: a restart loses every write since the last one.
     Rdb,
 }
 
