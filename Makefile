@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build run test test-live soak lint clean deps images install-check
+.PHONY: all build run test test-live soak lint clean deps images install-check redis-tcl redis-src
 
 all: build
 
@@ -56,6 +56,18 @@ test-live: deps
 # digests twice and on 1, 2 and 3 threads. About half an hour on 2 cores.
 soak: deps
 	LOCKSIM_SOAK=1 $(CARGO) test --release --locked --test soak -- --nocapture
+
+# Redis's own Tcl suite against `locksim serve` (scripts/redis-tcl-suite.sh): counts of
+# passed, failed and skipped test cases, unit/scripting by default. Needs Redis 7.0's sources
+# (git clone --branch 7.0.15 https://github.com/redis/redis) and tclsh; not part of `make
+# test`, since CI has no Redis sources. `make redis-tcl REDIS_SRC=../redis UNITS="unit/x"`.
+UNITS ?= unit/scripting
+redis-tcl: redis-src build
+	scripts/redis-tcl-suite.sh $(REDIS_SRC) $(UNITS)
+
+# Says how to call `make redis-tcl` before anything is built.
+redis-src:
+	@test -n "$(REDIS_SRC)" || { echo "usage: make redis-tcl REDIS_SRC=/path/to/redis-7.0.15"; exit 2; }
 
 # The README's install line (`cargo install` with `--cfg madsim`), run from outside the
 # repository into a temporary root, then the installed binary (tests/install.rs). A debug

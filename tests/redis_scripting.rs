@@ -3,7 +3,8 @@
 //! inside refused, by `redis.call` and by `redis.pcall`), and FUNCTION / FCALL on a library
 //! with nothing loaded; and the two cases of Redis's own Tcl suite (unit/scripting) the
 //! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
-//! all the arguments Lua 5.1's `unpack` can give.
+//! all the arguments Lua 5.1's `unpack` can give; and `loadstring` refusing bytecode (the
+//! Tcl suite's "Binary code loading failed").
 
 mod support;
 
@@ -177,6 +178,47 @@ fn the_redis_library_reports_its_errors_and_takes_every_argument_unpack_gives() 
         assert!(
             got.iter().any(|(_, reply)| *reply == Value::Int(7999)),
             "RESP3: {resp3}"
+        );
+    }
+}
+
+/// The Tcl suite's "Binary code loading failed": Redis's Lua parses every chunk as text, so
+/// `loadstring` of `string.dump`'s bytecode gives nil and the parser's message, which names
+/// the chunk by its first line or by the name given; text chunks still load.
+fn loadstring_dialogue() -> Vec<String> {
+    let dumped = "string.dump(function() return 1 end)";
+    [
+        format!("EVAL|return loadstring({dumped})()|0"),
+        format!("EVAL|local f, e = loadstring({dumped}) return {{type(f), e}}|0"),
+        format!("EVAL|local f, e = loadstring({dumped}, 'named') return {{type(f), e}}|0"),
+        "EVAL|local f, e = loadstring('\\27abc\\ndef') return {type(f), e}|0".to_string(),
+        "EVAL|return loadstring('return 7')()|0".to_string(),
+    ]
+    .to_vec()
+}
+
+#[test]
+fn loadstring_refuses_bytecode_as_redis_server_7_0_does() {
+    let transcript = |addr: SocketAddr, resp3: bool| {
+        let mut client = RespClient::connect(addr);
+        if resp3 {
+            client.request(&words("HELLO|3"));
+        }
+        loadstring_dialogue()
+            .into_iter()
+            .map(|request| {
+                let reply = client.request(&words(&request));
+                (request, reply)
+            })
+            .collect()
+    };
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let (_, text_chunk) = got.last().expect("the dialogue is not empty");
+        assert_eq!(*text_chunk, Value::Int(7), "RESP3: {resp3}");
+        let (_, bytecode_call) = &got[0];
+        assert!(
+            matches!(bytecode_call, Value::Error(e) if e.contains("attempt to call a nil value")),
+            "{bytecode_call:?} (RESP3: {resp3})"
         );
     }
 }

@@ -81,6 +81,17 @@ for _, name in ipairs({ "dofile", "loadfile", "print", "getfenv", "setfenv", "ne
   globals[name] = nil
 end
 math.random, math.randomseed = bridge.random, bridge.randomseed
+-- Redis's Lua parses every chunk as text, so precompiled bytecode (string.dump's output)
+-- does not load: loadstring returns nil and the text parser's complaint about the first
+-- byte, under the chunk's own name (got here from a failed parse under that name).
+local lua_loadstring = loadstring
+globals.loadstring = function(chunk, name)
+  if type(chunk) == "string" and chunk:byte(1) == 27 then
+    local _, message = lua_loadstring("?", name or chunk)
+    return nil, (message:gsub("'%?'$", "'char(27)'"))
+  end
+  return lua_loadstring(chunk, name)
+end
 
 -- User scripts run in this environment: reads of missing globals and all writes fail, with
 -- Redis's words, at the script's own line (level 2).

@@ -17,7 +17,8 @@ fn markdown() -> String {
          other command is refused with Redis's own error (`ERR unknown command ...`).\n\
          Arity is Redis's: `n` means exactly `n` words with the name, `-n` at least `n`.\n\
          `readonly`/`write`: a replica refuses writes (READONLY); `noscript`: scripts may not\n\
-         call it.\n",
+         call it. How much of Redis's own Tcl suite the node passes, and how to re-count it:\n\
+         [redis-tcl-suite.md](redis-tcl-suite.md).\n",
         crate::redis::REDIS_VERSION
     );
     for (family, table) in FAMILIES {
