@@ -141,7 +141,7 @@ fn a_scenario_without_expect_is_unchecked_and_fails_even_when_every_seed_broke_t
     let file = variant(&dir, "no-expect.json", |s| {
         s.as_object_mut().unwrap().remove("expect");
     });
-    let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "4"]);
+    let output = locksim(&["run", file.to_str().unwrap(), "--seeds", "4", "--wide"]);
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("4/4 51-100%"), "every seed overlapped: {stdout}");

@@ -91,7 +91,16 @@ fn replay_without_faults_runs_the_seed_with_no_fault() {
         "--without-faults",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // The work outlasts the TTL, so the seed breaks mutual exclusion without any fault:
+    // not what the scenario claims of its faults, so replay exits 1 and says why.
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("seed 0 violates what")
+            && stderr.contains("mutual_exclusion")
+            && stderr.contains("without its faults"),
+        "{stderr}"
+    );
     assert!(stdout.contains(", without its faults"), "{stdout}");
     assert!(!stdout.contains("fault-start"), "{stdout}");
     assert!(stdout.contains("mutual_exclusion: VIOLATED"), "{stdout}");

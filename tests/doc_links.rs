@@ -16,7 +16,17 @@ const CHECKED_ENDINGS: [&str; 12] = [
 
 /// Paths the docs write that name a file in another project's repository, not this one:
 /// (doc, path, whose).
-const OTHER_PROJECTS_PATHS: [(&str, &str, &str); 2] = [
+const OTHER_PROJECTS_PATHS: [(&str, &str, &str); 4] = [
+    (
+        "README.md",
+        "my-lock/pause-holder.json",
+        "the user's, written by `locksim init my-lock`",
+    ),
+    (
+        "README.md",
+        "my-lock/timeline.svg",
+        "the user's, drawn by `locksim replay --plot`",
+    ),
     ("scenarios/README.md", "redis/lock.py", "redis-py's Lock"),
     (
         "docs/ci.md",
