@@ -83,8 +83,11 @@ fn a_scenario_naming_its_own_worker_is_not_simulated_unless_asked() {
     let output = locksim(&["run", file, "--seeds", "2", "--simulated-client"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("replay: locksim replay"));
+    // Its seed 0 breaks the mutual exclusion the scenario expects to hold: replay says so
+    // with exit 1 (issue 32, point 6).
     let output = locksim(&["replay", file, "--seed", "0", "--simulated-client"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("seed 0 violates what"));
 }
 
 #[test]
