@@ -30,7 +30,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::campaign::{control, sweeps, unmet};
+use crate::campaign::{sweeps, unmet};
 use crate::report::ScenarioReport;
 use crate::report::table::TableStyle;
 pub use crate::scenario::{Scenario, ScenarioError};
@@ -62,9 +62,8 @@ pub fn run_file(file: impl AsRef<Path>, seeds: Range<u64>) -> Result<Outcome, Sc
 fn run_named(scenario: &Scenario, seeds: Range<u64>, file: PathBuf) -> Outcome {
     let scenario = Arc::new(scenario.clone());
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let seeds: Vec<u64> = seeds.collect();
-    let mut report = sweeps::sweep_seeds(&file, &scenario, &seeds, jobs, &|_| {});
-    control::judge(&mut report, &scenario, jobs);
+    let count = seeds.end.saturating_sub(seeds.start);
+    let report = sweeps::sweep(&file, &scenario, seeds.start, count, jobs);
     Outcome { report, scenario }
 }
 

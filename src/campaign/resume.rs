@@ -82,14 +82,4 @@ impl Logged {
         }
         Ok(runs)
     }
-
-    /// How many runs were logged, all told.
-    pub fn len(&self) -> usize {
-        self.by_file.values().map(Vec::len).sum()
-    }
-
-    /// Whether nothing was logged.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

@@ -145,7 +145,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         };
         if let Some(bar) = &progress {
             bar.set_message(scenario.name.clone());
-            bar.inc(previous.iter().filter(|run| owned.contains(&run.seed)).count() as u64);
+            // `owned` is in order: a binary search, not a scan per logged run.
+            let reused = previous
+                .iter()
+                .filter(|run| owned.binary_search(&run.seed).is_ok());
+            bar.inc(reused.count() as u64);
         }
         let log_error = std::sync::Mutex::new(None);
         let log = |run: &SeedRun| {
