@@ -86,20 +86,27 @@ fn dialogue() -> Vec<String> {
     .collect()
 }
 
-fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Value)> {
+/// Each request of `dialogue` with its reply, on a new connection to `addr` that first
+/// sends `setup` and, for RESP3, `HELLO 3`.
+fn replies(addr: SocketAddr, resp3: bool, setup: &[&str], dialogue: Vec<String>) -> Vec<(String, Value)> {
     let mut client = RespClient::connect(addr);
-    client.request(&words("FLUSHALL"));
-    client.request(&words("SCRIPT|FLUSH"));
+    for request in setup {
+        client.request(&words(request));
+    }
     if resp3 {
         client.request(&words("HELLO|3"));
     }
-    dialogue()
+    dialogue
         .into_iter()
         .map(|request| {
             let reply = client.request(&words(&request));
             (request, reply)
         })
         .collect()
+}
+
+fn transcript(addr: SocketAddr, resp3: bool) -> Vec<(String, Value)> {
+    replies(addr, resp3, &["FLUSHALL", "SCRIPT|FLUSH"], dialogue())
 }
 
 #[test]
@@ -155,20 +162,8 @@ fn redis_library_dialogue() -> Vec<String> {
 
 #[test]
 fn the_redis_library_reports_its_errors_and_takes_every_argument_unpack_gives() {
-    let transcript = |addr: SocketAddr, resp3: bool| {
-        let mut client = RespClient::connect(addr);
-        client.request(&words("FLUSHALL"));
-        if resp3 {
-            client.request(&words("HELLO|3"));
-        }
-        redis_library_dialogue()
-            .into_iter()
-            .map(|request| {
-                let reply = client.request(&words(&request));
-                (request, reply)
-            })
-            .collect()
-    };
+    let transcript =
+        |addr: SocketAddr, resp3: bool| replies(addr, resp3, &["FLUSHALL"], redis_library_dialogue());
     for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
         let (_, no_argument) = &got[0];
         assert!(
@@ -199,19 +194,7 @@ fn loadstring_dialogue() -> Vec<String> {
 
 #[test]
 fn loadstring_refuses_bytecode_as_redis_server_7_0_does() {
-    let transcript = |addr: SocketAddr, resp3: bool| {
-        let mut client = RespClient::connect(addr);
-        if resp3 {
-            client.request(&words("HELLO|3"));
-        }
-        loadstring_dialogue()
-            .into_iter()
-            .map(|request| {
-                let reply = client.request(&words(&request));
-                (request, reply)
-            })
-            .collect()
-    };
+    let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], loadstring_dialogue());
     for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
         let (_, text_chunk) = got.last().expect("the dialogue is not empty");
         assert_eq!(*text_chunk, Value::Int(7), "RESP3: {resp3}");
