@@ -4,7 +4,7 @@
 //! with nothing loaded; and the two cases of Redis's own Tcl suite (unit/scripting) the
 //! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
 //! all the arguments Lua 5.1's `unpack` can give; and `loadstring` refusing bytecode (the
-//! Tcl suite's "Binary code loading failed").
+//! Tcl suite's "Binary code loading failed"); and the `#!lua` shebang's flags.
 
 mod support;
 
@@ -203,5 +203,70 @@ fn loadstring_refuses_bytecode_as_redis_server_7_0_does() {
             matches!(bytecode_call, Value::Error(e) if e.contains("attempt to call a nil value")),
             "{bytecode_call:?} (RESP3: {resp3})"
         );
+    }
+}
+
+/// The Tcl suite's shebang cases ("Shebang support for lua engine", "Unknown shebang
+/// option", "Unknown shebang flag", "no-writes shebang flag") with their neighbours: a
+/// script that declares its flags on a `#!lua` first line is refused up front when it may
+/// write through EVAL_RO, writes nothing with `no-writes`, keeps its flags under EVALSHA,
+/// and reports errors on the user's line numbers.
+fn shebang_dialogue() -> Vec<String> {
+    [
+        "EVAL|#!not-lua\n return 1|0",
+        "EVAL|#!lua\n return 1|0",
+        "EVAL|#!lua|0",
+        "EVAL|#! \nreturn 1|0",
+        "EVAL|#!lua badger=data\n return 1|0",
+        "EVAL|#!lua flags=allow-oom,what?\n return 1|0",
+        "EVAL|#!lua flags=\n return 1|0",
+        "EVAL|#!lua flags=no-writes\n redis.call('set','x',1) return 1|1|x",
+        "EVAL|#!lua flags=no-writes\n return redis.pcall('set','x',1)|1|x",
+        "EVAL|#!lua flags=no-writes,allow-stale\n return redis.call('get','x')|1|x",
+        "EVAL_RO|#!lua\n return 1|0",
+        "EVAL_RO|#!lua flags=no-writes\n return 1|0",
+        "EVAL|#!lua flags=allow-oom\n redis.call('set','x',2) return redis.call('get','x')|1|x",
+        "SCRIPT|LOAD|#!lua\n return redis.call('get','x')",
+        "EVALSHA_RO|{DECLARED}|1|x",
+        "SCRIPT|LOAD|#!lua flags=no-writes\n return redis.call('set','x',3)",
+        "EVALSHA|{NO_WRITES}|1|x",
+        "SCRIPT|LOAD|#!bash\n return 1",
+        "EVAL|#!lua\n\n error('on the third line')|0",
+        "GET|x",
+    ]
+    .into_iter()
+    .map(|request| {
+        request
+            .replace(
+                "{DECLARED}",
+                &locksim::redis::lua::sha1_hex(b"#!lua\n return redis.call('get','x')"),
+            )
+            .replace(
+                "{NO_WRITES}",
+                &locksim::redis::lua::sha1_hex(b"#!lua flags=no-writes\n return redis.call('set','x',3)"),
+            )
+    })
+    .collect()
+}
+
+#[test]
+fn a_shebang_declares_what_a_script_may_do_as_redis_server_7_0_reads_it() {
+    let transcript = |addr: SocketAddr, resp3: bool| {
+        replies(addr, resp3, &["FLUSHALL", "SCRIPT|FLUSH"], shebang_dialogue())
+    };
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let reply = |request: &str| {
+            got.iter()
+                .find(|(sent, _)| sent == request)
+                .map(|(_, reply)| reply.clone())
+                .unwrap_or_else(|| panic!("{request} was sent"))
+        };
+        assert_eq!(reply("EVAL|#!lua\n return 1|0"), Value::Int(1), "RESP3: {resp3}");
+        assert_eq!(
+            reply("EVAL_RO|#!lua\n return 1|0"),
+            Value::Error("ERR Can not execute a script with write flag using *_ro command.".into()),
+            "RESP3: {resp3}"
+        );
+        assert_eq!(reply("GET|x"), Value::Bulk("2".into()), "RESP3: {resp3}");
     }
 }

@@ -24,6 +24,7 @@ use super::cmd::error::Writes;
 use super::connection::Reply;
 use super::db::Db;
 use super::number::format_g;
+use super::shebang::{self, ScriptFlags};
 use super::stats::Stats;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
@@ -188,6 +189,8 @@ pub struct Scripts {
     /// The SHA1 of each cached script's body, so that EVAL of a known body (every EVAL a
     /// lock client sends) compares bytes instead of hashing them again.
     sha_of_body: BTreeMap<Vec<u8>, String>,
+    /// What each cached script with a `#!lua` shebang declares (the others declare nothing).
+    declared: BTreeMap<String, ScriptFlags>,
     /// Lua instructions the running script has executed, in hook periods.
     hook_periods: Rc<Cell<u64>>,
 }
@@ -307,6 +310,7 @@ impl Scripts {
             on_error,
             cache: BTreeMap::new(),
             sha_of_body: BTreeMap::new(),
+            declared: BTreeMap::new(),
             hook_periods,
         })
     }
@@ -318,16 +322,20 @@ impl Scripts {
         }
         let sha = sha1_hex(body);
         if !self.cache.contains_key(&sha) {
+            let (flags, shebang) = shebang::parse(body).map_err(|why| error_frame(format!("ERR {why}")))?;
             let sandbox: Table = self.bridge.get("sandbox").map_err(|e| compile_error(&e))?;
             let function = self
                 .lua
-                .load(body)
+                .load(&body[shebang..])
                 .set_name(SCRIPT_CHUNK_NAME)
                 .set_mode(ChunkMode::Text)
                 .set_environment(sandbox)
                 .into_function()
                 .map_err(|e| compile_error(&e))?;
             self.cache.insert(sha.clone(), function);
+            if !flags.compat {
+                self.declared.insert(sha.clone(), flags);
+            }
         }
         self.sha_of_body.insert(body.to_vec(), sha.clone());
         Ok(sha)
@@ -336,6 +344,12 @@ impl Scripts {
     /// Whether a script with this SHA1 (any case) is cached.
     pub fn exists(&self, sha: &str) -> bool {
         self.cache.contains_key(&sha.to_ascii_lowercase())
+    }
+
+    /// What a cached script's shebang declares ([`ScriptFlags::COMPAT`] without one).
+    pub fn flags(&self, sha: &str) -> ScriptFlags {
+        let sha = sha.to_ascii_lowercase();
+        self.declared.get(&sha).copied().unwrap_or(ScriptFlags::COMPAT)
     }
 
     /// How many scripts are cached (INFO's `number_of_cached_scripts`).
@@ -347,6 +361,7 @@ impl Scripts {
     pub fn flush(&mut self) {
         self.cache.clear();
         self.sha_of_body.clear();
+        self.declared.clear();
     }
 
     /// Runs a cached script (EVALSHA, and EVAL after [`Scripts::load`]); on a node that

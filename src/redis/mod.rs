@@ -22,6 +22,7 @@ pub mod rdb;
 pub mod replication;
 pub mod request;
 pub mod server;
+pub mod shebang;
 pub mod stats;
 pub mod subscriptions;
 pub mod text;

@@ -203,6 +203,11 @@ fn run(
     command: ScriptCommand,
     (writes, caller): Runner,
 ) -> Frame {
+    let writes = match declared_writes(node, sha, caller) {
+        Ok(Some(declared)) => declared,
+        Ok(None) => writes,
+        Err(refusal) => return node.stats.errors.counted(refusal.into()),
+    };
     let selected = node.db.selected();
     let call = ScriptCall {
         keys,
@@ -215,6 +220,32 @@ fn run(
     let reply = node.scripts.run(sha, call, &mut node.db, &mut node.stats);
     node.db.select(selected);
     reply
+}
+
+/// How a script that declares its flags (a `#!lua` shebang) may write, or why the node
+/// refuses to run it at all (script.c `scriptPrepareForRun`): one that may write is refused
+/// on a replica, through a `_ro` command, or on a master short of good replicas (the
+/// refusals a write command gets before it runs); inside one that declares `no-writes`,
+/// every write is refused. `None` for a script in compatibility mode (no shebang): the
+/// caller's rule stands.
+fn declared_writes(node: &Node, sha: &str, caller: &str) -> Result<Option<Writes>, ReplyError> {
+    let flags = node.scripts.flags(sha);
+    if flags.compat {
+        return Ok(None);
+    }
+    if flags.no_writes {
+        return Ok(Some(Writes::ReadOnlyScript));
+    }
+    let node_writes = node.writes();
+    if let Some(refusal) = node_writes.refusal() {
+        return Err(refusal);
+    }
+    if caller.ends_with("_ro") {
+        return Err(ReplyError(
+            "ERR Can not execute a script with write flag using *_ro command.".into(),
+        ));
+    }
+    Ok(Some(node_writes))
 }
 
 /// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.
