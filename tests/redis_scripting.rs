@@ -4,7 +4,8 @@
 //! with nothing loaded; and the two cases of Redis's own Tcl suite (unit/scripting) the
 //! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
 //! all the arguments Lua 5.1's `unpack` can give; and `loadstring` refusing bytecode (the
-//! Tcl suite's "Binary code loading failed"); and the `#!lua` shebang's flags.
+//! Tcl suite's "Binary code loading failed"); the `#!lua` shebang's flags; and the read-only
+//! globals and `redis` table.
 
 mod support;
 
@@ -268,5 +269,41 @@ fn a_shebang_declares_what_a_script_may_do_as_redis_server_7_0_reads_it() {
             "RESP3: {resp3}"
         );
         assert_eq!(reply("GET|x"), Value::Bulk("2".into()), "RESP3: {resp3}");
+    }
+}
+
+/// The Tcl suite's "Try trick global protection" and "Try trick readonly table on redis
+/// table": Redis 7.0's globals, their metatable and the `redis` table are read-only, while a
+/// script's own tables keep their metatables.
+fn readonly_dialogue() -> Vec<String> {
+    [
+        "EVAL|setmetatable(_G, {})|0",
+        "EVAL|local g = getmetatable(_G)\ng.__index = {}|0",
+        "EVAL|redis = function() return 1 end|0",
+        "EVAL|_G = {}|0",
+        "EVAL|redis.call = function() return 1 end|0",
+        "EVAL|redis.pcall = nil|0",
+        "EVAL|return redis.call('ping')|0",
+        "EVAL|return type(redis.sha1hex)|0",
+        "EVAL|local a = setmetatable({}, {__index = function() return 7 end}) return a.x|0",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn globals_and_the_redis_table_are_read_only_as_in_redis_server_7_0() {
+    let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], readonly_dialogue());
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let refused = got
+            .iter()
+            .filter(|(_, reply)| matches!(reply, Value::Error(e) if e.contains("Attempt to modify a readonly table")))
+            .count();
+        assert_eq!(refused, 6, "{got:?} (RESP3: {resp3})");
+        assert_eq!(
+            got.last().map(|(_, reply)| reply),
+            Some(&Value::Int(7)),
+            "RESP3: {resp3}"
+        );
     }
 }

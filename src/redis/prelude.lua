@@ -71,8 +71,37 @@ local function pcall_results(ok, ...)
   return ok, ...
 end
 
-globals.redis = redis
+-- Redis 7.0's Lua makes the globals and the libraries' tables read-only inside the VM
+-- (`lua_enablereadonlytable`). Stock Lua 5.1 has no such tables, so scripts see each
+-- library through a proxy whose writes fail with Redis's words; its metatable, as
+-- getmetatable returns it, is itself such a proxy. `protected` remembers them, for
+-- setmetatable.
+local protected = {}
+local function readonly_metatable()
+  local metatable = { __newindex = function()
+    error("Attempt to modify a readonly table", 2)
+  end }
+  metatable.__metatable = setmetatable({}, metatable)
+  protected[metatable.__metatable] = true
+  return metatable
+end
+local function readonly(library)
+  local metatable = readonly_metatable()
+  metatable.__index = library
+  local proxy = setmetatable({}, metatable)
+  protected[proxy] = true
+  return proxy
+end
+
 bridge.redis = redis
+globals.redis = readonly(redis)
+globals.setmetatable = function(table, metatable)
+  -- Redis raises this inside the C function, so the message names no position.
+  if protected[table] then
+    error("Attempt to modify a readonly table", 0)
+  end
+  return setmetatable(table, metatable)
+end
 globals.pcall = function(f, ...)
   return pcall_results(lua_pcall(f, ...))
 end
@@ -95,19 +124,16 @@ end
 
 -- User scripts run in this environment: reads of missing globals and all writes fail, with
 -- Redis's words, at the script's own line (level 2).
-local sandbox = setmetatable({}, {
-  __index = function(_, name)
-    local value = globals[name]
-    if value == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-    end
-    return value
-  end,
-  __newindex = function()
-    error("Attempt to modify a readonly table", 2)
-  end,
-  __metatable = false,
-})
+local sandbox_metatable = readonly_metatable()
+sandbox_metatable.__index = function(_, name)
+  local value = globals[name]
+  if value == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+  end
+  return value
+end
+local sandbox = setmetatable({}, sandbox_metatable)
+protected[sandbox] = true
 globals._G = sandbox
 bridge.sandbox = sandbox
 
