@@ -272,9 +272,10 @@ fn a_shebang_declares_what_a_script_may_do_as_redis_server_7_0_reads_it() {
     }
 }
 
-/// The Tcl suite's "Try trick global protection" and "Try trick readonly table on redis
-/// table": Redis 7.0's globals, their metatable and the `redis` table are read-only, while a
-/// script's own tables keep their metatables.
+/// The Tcl suite's "Try trick global protection", "Try trick readonly table on redis / bit
+/// table" and "Verify minimal bitop functionality": Redis 7.0's globals, their metatable and
+/// the `redis` and `bit` tables are read-only, while a script's own tables keep their
+/// metatables; `bit` computes as LuaBitOp does.
 fn readonly_dialogue() -> Vec<String> {
     [
         "EVAL|setmetatable(_G, {})|0",
@@ -283,6 +284,10 @@ fn readonly_dialogue() -> Vec<String> {
         "EVAL|_G = {}|0",
         "EVAL|redis.call = function() return 1 end|0",
         "EVAL|redis.pcall = nil|0",
+        "EVAL|bit.lshift = function() return 1 end|0",
+        "EVAL|return {bit.tobit(1), bit.band(1), bit.bxor(1,2), bit.bor(1,2,4,8,16,32,64,128), bit.tobit(2^32+5)}|0",
+        "EVAL|return {bit.tohex(-1, -4), bit.tohex(255), bit.bnot(0), bit.lshift(1, 33), bit.rshift(-1, 28)}|0",
+        "EVAL|return {bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678)}|0",
         "EVAL|return redis.call('ping')|0",
         "EVAL|return type(redis.sha1hex)|0",
         "EVAL|local a = setmetatable({}, {__index = function() return 7 end}) return a.x|0",
@@ -299,7 +304,7 @@ fn globals_and_the_redis_table_are_read_only_as_in_redis_server_7_0() {
             .iter()
             .filter(|(_, reply)| matches!(reply, Value::Error(e) if e.contains("Attempt to modify a readonly table")))
             .count();
-        assert_eq!(refused, 6, "{got:?} (RESP3: {resp3})");
+        assert_eq!(refused, 7, "{got:?} (RESP3: {resp3})");
         assert_eq!(
             got.last().map(|(_, reply)| reply),
             Some(&Value::Int(7)),

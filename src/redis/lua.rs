@@ -256,6 +256,7 @@ impl Scripts {
                 })
             })?,
         )?;
+        bridge.set("bit", super::lua_bit::library(&lua)?)?;
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {

@@ -15,6 +15,7 @@ pub mod connection;
 pub mod db;
 pub mod glob;
 pub mod lua;
+mod lua_bit;
 pub mod node;
 mod number;
 pub mod persistence;

@@ -95,6 +95,7 @@ end
 
 bridge.redis = redis
 globals.redis = readonly(redis)
+globals.bit = readonly(bridge.bit)
 globals.setmetatable = function(table, metatable)
   -- Redis raises this inside the C function, so the message names no position.
   if protected[table] then
