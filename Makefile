@@ -32,7 +32,7 @@ images: build
 	cp target/images/figures/envelope-pause-delay.png docs/images/envelope-pause-delay.png
 	$(LOCKSIM) replay scenarios/redlock-gc-pause.json --seed 0 --plot docs/images/timeline-redlock-gc-pause.png > /dev/null
 
-# Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
+# Unit, simulation and CLI-contract tests (the dev profile: opt-level 1, line tables only).
 test: deps
 	$(CARGO) test --locked
 
