@@ -32,7 +32,7 @@ images: build
 	cp target/images/figures/envelope-pause-delay.png docs/images/envelope-pause-delay.png
 	$(LOCKSIM) replay scenarios/redlock-gc-pause.json --seed 0 --plot docs/images/timeline-redlock-gc-pause.png > /dev/null
 
-# Unit, simulation and CLI-contract tests (the dev profile is opt-level 1).
+# Unit, simulation and CLI-contract tests (the dev profile: opt-level 1, line tables only).
 test: deps
 	$(CARGO) test --locked
 
@@ -71,7 +71,9 @@ redis-src:
 
 # The README's install line (`cargo install` with `--cfg madsim`), run from outside the
 # repository into a temporary root, then the installed binary (tests/install.rs). A debug
-# build of everything: minutes on two cores, so not part of `make test`; CI runs it.
+# build into the target directory `make test` used, so after `make test` it recompiles
+# only locksim and the few crates whose features the dev-dependencies widen; alone, a
+# build of everything (minutes on two cores). Not part of `make test`; CI runs it after.
 install-check:
 	$(CARGO) test --locked --test install -- --ignored
 

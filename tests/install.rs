@@ -4,8 +4,11 @@
 //! (`init`, then `run` of what it wrote, with no checkout) and shows `lock --help`.
 //!
 //! An install builds the whole crate: minutes on two cores. So the test is `#[ignore]`d
-//! in `cargo test` and run by `make install-check`; it builds in debug (`--debug`) into
-//! target/install-check, which later runs reuse.
+//! in `cargo test` and run by `make install-check`; it builds in debug (`--debug`) into the
+//! target directory `cargo test` itself uses, so the dependencies `make test` compiled
+//! (same profile, same `--cfg madsim`) are reused, not compiled a second time; cargo
+//! still rebuilds whatever the install line would build differently (the crates whose
+//! features the dev-dependencies widen, and locksim itself).
 
 mod support;
 
@@ -29,7 +32,7 @@ fn the_documented_install_works_from_outside_the_repository() {
         .arg("--root")
         .arg(&root)
         .arg("--target-dir")
-        .arg(repo.join("target/install-check"))
+        .arg(target_dir())
         .output()
         .expect("cargo runs");
     assert!(
@@ -83,4 +86,11 @@ fn the_documented_install_works_from_outside_the_repository() {
         .unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Exit codes:"));
     std::fs::remove_dir_all(&outside).unwrap();
+}
+
+/// The target directory this test was built in (its `tmp/` is `CARGO_TARGET_TMPDIR`).
+fn target_dir() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is <target dir>/tmp")
 }
