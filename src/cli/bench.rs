@@ -6,6 +6,10 @@
 //! subdirectories). With `--catalogue` it also times, for every catalogue scenario that
 //! expects a violation, how long the search takes to find its first violating seed. With
 //! `--shard K/N` it runs a share of each workload's seeds, for machines measured at once.
+//! With `--pingpong` it also runs the design's speed limit ([`pingpong`]) before and after
+//! the workloads, and prints each workload's events/s as a share of it.
+
+mod pingpong;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +50,11 @@ pub struct BenchArgs {
     /// machines running at once; see docs/performance.md to combine their numbers.
     #[arg(long, value_name = "K/N", conflicts_with = "catalogue")]
     pub shard: Option<Shard>,
+    /// Also run a bare madsim TCP ping-pong of ROUND_TRIPS request/reply exchanges (the
+    /// design's speed limit) before and after the workloads, and print each workload's
+    /// events/s as a share of its messages/s (default ROUND_TRIPS: 200000).
+    #[arg(long, value_name = "ROUND_TRIPS", num_args = 0..=1, default_missing_value = "200000")]
+    pub pingpong: Option<u64>,
 }
 
 /// Runs each scenario's seeds (or `seeds`) with `jobs` threads and prints the throughput;
@@ -75,19 +84,31 @@ pub fn bench(args: BenchArgs) -> ExitCode {
             shard.index + 2 * shard.count
         ));
     }
+    let limit_before = args.pingpong.map(pingpong::run);
     emit(format_args!(
         "{:<44} {:>6} {:>5} {:>9} {:>9} {:>10} {:>14} {:>12}",
         "scenario", "seeds", "jobs", "wall s", "seeds/s", "ms/seed", "sim-s/wall-s", "events/s"
     ));
     let mut failed = 0;
-    let mut workloads = Vec::new();
+    let mut throughputs = Vec::new();
     for (_, scenario) in scenarios {
         let count = args.seeds.unwrap_or(scenario.seeds).max(1);
         let throughput = measure(Arc::new(scenario), count, args.jobs, args.shard);
         failed += throughput.failed;
         emit(throughput.line());
-        workloads.push(throughput.json());
+        throughputs.push(throughput);
     }
+    let limit = args.pingpong.zip(limit_before).map(|(round_trips, before)| Limit {
+        before,
+        after: pingpong::run(round_trips),
+    });
+    if let Some(limit) = &limit {
+        limit.report(&throughputs);
+    }
+    let workloads: Vec<Value> = throughputs
+        .iter()
+        .map(|throughput| throughput.json(limit.as_ref()))
+        .collect();
     let mut first_violations = Vec::new();
     if !catalogue.is_empty() {
         emit(format_args!(
@@ -111,6 +132,7 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     if let Some(path) = &args.json {
         let numbers = json!({
             "shard": args.shard.map(|shard| shard.to_string()),
+            "pingpong": limit.as_ref().map(Limit::json),
             "workloads": workloads,
             "first_violations": first_violations,
             "peak_memory_kib": peak_kib,
@@ -183,12 +205,17 @@ impl Throughput {
             self.seeds_per_s(),
             self.ms_per_seed(),
             self.simulated_s / self.wall_s,
-            self.events.total() as f64 / self.wall_s,
+            self.events_per_s(),
         )
     }
 
-    fn json(&self) -> Value {
+    fn events_per_s(&self) -> f64 {
+        self.events.total() as f64 / self.wall_s
+    }
+
+    fn json(&self, limit: Option<&Limit>) -> Value {
         json!({
+            "share_of_limit": limit.map(|limit| limit.share(self)),
             "scenario": self.name,
             "seeds": self.seeds,
             "jobs": self.jobs,
@@ -198,8 +225,54 @@ impl Throughput {
             "simulated_s_per_wall_s": self.simulated_s / self.wall_s,
             "messages": self.events.messages,
             "timer_firings": self.events.timers,
-            "events_per_s": self.events.total() as f64 / self.wall_s,
+            "events_per_s": self.events_per_s(),
             "failed_runs": self.failed,
+        })
+    }
+}
+
+/// The ping-pong run before and after the workloads: the faster of the two is the limit
+/// (the machine is shared, and a run slowed by a neighbour would flatter the share).
+struct Limit {
+    before: pingpong::PingPong,
+    after: pingpong::PingPong,
+}
+
+impl Limit {
+    fn messages_per_s(&self) -> f64 {
+        self.before.messages_per_s().max(self.after.messages_per_s())
+    }
+
+    /// A workload's events/s as a share of the ping-pong's messages/s.
+    fn share(&self, throughput: &Throughput) -> f64 {
+        throughput.events_per_s() / self.messages_per_s()
+    }
+
+    fn report(&self, throughputs: &[Throughput]) {
+        emit(format_args!(
+            "\nping-pong (madsim TCP, 40-byte messages, 1-5 ms latency, 500 ms timeout per read): \
+             {} messages, {:.0} messages/s before the workloads, {:.0} after; limit {:.0}",
+            self.before.messages,
+            self.before.messages_per_s(),
+            self.after.messages_per_s(),
+            self.messages_per_s()
+        ));
+        for throughput in throughputs {
+            emit(format_args!(
+                "{:<44} {:>12.0} events/s = {:.1}% of the limit",
+                throughput.name,
+                throughput.events_per_s(),
+                100.0 * self.share(throughput)
+            ));
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "messages": self.before.messages,
+            "messages_per_s_before": self.before.messages_per_s(),
+            "messages_per_s_after": self.after.messages_per_s(),
+            "limit_messages_per_s": self.messages_per_s(),
         })
     }
 }
