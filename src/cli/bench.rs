@@ -98,10 +98,13 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         emit(throughput.line());
         throughputs.push(throughput);
     }
-    let limit = args.pingpong.zip(limit_before).map(|(round_trips, before)| Limit {
-        before,
-        after: pingpong::run(round_trips),
-    });
+    let limit = args
+        .pingpong
+        .zip(limit_before)
+        .map(|(round_trips, before)| Limit {
+            before,
+            after: pingpong::run(round_trips),
+        });
     if let Some(limit) = &limit {
         limit.report(&throughputs);
     }
