@@ -135,7 +135,7 @@ fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
     if let Err(code) = prepare(&plan, out) {
         return code;
     }
-    let swept = sweep_plan(&plan, &|sweep| {
+    let swept = sweep_plan(&plan, jobs_or_all_cores(None), &|sweep| {
         sweep.report_from(&runs[&(sweep.kind, sweep.id.clone())], jobs_or_all_cores(None))
     });
     if let Some(run) = &swept.matrix {
