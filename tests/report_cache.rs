@@ -139,6 +139,9 @@ fn sweeps_side_by_side_write_the_report_one_at_a_time_writes() {
     report(&scenarios, &grid, &serial, &["--jobs", "1", "--no-cache"]);
     report(&scenarios, &grid, &parallel, &["--jobs", "2", "--no-cache"]);
     assert_eq!(numbers(&serial), numbers(&parallel));
-    assert!(!Path::new(&serial).join(".cache").exists(), "--no-cache keeps nothing");
+    assert!(
+        !Path::new(&serial).join(".cache").exists(),
+        "--no-cache keeps nothing"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

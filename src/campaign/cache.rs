@@ -2,7 +2,8 @@
 //! run` whose scenarios and binary did not change simulates nothing again.
 //!
 //! An entry is the runs of one list of seeds of one scenario, as seed-log lines
-//! ([`SeedRun::to_json`]), in a file named by a fingerprint of the scenario and the seeds.
+//! ([`SeedRun::to_json`]), in a file named by a fingerprint of the scenario and the seeds
+//! (or a value such as a shrunk counterexample, named by what it was computed from).
 //! Its first line names the locksim binary that ran it (a hash of the executable's bytes):
 //! a changed scenario is another file, and a rebuilt binary does not read the old ones, so
 //! no entry outlives what made it. A run is deterministic in its scenario, seed and binary;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use xxhash_rust::xxh3::{Xxh3, xxh3_128};
+use xxhash_rust::xxh3::xxh3_128;
 
 use crate::scenario::Scenario;
 use crate::sweep::{SeedRun, sweep_seeds};
@@ -66,21 +67,68 @@ impl RunCache {
     /// The runs of `seeds` of `scenario`, in the list's order: reused from the cache's
     /// entry when it holds them all, simulated on `jobs` threads (and kept) otherwise.
     pub fn runs(&self, scenario: &Arc<Scenario>, seeds: &[u64], jobs: usize) -> Vec<SeedRun> {
-        let Some((dir, build)) = &self.store else {
+        let Some(file) = self.entry(&runs_key(scenario, seeds)) else {
             return self.simulate(scenario, seeds, jobs);
         };
-        let file = dir.join(format!("{}.jsonl", entry_name(scenario, seeds)));
-        self.used.lock().expect("cache lock poisoned").insert(file.clone());
-        if let Some(runs) = read_entry(&file, build, seeds) {
+        if let Some(runs) = self.read(&file).and_then(|lines| runs_of(&lines, seeds)) {
             self.reused.fetch_add(seeds.len() as u64, Ordering::Relaxed);
             return runs;
         }
         let runs = self.simulate(scenario, seeds, jobs);
         if runs.iter().all(|run| run.outcome.is_ok()) {
-            // A cache that cannot be written costs only time: the report goes on.
-            let _ = write_entry(&file, build, &runs);
+            self.write(&file, runs.iter().map(|run| run.to_json("")));
         }
         runs
+    }
+
+    /// What `compute` gives, kept under `key` (text naming everything the value depends
+    /// on besides the binary): reused when the cache holds it, computed and kept (when
+    /// `Some`) otherwise.
+    pub fn value(&self, key: &str, compute: impl FnOnce() -> Option<Value>) -> Option<Value> {
+        let Some(file) = self.entry(key.as_bytes()) else {
+            return compute();
+        };
+        let kept = self
+            .read(&file)
+            .and_then(|lines| serde_json::from_str(lines.first()?).ok());
+        if kept.is_some() {
+            return kept;
+        }
+        let value = compute()?;
+        self.write(&file, std::iter::once(value.clone()));
+        Some(value)
+    }
+
+    /// The file of the entry keyed `key`, noted as used; `None` when the cache is off.
+    fn entry(&self, key: &[u8]) -> Option<PathBuf> {
+        let (dir, _) = self.store.as_ref()?;
+        let file = dir.join(format!("{:032x}.jsonl", xxh3_128(key)));
+        self.used
+            .lock()
+            .expect("cache lock poisoned")
+            .insert(file.clone());
+        Some(file)
+    }
+
+    /// The lines of entry `file` after its header, when this binary wrote it.
+    fn read(&self, file: &Path) -> Option<Vec<String>> {
+        let (_, build) = self.store.as_ref()?;
+        let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+        let mut lines = reader.lines();
+        let header: Value = serde_json::from_str(&lines.next()?.ok()?).ok()?;
+        let written_by = header.get("build").and_then(Value::as_str);
+        if header.get(HEADER_KEY).and_then(Value::as_u64) != Some(FORMAT) || written_by != Some(build) {
+            return None;
+        }
+        lines.collect::<std::io::Result<Vec<String>>>().ok()
+    }
+
+    /// Writes `lines` as entry `file` of this binary; a cache that cannot be written
+    /// costs only time, so a failure is not an error.
+    fn write(&self, file: &Path, lines: impl Iterator<Item = Value>) {
+        if let Some((_, build)) = &self.store {
+            let _ = write_entry(file, build, lines);
+        }
     }
 
     fn simulate(&self, scenario: &Arc<Scenario>, seeds: &[u64], jobs: usize) -> Vec<SeedRun> {
@@ -121,47 +169,37 @@ fn binary_fingerprint() -> Result<String, String> {
     Ok(format!("{:032x}", xxh3_128(&bytes)))
 }
 
-/// An entry's file name: a fingerprint of the scenario (every field, as the report's plan
-/// fingerprints it) and the seeds.
-fn entry_name(scenario: &Scenario, seeds: &[u64]) -> String {
-    let mut hasher = Xxh3::new();
-    hasher.update(format!("{scenario:?}\n").as_bytes());
-    for seed in seeds {
-        hasher.update(&seed.to_le_bytes());
-    }
-    format!("{:032x}", hasher.digest128())
+/// The key of the runs of `seeds` of `scenario`: the scenario (every field, as the
+/// report's plan fingerprints it) and the seeds.
+fn runs_key(scenario: &Scenario, seeds: &[u64]) -> Vec<u8> {
+    let mut key = format!("runs\n{scenario:?}\n").into_bytes();
+    seeds.iter().for_each(|seed| key.extend(seed.to_le_bytes()));
+    key
 }
 
-/// The runs `file` holds, when it was written by binary `build` for exactly `seeds`.
-fn read_entry(file: &Path, build: &str, seeds: &[u64]) -> Option<Vec<SeedRun>> {
-    let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
-    let mut lines = reader.lines();
-    let header: Value = serde_json::from_str(&lines.next()?.ok()?).ok()?;
-    let written_by = header.get("build").and_then(Value::as_str);
-    if header.get(HEADER_KEY).and_then(Value::as_u64) != Some(FORMAT) || written_by != Some(build) {
+/// The runs an entry's lines hold, when they are exactly `seeds`'.
+fn runs_of(lines: &[String], seeds: &[u64]) -> Option<Vec<SeedRun>> {
+    if lines.len() != seeds.len() {
         return None;
     }
-    let mut runs = Vec::with_capacity(seeds.len());
-    for (line, &seed) in lines.zip(seeds) {
-        let (_, run) = SeedRun::from_json(&serde_json::from_str(&line.ok()?).ok()?).ok()?;
-        if run.seed != seed {
-            return None;
-        }
-        runs.push(run);
-    }
-    (runs.len() == seeds.len()).then_some(runs)
+    let runs = lines.iter().zip(seeds).map(|(line, &seed)| {
+        let (_, run) = SeedRun::from_json(&serde_json::from_str(line).ok()?).ok()?;
+        (run.seed == seed).then_some(run)
+    });
+    runs.collect()
 }
 
-/// Writes `runs` as an entry of binary `build`, whole or not at all (a temporary file
+/// Writes `lines` as an entry of binary `build`, whole or not at all (a temporary file
 /// renamed into place, so a report killed mid-write leaves no half entry).
-fn write_entry(file: &Path, build: &str, runs: &[SeedRun]) -> std::io::Result<()> {
+fn write_entry(file: &Path, build: &str, lines: impl Iterator<Item = Value>) -> std::io::Result<()> {
     let partial = file.with_extension("partial");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&partial)?);
-    writeln!(out, "{}", json!({ HEADER_KEY: FORMAT, "build": build, "seeds": runs.len() }))?;
-    for run in runs {
-        writeln!(out, "{}", run.to_json(""))?;
+    writeln!(out, "{}", json!({ HEADER_KEY: FORMAT, "build": build }))?;
+    for line in lines {
+        writeln!(out, "{line}")?;
     }
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    out.flush()?;
+    drop(out);
     std::fs::rename(&partial, file)
 }
 
@@ -198,7 +236,11 @@ mod tests {
         other_seeds.runs(&scenario, &[0], 1);
         assert_eq!(other_seeds.counts(), (0, 1), "other seeds are another entry");
         other_seeds.prune().unwrap();
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the entry used is kept");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "only the entry used is kept"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -33,7 +33,11 @@ pub fn replay_all(plan: &Plan, swept: &Swept, jobs: usize) -> Replayed {
     // Each report with its sweep, and whether it is a matrix cell's.
     let each: Vec<(&ScenarioReport, &Sweep, bool)> = catalogue
         .map(|(report, sweep)| (report, sweep, false))
-        .chain(cells.zip(cell_sweeps).map(|(report, sweep)| (report, sweep, true)))
+        .chain(
+            cells
+                .zip(cell_sweeps)
+                .map(|(report, sweep)| (report, sweep, true)),
+        )
         .collect();
     let examples = in_parallel(0..each.len() as u64, jobs, |index| {
         let (report, sweep, _) = each[index as usize];

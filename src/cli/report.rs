@@ -155,7 +155,7 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
             swept.matrix_wall_ms as f64 / 1000.0
         ));
     }
-    let code = finish(&plan, &args.out, swept, jobs);
+    let code = finish(&plan, &args.out, swept, jobs, &cache);
     if let Err(e) = cache.prune() {
         eprintln!("warning: pruning the cache of runs: {e}");
     }
@@ -262,11 +262,12 @@ pub fn sweep_plan(plan: &Plan, jobs: usize, sweep: &(dyn Fn(&Sweep) -> ScenarioR
     let swept = plan.sweep_all(jobs, sweep, &|index, each, report| {
         if each.kind == SweepKind::Catalogue {
             let mut table = table.lock().expect("table lock poisoned");
-            table.1.insert(index, report.table_lines(style));
-            while let Some(lines) = table.1.remove(&table.0) {
+            let (next, waiting) = &mut *table;
+            waiting.insert(index, report.table_lines(style));
+            while let Some(lines) = waiting.remove(next) {
                 lines.iter().for_each(|line| say(line));
-                table.0 += 1;
-                if table.0 == plan.catalogue.len() {
+                *next += 1;
+                if *next == plan.catalogue.len() {
                     say(&ScenarioReport::table_legend(style));
                 }
             }
@@ -294,9 +295,10 @@ pub fn matrix_line(matrix: &MatrixSummary) -> String {
 
 /// Replays the first violating seed of every catalogue scenario and matrix cell that
 /// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
-/// report into `out` (made by [`prepare`]); says where it is. Exit 0 when every
+/// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
+/// reused. Exit 0 when every
 /// expectation of the catalogue is met, 1 when one is not.
-pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
+pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
     let started = Instant::now();
     // The replays and the shrinks side by side: neither waits for the other's last run.
     let (mut replayed, shrunk) = std::thread::scope(|scope| {
@@ -304,7 +306,7 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         let shrunk = swept
             .matrix
             .as_ref()
-            .map(|matrix| minimal::shrink_all(matrix, out, jobs))
+            .map(|matrix| minimal::shrink_all(matrix, out, jobs, cache))
             .unwrap_or_default();
         (replays.join().expect("the replays panicked"), shrunk)
     });
