@@ -3,15 +3,16 @@
 
 use std::sync::Arc;
 
+use super::cache::RunCache;
 use crate::report::ScenarioReport;
 use crate::report::control::Control;
 use crate::scenario::Scenario;
-use crate::sweep::sweep_seeds;
 
-/// Runs `seeds` of `scenario` without its faults on `jobs` threads.
-pub fn run(scenario: &Scenario, seeds: Vec<u64>, jobs: usize) -> Control {
+/// Runs `seeds` of `scenario` without its faults on `jobs` threads (or reuses them from
+/// `cache`).
+pub fn run(scenario: &Scenario, seeds: Vec<u64>, jobs: usize, cache: &RunCache) -> Control {
     let bare = Arc::new(scenario.without_faults());
-    let runs = sweep_seeds(&bare, &seeds, jobs, |run| run);
+    let runs = cache.runs(&bare, &seeds, jobs);
     Control::from_runs(seeds, runs)
 }
 
@@ -20,11 +21,16 @@ pub fn run(scenario: &Scenario, seeds: Vec<u64>, jobs: usize) -> Control {
 /// expectation of violated. Nothing runs when the scenario has no faults or no expected
 /// violation broke.
 pub fn judge(report: &mut ScenarioReport, scenario: &Scenario, jobs: usize) {
+    judge_from(report, scenario, jobs, &RunCache::off());
+}
+
+/// [`judge`] with the control's runs from `cache`.
+pub fn judge_from(report: &mut ScenarioReport, scenario: &Scenario, jobs: usize, cache: &RunCache) {
     let seeds = Control::seeds_for(scenario, &report.violations);
     if seeds.is_empty() {
         return;
     }
-    report.with_control(run(scenario, seeds, jobs));
+    report.with_control(run(scenario, seeds, jobs, cache));
 }
 
 #[cfg(test)]
@@ -53,7 +59,7 @@ mod tests {
     #[test]
     fn a_pause_past_the_ttl_is_what_breaks_the_lock() {
         let scenario = load("single-node-gc-pause.json");
-        let control = run(&scenario, vec![0, 1, 2], 1);
+        let control = run(&scenario, vec![0, 1, 2], 1, &RunCache::off());
         assert_eq!(control.rate(check::mutual_exclusion::NAME).seeds, 3);
         assert_eq!(
             control.attribution(check::mutual_exclusion::NAME),
@@ -66,7 +72,7 @@ mod tests {
         let mut scenario = load("single-node-gc-pause.json");
         // Every critical section outlives the 2 s TTL: no fault is needed.
         scenario.clients.work_ms = [3000, 3000];
-        let control = run(&scenario, vec![0, 1], 1);
+        let control = run(&scenario, vec![0, 1], 1, &RunCache::off());
         assert_eq!(
             control.attribution(check::mutual_exclusion::NAME),
             Some(Attribution::PresentWithoutFaults),

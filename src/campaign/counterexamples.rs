@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use super::plan::{Plan, Swept};
+use super::sweeps::Sweep;
 use crate::check::check_all;
 use crate::report::ScenarioReport;
 use crate::report::counterexample::Counterexample;
 use crate::report::figures::timeline::Timeline;
 use crate::scenario::Scenario;
-use crate::sweep::run_seed;
+use crate::sweep::{in_parallel, run_seed};
 
 /// The replayed counterexamples of one report, and their timelines by counterexample id.
 #[derive(Default)]
@@ -21,24 +22,35 @@ pub struct Replayed {
 }
 
 /// Replays the first violating seed of every catalogue scenario and matrix cell of `swept`
-/// that broke (`plan` holds their scenarios, in the same order).
-pub fn replay_all(plan: &Plan, swept: &Swept) -> Replayed {
-    let mut replayed = Replayed::default();
-    for (report, sweep) in swept.catalogue.iter().zip(&plan.catalogue) {
-        if let Some((example, timeline)) = replay_first(report, &sweep.scenario) {
-            replayed.timelines.push((example.id.clone(), timeline));
-            replayed.catalogue.push(example);
-        }
-    }
+/// that broke (`plan` holds their scenarios, in the same order), `jobs` at a time.
+pub fn replay_all(plan: &Plan, swept: &Swept, jobs: usize) -> Replayed {
+    let catalogue = swept.catalogue.iter().zip(&plan.catalogue);
     let cells = swept
         .matrix
         .iter()
         .flat_map(|matrix| matrix.cells.iter().flatten().flatten());
     let cell_sweeps = plan.matrix.iter().flat_map(|(_, sweeps)| sweeps);
-    for (report, sweep) in cells.zip(cell_sweeps) {
-        if let Some((example, timeline)) = replay_first(report, &sweep.scenario) {
+    // Each report with its sweep, and whether it is a matrix cell's.
+    let each: Vec<(&ScenarioReport, &Sweep, bool)> = catalogue
+        .map(|(report, sweep)| (report, sweep, false))
+        .chain(
+            cells
+                .zip(cell_sweeps)
+                .map(|(report, sweep)| (report, sweep, true)),
+        )
+        .collect();
+    let examples = in_parallel(0..each.len() as u64, jobs, |index| {
+        let (report, sweep, _) = each[index as usize];
+        replay_first(report, &sweep.scenario)
+    });
+    let mut replayed = Replayed::default();
+    for ((_, _, in_matrix), example) in each.iter().zip(examples) {
+        if let Some((example, timeline)) = example {
             replayed.timelines.push((example.id.clone(), timeline));
-            replayed.matrix.push(example);
+            match in_matrix {
+                true => replayed.matrix.push(example),
+                false => replayed.catalogue.push(example),
+            }
         }
     }
     replayed

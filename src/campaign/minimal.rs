@@ -21,7 +21,10 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::cache::RunCache;
 
 use crate::check::{self, check_all};
 use crate::report::CHECKERS;
@@ -30,7 +33,7 @@ use crate::report::figures::timeline::Timeline;
 use crate::report::matrix_summary::MatrixSummary;
 use crate::report::minimal::Minimal;
 use crate::scenario::{TopologyKind, load_str};
-use crate::search::shrink::{Budget, Deployment, shrink_within};
+use crate::search::shrink::{Budget, Deployment, Shrunk, shrink_within};
 use crate::sweep::run_seed;
 
 /// Simulated runs one counterexample's shrink may spend, all told (its search, the 20 other
@@ -180,9 +183,14 @@ pub fn write_scenarios(out: &Path, shrunk: &[(Minimal, Timeline)]) -> std::io::R
 }
 
 /// Shrinks every pick on `jobs` threads (each shrink is deterministic, so the order they
-/// finish in changes nothing) and replays each shrunk run; a pick whose cell file cannot
-/// be read or whose shrink fails is left out.
-pub fn shrink_all(matrix: &MatrixSummary, out: &Path, jobs: usize) -> Vec<(Minimal, Timeline)> {
+/// finish in changes nothing; one an earlier report kept in `cache` is reused) and replays
+/// each shrunk run; a pick whose cell file cannot be read or whose shrink fails is left out.
+pub fn shrink_all(
+    matrix: &MatrixSummary,
+    out: &Path,
+    jobs: usize,
+    cache: &RunCache,
+) -> Vec<(Minimal, Timeline)> {
     let picks = picks(matrix);
     let results: Mutex<Vec<Option<(Minimal, Timeline)>>> = Mutex::new(vec![None; picks.len()]);
     let next = Mutex::new(0usize);
@@ -197,7 +205,7 @@ pub fn shrink_all(matrix: &MatrixSummary, out: &Path, jobs: usize) -> Vec<(Minim
                         index
                     };
                     let Some(pick) = picks.get(index) else { break };
-                    let done = shrink_one(matrix, pick, out);
+                    let done = shrink_one(matrix, pick, out, cache);
                     results.lock().expect("results poisoned")[index] = done;
                 }
             });
@@ -211,25 +219,60 @@ pub fn shrink_all(matrix: &MatrixSummary, out: &Path, jobs: usize) -> Vec<(Minim
         .collect()
 }
 
-/// Shrinks one pick and replays the shrunk run for its story and timeline.
-fn shrink_one(matrix: &MatrixSummary, pick: &Pick, out: &Path) -> Option<(Minimal, Timeline)> {
+/// What a report keeps of a shrink (the rest of [`Shrunk`] it does not show).
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    scenario: Value,
+    seed: u64,
+    steps: Vec<String>,
+    neighbours: (u64, u64),
+    mechanism: String,
+    runs: u64,
+}
+
+impl Kept {
+    fn of(shrunk: Shrunk) -> Kept {
+        Kept {
+            mechanism: shrunk.mechanism.to_string(),
+            scenario: shrunk.scenario,
+            seed: shrunk.seed,
+            steps: shrunk.steps,
+            neighbours: shrunk.neighbours,
+            runs: shrunk.runs,
+        }
+    }
+}
+
+/// Shrinks one pick (or reuses the shrink `cache` kept of the same cell file, seed and
+/// checker) and replays the shrunk run for its story and timeline.
+fn shrink_one(
+    matrix: &MatrixSummary,
+    pick: &Pick,
+    out: &Path,
+    cache: &RunCache,
+) -> Option<(Minimal, Timeline)> {
     let report = matrix.cell(pick.setup, pick.fault)?;
     let text = std::fs::read_to_string(&report.file).ok()?;
-    let scenario: Value = serde_json::from_str(&text).ok()?;
-    let budget = Budget {
-        max_runs: SHRINK_RUNS,
-        max_wall: None,
-    };
-    // The cell's deployment is half of what it shows: its masters and replicas stay.
-    let shrunk = shrink_within(
-        &scenario,
-        pick.seed,
-        Some(pick.checker),
-        budget,
-        Deployment::Keep,
-        &mut |_| {},
-    )
-    .ok()?;
+    let key = format!("shrink\n{text}\n{}\n{}\n{SHRINK_RUNS}", pick.seed, pick.checker);
+    let kept = cache.value(&key, || {
+        let scenario: Value = serde_json::from_str(&text).ok()?;
+        let budget = Budget {
+            max_runs: SHRINK_RUNS,
+            max_wall: None,
+        };
+        // The cell's deployment is half of what it shows: its masters and replicas stay.
+        let shrunk = shrink_within(
+            &scenario,
+            pick.seed,
+            Some(pick.checker),
+            budget,
+            Deployment::Keep,
+            &mut |_| {},
+        )
+        .ok()?;
+        serde_json::to_value(Kept::of(shrunk)).ok()
+    })?;
+    let shrunk: Kept = serde_json::from_value(kept).ok()?;
     let fault = &matrix.faults[pick.fault];
     let file = scenario_file(out, &fault.name, pick.topology);
     let parsed = Arc::new(load_str(&file, &shrunk.scenario.to_string()).ok()?);
@@ -260,7 +303,7 @@ fn shrink_one(matrix: &MatrixSummary, pick: &Pick, out: &Path) -> Option<(Minima
             example,
             shrink_steps: shrunk.steps.clone(),
             neighbours: shrunk.neighbours,
-            mechanism: shrunk.mechanism.to_string(),
+            mechanism: shrunk.mechanism,
             runs: shrunk.runs,
             scenario: shrunk.scenario,
         },

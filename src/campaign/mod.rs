@@ -7,6 +7,7 @@
 //! envelopes), which `report/` only renders. A sweep enters here once, and nothing in
 //! `report/` runs a seed.
 
+pub mod cache;
 pub mod control;
 pub mod counterexamples;
 pub mod envelopes;

@@ -6,7 +6,7 @@
 //! every one and logs each seed ([`Plan::log_header`], [`Plan::log_line`]);
 //! `locksim merge --report` reads the shards' logs back and rebuilds the same report. Both
 //! ways build the [`Plan`] from the same [`ReportOptions`] and assemble it with
-//! [`Plan::assemble`] from one report per sweep, so a merged report cannot differ from one
+//! [`Plan::sweep_all`] from one report per sweep, so a merged report cannot differ from one
 //! run in one place.
 
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ use crate::report::matrix_summary::MatrixSummary;
 use crate::report::mode::simulation_refused;
 use crate::scenario;
 use crate::scenario::grid::Grid;
-use crate::sweep::{SeedRun, Shard};
+use crate::sweep::{SeedRun, Shard, in_parallel};
 
 /// What a report is asked, with the defaults resolved: all a shard's log needs to say for
 /// `merge` to rebuild the same plan (besides the files it names).
@@ -104,7 +104,7 @@ pub struct Plan {
 pub struct Swept {
     pub catalogue: Vec<ScenarioReport>,
     pub matrix: Option<MatrixSummary>,
-    /// Host time the matrix's sweeps took.
+    /// Host time from the first matrix cell's start to the last one's end.
     pub matrix_wall_ms: u128,
     pub envelopes: Vec<Envelope>,
 }
@@ -181,17 +181,43 @@ impl Plan {
         self.catalogue.iter().chain(cells).chain(&self.envelopes)
     }
 
-    /// The report of every sweep from `report` (called once per sweep, in [`Plan::sweeps`]'s
-    /// order: run here, or tallied from shards' logs), put together.
-    pub fn assemble(&self, report: &mut dyn FnMut(&Sweep) -> ScenarioReport) -> Swept {
-        let catalogue = self.catalogue.iter().map(&mut *report).collect();
-        let started = Instant::now();
-        let matrix = self.matrix.as_ref().map(|(grid, cells)| {
-            let reports: Vec<ScenarioReport> = cells.iter().map(&mut *report).collect();
-            matrix::results(grid, reports)
+    /// The report of every sweep from `report` (run here, or tallied from shards' logs),
+    /// `jobs` sweeps at a time, put together. Small sweeps and their controls leave a core
+    /// idle at their ends; sweeps side by side fill it. `done` is told of each sweep (its
+    /// place in [`Plan::sweeps`]) as it finishes, in any order; the result is the same
+    /// whatever the order.
+    pub fn sweep_all(
+        &self,
+        jobs: usize,
+        report: &(dyn Fn(&Sweep) -> ScenarioReport + Sync),
+        done: &(dyn Fn(usize, &Sweep, &ScenarioReport) + Sync),
+    ) -> Swept {
+        let sweeps: Vec<&Sweep> = self.sweeps().collect();
+        let timed = in_parallel(0..sweeps.len() as u64, jobs, |index| {
+            let sweep = sweeps[index as usize];
+            let started = Instant::now();
+            let result = report(sweep);
+            done(index as usize, sweep, &result);
+            (result, started, Instant::now())
         });
-        let matrix_wall_ms = started.elapsed().as_millis();
-        let points: Vec<ScenarioReport> = self.envelopes.iter().map(report).collect();
+        let matrix_spans = timed
+            .iter()
+            .zip(&sweeps)
+            .filter(|(_, sweep)| sweep.kind == SweepKind::Matrix)
+            .map(|((_, started, ended), _)| (*started, *ended));
+        let matrix_wall_ms = matrix_spans
+            .clone()
+            .map(|(started, _)| started)
+            .min()
+            .zip(matrix_spans.map(|(_, ended)| ended).max())
+            .map_or(0, |(first, last)| last.duration_since(first).as_millis());
+        let mut reports = timed.into_iter().map(|(report, _, _)| report);
+        let catalogue = reports.by_ref().take(self.catalogue.len()).collect();
+        let matrix = self.matrix.as_ref().map(|(grid, cells)| {
+            let cells: Vec<ScenarioReport> = reports.by_ref().take(cells.len()).collect();
+            matrix::results(grid, cells)
+        });
+        let points: Vec<ScenarioReport> = reports.collect();
         let envelopes = match self.options.envelope_seeds {
             0 => Vec::new(),
             seeds => envelopes::envelopes(seeds, &points),

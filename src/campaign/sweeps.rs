@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::cache::RunCache;
 use super::control;
 use crate::report::ScenarioReport;
 use crate::report::outcome::SAFETY_CHECKERS;
@@ -68,31 +69,28 @@ impl Sweep {
     /// Runs the sweep's seeds on `jobs` threads (and more where [`Sweep::holds_at`] asks)
     /// and judges the expectations with the no-fault control.
     pub fn run(&self, jobs: usize) -> ScenarioReport {
+        self.run_from(jobs, &RunCache::off())
+    }
+
+    /// [`Sweep::run`] with its runs (and its control's) from `cache`: reused where an
+    /// earlier report ran them, simulated otherwise.
+    pub fn run_from(&self, jobs: usize, cache: &RunCache) -> ScenarioReport {
         let started = Instant::now();
-        let tally = Mutex::new(Tally::new(&self.scenario));
+        let mut tally = Tally::new(&self.scenario);
         let seeds: Vec<u64> = (0..self.seeds).collect();
-        tally_seeds(
-            &self.scenario,
-            &seeds,
-            jobs,
-            &tally,
-            &|_| {},
-            &AtomicBool::new(false),
-        );
-        if self.goes_on(&tally.lock().expect("tally lock poisoned")) {
+        cache
+            .runs(&self.scenario, &seeds, jobs)
+            .iter()
+            .for_each(|run| tally.add(run));
+        if self.goes_on(&tally) {
             let more: Vec<u64> = (self.seeds..self.most_seeds()).collect();
-            tally_seeds(
-                &self.scenario,
-                &more,
-                jobs,
-                &tally,
-                &|_| {},
-                &AtomicBool::new(false),
-            );
+            cache
+                .runs(&self.scenario, &more, jobs)
+                .iter()
+                .for_each(|run| tally.add(run));
         }
-        let tally = tally.into_inner().expect("tally lock poisoned");
         let mut report = tally.finish(&self.file, &self.scenario, 0, started.elapsed().as_millis());
-        control::judge(&mut report, &self.scenario, jobs);
+        control::judge_from(&mut report, &self.scenario, jobs, cache);
         report
     }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use locksim::campaign::cache::RunCache;
 use locksim::campaign::control;
 use locksim::campaign::plan::{LogHeader, Plan, read_log_line};
 use locksim::campaign::sweeps::SweepKind;
@@ -135,7 +136,7 @@ fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
     if let Err(code) = prepare(&plan, out) {
         return code;
     }
-    let swept = sweep_plan(&plan, &|sweep| {
+    let swept = sweep_plan(&plan, jobs_or_all_cores(None), &|sweep| {
         sweep.report_from(&runs[&(sweep.kind, sweep.id.clone())], jobs_or_all_cores(None))
     });
     if let Some(run) = &swept.matrix {
@@ -146,7 +147,7 @@ fn merge_report(logs: &[PathBuf], out: &Path) -> ExitCode {
         shards.len(),
         plan.total_seeds()
     ));
-    finish(&plan, out, swept, jobs_or_all_cores(None))
+    finish(&plan, out, swept, jobs_or_all_cores(None), &RunCache::off())
 }
 
 /// Each log's header; `Err` when one is not a report log, or they are not distinct shards

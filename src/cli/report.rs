@@ -5,6 +5,7 @@
 //! log; `merge --report` ([`super::merge`]) writes the report from the shards' logs with
 //! the same [`sweep_plan`] and [`finish`].
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,6 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use locksim::campaign::cache::RunCache;
 use locksim::campaign::plan::{Plan, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::campaign::{counterexamples, envelopes, minimal};
@@ -62,6 +64,11 @@ pub struct ReportArgs {
     /// `holds_seeds`, 300; 0: no further).
     #[arg(long)]
     pub holds_seeds: Option<u64>,
+    /// Simulate every seed, reusing none of the runs an earlier report kept in
+    /// DIR/.cache (by default a run of the same scenario, seed and locksim binary is
+    /// reused).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Run only shard K of N of every seed the report runs (every Nth seed of each
     /// catalogue scenario, matrix cell and envelope point) and write only its seed log;
     /// `locksim merge LOGS --report DIR` writes the report from every shard's log.
@@ -93,6 +100,9 @@ impl ReportArgs {
     }
 }
 
+/// Where in the report's directory the runs of its sweeps are kept for the next report.
+const CACHE_DIR: &str = ".cache";
+
 /// Sweeps every scenario, writes `out/index.html`, `out/summary.json` and
 /// `out/summary.jsonl`, prints the verdict table and where the report is. With `--shard`,
 /// runs the shard's share and writes its seed log only.
@@ -123,7 +133,21 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
     if let Err(code) = prepare(&plan, &args.out) {
         return code;
     }
-    let swept = sweep_plan(&plan, &|sweep| sweep.run(jobs));
+    let cache = match args.no_cache {
+        true => RunCache::off(),
+        false => RunCache::open(&args.out.join(CACHE_DIR)).unwrap_or_else(|e| {
+            eprintln!("warning: no cache of runs ({e}): every seed runs");
+            RunCache::off()
+        }),
+    };
+    let started = Instant::now();
+    let swept = sweep_plan(&plan, jobs, &|sweep| sweep.run_from(jobs, &cache));
+    let (reused, simulated) = cache.counts();
+    eprintln!(
+        "sweeps: {:.1} s, {simulated} seeds simulated, {reused} reused from {}",
+        started.elapsed().as_secs_f64(),
+        args.out.join(CACHE_DIR).display()
+    );
     if let Some(matrix) = &swept.matrix {
         emit(format_args!(
             "{} run in {:.1} s",
@@ -131,7 +155,11 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
             swept.matrix_wall_ms as f64 / 1000.0
         ));
     }
-    finish(&plan, &args.out, swept, jobs)
+    let code = finish(&plan, &args.out, swept, jobs, &cache);
+    if let Err(e) = cache.prune() {
+        eprintln!("warning: pruning the cache of runs: {e}");
+    }
+    code
 }
 
 /// Runs shard `shard`'s share of every sweep of `plan` on `jobs` threads, writing the
@@ -146,7 +174,7 @@ fn run_shard(plan: &Plan, shard: Shard, log: &Path, jobs: usize) -> ExitCode {
     };
     let log_error = Mutex::new(None);
     let failed = AtomicU64::new(0);
-    sweep_plan(plan, &|sweep| {
+    sweep_plan(plan, jobs, &|sweep| {
         let write = |run: &SeedRun| {
             let mut out = out.lock().expect("seed log lock poisoned");
             if let Err(e) = writeln!(out, "{}", Plan::log_line(sweep, run)) {
@@ -215,9 +243,10 @@ pub fn prepare(plan: &Plan, out: &Path) -> Result<(), ExitCode> {
 }
 
 /// Every sweep of `plan`, its report from `sweep` (run here, a shard's share, or tallied
-/// from the shards' logs), printing the catalogue's verdict table as its reports come; on
-/// a terminal a progress bar shows where the sweeps are.
-pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swept {
+/// from the shards' logs), `jobs` sweeps at a time, printing the catalogue's verdict table
+/// in the catalogue's order as its reports come; on a terminal a progress bar shows where
+/// the sweeps are.
+pub fn sweep_plan(plan: &Plan, jobs: usize, sweep: &(dyn Fn(&Sweep) -> ScenarioReport + Sync)) -> Swept {
     let progress = progress_bar(plan.sweeps().count() as u64, "sweeps");
     let style = TableStyle {
         wide: false,
@@ -228,25 +257,25 @@ pub fn sweep_plan(plan: &Plan, sweep: &dyn Fn(&Sweep) -> ScenarioReport) -> Swep
         None => emit(line),
     };
     say(&ScenarioReport::table_header(style));
-    let mut done = 0;
-    let swept = plan.assemble(&mut |each| {
-        if let Some(bar) = &progress {
-            bar.set_message(format!("{}: {}", each.kind.word(), each.scenario.name));
-        }
-        let report = sweep(each);
+    // The catalogue's lines wait for the scenarios before them: (next to print, waiting).
+    let table = Mutex::new((0, BTreeMap::new()));
+    let swept = plan.sweep_all(jobs, sweep, &|index, each, report| {
         if each.kind == SweepKind::Catalogue {
-            for line in report.table_lines(style) {
-                say(&line);
+            let mut table = table.lock().expect("table lock poisoned");
+            let (next, waiting) = &mut *table;
+            waiting.insert(index, report.table_lines(style));
+            while let Some(lines) = waiting.remove(next) {
+                lines.iter().for_each(|line| say(line));
+                *next += 1;
+                if *next == plan.catalogue.len() {
+                    say(&ScenarioReport::table_legend(style));
+                }
             }
         }
-        done += 1;
-        if done == plan.catalogue.len() {
-            say(&ScenarioReport::table_legend(style));
-        }
         if let Some(bar) = &progress {
+            bar.set_message(format!("{}: {}", each.kind.word(), each.scenario.name));
             bar.inc(1);
         }
-        report
     });
     if let Some(bar) = progress {
         bar.finish_and_clear();
@@ -266,16 +295,25 @@ pub fn matrix_line(matrix: &MatrixSummary) -> String {
 
 /// Replays the first violating seed of every catalogue scenario and matrix cell that
 /// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
-/// report into `out` (made by [`prepare`]); says where it is. Exit 0 when every
+/// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
+/// reused. Exit 0 when every
 /// expectation of the catalogue is met, 1 when one is not.
-pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
-    let mut replayed = counterexamples::replay_all(plan, &swept);
+pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
     let started = Instant::now();
-    let shrunk = swept
-        .matrix
-        .as_ref()
-        .map(|matrix| minimal::shrink_all(matrix, out, jobs))
-        .unwrap_or_default();
+    // The replays and the shrinks side by side: neither waits for the other's last run.
+    let (mut replayed, shrunk) = std::thread::scope(|scope| {
+        let replays = scope.spawn(|| counterexamples::replay_all(plan, &swept, jobs));
+        let shrunk = swept
+            .matrix
+            .as_ref()
+            .map(|matrix| minimal::shrink_all(matrix, out, jobs, cache))
+            .unwrap_or_default();
+        (replays.join().expect("the replays panicked"), shrunk)
+    });
+    eprintln!(
+        "counterexamples replayed and shrunk: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     if !shrunk.is_empty() {
         emit(format_args!(
             "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {} simulated runs, {:.1} s",
@@ -302,10 +340,12 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize) -> ExitCode {
         minimal,
         provenance: provenance(plan),
     };
-    if let Err(e) = files::write(out, &summary, &replayed.timelines) {
+    let started = Instant::now();
+    if let Err(e) = files::write(out, &summary, &replayed.timelines, jobs) {
         eprintln!("error: writing the report to {}: {e}", out.display());
         return ExitCode::from(EXIT_UNMET);
     }
+    eprintln!("page and figures: {:.1} s", started.elapsed().as_secs_f64());
     emit(format_args!(
         "report: {} (numbers: {})",
         out.join("index.html").display(),

@@ -4,14 +4,21 @@
 
 use std::path::Path;
 
-use super::figures::{self, heatmap, timeline::Timeline};
+use super::figures::heatmap::{self, Heatmap};
+use super::figures::{self, timeline::Timeline};
 use super::page::{self, Figure, Figures};
 use super::summary::Summary;
+use crate::sweep::in_parallel;
 
-/// Draws every figure and writes the report's files into `out` (which exists): the
-/// timelines by counterexample id, the matrix and each envelope.
-pub fn write(out: &Path, summary: &Summary, timelines: &[(String, Timeline)]) -> std::io::Result<()> {
-    let figures = draw_figures(out, timelines, summary)?;
+/// Draws every figure (`jobs` at a time) and writes the report's files into `out` (which
+/// exists): the timelines by counterexample id, the matrix and each envelope.
+pub fn write(
+    out: &Path,
+    summary: &Summary,
+    timelines: &[(String, Timeline)],
+    jobs: usize,
+) -> std::io::Result<()> {
+    let figures = draw_figures(out, timelines, summary, jobs)?;
     std::fs::write(out.join("index.html"), page::render(summary, &figures))?;
     let json = serde_json::to_string_pretty(&summary.to_json()).map_err(std::io::Error::other)?;
     std::fs::write(out.join("summary.json"), json + "\n")?;
@@ -23,28 +30,18 @@ pub fn write(out: &Path, summary: &Summary, timelines: &[(String, Timeline)]) ->
     std::fs::write(out.join("summary.jsonl"), lines)
 }
 
-/// Every figure as `out/figures/<id>.svg` and `.png`: each counterexample's timeline (by
-/// its id), the matrix (`matrix`) and each envelope (`envelope-<name>`). Returns the SVGs,
-/// by id, for the page to inline.
-fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary) -> std::io::Result<Figures> {
+/// Every figure as `out/figures/<id>.svg` and `.png`, drawn `jobs` at a time: each
+/// counterexample's timeline (by its id), the matrix (`matrix`) and each envelope
+/// (`envelope-<name>`). Returns the SVGs, by id, for the page to inline.
+fn draw_figures(
+    out: &Path,
+    timelines: &[(String, Timeline)],
+    summary: &Summary,
+    jobs: usize,
+) -> std::io::Result<Figures> {
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir)?;
-    let mut figures = Figures::new();
-    let mut write = |id: &str, figure: Figure, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
-        std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
-        draw_png(&dir.join(format!("{id}.png")))?;
-        figures.insert(id.to_string(), figure);
-        std::io::Result::Ok(())
-    };
-    for (id, t) in timelines {
-        let figure = Figure {
-            svg: t.svg(),
-            alt: t.describe(),
-            caption: t.caption(),
-        };
-        write(id, figure, &|png| t.png(png))?;
-    }
-    let heatmaps = summary
+    let heatmaps: Vec<(String, Heatmap)> = summary
         .matrix
         .iter()
         .map(|matrix| ("matrix".to_string(), matrix.heatmap()))
@@ -53,16 +50,34 @@ fn draw_figures(out: &Path, timelines: &[(String, Timeline)], summary: &Summary)
                 .envelopes
                 .iter()
                 .map(|envelope| (format!("envelope-{}", envelope.name), envelope.heatmap())),
-        );
-    for (id, map) in heatmaps {
-        let figure = Figure {
-            svg: map.svg(),
-            alt: map.describe(),
-            caption: map.caption(),
-        };
-        write(&id, figure, &|png| {
-            figures::png(png, map.size(), |root| heatmap::draw(root, &map))
-        })?;
-    }
-    Ok(figures)
+        )
+        .collect();
+    let save = |id: &str, figure: Figure, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
+        std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
+        draw_png(&dir.join(format!("{id}.png")))?;
+        std::io::Result::Ok((id.to_string(), figure))
+    };
+    let count = (timelines.len() + heatmaps.len()) as u64;
+    let drawn = in_parallel(0..count, jobs, |index| match timelines.get(index as usize) {
+        Some((id, t)) => {
+            let figure = Figure {
+                svg: t.svg(),
+                alt: t.describe(),
+                caption: t.caption(),
+            };
+            save(id, figure, &|png| t.png(png))
+        }
+        None => {
+            let (id, map) = &heatmaps[index as usize - timelines.len()];
+            let figure = Figure {
+                svg: map.svg(),
+                alt: map.describe(),
+                caption: map.caption(),
+            };
+            save(id, figure, &|png| {
+                figures::png(png, map.size(), |root| heatmap::draw(root, map))
+            })
+        }
+    });
+    drawn.into_iter().collect()
 }
