@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Measures `locksim serve` against redis-server with redis-benchmark, in alternating runs,
+# and prints each run and a summary: throughput (requests/s) and the server's CPU time per
+# request, medians and ranges, and locksim's ratio to redis-server.
+#
+# Why: issue 33 asks `serve` to stay within 1.5x of redis-server with `redis-benchmark -P
+# 16`; on a shared 2-core machine one run says little, so the two servers take turns
+# (the order flips every round) and the medians are compared (docs/performance.md).
+#
+# Usage: scripts/serve-vs-redis.sh [ROUNDS] [REQUESTS]
+#   ROUNDS     rounds of the alternation, default 5
+#   REQUESTS   requests per benchmark run (redis-benchmark -n), default 200000
+#   LOCKSIM    (environment) the binary to serve, default target/release/locksim
+#   PIPELINES  (environment) the -P values to run, default "16 1"
+#   TESTS      (environment) the redis-benchmark tests, each run apart, default "set get"
+#
+# Each round starts each server once (locksim serve, redis-server --save '' --appendonly
+# no, on a free port), runs every -P and test against it, and stops it. The CPU time is the
+# server process's utime + stime from /proc/PID/stat, read before and after each run.
+# It builds nothing: run `cargo build --release` first. Needs redis-server,
+# redis-benchmark and python3.
+set -euo pipefail
+
+rounds=${1:-5}
+requests=${2:-200000}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+locksim=${LOCKSIM:-$repo/target/release/locksim}
+pipelines=${PIPELINES:-16 1}
+tests=${TESTS:-set get}
+[[ -x $locksim ]] || { echo "$locksim is missing: run cargo build --release first" >&2; exit 2; }
+for tool in redis-server redis-benchmark python3; do
+    command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+results="$work/results.tsv"
+server_pid=
+stop_server() {
+    [[ -n $server_pid ]] || return 0
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+}
+cleanup() {
+    stop_server
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Starts server $1 (locksim or redis) on a free port (the kernel picks one for a socket
+# closed at once) and waits until it accepts connections.
+start_server() {
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    case $1 in
+        locksim) "$locksim" serve --port "$port" >"$work/server.log" 2>&1 & ;;
+        redis) redis-server --port "$port" --save '' --appendonly no >"$work/server.log" 2>&1 & ;;
+    esac
+    server_pid=$!
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "$1 did not listen on port $port:" >&2
+    cat "$work/server.log" >&2
+    exit 1
+}
+
+# The server's CPU time so far, in clock ticks (utime + stime; the name in field 2 has no
+# spaces for these two servers).
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
+}
+
+printf 'round\tserver\tpipeline\ttest\trps\tcpu_us_per_request\n' | tee "$results"
+ticks_per_s=$(getconf CLK_TCK)
+for round in $(seq "$rounds"); do
+    order="locksim redis"
+    ((round % 2 == 0)) && order="redis locksim"
+    for server in $order; do
+        start_server "$server"
+        for pipeline in $pipelines; do
+            for test in $tests; do
+                before=$(cpu_ticks)
+                csv=$(redis-benchmark -p "$port" -P "$pipeline" -t "$test" -n "$requests" --csv)
+                after=$(cpu_ticks)
+                rps=$(tail -n 1 <<<"$csv" | cut -d, -f2 | tr -d '"')
+                cpu_us=$(python3 -c "print(f'{($after - $before) * 1e6 / $ticks_per_s / $requests:.2f}')")
+                printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$server" "$pipeline" "$test" "$rps" "$cpu_us" |
+                    tee -a "$results"
+            done
+        done
+        stop_server
+    done
+done
+
+python3 - "$results" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+def figures(server, pipeline, test, field):
+    return sorted(float(r[field]) for r in rows
+                  if (r["server"], r["pipeline"], r["test"]) == (server, pipeline, test))
+print()
+print("pipeline test  locksim rps median [range]        redis rps median [range]          ratio  "
+      "cpu us/req locksim, redis")
+for pipeline in dict.fromkeys(r["pipeline"] for r in rows):
+    for test in dict.fromkeys(r["test"] for r in rows):
+        ours, theirs = (figures(s, pipeline, test, "rps") for s in ("locksim", "redis"))
+        our_cpu, their_cpu = (figures(s, pipeline, test, "cpu_us_per_request") for s in ("locksim", "redis"))
+        median = statistics.median
+        print(f"-P {pipeline:<5} {test:<5} {median(ours):>9.0f} [{ours[0]:.0f}-{ours[-1]:.0f}]"
+              f"     {median(theirs):>9.0f} [{theirs[0]:.0f}-{theirs[-1]:.0f}]"
+              f"     {median(ours) / median(theirs):.2f}   {median(our_cpu):.2f}, {median(their_cpu):.2f}")
+EOF
