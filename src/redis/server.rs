@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::Frame;
 use super::cmd::Writes;
-use super::cmd::{BlockingPop, Command, Connected, Link, Replicaof, Session, Stage, Wait, full_name};
+use super::cmd::{BlockingPop, Command, Connected, Link, Lookup, Replicaof, Session, Stage, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
@@ -263,10 +263,13 @@ async fn serve_connection<S, C, D>(
                 return;
             }
         };
+        // The command is looked up once, and names the request for CLIENT LIST and INFO.
+        let lookup = Lookup::of(&words);
+        let name = lookup.name(&words);
         let (writes, subscribed, password_required) = {
             node.borrow_mut()
                 .clients
-                .record_request(session.id, &words, context.clock.wall_ms());
+                .record_request(session.id, &name, context.clock.wall_ms());
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
@@ -275,9 +278,9 @@ async fn serve_connection<S, C, D>(
                 !node.config.value("requirepass").is_empty(),
             )
         };
-        let name = full_name(&words);
         let command = Command::for_session(
             words,
+            lookup,
             writes,
             subscribed,
             password_required,
@@ -355,7 +358,7 @@ async fn serve_connection<S, C, D>(
                 Tally::Call => stats.call(&name, &reply),
                 Tally::TimedOutCall => stats.call_timed_out(&name, &reply),
                 Tally::Began => stats.end(&name, &reply),
-                Tally::Rejected { credited } => stats.refusal(credited.then_some(name.as_str()), &reply),
+                Tally::Rejected { credited } => stats.refusal(credited.then_some(&*name), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
             }
         }
