@@ -13,9 +13,11 @@
 #   LOCKSIM    (environment) the binary to serve, default target/release/locksim
 #   PIPELINES  (environment) the -P values to run, default "16 1"
 #   TESTS      (environment) the redis-benchmark tests, each run apart, default "set get"
+#   BASELINE   (environment) an older locksim binary to run in the same rotation (named
+#              "baseline" in the output), for before/after figures under the same load
 #
 # Each round starts each server once (locksim serve, redis-server --save '' --appendonly
-# no, on a free port), runs every -P and test against it, and stops it. The CPU time is the
+# no, and the baseline's serve if given, on a free port), runs every -P and test against it, and stops it. The CPU time is the
 # server process's utime + stime from /proc/PID/stat, read before and after each run.
 # It builds nothing: run `cargo build --release` first. Needs redis-server,
 # redis-benchmark and python3.
@@ -27,6 +29,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 locksim=${LOCKSIM:-$repo/target/release/locksim}
 pipelines=${PIPELINES:-16 1}
 tests=${TESTS:-set get}
+baseline=${BASELINE:-}
+servers="locksim redis"
+if [[ -n $baseline ]]; then
+    [[ -x $baseline ]] || { echo "$baseline is not an executable" >&2; exit 2; }
+    servers="baseline locksim redis"
+fi
 [[ -x $locksim ]] || { echo "$locksim is missing: run cargo build --release first" >&2; exit 2; }
 for tool in redis-server redis-benchmark python3; do
     command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 2; }
@@ -53,6 +61,7 @@ start_server() {
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     case $1 in
         locksim) "$locksim" serve --port "$port" >"$work/server.log" 2>&1 & ;;
+        baseline) "$baseline" serve --port "$port" >"$work/server.log" 2>&1 & ;;
         redis) redis-server --port "$port" --save '' --appendonly no >"$work/server.log" 2>&1 & ;;
     esac
     server_pid=$!
@@ -74,9 +83,11 @@ cpu_ticks() {
 printf 'round\tserver\tpipeline\ttest\trps\tcpu_us_per_request\n' | tee "$results"
 ticks_per_s=$(getconf CLK_TCK)
 for round in $(seq "$rounds"); do
-    order="locksim redis"
-    ((round % 2 == 0)) && order="redis locksim"
-    for server in $order; do
+    # The order turns every round, so that no server always runs first.
+    read -ra order <<<"$servers"
+    shift_by=$((round % ${#order[@]}))
+    order=("${order[@]:shift_by}" "${order[@]:0:shift_by}")
+    for server in "${order[@]}"; do
         start_server "$server"
         for pipeline in $pipelines; do
             for test in $tests; do
@@ -99,15 +110,15 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 def figures(server, pipeline, test, field):
     return sorted(float(r[field]) for r in rows
                   if (r["server"], r["pipeline"], r["test"]) == (server, pipeline, test))
+median = statistics.median
 print()
-print("pipeline test  locksim rps median [range]        redis rps median [range]          ratio  "
-      "cpu us/req locksim, redis")
+print("pipeline test  server     rps median [range]         x redis  cpu us/req median [range]")
 for pipeline in dict.fromkeys(r["pipeline"] for r in rows):
     for test in dict.fromkeys(r["test"] for r in rows):
-        ours, theirs = (figures(s, pipeline, test, "rps") for s in ("locksim", "redis"))
-        our_cpu, their_cpu = (figures(s, pipeline, test, "cpu_us_per_request") for s in ("locksim", "redis"))
-        median = statistics.median
-        print(f"-P {pipeline:<5} {test:<5} {median(ours):>9.0f} [{ours[0]:.0f}-{ours[-1]:.0f}]"
-              f"     {median(theirs):>9.0f} [{theirs[0]:.0f}-{theirs[-1]:.0f}]"
-              f"     {median(ours) / median(theirs):.2f}   {median(our_cpu):.2f}, {median(their_cpu):.2f}")
+        redis_rps = median(figures("redis", pipeline, test, "rps"))
+        for server in dict.fromkeys(r["server"] for r in rows):
+            rps = figures(server, pipeline, test, "rps")
+            cpu = figures(server, pipeline, test, "cpu_us_per_request")
+            print(f"-P {pipeline:<5} {test:<5} {server:<9} {median(rps):>8.0f} [{rps[0]:.0f}-{rps[-1]:.0f}]"
+                  f"  {median(rps) / redis_rps:>5.2f}  {median(cpu):.2f} [{cpu[0]:.2f}-{cpu[-1]:.2f}]")
 EOF
