@@ -241,16 +241,22 @@ async fn serve_connection<S, C, D>(
             let _ = connection.flush().await;
             return;
         }
-        let read = tokio::select! {
-            biased;
-            () = wake.notified() => continue,
-            Some(message) = messages.recv() => {
-                if connection.write_reply(&message, session.protocol).await.is_err() {
-                    return;
+        // The next request of a pipeline is already read, and no message waits: the select
+        // below would take the request (a wake is ready only once polled), so skip it.
+        let read = if connection.has_request() && messages.is_empty() {
+            connection.read_request().await
+        } else {
+            tokio::select! {
+                biased;
+                () = wake.notified() => continue,
+                Some(message) = messages.recv() => {
+                    if connection.write_reply(&message, session.protocol).await.is_err() {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
+                read = connection.read_request() => read,
             }
-            read = connection.read_request() => read,
         };
         let words = match read {
             Ok(Some(words)) if words.is_empty() => continue,
