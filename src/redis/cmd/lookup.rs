@@ -119,13 +119,52 @@ impl Lookup {
     /// The command found, once the request's word count fits its arity.
     pub(super) fn checked(self, words: &[Vec<u8>]) -> Result<&'static Spec<Command>, Rejection> {
         let spec = self.spec.ok_or(Rejection::Unknown)?;
-        let count = words.len() as i64;
-        let arity = i64::from(spec.arity);
-        if (arity >= 0 && count != arity) || (arity < 0 && count < -arity) {
+        if !fits_arity(spec.arity, words) {
             return Err(Rejection::WrongArity(spec.name));
         }
         Ok(spec)
     }
+}
+
+/// Whether the request `words` has the word count `arity` asks (`n` exactly, `-n` at least).
+fn fits_arity(arity: i32, words: &[Vec<u8>]) -> bool {
+    let (count, arity) = (words.len() as i64, i64::from(arity));
+    if arity >= 0 { count == arity } else { count >= -arity }
+}
+
+/// Redis 7.0 commands the node does not serve that Redis refuses to scripts (`noscript`):
+/// the name, the one subcommand refused when the others are not (CLUSTER RESET), and the
+/// arity of the command (a subcommand's here is never stricter).
+const UNSERVED_NOSCRIPT: &[(&str, Option<&str>, i32)] = &[
+    ("brpoplpush", None, 4),
+    ("blmove", None, 6),
+    ("bzpopmin", None, -3),
+    ("bzpopmax", None, -3),
+    ("cluster", Some("reset"), -2),
+];
+
+/// How Redis refuses a script's call `words` of a command in [`UNSERVED_NOSCRIPT`], as it
+/// looks the command up: its arity first, then its `noscript` flag. With the refusal, the
+/// name INFO commandstats credits it to (`cluster|reset`). `None` for any other command.
+pub(super) fn refused_to_scripts_unserved(lookup: Lookup, words: &[Vec<u8>]) -> Option<(ReplyError, String)> {
+    if lookup.spec.is_some() {
+        return None;
+    }
+    let first = words.first()?;
+    let (command, subcommand, arity) = UNSERVED_NOSCRIPT
+        .iter()
+        .find(|(name, _, _)| first.eq_ignore_ascii_case(name.as_bytes()))?;
+    if !fits_arity(*arity, words) {
+        return Some((ReplyError::wrong_arity_from_script(), command.to_string()));
+    }
+    let name = match subcommand {
+        Some(subcommand) if words.get(1).is_some_and(|word| word.eq_ignore_ascii_case(subcommand.as_bytes())) => {
+            format!("{command}|{subcommand}")
+        }
+        Some(_) => return None,
+        None => command.to_string(),
+    };
+    Some((ReplyError::not_from_script(), name))
 }
 
 /// The name Redis gives the request `words` (see [`Lookup::name`]).
@@ -191,6 +230,24 @@ mod tests {
         for name in ["", "gett", "ge", "get\0", "x".repeat(MAX_NAME_BYTES + 1).as_str()] {
             assert!(find(name.as_bytes()).is_none(), "{name:?}");
         }
+    }
+
+    #[test]
+    fn unserved_noscript_commands_are_refused_to_scripts_under_redis_names() {
+        // Read from redis-server 7.0.15's INFO commandstats after each call from a script.
+        let refused = |w: &[&str]| {
+            let words = words(w);
+            refused_to_scripts_unserved(Lookup::of(&words), &words).map(|(error, name)| (error.0, name))
+        };
+        let not_allowed = |name: &str| Some((ReplyError::not_from_script().0, name.to_string()));
+        let wrong_count = |name: &str| Some((ReplyError::wrong_arity_from_script().0, name.to_string()));
+        assert_eq!(refused(&["BRPOPLPUSH", "a", "b", "0"]), not_allowed("brpoplpush"));
+        assert_eq!(refused(&["brpoplpush", "a"]), wrong_count("brpoplpush"));
+        assert_eq!(refused(&["cluster", "Reset", "hard"]), not_allowed("cluster|reset"));
+        assert_eq!(refused(&["cluster"]), wrong_count("cluster"));
+        assert_eq!(refused(&["cluster", "info"]), None);
+        assert_eq!(refused(&["get", "k"]), None);
+        assert_eq!(refused(&[]), None);
     }
 
     #[test]

@@ -249,6 +249,12 @@ impl std::fmt::Debug for KeyspaceCall {
 /// [`ScriptCommand`]: super::lua::ScriptCommand
 pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called {
     let lookup = Lookup::of(&words);
+    if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, &words) {
+        return Called::Rejected {
+            name: Some(name),
+            error: error.0,
+        };
+    }
     let name = lookup.name(&words).into_owned();
     let refused = match Command::from_script_words(words, lookup, writes) {
         Ok(command) => {
@@ -393,10 +399,7 @@ impl Command {
                 ReplyError("ERR Unknown Redis command called from script".into()),
                 false,
             ),
-            Rejection::WrongArity(_) => Refused::rejected(
-                ReplyError("ERR Wrong number of args calling Redis command from script".into()),
-                true,
-            ),
+            Rejection::WrongArity(_) => Refused::rejected(ReplyError::wrong_arity_from_script(), true),
         })?;
         if spec.flags.noscript {
             return Err(Refused::rejected(ReplyError::not_from_script(), true));
