@@ -234,6 +234,8 @@ async fn serve_connection<S, C, D>(
     let connected = Connected::new(peer, context.announce, Link::Client, context.clock.wall_ms());
     let open = OpenClient::new(node, &mut session, mailbox, connected);
     let wake = node.borrow().clients.wake.clone();
+    // The last request left the next of its pipeline read (and its replies unwritten).
+    let mut pipelined = false;
     loop {
         if node.borrow().clients.is_killed(session.id) {
             // CLIENT KILL: Redis closes the connection without a word (a connection that
@@ -243,7 +245,7 @@ async fn serve_connection<S, C, D>(
         }
         // The next request of a pipeline is already read, and no message waits: the select
         // below would take the request (a wake is ready only once polled), so skip it.
-        let read = if connection.has_request() && messages.is_empty() {
+        let read = if std::mem::take(&mut pipelined) && messages.is_empty() {
             connection.read_request().await
         } else {
             tokio::select! {
@@ -378,6 +380,7 @@ async fn serve_connection<S, C, D>(
         if flushes && connection.flush().await.is_err() || quit {
             return;
         }
+        pipelined = !flushes;
     }
 }
 
