@@ -303,7 +303,12 @@ mod tests {
         ];
         for &bytes in cases {
             let complete = !matches!(parse(bytes), Ok(Parsed::Incomplete));
-            assert_eq!(is_complete(bytes), complete, "{:?}", String::from_utf8_lossy(bytes));
+            assert_eq!(
+                is_complete(bytes),
+                complete,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
         }
         let too_long_inline = vec![b'a'; INLINE_MAX_BYTES + 1];
         assert!(is_complete(&too_long_inline));

@@ -129,7 +129,11 @@ impl Lookup {
 /// Whether the request `words` has the word count `arity` asks (`n` exactly, `-n` at least).
 fn fits_arity(arity: i32, words: &[Vec<u8>]) -> bool {
     let (count, arity) = (words.len() as i64, i64::from(arity));
-    if arity >= 0 { count == arity } else { count >= -arity }
+    if arity >= 0 {
+        count == arity
+    } else {
+        count >= -arity
+    }
 }
 
 /// Redis 7.0 commands the node does not serve that Redis refuses to scripts (`noscript`):
@@ -158,7 +162,11 @@ pub(super) fn refused_to_scripts_unserved(lookup: Lookup, words: &[Vec<u8>]) -> 
         return Some((ReplyError::wrong_arity_from_script(), command.to_string()));
     }
     let name = match subcommand {
-        Some(subcommand) if words.get(1).is_some_and(|word| word.eq_ignore_ascii_case(subcommand.as_bytes())) => {
+        Some(subcommand)
+            if words
+                .get(1)
+                .is_some_and(|word| word.eq_ignore_ascii_case(subcommand.as_bytes())) =>
+        {
             format!("{command}|{subcommand}")
         }
         Some(_) => return None,
@@ -211,8 +219,16 @@ mod tests {
     #[test]
     fn every_command_is_found_by_its_name_in_any_case() {
         for spec in FAMILIES.iter().flat_map(|(_, table)| table.iter()) {
-            assert!(spec.name.len() <= MAX_NAME_BYTES, "{} is longer than MAX_NAME_BYTES", spec.name);
-            assert_eq!(spec.name, spec.name.to_ascii_lowercase(), "table names are lower-case");
+            assert!(
+                spec.name.len() <= MAX_NAME_BYTES,
+                "{} is longer than MAX_NAME_BYTES",
+                spec.name
+            );
+            assert_eq!(
+                spec.name,
+                spec.name.to_ascii_lowercase(),
+                "table names are lower-case"
+            );
             for name in [spec.name.to_string(), spec.name.to_ascii_uppercase()] {
                 let found = find(name.as_bytes()).map(|found| found.name);
                 assert_eq!(found, Some(spec.name), "{name}");
@@ -243,7 +259,10 @@ mod tests {
         let wrong_count = |name: &str| Some((ReplyError::wrong_arity_from_script().0, name.to_string()));
         assert_eq!(refused(&["BRPOPLPUSH", "a", "b", "0"]), not_allowed("brpoplpush"));
         assert_eq!(refused(&["brpoplpush", "a"]), wrong_count("brpoplpush"));
-        assert_eq!(refused(&["cluster", "Reset", "hard"]), not_allowed("cluster|reset"));
+        assert_eq!(
+            refused(&["cluster", "Reset", "hard"]),
+            not_allowed("cluster|reset")
+        );
         assert_eq!(refused(&["cluster"]), wrong_count("cluster"));
         assert_eq!(refused(&["cluster", "info"]), None);
         assert_eq!(refused(&["get", "k"]), None);

@@ -42,8 +42,8 @@ pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
 pub(crate) use lookup::FAMILIES;
-use lookup::{Rejection, unknown_command};
 pub use lookup::{Lookup, full_name};
+use lookup::{Rejection, unknown_command};
 pub(crate) use spec::{Args, Handler, KeyspaceHandler, Spec, ok};
 
 use super::Frame;
@@ -321,22 +321,24 @@ impl Command {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
         let unauthenticated = password_required && !session.authenticated;
-        Command::for_connection(words, lookup, writes, subscribed, queuing, unauthenticated).map_err(|refused| {
-            if exec {
-                // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
-                if session.transaction.take().is_some() {
-                    watches.unwatch(session.id);
+        Command::for_connection(words, lookup, writes, subscribed, queuing, unauthenticated).map_err(
+            |refused| {
+                if exec {
+                    // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
+                    if session.transaction.take().is_some() {
+                        watches.unwatch(session.id);
+                    }
+                    return Refused {
+                        error: transactions::exec_abort(refused.error),
+                        ..refused
+                    };
                 }
-                return Refused {
-                    error: transactions::exec_abort(refused.error),
-                    ..refused
-                };
-            }
-            if let Some(transaction) = &mut session.transaction {
-                transaction.failed = true;
-            }
-            refused
-        })
+                if let Some(transaction) = &mut session.transaction {
+                    transaction.failed = true;
+                }
+                refused
+            },
+        )
     }
 
     /// The checks of [`Command::for_session`], on a connection `subscribed` or not,
