@@ -42,36 +42,25 @@ done
 
 work=$(mktemp -d)
 results="$work/results.tsv"
-server_pid=
-stop_server() {
-    [[ -n $server_pid ]] || return 0
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=
-}
+# shellcheck source=scripts/servers.sh
+source "$repo/scripts/servers.sh"
 cleanup() {
     stop_server
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Starts server $1 (locksim or redis) on a free port (the kernel picks one for a socket
-# closed at once) and waits until it accepts connections.
+# Starts server $1 (locksim, baseline or redis) on a free port and waits until it accepts
+# connections.
 start_server() {
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     case $1 in
         locksim) "$locksim" serve --port "$port" >"$work/server.log" 2>&1 & ;;
         baseline) "$baseline" serve --port "$port" >"$work/server.log" 2>&1 & ;;
         redis) redis-server --port "$port" --save '' --appendonly no >"$work/server.log" 2>&1 & ;;
     esac
     server_pid=$!
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "$1 did not listen on port $port:" >&2
-    cat "$work/server.log" >&2
-    exit 1
+    wait_until_listening "$port" "$work/server.log" "$1"
 }
 
 # The server's CPU time so far, in clock ticks (utime + stime; the name in field 2 has no
