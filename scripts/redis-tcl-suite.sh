@@ -47,27 +47,16 @@ mkdir -p "$suite"
 cp -r "$redis_src/runtest" "$redis_src/tests" "$suite/"
 sed -i 's/^foreach is_eval {0 1} {$/foreach is_eval {1} {/' "$suite/tests/unit/scripting.tcl"
 
-server_pid=
-stop_server() {
-    [[ -n $server_pid ]] || return 0
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=
-}
+# shellcheck source=scripts/servers.sh
+source "$repo/scripts/servers.sh"
 trap stop_server EXIT
 
-# Starts a server on a free port (the kernel picks one for a socket closed at once) and
-# waits until it accepts connections.
+# Starts locksim serve on a free port and waits until it accepts connections.
 start_server() {
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     "$locksim" serve --port "$port" >"$work/serve.log" 2>&1 &
     server_pid=$!
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "locksim serve did not listen on port $port (see $work/serve.log)" >&2
-    exit 1
+    wait_until_listening "$port" "$work/serve.log" "locksim serve"
 }
 
 total_ok=0 total_err=0 total_skip=0 total_ignore=0

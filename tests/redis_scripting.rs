@@ -4,8 +4,8 @@
 //! with nothing loaded; and the two cases of Redis's own Tcl suite (unit/scripting) the
 //! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
 //! all the arguments Lua 5.1's `unpack` can give; and `loadstring` refusing bytecode (the
-//! Tcl suite's "Binary code loading failed"); the `#!lua` shebang's flags; and the read-only
-//! globals and `redis` table.
+//! Tcl suite's "Binary code loading failed"); the `#!lua` shebang's flags; the read-only
+//! globals, `redis` and `bit` tables; and the commands a script is refused.
 
 mod support;
 
@@ -310,5 +310,40 @@ fn globals_and_the_redis_table_are_read_only_as_in_redis_server_7_0() {
             Some(&Value::Int(7)),
             "RESP3: {resp3}"
         );
+    }
+}
+
+/// The Tcl suite's "EVAL - Scripts can't run brpoplpush / blmove / bzpopmin / bzpopmax
+/// command" and "CLUSTER RESET can not be invoke from within a script": the node serves none
+/// of these, but a script is refused them in Redis's words (not as an unknown command),
+/// after the word count, as Redis looks them up; CLUSTER's other subcommands stay unknown.
+fn unserved_noscript_dialogue() -> Vec<String> {
+    [
+        "EVAL|return redis.pcall('brpoplpush','a','b','0')|0",
+        "EVAL|return redis.pcall('BRPOPLPUSH','a','b','0')|0",
+        "EVAL|return redis.pcall('brpoplpush','a')|0",
+        "EVAL|return redis.pcall('blmove','a','b','left','right','0')|0",
+        "EVAL|return redis.pcall('blmove','a')|0",
+        "EVAL|return redis.pcall('bzpopmin','a','0')|0",
+        "EVAL|return redis.pcall('bzpopmin','a')|0",
+        "EVAL|return redis.pcall('bzpopmax','a','b','0')|0",
+        "EVAL|return redis.pcall('cluster','reset')|0",
+        "EVAL|return redis.pcall('cluster','RESET','hard')|0",
+        "EVAL|return redis.pcall('cluster')|0",
+        "EVAL|return redis.pcall('cluster','nosuch')|0",
+        "EVAL|return redis.call('bzpopmax','a','0')|0",
+    ]
+    .iter()
+    .map(|request| request.to_string())
+    .collect()
+}
+
+#[test]
+fn scripts_are_refused_the_blocking_commands_and_cluster_reset_in_redis_server_7_0_words() {
+    let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], unserved_noscript_dialogue());
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let refusal = Value::Error("ERR This Redis command is not allowed from script".into());
+        let refused = got.iter().filter(|(_, reply)| *reply == refusal).count();
+        assert_eq!(refused, 7, "RESP3: {resp3}: {got:?}");
     }
 }

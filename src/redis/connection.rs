@@ -100,21 +100,28 @@ impl Reply {
     /// The bytes of this reply in `protocol`.
     pub fn encode(&self, protocol: Protocol) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
+        self.encode_into(protocol, &mut out);
+        out
+    }
+
+    /// Appends the bytes of this reply in `protocol` to `out` (a connection's output
+    /// buffer, reused from reply to reply).
+    pub fn encode_into(&self, protocol: Protocol, out: &mut Vec<u8>) {
         match (self, protocol) {
-            (Reply::Frame(frame), _) => encode_frame(frame, protocol, &mut out),
-            (Reply::Counted(reply), _) => reply.encode_into(protocol, &mut out),
+            (Reply::Frame(frame), _) => encode_frame(frame, protocol, out),
+            (Reply::Counted(reply), _) => reply.encode_into(protocol, out),
             (Reply::Map(pairs), Protocol::Resp2) => {
                 out.extend(format!("*{}\r\n", pairs.len() * 2).as_bytes());
                 for (key, value) in pairs {
-                    encode_frame(key, protocol, &mut out);
-                    encode_frame(value, protocol, &mut out);
+                    encode_frame(key, protocol, out);
+                    encode_frame(value, protocol, out);
                 }
             }
             (Reply::Map(pairs), Protocol::Resp3) => {
                 out.extend(format!("%{}\r\n", pairs.len()).as_bytes());
                 for (key, value) in pairs {
-                    encode_frame(key, protocol, &mut out);
-                    encode_frame(value, protocol, &mut out);
+                    encode_frame(key, protocol, out);
+                    encode_frame(value, protocol, out);
                 }
             }
             (Reply::Nested(pairs), _) => {
@@ -122,16 +129,16 @@ impl Reply {
                     Protocol::Resp2 => (b'*', pairs.len() * 2),
                     Protocol::Resp3 => (b'%', pairs.len()),
                 };
-                push_line(&mut out, prefix, count as i64);
+                push_line(out, prefix, count as i64);
                 for (key, value) in pairs {
-                    encode_frame(key, protocol, &mut out);
-                    value.encode_into(protocol, &mut out);
+                    encode_frame(key, protocol, out);
+                    value.encode_into(protocol, out);
                 }
             }
             (Reply::Resp3(bytes), Protocol::Resp3) => out.extend(bytes),
             (Reply::Resp3(bytes), Protocol::Resp2) => out.extend(super::cmd::command::resp3_to_resp2(bytes)),
             (Reply::Verbatim(text), Protocol::Resp2) => {
-                encode_frame(&Frame::BulkString(text.clone()), protocol, &mut out)
+                encode_frame(&Frame::BulkString(text.clone()), protocol, out)
             }
             (Reply::Verbatim(text), Protocol::Resp3) => {
                 out.extend(format!("={}\r\ntxt:", text.len() + 4).as_bytes());
@@ -142,19 +149,19 @@ impl Reply {
                 out.extend(format!(",{}\r\n", format_double(*value)).as_bytes());
             }
             (Reply::Scored(pairs), Protocol::Resp3) => {
-                push_line(&mut out, b'*', pairs.len() as i64);
+                push_line(out, b'*', pairs.len() as i64);
                 for (member, score) in pairs {
                     out.extend(b"*2\r\n");
-                    encode_frame(&Frame::BulkString(member.clone()), protocol, &mut out);
-                    Reply::Double(*score).encode_into(protocol, &mut out);
+                    encode_frame(&Frame::BulkString(member.clone()), protocol, out);
+                    Reply::Double(*score).encode_into(protocol, out);
                 }
             }
             (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
             (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
             (Reply::Replies(replies), _) => {
-                push_line(&mut out, b'*', replies.len() as i64);
+                push_line(out, b'*', replies.len() as i64);
                 for reply in replies {
-                    reply.encode_into(protocol, &mut out);
+                    reply.encode_into(protocol, out);
                 }
             }
             (Reply::Pushes(pushes), _) => {
@@ -163,21 +170,16 @@ impl Reply {
                     Protocol::Resp3 => b'>',
                 };
                 for push in pushes {
-                    push_line(&mut out, prefix, push.len() as i64);
+                    push_line(out, prefix, push.len() as i64);
                     for frame in push {
-                        encode_frame(frame, protocol, &mut out);
+                        encode_frame(frame, protocol, out);
                     }
                 }
             }
             (Reply::Double(_) | Reply::Scored(_), Protocol::Resp2) => {
-                encode_frame(&self.clone().into_resp2(), protocol, &mut out)
+                encode_frame(&self.clone().into_resp2(), protocol, out)
             }
         }
-        out
-    }
-
-    fn encode_into(&self, protocol: Protocol, out: &mut Vec<u8>) {
-        out.extend(self.encode(protocol));
     }
 }
 
@@ -319,12 +321,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Whether the bytes already read hold another whole request (or bytes that are not
     /// RESP, which the next read reports): a pipeline the node answers before it writes.
     pub fn has_request(&self) -> bool {
-        !matches!(request::parse(&self.buffer), Ok(Parsed::Incomplete))
+        request::is_complete(&self.buffer)
     }
 
     /// Queues one reply in the connection's protocol; [`Connection::flush`] writes it.
     pub fn queue_reply(&mut self, reply: &Reply, protocol: Protocol) {
-        self.out.extend(reply.encode(protocol));
+        reply.encode_into(protocol, &mut self.out);
     }
 
     /// Writes every queued reply and flushes the stream. Cancel-safe: what was written

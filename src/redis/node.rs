@@ -253,13 +253,23 @@ impl Node {
         {
             self.gate = Some(gate);
         }
-        let saved = in_transaction(wrap, effects(&changes, &self.db, None));
-        self.persistence.append(&saved, changed);
-        let mut streamed = match self.ttl_replication {
-            TtlReplication::Absolute => saved,
-            TtlReplication::Relative => in_transaction(wrap, effects(&changes, &self.db, Some(now_ms))),
+        let streamed = if self.persistence.appends() || self.replication.streams() {
+            let saved = in_transaction(wrap, effects(&changes, &self.db, None));
+            self.persistence.append(&saved, changed);
+            let mut streamed = match self.ttl_replication {
+                TtlReplication::Absolute => saved,
+                TtlReplication::Relative => in_transaction(wrap, effects(&changes, &self.db, Some(now_ms))),
+            };
+            streamed.extend(publishes(self.db.pubsub.take_published()));
+            streamed
+        } else {
+            // No AOF and no backlog read the effects (nor move an offset by them): a lone
+            // master's writes, as `locksim serve` and single-node runs make them, are not
+            // encoded only to be dropped.
+            self.persistence.append(&[], changed);
+            self.db.pubsub.take_published();
+            Vec::new()
         };
-        streamed.extend(publishes(self.db.pubsub.take_published()));
         if self.gate.as_ref().is_some_and(Gate::is_open) {
             self.gate = None;
         }

@@ -291,6 +291,12 @@ impl Persister {
         }
     }
 
+    /// Whether [`Persister::append`] writes the effects it is given (an AOF), or only
+    /// counts the changes.
+    pub fn appends(&self) -> bool {
+        matches!(self.persistence, Persistence::Aof { .. })
+    }
+
     /// Writes since the last snapshot (INFO's `rdb_changes_since_last_save`).
     pub fn changes_since_last_save(&self) -> u64 {
         self.dirty

@@ -239,6 +239,12 @@ pub(super) fn snapshot(db: &Db) -> Vec<u8> {
 }
 
 impl Replication {
+    /// Whether [`Replication::propagate`] does anything with the effects it is given: not
+    /// until a backlog exists (a replica attached, or the node followed a master).
+    pub fn streams(&self) -> bool {
+        self.backlog
+    }
+
     /// Whether this node follows a master (and so refuses writes from clients).
     pub fn is_replica(&self) -> bool {
         matches!(self.role, Role::Replica { .. })

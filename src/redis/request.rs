@@ -35,8 +35,25 @@ pub enum Parsed {
 pub fn parse(buffer: &[u8]) -> Result<Parsed, String> {
     match buffer.first() {
         None => Ok(Parsed::Incomplete),
-        Some(b'*') => parse_multibulk(buffer),
+        Some(b'*') => {
+            let mut words = Vec::new();
+            Ok(match parse_multibulk(buffer, Some(&mut words))? {
+                Some(consumed) => Parsed::Request { words, consumed },
+                None => Parsed::Incomplete,
+            })
+        }
         Some(_) => parse_inline(buffer),
+    }
+}
+
+/// Whether [`parse`] would find more than [`Parsed::Incomplete`] at the front of `buffer`
+/// (a whole request, or a protocol error), without copying out the words: a server asks
+/// it after each request of a pipeline, to answer the whole pipeline in one write.
+pub fn is_complete(buffer: &[u8]) -> bool {
+    match buffer.first() {
+        None => false,
+        Some(b'*') => !matches!(parse_multibulk(buffer, None), Ok(None)),
+        Some(_) => buffer.contains(&b'\n') || buffer.len() > INLINE_MAX_BYTES,
     }
 }
 
@@ -78,20 +95,26 @@ fn header(buffer: &[u8], start: usize, too_big: &str) -> Result<Header, String> 
     Ok(Some((string_to_i64(digits), start + cr + 2)))
 }
 
-fn parse_multibulk(buffer: &[u8]) -> Result<Parsed, String> {
+/// Parses a `*N` request at the front of `buffer`: how many bytes it takes, or `None` while
+/// it is incomplete. Its words go to `words`, when given.
+fn parse_multibulk(buffer: &[u8], mut words: Option<&mut Vec<Vec<u8>>>) -> Result<Option<usize>, String> {
+    /// Words reserved at once: a count is only a claim until its words arrive.
+    const RESERVED_WORDS: usize = 64;
     let Some((count, mut pos)) = header(buffer, 0, "too big mbulk count string")? else {
-        return Ok(Parsed::Incomplete);
+        return Ok(None);
     };
     let Some(count) = count.filter(|&n| n <= i64::from(i32::MAX)) else {
         return Err("invalid multibulk length".into());
     };
-    let mut words = Vec::new();
+    if let Some(words) = words.as_mut() {
+        words.reserve((count.max(0) as usize).min(RESERVED_WORDS));
+    }
     for _ in 0..count.max(0) {
         let Some(&kind) = buffer.get(pos) else {
-            return Ok(Parsed::Incomplete);
+            return Ok(None);
         };
         let Some((len, start)) = header(buffer, pos, "too big bulk count string")? else {
-            return Ok(Parsed::Incomplete);
+            return Ok(None);
         };
         if kind != b'$' {
             return Err(format!("expected '$', got '{}'", kind as char));
@@ -102,12 +125,14 @@ fn parse_multibulk(buffer: &[u8]) -> Result<Parsed, String> {
         let end = start + len as usize;
         // Redis skips the two bytes after the string without looking at them.
         if buffer.len() < end + 2 {
-            return Ok(Parsed::Incomplete);
+            return Ok(None);
         }
-        words.push(buffer[start..end].to_vec());
+        if let Some(words) = words.as_mut() {
+            words.push(buffer[start..end].to_vec());
+        }
         pos = end + 2;
     }
-    Ok(Parsed::Request { words, consumed: pos })
+    Ok(Some(pos))
 }
 
 /// Redis's `string2ll`: optional `-`, no `+`, no spaces, no leading zeros, no overflow.
@@ -257,6 +282,37 @@ mod tests {
             Err("unbalanced quotes in request".into())
         );
         assert_eq!(parse(b"PING"), Ok(Parsed::Incomplete));
+    }
+
+    #[test]
+    fn a_request_is_complete_exactly_when_parse_finds_more_than_incomplete() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"*1\r\n$4\r\nPING\r\n",
+            b"*1\r\n$4\r\nPI",
+            b"*2\r\n$3\r\nGET\r\n",
+            b"*0\r\n",
+            b"*x\r\n",
+            b"*1\r\n:1\r\n",
+            b"*1\r\n$-1\r\n",
+            b"*2000000000\r\n",
+            b"PING\r\n",
+            b"PING",
+            b"echo \"a\r\n",
+            b"*1\r\n$4\r\nPING\r\n*1\r\n",
+        ];
+        for &bytes in cases {
+            let complete = !matches!(parse(bytes), Ok(Parsed::Incomplete));
+            assert_eq!(
+                is_complete(bytes),
+                complete,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        let too_long_inline = vec![b'a'; INLINE_MAX_BYTES + 1];
+        assert!(is_complete(&too_long_inline));
+        assert!(parse(&too_long_inline).is_err());
     }
 
     #[test]

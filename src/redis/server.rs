@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::Frame;
 use super::cmd::Writes;
-use super::cmd::{BlockingPop, Command, Connected, Link, Replicaof, Session, Stage, Wait, full_name};
+use super::cmd::{BlockingPop, Command, Connected, Link, Lookup, Replicaof, Session, Stage, Wait};
 use super::connection::{Connection, ConnectionError, Protocol, Reply};
 use super::db::Db;
 use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
@@ -234,6 +234,8 @@ async fn serve_connection<S, C, D>(
     let connected = Connected::new(peer, context.announce, Link::Client, context.clock.wall_ms());
     let open = OpenClient::new(node, &mut session, mailbox, connected);
     let wake = node.borrow().clients.wake.clone();
+    // The last request left the next of its pipeline read (and its replies unwritten).
+    let mut pipelined = false;
     loop {
         if node.borrow().clients.is_killed(session.id) {
             // CLIENT KILL: Redis closes the connection without a word (a connection that
@@ -241,16 +243,22 @@ async fn serve_connection<S, C, D>(
             let _ = connection.flush().await;
             return;
         }
-        let read = tokio::select! {
-            biased;
-            () = wake.notified() => continue,
-            Some(message) = messages.recv() => {
-                if connection.write_reply(&message, session.protocol).await.is_err() {
-                    return;
+        // The next request of a pipeline is already read, and no message waits: the select
+        // below would take the request (a wake is ready only once polled), so skip it.
+        let read = if std::mem::take(&mut pipelined) && messages.is_empty() {
+            connection.read_request().await
+        } else {
+            tokio::select! {
+                biased;
+                () = wake.notified() => continue,
+                Some(message) = messages.recv() => {
+                    if connection.write_reply(&message, session.protocol).await.is_err() {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
+                read = connection.read_request() => read,
             }
-            read = connection.read_request() => read,
         };
         let words = match read {
             Ok(Some(words)) if words.is_empty() => continue,
@@ -263,10 +271,13 @@ async fn serve_connection<S, C, D>(
                 return;
             }
         };
+        // The command is looked up once, and names the request for CLIENT LIST and INFO.
+        let lookup = Lookup::of(&words);
+        let name = lookup.name(&words);
         let (writes, subscribed, password_required) = {
             node.borrow_mut()
                 .clients
-                .record_request(session.id, &words, context.clock.wall_ms());
+                .record_request(session.id, &name, context.clock.wall_ms());
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
@@ -275,9 +286,9 @@ async fn serve_connection<S, C, D>(
                 !node.config.value("requirepass").is_empty(),
             )
         };
-        let name = full_name(&words);
         let command = Command::for_session(
             words,
+            lookup,
             writes,
             subscribed,
             password_required,
@@ -355,7 +366,7 @@ async fn serve_connection<S, C, D>(
                 Tally::Call => stats.call(&name, &reply),
                 Tally::TimedOutCall => stats.call_timed_out(&name, &reply),
                 Tally::Began => stats.end(&name, &reply),
-                Tally::Rejected { credited } => stats.refusal(credited.then_some(name.as_str()), &reply),
+                Tally::Rejected { credited } => stats.refusal(credited.then_some(&*name), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
             }
         }
@@ -369,6 +380,7 @@ async fn serve_connection<S, C, D>(
         if flushes && connection.flush().await.is_err() || quit {
             return;
         }
+        pipelined = !flushes;
     }
 }
 

@@ -317,22 +317,22 @@ impl Clients {
         }
     }
 
-    /// Notes a request `words` of the connection `id` arriving at `now_ms`.
-    pub fn record_request(&mut self, id: u64, words: &[Vec<u8>], now_ms: u64) {
+    /// Notes a request named `name` (see [`Lookup::name`](super::Lookup::name)) of the
+    /// connection `id` arriving at `now_ms`.
+    pub fn record_request(&mut self, id: u64, name: &str, now_ms: u64) {
         let Some(connected) = self.connected.get_mut(&id) else {
             return;
         };
-        if words.is_empty() {
-            return;
-        }
         connected.last_request_ms = now_ms;
-        connected.last_command = super::spec::full_name(words);
+        // Into the string the last request's name used: no allocation per request.
+        connected.last_command.clear();
+        connected.last_command.push_str(name);
     }
 
     /// Notes the state of `session` after its last request.
     pub fn record_session(&mut self, session: &Session) {
         if let Some(connected) = self.connected.get_mut(&session.id) {
-            connected.name = session.name.clone();
+            connected.name.clone_from(&session.name);
             connected.db = session.db;
             connected.queued = session.transaction.as_ref().map(|t| t.queued.len());
             connected.protocol = session.protocol;

@@ -23,6 +23,10 @@ impl ReplyError {
     pub(crate) fn wrong_arity(name: &str) -> Self {
         ReplyError(format!("ERR wrong number of arguments for '{name}' command"))
     }
+    /// A script's call with the wrong word count (Redis words it apart from a client's).
+    pub(crate) fn wrong_arity_from_script() -> Self {
+        ReplyError("ERR Wrong number of args calling Redis command from script".into())
+    }
     pub(crate) fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
     }

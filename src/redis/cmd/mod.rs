@@ -15,6 +15,7 @@ pub mod error;
 mod hashes;
 pub(crate) mod keys;
 pub(crate) mod lists;
+mod lookup;
 mod pubsub;
 mod replication;
 mod scripting;
@@ -40,7 +41,9 @@ pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
-pub use spec::full_name;
+pub(crate) use lookup::FAMILIES;
+pub use lookup::{Lookup, full_name};
+use lookup::{Rejection, unknown_command};
 pub(crate) use spec::{Args, Handler, KeyspaceHandler, Spec, ok};
 
 use super::Frame;
@@ -48,9 +51,6 @@ use super::connection::{Protocol, Reply};
 use super::db::Db;
 use super::lua::Called;
 use super::node::Node;
-#[cfg(test)]
-use super::request::build as request;
-
 /// Why a frame is not a command at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
@@ -244,51 +244,19 @@ impl std::fmt::Debug for KeyspaceCall {
     }
 }
 
-/// Every family's table: the order docs/redis-coverage.md lists them in.
-pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
-    ("strings", &strings::commands::<Command>()),
-    ("keys", &keys::commands::<Command>()),
-    ("hashes", &hashes::commands::<Command>()),
-    ("sorted sets", &zsets::commands::<Command>()),
-    ("lists", &lists::commands::<Command>()),
-    ("pub/sub", &pubsub::commands::<Command>()),
-    ("transactions", &transactions::commands::<Command>()),
-    ("scripting", &scripting::commands::<Command>()),
-    ("server", &server::commands::<Command>()),
-    ("connection", &session::commands::<Command>()),
-    ("replication", &replication::commands::<Command>()),
-];
-
-/// Why a command name was refused before its arguments were looked at.
-enum Rejection {
-    Unknown,
-    WrongArity(&'static str),
-}
-
-/// Finds the command a request names and checks its word count.
-fn lookup(words: &[Vec<u8>]) -> Result<&'static Spec<Command>, Rejection> {
-    // Redis looks commands up ignoring case (its command table's dict compares with
-    // strcasecmp); every name here is ASCII.
-    let name = words.first().ok_or(Rejection::Unknown)?;
-    let spec = FAMILIES
-        .iter()
-        .flat_map(|(_, table)| table.iter())
-        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
-        .ok_or(Rejection::Unknown)?;
-    let count = words.len() as i64;
-    let arity = i64::from(spec.arity);
-    if (arity >= 0 && count != arity) || (arity < 0 && count < -arity) {
-        return Err(Rejection::WrongArity(spec.name));
-    }
-    Ok(spec)
-}
-
 /// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]).
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
 pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called {
-    let name = full_name(&words);
-    let refused = match Command::from_script_words(words, writes) {
+    let lookup = Lookup::of(&words);
+    if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, &words) {
+        return Called::Rejected {
+            name: Some(name),
+            error: error.0,
+        };
+    }
+    let name = lookup.name(&words).into_owned();
+    let refused = match Command::from_script_words(words, lookup, writes) {
         Ok(command) => {
             let reply = command.apply_to_db(db, now_ms).into_resp2();
             return Called::Ran { name, reply };
@@ -329,7 +297,8 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
-        Command::for_connection(words, writes, false, false, false).map_err(|refused| refused.error)
+        let lookup = Lookup::of(&words);
+        Command::for_connection(words, lookup, writes, false, false, false).map_err(|refused| refused.error)
     }
 
     /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
@@ -338,9 +307,11 @@ impl Command {
     /// and arity passed, and a refusal then fails its transaction. While the node has a
     /// password (`password_required`), an unauthenticated connection may send only AUTH,
     /// HELLO, QUIT and RESET. A refused EXEC discards the transaction and the connection's
-    /// `watches`.
+    /// `watches`. `lookup` is the lookup of `words`.
+    #[allow(clippy::too_many_arguments)]
     pub fn for_session(
         words: Vec<Vec<u8>>,
+        lookup: Lookup,
         writes: Writes,
         subscribed: bool,
         password_required: bool,
@@ -350,34 +321,37 @@ impl Command {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
         let unauthenticated = password_required && !session.authenticated;
-        Command::for_connection(words, writes, subscribed, queuing, unauthenticated).map_err(|refused| {
-            if exec {
-                // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
-                if session.transaction.take().is_some() {
-                    watches.unwatch(session.id);
+        Command::for_connection(words, lookup, writes, subscribed, queuing, unauthenticated).map_err(
+            |refused| {
+                if exec {
+                    // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
+                    if session.transaction.take().is_some() {
+                        watches.unwatch(session.id);
+                    }
+                    return Refused {
+                        error: transactions::exec_abort(refused.error),
+                        ..refused
+                    };
                 }
-                return Refused {
-                    error: transactions::exec_abort(refused.error),
-                    ..refused
-                };
-            }
-            if let Some(transaction) = &mut session.transaction {
-                transaction.failed = true;
-            }
-            refused
-        })
+                if let Some(transaction) = &mut session.transaction {
+                    transaction.failed = true;
+                }
+                refused
+            },
+        )
     }
 
     /// The checks of [`Command::for_session`], on a connection `subscribed` or not,
     /// `queuing` (in MULTI) or not, and `unauthenticated` or not.
     fn for_connection(
         words: Vec<Vec<u8>>,
+        lookup: Lookup,
         writes: Writes,
         subscribed: bool,
         queuing: bool,
         unauthenticated: bool,
     ) -> Result<Command, Refused> {
-        let spec = lookup(&words).map_err(|rejection| match rejection {
+        let spec = lookup.checked(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => Refused::rejected(unknown_command(&words), false),
             Rejection::WrongArity(name) => Refused::rejected(ReplyError::wrong_arity(name), true),
         })?;
@@ -421,16 +395,13 @@ impl Command {
     }
 
     /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
-    fn from_script_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, Refused> {
-        let spec = lookup(&words).map_err(|rejection| match rejection {
+    fn from_script_words(words: Vec<Vec<u8>>, lookup: Lookup, writes: Writes) -> Result<Command, Refused> {
+        let spec = lookup.checked(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => Refused::rejected(
                 ReplyError("ERR Unknown Redis command called from script".into()),
                 false,
             ),
-            Rejection::WrongArity(_) => Refused::rejected(
-                ReplyError("ERR Wrong number of args calling Redis command from script".into()),
-                true,
-            ),
+            Rejection::WrongArity(_) => Refused::rejected(ReplyError::wrong_arity_from_script(), true),
         })?;
         if spec.flags.noscript {
             return Err(Refused::rejected(ReplyError::not_from_script(), true));
@@ -614,8 +585,6 @@ fn counted(reply: impl Into<Reply>) -> Reply {
     Reply::Counted(Box::new(reply.into()))
 }
 
-/// Redis's reply to an unknown command: the name and the first arguments (about 128
-/// bytes of them), each quoted.
 /// The refusal Redis gives at lookup, before any other check, to a request whose
 /// subcommand is unknown or has the wrong word count.
 fn subcommand_refusal(spec: &Spec<Command>, words: &[Vec<u8>]) -> Option<ReplyError> {
@@ -624,357 +593,5 @@ fn subcommand_refusal(spec: &Spec<Command>, words: &[Vec<u8>]) -> Option<ReplyEr
         .filter(ReplyError::is_found_at_lookup)
 }
 
-fn unknown_command(words: &[Vec<u8>]) -> ReplyError {
-    const SHOWN_BYTES: usize = 128;
-    let Some((name, args)) = words.split_first() else {
-        return ReplyError("ERR unknown command '', with args beginning with: ".into());
-    };
-    let mut shown = String::new();
-    for arg in args {
-        if shown.len() >= SHOWN_BYTES {
-            break;
-        }
-        let room = SHOWN_BYTES - shown.len();
-        shown.push_str(&format!(
-            "'{}' ",
-            String::from_utf8_lossy(&arg[..arg.len().min(room)])
-        ));
-    }
-    let name = &name[..name.len().min(SHOWN_BYTES)];
-    ReplyError(
-        format!(
-            "ERR unknown command '{}', with args beginning with: {shown}",
-            String::from_utf8_lossy(name)
-        )
-        .replace(['\r', '\n'], " "),
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(db: &mut Db, now_ms: u64, words: &[&str]) -> Frame {
-        let frame = request(words.iter().map(|w| w.as_bytes().to_vec()));
-        match Command::from_frame(frame) {
-            Ok(cmd) => cmd.apply_to_db(db, now_ms).into_resp2(),
-            Err(ParseError::Reply(e)) => e.into(),
-            Err(ParseError::Protocol(p)) => panic!("protocol error {p}"),
-        }
-    }
-    fn err(text: &str) -> Frame {
-        Frame::Error(text.into())
-    }
-
-    #[test]
-    fn set_nx_px_grants_once_until_expiry() {
-        let mut db = Db::default();
-        assert_eq!(run(&mut db, 0, &["SET", "lock", "a", "NX", "PX", "2000"]), ok());
-        assert_eq!(
-            run(&mut db, 1999, &["set", "lock", "b", "nx", "px", "2000"]),
-            Frame::Null
-        );
-        assert_eq!(run(&mut db, 1999, &["PTTL", "lock"]), Frame::Integer(1));
-        // At the expiry millisecond the key still lives (Redis: expired when now > when).
-        assert_eq!(
-            run(&mut db, 2000, &["SET", "lock", "b", "NX", "PX", "2000"]),
-            Frame::Null
-        );
-        assert_eq!(
-            run(&mut db, 2001, &["SET", "lock", "b", "NX", "PX", "2000"]),
-            ok()
-        );
-        assert_eq!(
-            run(&mut db, 2001, &["GET", "lock"]),
-            Frame::BulkString(b"b".to_vec())
-        );
-    }
-
-    #[test]
-    fn set_options_follow_redis() {
-        let mut db = Db::default();
-        assert_eq!(run(&mut db, 0, &["SET", "k", "v", "XX"]), Frame::Null);
-        assert_eq!(
-            run(&mut db, 0, &["SET", "k", "v", "NX", "XX"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(run(&mut db, 0, &["SET", "k", "v", "PX"]), err("ERR syntax error"));
-        assert_eq!(
-            run(&mut db, 0, &["SET", "k", "v", "EX", "1", "PX", "5"]),
-            err("ERR syntax error")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["SET", "k", "v", "PX", "0"]),
-            err("ERR invalid expire time in 'set' command")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["SET", "k", "v", "PX", "ten"]),
-            err("ERR value is not an integer or out of range")
-        );
-        assert_eq!(run(&mut db, 0, &["SET", "k", "v", "EX", "3"]), ok());
-        assert_eq!(run(&mut db, 500, &["PTTL", "k"]), Frame::Integer(2500));
-        assert_eq!(run(&mut db, 500, &["SET", "k", "w", "KEEPTTL"]), ok());
-        assert_eq!(run(&mut db, 500, &["PTTL", "k"]), Frame::Integer(2500));
-        assert_eq!(run(&mut db, 500, &["SET", "k", "w", "PXAT", "9000"]), ok());
-        assert_eq!(run(&mut db, 1000, &["PTTL", "k"]), Frame::Integer(8000));
-    }
-
-    #[test]
-    fn keys_commands_follow_redis() {
-        let mut db = Db::default();
-        assert_eq!(run(&mut db, 0, &["PTTL", "k"]), Frame::Integer(-2));
-        run(&mut db, 0, &["SET", "k", "v"]);
-        assert_eq!(run(&mut db, 0, &["PTTL", "k"]), Frame::Integer(-1));
-        assert_eq!(run(&mut db, 0, &["PEXPIRE", "k", "100"]), Frame::Integer(1));
-        assert_eq!(run(&mut db, 40, &["PTTL", "k"]), Frame::Integer(60));
-        assert_eq!(run(&mut db, 40, &["PEXPIRE", "nope", "100"]), Frame::Integer(0));
-        assert_eq!(run(&mut db, 40, &["PEXPIRE", "k", "-5"]), Frame::Integer(1));
-        assert_eq!(run(&mut db, 40, &["GET", "k"]), Frame::Null);
-        run(&mut db, 0, &["SET", "a", "1"]);
-        run(&mut db, 0, &["SET", "b", "1"]);
-        assert_eq!(run(&mut db, 0, &["DEL", "a", "b", "c"]), Frame::Integer(2));
-    }
-
-    #[test]
-    fn setnx_expire_and_incr_follow_redis() {
-        let mut db = Db::default();
-        assert_eq!(run(&mut db, 0, &["SETNX", "k", "a"]), Frame::Integer(1));
-        assert_eq!(run(&mut db, 0, &["SETNX", "k", "b"]), Frame::Integer(0));
-        assert_eq!(
-            run(&mut db, 0, &["PTTL", "k"]),
-            Frame::Integer(-1),
-            "SETNX sets no TTL"
-        );
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "10"]), Frame::Integer(1));
-        assert_eq!(run(&mut db, 0, &["PTTL", "k"]), Frame::Integer(10_000));
-        assert_eq!(
-            run(&mut db, 0, &["INCR", "k"]),
-            err("ERR value is not an integer or out of range")
-        );
-        assert_eq!(run(&mut db, 0, &["INCR", "n"]), Frame::Integer(1));
-        assert_eq!(run(&mut db, 0, &["INCR", "n"]), Frame::Integer(2));
-        assert_eq!(run(&mut db, 0, &["SET", "m", "9223372036854775807"]), ok());
-        assert_eq!(
-            run(&mut db, 0, &["INCR", "m"]),
-            err("ERR increment or decrement would overflow")
-        );
-    }
-
-    #[test]
-    fn arity_and_unknown_commands_are_worded_as_redis() {
-        let mut db = Db::default();
-        assert_eq!(
-            run(&mut db, 0, &["GET"]),
-            err("ERR wrong number of arguments for 'get' command")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["get", "a", "b"]),
-            err("ERR wrong number of arguments for 'get' command")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["FOO", "a", "b"]),
-            err("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
-        );
-        assert_eq!(run(&mut db, 0, &["PING"]), Frame::SimpleString(b"PONG".to_vec()));
-        assert_eq!(
-            run(&mut db, 0, &["PING", "hi"]),
-            Frame::BulkString(b"hi".to_vec())
-        );
-    }
-
-    // Expected replies below were read from redis-server 7.0.15 for the same requests.
-    #[test]
-    fn key_commands_follow_redis() {
-        let mut db = Db::default();
-        let int = Frame::Integer;
-        run(&mut db, 0, &["SET", "k", "v"]);
-        assert_eq!(run(&mut db, 0, &["EXISTS", "k", "k", "nokey"]), int(2));
-        assert_eq!(
-            run(&mut db, 0, &["TYPE", "k"]),
-            Frame::SimpleString(b"string".to_vec())
-        );
-        assert_eq!(
-            run(&mut db, 0, &["TYPE", "nokey"]),
-            Frame::SimpleString(b"none".to_vec())
-        );
-        assert_eq!(run(&mut db, 0, &["PERSIST", "k"]), int(0));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100"]), int(1));
-        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(100));
-        assert_eq!(run(&mut db, 0, &["PERSIST", "k"]), int(1));
-        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(-1));
-        assert_eq!(run(&mut db, 0, &["TTL", "nokey"]), int(-2));
-        run(&mut db, 0, &["PEXPIRE", "k", "1499"]);
-        assert_eq!(
-            run(&mut db, 0, &["TTL", "k"]),
-            int(1),
-            "TTL rounds to the nearest second"
-        );
-        run(&mut db, 0, &["PEXPIRE", "k", "499"]);
-        assert_eq!(run(&mut db, 0, &["TTL", "k"]), int(0));
-        assert_eq!(run(&mut db, 0, &["DBSIZE"]), int(1));
-        assert_eq!(run(&mut db, 0, &["FLUSHALL", "x"]), err("ERR syntax error"));
-        assert_eq!(run(&mut db, 0, &["FLUSHALL", "async"]), ok());
-        assert_eq!(run(&mut db, 0, &["DBSIZE"]), int(0));
-        assert_eq!(run(&mut db, 0, &["ECHO", "a"]), Frame::BulkString(b"a".to_vec()));
-        assert_eq!(run(&mut db, 0, &["SELECT", "0"]), ok());
-        assert_eq!(
-            run(&mut db, 0, &["SELECT", "16"]),
-            err("ERR DB index is out of range")
-        );
-    }
-
-    #[test]
-    fn expire_options_follow_redis() {
-        let mut db = Db::default();
-        let int = Frame::Integer;
-        run(&mut db, 0, &["SET", "k", "v"]);
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "NX"]), int(1));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "NX"]), int(0));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "200", "XX"]), int(1));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "GT"]), int(0));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "300", "gt"]), int(1));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "400", "LT"]), int(0));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "200", "LT"]), int(1));
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "k", "100", "XX", "GT"]), int(0));
-        assert_eq!(
-            run(&mut db, 0, &["EXPIRE", "k", "100", "NX", "XX"]),
-            err("ERR NX and XX, GT or LT options at the same time are not compatible")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["EXPIRE", "k", "100", "GT", "LT"]),
-            err("ERR GT and LT options at the same time are not compatible")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["EXPIRE", "k", "x", "bogus"]),
-            err("ERR Unsupported option bogus")
-        );
-        run(&mut db, 0, &["SET", "p", "v"]);
-        assert_eq!(
-            run(&mut db, 0, &["EXPIRE", "p", "100", "GT"]),
-            int(0),
-            "no TTL is infinite"
-        );
-        assert_eq!(run(&mut db, 0, &["EXPIRE", "p", "100", "LT"]), int(1));
-        assert_eq!(
-            run(&mut db, 0, &["EXPIRE", "k", "92233720368547758"]),
-            err("ERR invalid expire time in 'expire' command")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["PEXPIREAT", "k", "9223372036854775807"]),
-            int(1)
-        );
-        assert_eq!(run(&mut db, 5, &["PEXPIREAT", "k", "1"]), int(1));
-        assert_eq!(
-            run(&mut db, 5, &["EXISTS", "k"]),
-            int(0),
-            "a past time deletes the key"
-        );
-        run(&mut db, 0, &["SET", "k", "v"]);
-        assert_eq!(run(&mut db, 0, &["EXPIREAT", "k", "3"]), int(1));
-        assert_eq!(run(&mut db, 1000, &["PTTL", "k"]), int(2000));
-    }
-
-    #[test]
-    fn incrby_follows_redis() {
-        let mut db = Db::default();
-        assert_eq!(run(&mut db, 0, &["INCRBY", "n", "5"]), Frame::Integer(5));
-        assert_eq!(
-            run(&mut db, 0, &["INCRBY", "n", "9223372036854775807"]),
-            err("ERR increment or decrement would overflow")
-        );
-        assert_eq!(
-            run(&mut db, 0, &["INCRBY", "n", "x"]),
-            err("ERR value is not an integer or out of range")
-        );
-        for stored in [" 1", "01", "-0", "1.0", "+1"] {
-            run(&mut db, 0, &["SET", "s", stored]);
-            assert_eq!(
-                run(&mut db, 0, &["INCR", "s"]),
-                err("ERR value is not an integer or out of range"),
-                "{stored}"
-            );
-        }
-    }
-
-    #[test]
-    fn client_frames_parse_back_to_the_same_command() {
-        let expire = |kind, time| {
-            Command::Expire(ExpireRequest {
-                kind,
-                key: b"k".to_vec(),
-                time,
-                flags: ExpireFlags::default(),
-            })
-        };
-        let wait = Wait {
-            replicas: 1,
-            timeout_ms: 100,
-        };
-        let cases = [
-            (
-                Get { key: b"k".to_vec() }.into_frame(),
-                Command::Get(Get { key: b"k".to_vec() }),
-            ),
-            (
-                Setnx {
-                    key: b"k".to_vec(),
-                    value: b"v".to_vec(),
-                }
-                .into_frame(),
-                Command::Setnx(Setnx {
-                    key: b"k".to_vec(),
-                    value: b"v".to_vec(),
-                }),
-            ),
-            (
-                Incr { key: b"k".to_vec() }.into_frame(),
-                Command::Incr(Incr { key: b"k".to_vec() }),
-            ),
-            (
-                Del {
-                    keys: vec![b"a".to_vec(), b"b".to_vec()],
-                }
-                .into_frame(),
-                Command::Del(Del {
-                    keys: vec![b"a".to_vec(), b"b".to_vec()],
-                }),
-            ),
-            (
-                Pttl { key: b"k".to_vec() }.into_frame(),
-                Command::Pttl(Pttl { key: b"k".to_vec() }),
-            ),
-            (
-                Expire {
-                    key: b"k".to_vec(),
-                    seconds: 10,
-                }
-                .into_frame(),
-                expire(ExpireKind::Expire, 10),
-            ),
-            (
-                Pexpire {
-                    key: b"k".to_vec(),
-                    ms: 10,
-                }
-                .into_frame(),
-                expire(ExpireKind::Pexpire, 10),
-            ),
-            (wait.clone().into_frame(), Command::Wait(wait)),
-        ];
-        for (frame, command) in cases {
-            assert_eq!(Command::from_frame(frame), Ok(command));
-        }
-    }
-
-    #[test]
-    fn non_array_frames_are_protocol_errors() {
-        assert!(matches!(
-            Command::from_frame(Frame::Integer(3)),
-            Err(ParseError::Protocol(_))
-        ));
-        assert!(matches!(
-            Command::from_frame(Frame::Array(vec![Frame::Integer(3)])),
-            Err(ParseError::Protocol(_))
-        ));
-    }
-}
+mod tests;

@@ -94,7 +94,7 @@ pub(super) fn refusal_while_subscribed(
     if parse_error.is_some_and(ReplyError::is_found_at_lookup) {
         return None;
     }
-    let full_name = super::spec::full_name(words);
+    let full_name = super::full_name(words);
     Some(ReplyError(format!(
         "ERR Can't execute '{full_name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
          are allowed in this context"

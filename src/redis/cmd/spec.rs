@@ -110,23 +110,6 @@ pub(crate) fn parse_int(bytes: &[u8]) -> Result<i64, ReplyError> {
     string_to_i64(bytes).ok_or_else(ReplyError::not_an_integer)
 }
 
-/// The commands whose first argument is a subcommand: Redis names their requests
-/// `name|sub` (in errors, CLIENT LIST's `cmd=`, INFO commandstats).
-const CONTAINERS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
-
-/// The name Redis gives the request `words`: its command's, lower-case (`get`), with the
-/// subcommand of a container (`client|list`).
-pub fn full_name(words: &[Vec<u8>]) -> String {
-    let name = |word: &Vec<u8>| String::from_utf8_lossy(word).to_ascii_lowercase();
-    match words {
-        [command, subcommand, ..] if CONTAINERS.contains(&name(command).as_str()) => {
-            format!("{}|{}", name(command), name(subcommand))
-        }
-        [command, ..] => name(command),
-        [] => String::new(),
-    }
-}
-
 /// The `+OK` reply.
 pub(crate) fn ok() -> Frame {
     Frame::SimpleString(b"OK".to_vec())
