@@ -348,7 +348,12 @@ impl Scripts {
     }
 
     /// What a cached script's shebang declares ([`ScriptFlags::COMPAT`] without one).
+    /// Every script run asks, and lock scripts declare nothing: no SHA1 is lower-cased
+    /// (copied) unless some cached script has a shebang.
     pub fn flags(&self, sha: &str) -> ScriptFlags {
+        if self.declared.is_empty() {
+            return ScriptFlags::COMPAT;
+        }
         let sha = sha.to_ascii_lowercase();
         self.declared.get(&sha).copied().unwrap_or(ScriptFlags::COMPAT)
     }
