@@ -203,7 +203,7 @@ fn run(
     command: ScriptCommand,
     (writes, caller): Runner,
 ) -> Frame {
-    let writes = match declared_writes(node, sha, caller) {
+    let writes = match declared_writes(node, sha, writes) {
         Ok(Some(declared)) => declared,
         Ok(None) => writes,
         Err(refusal) => return node.stats.errors.counted(refusal.into()),
@@ -226,9 +226,9 @@ fn run(
 /// refuses to run it at all (script.c `scriptPrepareForRun`): one that may write is refused
 /// on a replica, through a `_ro` command, or on a master short of good replicas (the
 /// refusals a write command gets before it runs); inside one that declares `no-writes`,
-/// every write is refused. `None` for a script in compatibility mode (no shebang): the
-/// caller's rule stands.
-fn declared_writes(node: &Node, sha: &str, caller: &str) -> Result<Option<Writes>, ReplyError> {
+/// every write is refused. `asked` is the runner's rule (`ReadOnlyScript` for the `_ro`
+/// commands); `None` for a script in compatibility mode (no shebang): that rule stands.
+fn declared_writes(node: &Node, sha: &str, asked: Writes) -> Result<Option<Writes>, ReplyError> {
     let flags = node.scripts.flags(sha);
     if flags.compat {
         return Ok(None);
@@ -240,7 +240,7 @@ fn declared_writes(node: &Node, sha: &str, caller: &str) -> Result<Option<Writes
     if let Some(refusal) = node_writes.refusal() {
         return Err(refusal);
     }
-    if caller.ends_with("_ro") {
+    if asked == Writes::ReadOnlyScript {
         return Err(ReplyError(
             "ERR Can not execute a script with write flag using *_ro command.".into(),
         ));
