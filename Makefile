@@ -32,9 +32,16 @@ images: build
 	cp target/images/figures/envelope-pause-delay.png docs/images/envelope-pause-delay.png
 	$(LOCKSIM) replay scenarios/redlock-gc-pause.json --seed 0 --plot docs/images/timeline-redlock-gc-pause.png > /dev/null
 
-# Unit, simulation and CLI-contract tests (the dev profile: opt-level 1, line tables only).
+# Unit, simulation and CLI-contract tests (the dev profile: opt-level 1, line tables only),
+# with cargo-nextest where the machine has it (.config/nextest.toml: every binary's tests
+# from one pool, live tests alone), then the doc test; `cargo test` where it has not.
 test: deps
-	$(CARGO) test --locked
+	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
+	  set -e; $(CARGO) nextest run --locked --no-fail-fast; $(CARGO) test --locked --doc; \
+	else \
+	  echo "cargo-nextest not found: cargo test runs the test binaries one after another"; \
+	  $(CARGO) test --locked; \
+	fi
 
 # Live mode end to end (real processes in real time): locksim's worker and the shipped
 # library workers (examples/workers/: redis-py, pottery, python-redis-lock, node-redlock,

@@ -7,8 +7,17 @@ use std::process::Command;
 
 pub const LIBRARIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/libraries");
 
-/// Held while installing: the tests of one binary run in parallel threads and may all ask.
-static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Held while installing: tests run in parallel threads and, under `cargo nextest`, in
+/// parallel processes of two binaries (live_libraries, real_libraries), and may all ask. An
+/// exclusive lock on a file beside the installs: the OS releases it when the holder ends,
+/// even by a panic or a kill.
+fn one_install_at_a_time() -> std::fs::File {
+    let root = install_root();
+    std::fs::create_dir_all(&root).unwrap();
+    let file = std::fs::File::create(root.join(".installing")).unwrap();
+    file.lock().unwrap();
+    file
+}
 
 /// Where the pinned libraries are installed: under the target directory, out of the tree.
 fn install_root() -> PathBuf {
@@ -32,7 +41,7 @@ pub fn run(command: &mut Command, what: &str) -> String {
 
 /// Installs the pinned Python libraries once (a marker file records which pins were installed).
 pub fn python_libraries() -> PathBuf {
-    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_install_at_a_time();
     let pins = std::fs::read_to_string(format!("{LIBRARIES}/requirements.txt")).unwrap();
     let dir = install_root().join("python");
     let marker = dir.join(".installed");
@@ -60,7 +69,7 @@ pub fn python_libraries() -> PathBuf {
 
 /// Installs the pinned npm libraries once, exactly as package-lock.json says (`npm ci`).
 pub fn node_libraries() -> PathBuf {
-    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_install_at_a_time();
     let lock = std::fs::read_to_string(format!("{LIBRARIES}/package-lock.json")).unwrap();
     let dir = install_root().join("node");
     let marker = dir.join(".installed");
