@@ -7,19 +7,11 @@
 //! reply came (a watchdog cancelled mid-renewal when the work ended): its reply is still
 //! on the way, so the next request on that connection starts on a new one.
 
+use super::error::RequestError;
 use super::observe::{Tap, Traffic};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};
-
-/// Why a request got no reply.
-#[derive(Debug, thiserror::Error)]
-pub enum RequestError {
-    #[error("no reply within {0} ms")]
-    Timeout(u64),
-    #[error(transparent)]
-    Connection(#[from] ConnectionError),
-}
 
 /// A connection to one node that reconnects on demand.
 pub struct Conn<C: Connect, K: Clock> {

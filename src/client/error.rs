@@ -1,8 +1,17 @@
 //! Why a lock could not be acquired, kept or released: one error type for the client, its
 //! per-node commands ([`super::ladder`]) and whoever observes it ([`super::observe`]).
 
-use super::conn::RequestError;
 use crate::redis::Frame;
+use crate::redis::connection::ConnectionError;
+
+/// Why a request got no reply.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("no reply within {0} ms")]
+    Timeout(u64),
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+}
 
 /// Why the lock could not be acquired, kept, or released.
 #[derive(Debug, thiserror::Error)]

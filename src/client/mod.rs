@@ -23,8 +23,8 @@ pub mod profiles;
 pub mod scripts;
 pub mod steps;
 
-pub use conn::{Conn, RequestError};
-pub use error::LockError;
+pub use conn::Conn;
+pub use error::{LockError, RequestError};
 pub use lease::{Held, Lease, LockGuard};
 pub use lock::Lock;
 pub use observe::{Observe, Request, Tap, Traffic, Unobserved};
