@@ -24,7 +24,7 @@
 //!
 //! The nemesis aims at nothing: it searches at random, and what it reached is reported.
 
-use super::fault::{Fault, FaultAction, Target, Trigger, TriggerEvent};
+use super::fault::{Crash, Fault, FaultAction, Partition, Pause, PowerLoss, Target, Trigger, TriggerEvent};
 use super::schema::Scenario;
 use crate::check::coverage::State;
 use crate::client::Step;
@@ -42,43 +42,43 @@ impl Scenario {
             .as_ref()
             .is_some_and(|target| self.names_a_master(target));
         match &fault.action {
-            FaultAction::Crash { .. } | FaultAction::PowerLoss { .. } | FaultAction::Restart
+            FaultAction::Crash(_) | FaultAction::PowerLoss(_) | FaultAction::Restart(_)
                 if on(TriggerEvent::WriteBeforeReplication) =>
             {
                 Some(State::FailoverUnreplicated)
             }
-            FaultAction::Crash {
+            FaultAction::Crash(Crash {
                 restart_after_ms: None,
-            }
-            | FaultAction::PowerLoss {
+            })
+            | FaultAction::PowerLoss(PowerLoss {
                 restart_after_ms: None,
-            } if at_a_master && self.redis_groups().iter().any(|group| group.len() > 1) => {
+            }) if at_a_master && self.redis_groups().iter().any(|group| group.len() > 1) => {
                 Some(State::FailoverWhileHeld)
             }
-            FaultAction::Crash {
+            FaultAction::Crash(Crash {
                 restart_after_ms: Some(_),
-            }
-            | FaultAction::PowerLoss {
+            })
+            | FaultAction::PowerLoss(PowerLoss {
                 restart_after_ms: Some(_),
-            }
-            | FaultAction::Restart
+            })
+            | FaultAction::Restart(_)
                 if at_a_master =>
             {
                 Some(State::CrashInQuorum)
             }
-            FaultAction::ClockJump { .. } if at_a_master && fault.trigger != (Trigger::At { at_ms: 0 }) => {
+            FaultAction::ClockJump(_) if at_a_master && fault.trigger != (Trigger::At { at_ms: 0 }) => {
                 Some(State::ClockJumpInQuorum)
             }
-            FaultAction::Pause { duration_ms } if *duration_ms >= self.lock.options().ttl_ms => match step {
+            FaultAction::Pause(Pause { duration_ms }) if *duration_ms >= self.lock.options().ttl_ms => match step {
                 Some(Step::BeforeRelease | Step::AfterGet) => Some(State::ReleaseAfterExpiry),
                 Some(Step::AfterAcquire) => Some(State::HolderPausedPastValidity),
                 None if fault.target == Some(Target::Holder) => Some(State::HolderPausedPastValidity),
                 _ => None,
             },
-            FaultAction::Latency { .. } | FaultAction::Loss { .. } if step == Some(Step::BeforeRenew) => {
+            FaultAction::Latency(_) | FaultAction::Loss(_) if step == Some(Step::BeforeRenew) => {
                 Some(State::RenewalRacingExpiry)
             }
-            FaultAction::Partition { groups, .. }
+            FaultAction::Partition(Partition { groups, .. })
                 if (on(TriggerEvent::Acquired)
                     || matches!(step, Some(Step::AfterAcquire | Step::BeforeRenew)))
                     && cuts_clients_from_redis(groups) =>

@@ -1,0 +1,95 @@
+//! Partitions: links cut between groups of nodes (one way or both) until the fault ends or
+//! a `heal` mends every cut.
+
+use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::strike::{Strike, links_between};
+use crate::scenario::limits::FieldError;
+
+kind! {
+    /// Cut the links between the groups (only from the first group to the others when
+    /// `one_way`), for `duration_ms` or until a `heal`. Nodes in no group keep their links.
+    /// A group may name nodes by a target's word (`holder`, `master` …), resolved when the
+    /// fault strikes.
+    Partition {
+        groups: Vec<Vec<String>>,
+        one_way: bool,
+        duration_ms: Option<u64>,
+    }
+}
+
+kind! {
+    /// Restore every link cut by partitions.
+    Heal {}
+}
+
+impl Kind for Partition {
+    const TARGETS: Targets = Targets::Never;
+    const RUNS_LIVE: bool = true;
+
+    fn build(fields: &KindFields) -> Result<Self, String> {
+        Ok(Partition {
+            groups: fields.need("groups", &fields.groups)?,
+            one_way: fields.one_way.unwrap_or(false),
+            duration_ms: fields.duration_ms(true)?,
+        })
+    }
+
+    fn validate(&self, checks: &Checks) -> Result<(), FieldError> {
+        positive("duration_ms", self.duration_ms)?;
+        (checks.groups)(&self.groups)
+    }
+
+    async fn strike<S: Strike>(&self, on: &S, _targets: &[String]) -> Result<(), String> {
+        let links = links_between(&self.groups, self.one_way);
+        let shown: Vec<String> = self.groups.iter().map(|g| format!("[{}]", g.join(","))).collect();
+        let arrow = if self.one_way { " -/-> " } else { " | " };
+        let description = format!("partition {}", shown.join(arrow));
+        on.cut(&links, &description, self.duration_ms).await;
+        Ok(())
+    }
+
+    fn groups_mut(&mut self) -> Option<&mut Vec<Vec<String>>> {
+        Some(&mut self.groups)
+    }
+
+    fn live_refusal(&self, _live: &LiveCheck) -> Option<&'static str> {
+        self.one_way.then_some(ONE_WAY_LIVE)
+    }
+}
+
+/// Why live mode refuses a one-way fault on links.
+pub const ONE_WAY_LIVE: &str = "live links are cut or slowed both ways (`one_way` does not run live yet)";
+
+/// A drawn partition isolates its node from all the others.
+impl Drawn for Partition {
+    fn draw(draw: &mut Draw) -> Self {
+        Partition {
+            groups: vec![
+                vec![draw.node.to_string()],
+                draw.all.iter().filter(|n| *n != draw.node).cloned().collect(),
+            ],
+            one_way: false,
+            duration_ms: Some(draw.duration_ms),
+        }
+    }
+}
+
+impl Kind for Heal {
+    const TARGETS: Targets = Targets::Never;
+    const RUNS_LIVE: bool = true;
+
+    fn build(_fields: &KindFields) -> Result<Self, String> {
+        Ok(Heal {})
+    }
+
+    async fn strike<S: Strike>(&self, on: &S, _targets: &[String]) -> Result<(), String> {
+        on.heal();
+        Ok(())
+    }
+}
+
+impl Drawn for Heal {
+    fn draw(_draw: &mut Draw) -> Self {
+        Heal {}
+    }
+}
