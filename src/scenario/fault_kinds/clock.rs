@@ -3,7 +3,8 @@
 
 use rand::RngExt as _;
 
-use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use crate::check::coverage::State;
 use super::strike::Strike;
 use crate::scenario::limits::{FieldError, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, in_range};
 
@@ -35,6 +36,12 @@ impl Kind for ClockJump {
 
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         on.jump(targets, self.by_ms)
+    }
+
+    /// A jump of a master aims at `clock-jump-in-quorum`, unless it strikes at 0 ms: a
+    /// step at the start is an offset, not a jump while anyone holds.
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        (aiming.at_a_master && !aiming.at_start).then_some(State::ClockJumpInQuorum)
     }
 
     fn live_refusal(&self, live: &LiveCheck) -> Option<&'static str> {

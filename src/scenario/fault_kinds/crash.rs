@@ -2,7 +2,8 @@
 //! page cache lost too) and a restart (killed and started again at once). They share the
 //! strike: a node is down while any of them covers it.
 
-use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use crate::check::coverage::State;
 use super::strike::{Failure, Strike};
 use crate::scenario::limits::FieldError;
 
@@ -24,6 +25,18 @@ kind! {
     Restart {}
 }
 
+/// What a death aims at: struck `on: write_before_replication`, `failover-unreplicated`;
+/// else, on a master, `failover-while-held` when it does not restart and the master has
+/// replicas to fail over to, `crash-in-quorum` when it restarts (`restart_after_ms`).
+fn aim_death(aiming: &Aiming, restart_after_ms: Option<u64>) -> Option<State> {
+    match restart_after_ms {
+        _ if aiming.on_write_before_replication => Some(State::FailoverUnreplicated),
+        None if aiming.at_a_master && aiming.has_replicas => Some(State::FailoverWhileHeld),
+        Some(_) if aiming.at_a_master => Some(State::CrashInQuorum),
+        _ => None,
+    }
+}
+
 impl Kind for Crash {
     const TARGETS: Targets = Targets::Needed;
     const RUNS_LIVE: bool = true;
@@ -40,6 +53,10 @@ impl Kind for Crash {
 
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         on.crash(Failure::Process, targets, self.restart_after_ms).await
+    }
+
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        aim_death(aiming, self.restart_after_ms)
     }
 }
 
@@ -69,6 +86,10 @@ impl Kind for PowerLoss {
         on.crash(Failure::Machine, targets, self.restart_after_ms).await
     }
 
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        aim_death(aiming, self.restart_after_ms)
+    }
+
     fn live_refusal(&self, live: &LiveCheck) -> Option<&'static str> {
         (live.redis_server && live.cached_aof).then_some(
             "a power loss on redis-server: its AOF's page cache outlives a killed process (locksim's nodes lose it)",
@@ -86,6 +107,10 @@ impl Kind for Restart {
 
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         on.crash(Failure::Process, targets, Some(0)).await
+    }
+
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        aim_death(aiming, Some(0))
     }
 }
 

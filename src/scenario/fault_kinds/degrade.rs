@@ -3,7 +3,9 @@
 
 use rand::RngExt as _;
 
-use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use crate::check::coverage::State;
+use crate::client::Step;
 use super::partition::ONE_WAY_LIVE;
 use super::strike::{Degradation, Scope, Strike};
 use crate::scenario::limits::{FieldError, MAX_TIME_MS, pair_in_range};
@@ -51,6 +53,12 @@ fn validate_reach(
     (checks.groups)(groups)
 }
 
+/// Latency or loss at step `before_renew` aims at `renewal-racing-expiry`: a slowed
+/// renewal may land or be answered after the key expired.
+fn aim_slowed_renewal(aiming: &Aiming) -> Option<State> {
+    (aiming.step == Some(Step::BeforeRenew)).then_some(State::RenewalRacingExpiry)
+}
+
 impl Kind for Latency {
     const TARGETS: Targets = Targets::Optional;
     const RUNS_LIVE: bool = true;
@@ -81,6 +89,10 @@ impl Kind for Latency {
 
     fn live_refusal(&self, _live: &LiveCheck) -> Option<&'static str> {
         self.one_way.then_some(ONE_WAY_LIVE)
+    }
+
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        aim_slowed_renewal(aiming)
     }
 }
 
@@ -122,6 +134,10 @@ impl Kind for Loss {
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         let scope = Scope::of(targets.to_vec(), self.groups.clone(), self.one_way);
         on.degrade(Degradation::Loss(self.rate), scope, self.duration_ms).await
+    }
+
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        aim_slowed_renewal(aiming)
     }
 
     fn groups_mut(&mut self) -> Option<&mut Vec<Vec<String>>> {

@@ -6,6 +6,8 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::super::limits::{FieldError, MAX_TIME_MS, OneOrRange, in_range};
+use crate::check::coverage::State;
+use crate::client::Step;
 use super::super::nemesis::{Nemesis, RandomKind};
 use super::super::target::Target;
 use super::strike::Strike;
@@ -67,6 +69,11 @@ pub trait Kind: FieldNames + Sized {
     }
     /// Why live mode cannot strike this fault, if it cannot.
     fn live_refusal(&self, _live: &LiveCheck) -> Option<&'static str> {
+        None
+    }
+    /// The dangerous state this fault aims at, if any (`scenario/aims.rs` says why aims
+    /// matter; each kind's rule is in its file).
+    fn aim(&self, _aiming: &Aiming) -> Option<State> {
         None
     }
 }
@@ -185,6 +192,26 @@ pub struct LiveCheck {
     pub redis_server: bool,
     /// Some Redis node keeps an AOF whose last writes sit in the page cache.
     pub cached_aof: bool,
+}
+
+/// What a kind's aim depends on: the fault's trigger and target, in the scenario.
+pub struct Aiming {
+    /// The crash point that springs it, if one does.
+    pub step: Option<Step>,
+    /// It waits for a grant (`on: acquired`).
+    pub on_acquired: bool,
+    /// It waits for a master's write that no replica has yet.
+    pub on_write_before_replication: bool,
+    /// It strikes at 0 ms, at a time.
+    pub at_start: bool,
+    /// Its target is `holder`.
+    pub at_holder: bool,
+    /// Its target names a master (a node that may grant the lock).
+    pub at_a_master: bool,
+    /// Some master has replicas to fail over to.
+    pub has_replicas: bool,
+    /// The lock's TTL.
+    pub ttl_ms: u64,
 }
 
 /// What the nemesis draws a fault from.

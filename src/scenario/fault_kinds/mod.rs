@@ -40,7 +40,8 @@ use serde_json::Value;
 use super::limits::FieldError;
 use super::nemesis::{Nemesis, RandomKind};
 use super::target::Target;
-use kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets};
+use crate::check::coverage::State;
+use kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets};
 use strike::Strike;
 
 pub use clock::{ClockDrift, ClockJump};
@@ -191,6 +192,15 @@ macro_rules! fault_kinds {
                     (false, _) => Err(format!("`{}` does not run live yet", self.kind())),
                     (true, Some(why)) => Err(why.to_string()),
                     (true, None) => Ok(()),
+                }
+            }
+
+            /// The dangerous state this fault aims at, if any (the nemesis aims at nothing:
+            /// it searches at random, and what it reached is reported).
+            pub(super) fn aim(&self, aiming: &Aiming) -> Option<State> {
+                match self {
+                    $( FaultAction::$variant(kind) => kind.aim(aiming), )*
+                    FaultAction::Random(_) => None,
                 }
             }
 

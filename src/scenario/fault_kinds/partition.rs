@@ -1,7 +1,9 @@
 //! Partitions: links cut between groups of nodes (one way or both) until the fault ends or
 //! a `heal` mends every cut.
 
-use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use crate::check::coverage::State;
+use crate::client::Step;
 use super::strike::{Strike, links_between};
 use crate::scenario::limits::FieldError;
 
@@ -55,6 +57,24 @@ impl Kind for Partition {
     fn live_refusal(&self, _live: &LiveCheck) -> Option<&'static str> {
         self.one_way.then_some(ONE_WAY_LIVE)
     }
+
+    /// A partition that cuts clients from Redis nodes, triggered when a client holds the
+    /// lock (`on: acquired`, step `after_acquire` or `before_renew`), aims at
+    /// `holder-cut-off` (a renewal cut off times out; whether the key expires first
+    /// depends on the timeouts).
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        let while_held = aiming.on_acquired || matches!(aiming.step, Some(Step::AfterAcquire | Step::BeforeRenew));
+        (while_held && cuts_clients_from_redis(&self.groups)).then_some(State::HolderCutOff)
+    }
+}
+
+/// Whether the groups put some client and some Redis node on different sides.
+fn cuts_clients_from_redis(groups: &[Vec<String>]) -> bool {
+    let has = |group: &Vec<String>, prefix: &str| group.iter().any(|node| node.starts_with(prefix));
+    groups
+        .iter()
+        .enumerate()
+        .any(|(i, a)| has(a, "client-") && groups.iter().enumerate().any(|(j, b)| i != j && has(b, "redis-")))
 }
 
 /// Why live mode refuses a one-way fault on links.

@@ -1,6 +1,8 @@
 //! A pause: a process frozen (GC pause, VM stop, SIGSTOP) while time and the network go on.
 
-use super::kind::{Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use crate::check::coverage::State;
+use crate::client::Step;
 use super::strike::Strike;
 use crate::scenario::limits::FieldError;
 
@@ -26,6 +28,22 @@ impl Kind for Pause {
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         on.pause(targets, self.duration_ms).await;
         Ok(())
+    }
+
+    /// A pause at least as long as the TTL aims at `release-after-expiry` on the release
+    /// path (step `before_release` or `after_get`), else at `holder-paused-past-validity`
+    /// when it strikes the holder (target `holder`, or step `after_acquire`); a shorter
+    /// pause is meant to stay within the validity.
+    fn aim(&self, aiming: &Aiming) -> Option<State> {
+        if self.duration_ms < aiming.ttl_ms {
+            return None;
+        }
+        match aiming.step {
+            Some(Step::BeforeRelease | Step::AfterGet) => Some(State::ReleaseAfterExpiry),
+            Some(Step::AfterAcquire) => Some(State::HolderPausedPastValidity),
+            None if aiming.at_holder => Some(State::HolderPausedPastValidity),
+            _ => None,
+        }
     }
 
     fn live_refusal(&self, live: &LiveCheck) -> Option<&'static str> {
