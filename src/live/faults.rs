@@ -85,10 +85,12 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         Some(target) => !is_redis(target),
         None => false,
     };
-    let cached_aof = scenario
-        .redis_names()
-        .iter()
-        .any(|n| matches!(scenario.persistence_of(n), PersistenceMode::AofEverysec | PersistenceMode::AofNo));
+    let cached_aof = scenario.redis_names().iter().any(|n| {
+        matches!(
+            scenario.persistence_of(n),
+            PersistenceMode::AofEverysec | PersistenceMode::AofNo
+        )
+    });
     fault.action.runs_live(&LiveCheck {
         names_redis,
         names_client,

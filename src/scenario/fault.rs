@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::fault_kinds::FaultKind;
 pub use super::fault_kinds::kind::{Draw, LiveCheck};
 use super::fault_kinds::kind::{KindFields, Targets, field_error};
-use super::fault_kinds::FaultKind;
 pub use super::fault_kinds::strike::{Degradation, Failure, Link, Scope, Strike, links_between};
 pub use super::fault_kinds::{
     ClockDrift, ClockJump, Crash, FaultAction, Heal, Latency, Loss, Partition, Pause, PowerLoss,
@@ -178,51 +178,30 @@ impl TryFrom<FaultFields> for Fault {
     type Error = String;
 
     fn try_from(f: FaultFields) -> Result<Self, String> {
-        let FaultFields {
-            kind,
-            target,
-            at_ms,
-            on,
-            step,
-            delay_ms,
-            duration_ms,
-            restart_after_ms,
-            by_ms,
-            rate_ppm,
-            groups,
-            one_way,
-            latency_ms,
-            rate,
-            rate_per_s,
-            kinds,
-            jump_ms,
-            drift_ppm,
-            loss_rate,
-            swarm,
-        } = f;
+        let kind = f.kind;
         let name = kind.name();
         let fields = KindFields {
             kind: name,
-            duration_ms,
-            restart_after_ms,
-            by_ms,
-            rate_ppm,
-            groups,
-            one_way,
-            latency_ms,
-            rate,
-            rate_per_s,
-            kinds,
-            jump_ms,
-            drift_ppm,
-            loss_rate,
-            swarm,
+            duration_ms: f.duration_ms,
+            restart_after_ms: f.restart_after_ms,
+            by_ms: f.by_ms,
+            rate_ppm: f.rate_ppm,
+            groups: f.groups,
+            one_way: f.one_way,
+            latency_ms: f.latency_ms,
+            rate: f.rate,
+            rate_per_s: f.rate_per_s,
+            kinds: f.kinds,
+            jump_ms: f.jump_ms,
+            drift_ppm: f.drift_ppm,
+            loss_rate: f.loss_rate,
+            swarm: f.swarm,
         };
         let (allowed, targets) = kind.fields();
         if let Some(unused) = fields.set().into_iter().find(|field| !allowed.contains(field)) {
             return Err(field_error(unused, format!("not used by kind `{name}`")));
         }
-        let trigger = match (at_ms, on, &step, delay_ms) {
+        let trigger = match (f.at_ms, f.on, &f.step, f.delay_ms) {
             (at_ms, Some(TriggerEvent::CrashPoint), Some(name), None) => Trigger::AtStep {
                 step: name.parse::<Step>().map_err(|e| {
                     let near = limits::did_you_mean(name, Step::ALL.iter().map(|s| s.name()));
@@ -249,7 +228,7 @@ impl TryFrom<FaultFields> for Fault {
         // A latency or loss fault without a target hits the whole network, with one its
         // nodes.
         let at_step = matches!(trigger, Trigger::AtStep { .. });
-        let target = match (targets, at_step, target) {
+        let target = match (targets, at_step, f.target) {
             (Targets::Needed, _, None) => return Err(fields.required("target")),
             (Targets::Never, false, Some(_)) => {
                 return Err(field_error("target", format!("not used by kind `{name}`")));
@@ -285,4 +264,54 @@ fn nemesis(fields: &KindFields) -> Result<Nemesis, String> {
         loss_rate: fields.loss_rate.unwrap_or(Nemesis::DEFAULT_LOSS_RATE),
         swarm: fields.swarm.unwrap_or(false),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+
+    /// Each kind the nemesis draws gives a fault of that kind that a file can hold: written
+    /// back as JSON, it loads again to the same fault (its fields, their JSON and its
+    /// building agree, in its one file).
+    #[test]
+    fn every_drawn_fault_loads_back_from_its_json() {
+        let nemesis = Nemesis {
+            rate_per_s: 1.0,
+            kinds: RandomKind::ALL.to_vec(),
+            duration_ms: [100, 900],
+            jump_ms: [10, 90],
+            drift_ppm: Nemesis::DEFAULT_DRIFT_PPM,
+            latency_ms: Nemesis::DEFAULT_LATENCY_MS,
+            // One rate: a drawn fraction would not come back bit for bit from JSON.
+            loss_rate: [0.25, 0.25],
+            swarm: false,
+        };
+        let all = ["client-1".to_string(), "redis-1".to_string()];
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for &kind in RandomKind::ALL {
+            let (action, target) = FaultAction::draw(
+                kind,
+                &mut Draw {
+                    nemesis: &nemesis,
+                    node: "redis-1",
+                    all: &all,
+                    duration_ms: 500,
+                    rng: &mut rng,
+                },
+            );
+            let drawn: RandomKind = serde_json::from_value(json!(action.kind())).unwrap();
+            assert_eq!(drawn, kind, "{action:?}");
+            let fault = Fault {
+                trigger: Trigger::At { at_ms: 1000 },
+                target,
+                action,
+            };
+            let loaded: Fault = serde_json::from_value(fault.to_json())
+                .unwrap_or_else(|e| panic!("{kind:?}: {e}: {}", fault.to_json()));
+            assert_eq!(loaded, fault);
+        }
+    }
 }

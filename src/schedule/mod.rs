@@ -374,7 +374,12 @@ impl<B: Backend + 'static> Strike for Schedule<B> {
         Schedule::pause(self, targets, duration_ms).await
     }
 
-    async fn crash(&self, failure: Failure, targets: &[String], restart_after_ms: Option<u64>) -> Result<(), String> {
+    async fn crash(
+        &self,
+        failure: Failure,
+        targets: &[String],
+        restart_after_ms: Option<u64>,
+    ) -> Result<(), String> {
         Schedule::crash(self, failure, targets, restart_after_ms).await
     }
 
@@ -398,7 +403,12 @@ impl<B: Backend + 'static> Strike for Schedule<B> {
         self.backend.master_of(Some(node))
     }
 
-    async fn degrade(&self, degradation: Degradation, scope: Scope, duration_ms: Option<u64>) -> Result<(), String> {
+    async fn degrade(
+        &self,
+        degradation: Degradation,
+        scope: Scope,
+        duration_ms: Option<u64>,
+    ) -> Result<(), String> {
         Schedule::degrade(self, degradation, scope, duration_ms).await
     }
 

@@ -4,8 +4,8 @@
 use rand::RngExt as _;
 
 use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
-use crate::check::coverage::State;
 use super::strike::Strike;
+use crate::check::coverage::State;
 use crate::scenario::limits::{FieldError, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, in_range};
 
 kind! {
@@ -45,8 +45,9 @@ impl Kind for ClockJump {
     }
 
     fn live_refusal(&self, live: &LiveCheck) -> Option<&'static str> {
-        live.names_client
-            .then_some("a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)")
+        live.names_client.then_some(
+            "a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)",
+        )
     }
 }
 

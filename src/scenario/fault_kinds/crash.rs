@@ -3,8 +3,8 @@
 //! strike: a node is down while any of them covers it.
 
 use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
-use crate::check::coverage::State;
 use super::strike::{Failure, Strike};
+use crate::check::coverage::State;
 use crate::scenario::limits::FieldError;
 
 kind! {

@@ -4,10 +4,10 @@
 use rand::RngExt as _;
 
 use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
-use crate::check::coverage::State;
-use crate::client::Step;
 use super::partition::ONE_WAY_LIVE;
 use super::strike::{Degradation, Scope, Strike};
+use crate::check::coverage::State;
+use crate::client::Step;
 use crate::scenario::limits::{FieldError, MAX_TIME_MS, pair_in_range};
 
 kind! {
@@ -133,7 +133,8 @@ impl Kind for Loss {
 
     async fn strike<S: Strike>(&self, on: &S, targets: &[String]) -> Result<(), String> {
         let scope = Scope::of(targets.to_vec(), self.groups.clone(), self.one_way);
-        on.degrade(Degradation::Loss(self.rate), scope, self.duration_ms).await
+        on.degrade(Degradation::Loss(self.rate), scope, self.duration_ms)
+            .await
     }
 
     fn aim(&self, aiming: &Aiming) -> Option<State> {

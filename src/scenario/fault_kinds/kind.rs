@@ -6,11 +6,11 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::super::limits::{FieldError, MAX_TIME_MS, OneOrRange, in_range};
-use crate::check::coverage::State;
-use crate::client::Step;
 use super::super::nemesis::{Nemesis, RandomKind};
 use super::super::target::Target;
 use super::strike::Strike;
+use crate::check::coverage::State;
+use crate::client::Step;
 
 /// Declares a kind's struct: its fields as a scenario file names them, written back as
 /// JSON by `Serialize`, and their names (the fields a file may set for it).

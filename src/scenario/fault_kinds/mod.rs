@@ -228,6 +228,10 @@ macro_rules! fault_kinds {
         }
 
         impl RandomKind {
+            /// Every kind the nemesis draws.
+            #[cfg(test)]
+            pub(super) const ALL: &[RandomKind] = &[$( RandomKind::$drawn ),*];
+
             /// Whether a drawn fault of this kind hits only replicas.
             pub fn on_replicas(self) -> bool {
                 match self {

@@ -2,9 +2,9 @@
 //! a `heal` mends every cut.
 
 use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::strike::{Strike, links_between};
 use crate::check::coverage::State;
 use crate::client::Step;
-use super::strike::{Strike, links_between};
 use crate::scenario::limits::FieldError;
 
 kind! {
@@ -63,7 +63,8 @@ impl Kind for Partition {
     /// `holder-cut-off` (a renewal cut off times out; whether the key expires first
     /// depends on the timeouts).
     fn aim(&self, aiming: &Aiming) -> Option<State> {
-        let while_held = aiming.on_acquired || matches!(aiming.step, Some(Step::AfterAcquire | Step::BeforeRenew));
+        let while_held =
+            aiming.on_acquired || matches!(aiming.step, Some(Step::AfterAcquire | Step::BeforeRenew));
         (while_held && cuts_clients_from_redis(&self.groups)).then_some(State::HolderCutOff)
     }
 }

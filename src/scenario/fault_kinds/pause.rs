@@ -1,9 +1,9 @@
 //! A pause: a process frozen (GC pause, VM stop, SIGSTOP) while time and the network go on.
 
 use super::kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets, kind, positive};
+use super::strike::Strike;
 use crate::check::coverage::State;
 use crate::client::Step;
-use super::strike::Strike;
 use crate::scenario::limits::FieldError;
 
 kind! {

@@ -175,7 +175,10 @@ fn ttl_relative_values_and_node_lists_are_expanded() {
     let text = grid(&format!("{SINGLE}, {redlock}"), &format!("{PAUSE}, {partition}"));
     let matrix = Grid::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
     let paused = scenario_of(&matrix, 0, 0);
-    assert_eq!(paused.faults[0].action, FaultAction::Pause(Pause { duration_ms: 3000 }));
+    assert_eq!(
+        paused.faults[0].action,
+        FaultAction::Pause(Pause { duration_ms: 3000 })
+    );
     assert_eq!(paused.seeds, 4, "the defaults' seeds");
     let cut = scenario_of(&matrix, 1, 1);
     let FaultAction::Partition(Partition {
@@ -186,7 +189,10 @@ fn ttl_relative_values_and_node_lists_are_expanded() {
     };
     assert_eq!(groups[0], ["redis-1", "redis-2", "redis-3"]);
     assert_eq!(*duration_ms, Some(1000));
-    assert_eq!(cut.faults[1].action, FaultAction::ClockJump(ClockJump { by_ms: -500 }));
+    assert_eq!(
+        cut.faults[1].action,
+        FaultAction::ClockJump(ClockJump { by_ms: -500 })
+    );
     let Some(Target::Nodes(every)) = &cut.faults[1].target else {
         panic!("{:?}", cut.faults[1].target);
     };

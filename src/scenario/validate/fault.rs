@@ -4,8 +4,8 @@
 use super::super::fault::{Fault, FaultAction, Nemesis, RandomKind, Target, Trigger};
 use super::super::fault_kinds::kind::Checks;
 use super::super::limits::{
-    FieldError, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_NEMESIS_RATE_PER_S, MAX_TIME_MS, did_you_mean, in_range,
-    pair_in_range,
+    FieldError, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_NEMESIS_RATE_PER_S, MAX_TIME_MS, did_you_mean,
+    in_range, pair_in_range,
 };
 use super::super::schema::Scenario;
 
