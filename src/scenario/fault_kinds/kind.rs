@@ -169,10 +169,13 @@ pub struct Checks<'a> {
     pub at_step: bool,
     /// The nodes that start as replicas.
     pub replicas: &'a [String],
-    /// The checks of groups of node names: two or more, none empty, every name a node or
-    /// a word, no node twice.
-    pub groups: &'a dyn Fn(&[Vec<String>]) -> Result<(), FieldError>,
+    /// The checks of groups of node names.
+    pub groups: &'a CheckGroups<'a>,
 }
+
+/// The checks of groups of node names: two or more, none empty, every name a node or a
+/// word, no node twice.
+pub type CheckGroups<'a> = dyn Fn(&[Vec<String>]) -> Result<(), FieldError> + 'a;
 
 /// A duration a file may give, if given: at least 1 ms.
 pub fn positive(field: &str, value: Option<u64>) -> Result<(), FieldError> {

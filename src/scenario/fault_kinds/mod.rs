@@ -3,8 +3,9 @@
 //! Each kind's file holds all there is to it (TigerBeetle's src/testing keeps each fault
 //! model in a small file the same way): its struct (the fields a scenario file sets, their
 //! JSON, declared by [`kind!`](kind::kind)), building it from a file's fields, the checks
-//! of its values, its strike and what live mode refuses of it (the [`Kind`] trait), and,
-//! for a kind the nemesis draws, how it draws one ([`Drawn`]). The files: `pause`,
+//! of its values, its strike, what live mode refuses of it and the dangerous state it aims
+//! at (the [`Kind`] trait), and, for a kind the nemesis draws, how it draws one
+//! ([`Drawn`]). The files: `pause`,
 //! `crash` (crash, power loss, restart), `clock` (jump, drift), `partition` (partition,
 //! heal), `degrade` (latency, loss), `reset`, `replication_stall`.
 //!
@@ -16,12 +17,15 @@
 //! A strike is written over [`Strike`](strike::Strike), the schedule's primitives (pause,
 //! crash, cut, degrade …): the fault schedule (`crate::schedule`) implements it over its
 //! `Backend`, once for the simulator and live mode. The kinds see the scenario through
-//! small views ([`Checks`], [`LiveCheck`], [`Draw`]), so no file here imports one that
-//! imports it back: the data path stays scenario → schedule → world and live.
+//! small views ([`Checks`], [`LiveCheck`], [`Aiming`], [`Draw`]), so no file here imports
+//! one that imports it back: the data path stays scenario → schedule → world and live,
+//! and neither backend knows a kind of fault.
 //!
-//! Adding a kind: its file, its line in the list (and in `drawn` if the nemesis draws it,
-//! with its [`RandomKind`] variant), and, if it brings a field no kind had, that field in
-//! the file's object (`fault.rs`) and in [`KindFields`].
+//! Adding a kind: its file; here its `mod` and `pub use` lines and its line in the list
+//! (and in `drawn` if the nemesis draws it, with a [`RandomKind`] variant); its name in
+//! `fault.rs`'s re-export; and, only if it brings a field no kind had, that field in the
+//! file's object (`fault.rs`) and in [`KindFields`]. A kind that needs a new primitive
+//! adds it to [`Strike`](strike::Strike), the schedule and both backends.
 
 mod clock;
 mod crash;
