@@ -86,9 +86,9 @@ fn holder_killed(shipped: &Scenario) -> Scenario {
     crashed.faults = vec![Fault {
         trigger: Trigger::At { at_ms: 2000 },
         target: Some(Target::Holder),
-        action: FaultAction::Crash {
+        action: FaultAction::Crash(scenario::Crash {
             restart_after_ms: None,
-        },
+        }),
     }];
     crashed
 }

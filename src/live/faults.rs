@@ -16,7 +16,7 @@ use super::recorder::LiveRecorder;
 use super::supervisor::{Exited, Supervisor};
 use super::topology::{LiveTopology, replicaof};
 use crate::history::{EventKind, StruckOn};
-use crate::scenario::{Fault, FaultAction, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
+use crate::scenario::{Fault, LiveCheck, PersistenceMode, Scenario, Target, Trigger, TriggerEvent};
 use crate::schedule::cover::FaultId;
 use crate::schedule::{Backend, Degradation, Failure, Link, Scope, Trap};
 
@@ -85,56 +85,29 @@ pub fn supported(scenario: &Scenario, fault: &Fault, redis_server: bool) -> Resu
         Some(target) => !is_redis(target),
         None => false,
     };
-    match &fault.action {
-        FaultAction::Pause { .. } if names_redis && !redis_server => {
-            Err("pausing a Redis node needs --redis-server (locksim's nodes run inside locksim)".into())
-        }
-        FaultAction::PowerLoss { .. }
-            if redis_server
-                && scenario
-                    .redis_names()
-                    .iter()
-                    .any(|n| matches!(scenario.persistence_of(n), PersistenceMode::AofEverysec | PersistenceMode::AofNo)) =>
-        {
-            Err("a power loss on redis-server: its AOF's page cache outlives a killed process (locksim's nodes lose it)".into())
-        }
-        FaultAction::ClockJump { .. } if names_client => Err(
-            "a live clock jump steps the Redis nodes' clocks only (a worker's clock is its host's)".into(),
-        ),
-        FaultAction::Partition { one_way: true, .. } | FaultAction::Latency { one_way: true, .. } => {
-            Err("live links are cut or slowed both ways (`one_way` does not run live yet)".into())
-        }
-        FaultAction::Pause { .. }
-        | FaultAction::Crash { .. }
-        | FaultAction::PowerLoss { .. }
-        | FaultAction::Restart
-        | FaultAction::ClockJump { .. }
-        | FaultAction::Partition { .. }
-        | FaultAction::Heal
-        | FaultAction::Latency { .. }
-        | FaultAction::Reset
-        | FaultAction::ReplicationStall { .. } => Ok(()),
-        other => Err(format!("`{}` does not run live yet", other.kind())),
-    }
+    let cached_aof = scenario.redis_names().iter().any(|n| {
+        matches!(
+            scenario.persistence_of(n),
+            PersistenceMode::AofEverysec | PersistenceMode::AofNo
+        )
+    });
+    fault.action.runs_live(&LiveCheck {
+        names_redis,
+        names_client,
+        redis_server,
+        cached_aof,
+    })
 }
 
 /// Whether `fault` strikes before the run's workers are let through: due at 0 ms on
 /// targets known without waiting (not `holder`, which waits for a grant).
 pub fn strikes_at_start(fault: &Fault) -> bool {
     let holder = |name: &String| name == "holder";
-    let names_holder = match (&fault.target, &fault.action) {
+    let mut action = fault.action.clone();
+    let names_holder = match (&fault.target, action.groups_mut()) {
         (Some(Target::Holder), _) => true,
         (Some(Target::Nodes(names)), _) if names.iter().any(holder) => true,
-        (
-            _,
-            FaultAction::Partition { groups, .. }
-            | FaultAction::Latency {
-                groups: Some(groups), ..
-            }
-            | FaultAction::Loss {
-                groups: Some(groups), ..
-            },
-        ) => groups.iter().flatten().any(holder),
+        (_, Some(groups)) => groups.iter().flatten().any(holder),
         _ => false,
     };
     matches!(fault.trigger, Trigger::At { at_ms: 0 }) && !names_holder

@@ -147,7 +147,7 @@ fn moves_clocks(scenario: &Scenario) -> bool {
         || scenario
             .faults
             .iter()
-            .any(|fault| matches!(fault.action, crate::scenario::FaultAction::ClockJump { .. }))
+            .any(|fault| matches!(fault.action, crate::scenario::FaultAction::ClockJump(_)))
 }
 
 /// Runs one seed of `scenario` live and returns its history; `Err` says what failed (a

@@ -1,92 +1,42 @@
 //! The dangerous state each of a scenario's faults aims at: the states its seeds must
 //! reach, in at least one seed, before a checker that found nothing may say *holds*.
 //!
-//! The mapping is small and explicit, one rule per fault shape; a fault that fits none
-//! aims at nothing (its seeds' coverage is still counted and reported):
+//! The mapping is small and explicit, one rule per fault shape, each written in the file of
+//! its kind (`fault_kinds/`): a death (crash, power loss, restart) aims at
+//! `failover-unreplicated`, `failover-while-held` or `crash-in-quorum`; a clock jump of a
+//! master at `clock-jump-in-quorum`; a pause at least as long as the TTL at
+//! `release-after-expiry` or `holder-paused-past-validity`; latency or loss at a renewal at
+//! `renewal-racing-expiry`; a partition of the holder at `holder-cut-off`. A fault that
+//! fits none aims at nothing (its seeds' coverage is still counted and reported), and the
+//! nemesis aims at nothing: it searches at random, and what it reached is reported.
 //!
-//! - a crash (or power loss, or restart) triggered `on: write_before_replication` aims at
-//!   `failover-unreplicated`;
-//! - any other crash or power loss of a master that does not restart, where the master has
-//!   replicas to fail over to, aims at `failover-while-held`;
-//! - a crash or power loss that restarts, or a restart, of a master aims at
-//!   `crash-in-quorum`;
-//! - a clock jump of a master that does not strike at 0 ms (a step at the start is an
-//!   offset, not a jump while anyone holds) aims at `clock-jump-in-quorum`;
-//! - a pause at least as long as the TTL aims at `release-after-expiry` when it strikes on
-//!   the release path (step `before_release` or `after_get`), else at
-//!   `holder-paused-past-validity` when it strikes the holder (target `holder`, or step
-//!   `after_acquire`); a shorter pause is meant to stay within the validity;
-//! - latency or loss at step `before_renew` aims at `renewal-racing-expiry` (a slowed
-//!   renewal may land or be answered after the key expired);
-//! - a partition that cuts clients from Redis nodes, triggered when a client holds the lock
-//!   (`on: acquired`, step `after_acquire` or `before_renew`), aims at `holder-cut-off` (a
-//!   renewal cut off times out; whether the key expires first depends on the timeouts).
-//!
-//! The nemesis aims at nothing: it searches at random, and what it reached is reported.
+//! Here: what the rules see of a fault's trigger and target in its scenario.
 
-use super::fault::{Fault, FaultAction, Target, Trigger, TriggerEvent};
+use super::fault::{Fault, Target, Trigger, TriggerEvent};
+use super::fault_kinds::kind::Aiming;
 use super::schema::Scenario;
 use crate::check::coverage::State;
-use crate::client::Step;
 
 impl Scenario {
     /// The state one of this scenario's faults aims at, if any (see the module's rules).
     pub fn aim(&self, fault: &Fault) -> Option<State> {
-        let step = match fault.trigger {
-            Trigger::AtStep { step, .. } => Some(step),
-            Trigger::At { .. } | Trigger::On { .. } => None,
-        };
         let on = |event| matches!(fault.trigger, Trigger::On { event: e, .. } if e == event);
-        let at_a_master = fault
-            .target
-            .as_ref()
-            .is_some_and(|target| self.names_a_master(target));
-        match &fault.action {
-            FaultAction::Crash { .. } | FaultAction::PowerLoss { .. } | FaultAction::Restart
-                if on(TriggerEvent::WriteBeforeReplication) =>
-            {
-                Some(State::FailoverUnreplicated)
-            }
-            FaultAction::Crash {
-                restart_after_ms: None,
-            }
-            | FaultAction::PowerLoss {
-                restart_after_ms: None,
-            } if at_a_master && self.redis_groups().iter().any(|group| group.len() > 1) => {
-                Some(State::FailoverWhileHeld)
-            }
-            FaultAction::Crash {
-                restart_after_ms: Some(_),
-            }
-            | FaultAction::PowerLoss {
-                restart_after_ms: Some(_),
-            }
-            | FaultAction::Restart
-                if at_a_master =>
-            {
-                Some(State::CrashInQuorum)
-            }
-            FaultAction::ClockJump { .. } if at_a_master && fault.trigger != (Trigger::At { at_ms: 0 }) => {
-                Some(State::ClockJumpInQuorum)
-            }
-            FaultAction::Pause { duration_ms } if *duration_ms >= self.lock.options().ttl_ms => match step {
-                Some(Step::BeforeRelease | Step::AfterGet) => Some(State::ReleaseAfterExpiry),
-                Some(Step::AfterAcquire) => Some(State::HolderPausedPastValidity),
-                None if fault.target == Some(Target::Holder) => Some(State::HolderPausedPastValidity),
-                _ => None,
+        fault.action.aim(&Aiming {
+            step: match fault.trigger {
+                Trigger::AtStep { step, .. } => Some(step),
+                Trigger::At { .. } | Trigger::On { .. } => None,
             },
-            FaultAction::Latency { .. } | FaultAction::Loss { .. } if step == Some(Step::BeforeRenew) => {
-                Some(State::RenewalRacingExpiry)
-            }
-            FaultAction::Partition { groups, .. }
-                if (on(TriggerEvent::Acquired)
-                    || matches!(step, Some(Step::AfterAcquire | Step::BeforeRenew)))
-                    && cuts_clients_from_redis(groups) =>
-            {
-                Some(State::HolderCutOff)
-            }
-            _ => None,
-        }
+            on_acquired: on(TriggerEvent::Acquired),
+            on_write_before_replication: on(TriggerEvent::WriteBeforeReplication),
+            at_start: fault.trigger == (Trigger::At { at_ms: 0 }),
+            at_holder: fault.target == Some(Target::Holder),
+            at_a_master: fault
+                .target
+                .as_ref()
+                .is_some_and(|target| self.names_a_master(target)),
+            has_replicas: self.redis_groups().iter().any(|group| group.len() > 1),
+            ttl_ms: self.lock.options().ttl_ms,
+        })
     }
 
     /// Whether `target` strikes a Redis master (a node that may grant the lock): `master`,
@@ -103,15 +53,6 @@ impl Scenario {
             Target::Holder | Target::AnyClient => false,
         }
     }
-}
-
-/// Whether a partition's groups put some client and some Redis node on different sides.
-fn cuts_clients_from_redis(groups: &[Vec<String>]) -> bool {
-    let has = |group: &Vec<String>, prefix: &str| group.iter().any(|node| node.starts_with(prefix));
-    groups
-        .iter()
-        .enumerate()
-        .any(|(i, a)| has(a, "client-") && groups.iter().enumerate().any(|(j, b)| i != j && has(b, "redis-")))
 }
 
 #[cfg(test)]

@@ -11,11 +11,13 @@
 //! here, so a seed strikes the same faults on the same kind of node in both modes, and a
 //! new kind of fault is written once.
 //!
-//! The strike of each kind is a small file ([`process`]: pause and crash; [`clock`]: jumps
-//! and drifts; [`network`]: partitions, stalls, latency, loss and resets; [`nemesis`]:
-//! random faults). Overlapping faults compose by cover ([`cover`]): each fault claims what
-//! it covers, a thing is under a kind of fault while any claim covers it, and the last
-//! claim to go lifts it (docs/faults.md has the rules for every pair of kinds).
+//! Each kind of fault says in its own file (`scenario/fault_kinds/`) how it strikes, over
+//! the schedule's primitives ([`Strike`], implemented here); the primitives are small
+//! files too ([`process`]: pause and crash; [`clock`]: jumps and drifts; [`network`]: cuts,
+//! latency, loss and resets), beside [`nemesis`] (random faults). Overlapping faults
+//! compose by cover ([`cover`]): each fault claims what it covers, a thing is under a kind
+//! of fault while any claim covers it, and the last claim to go lifts it (docs/faults.md
+//! has the rules for every pair of kinds).
 
 mod clock;
 pub mod cover;
@@ -23,8 +25,8 @@ mod nemesis;
 mod network;
 mod process;
 
-pub use network::{Degradation, Scope, links_between};
-pub use process::{Failure, delayed_restart_ms};
+pub use crate::scenario::{Degradation, Failure, Link, Scope, links_between};
+pub use process::delayed_restart_ms;
 
 use std::collections::BTreeMap;
 use std::pin::pin;
@@ -37,16 +39,13 @@ use rand_chacha::ChaCha8Rng;
 use crate::client::Step;
 use crate::history::{EventKind, StruckOn};
 use crate::scenario::{
-    Candidates, Fault, FaultAction, Scenario, Target, Trigger, TriggerEvent, resolve_groups, resolve_names,
-    words_among,
+    Candidates, Fault, FaultAction, Scenario, Strike, Target, Trigger, TriggerEvent, resolve_groups,
+    resolve_names, words_among,
 };
 use cover::{Composition, FaultId};
 
 /// The name faults are recorded under in the history.
 pub const WORLD: &str = "world";
-
-/// A directed link between two nodes: (from, to).
-pub type Link = (String, String);
 
 /// What holds the run until a fault has struck: a client stopped at a step of its lock
 /// code, or a master's write kept from its replicas.
@@ -354,52 +353,10 @@ impl<B: Backend + 'static> Schedule<B> {
     }
 
     /// Strikes one (non-random) fault on resolved targets, and undoes it when it has a
-    /// duration.
+    /// duration: the kind's own strike ([`FaultAction::strike`]) over this schedule's
+    /// primitives.
     async fn apply(&self, action: FaultAction, targets: Vec<String>) -> Result<(), String> {
-        match action {
-            FaultAction::Pause { duration_ms } => self.pause(&targets, duration_ms).await,
-            FaultAction::Crash { restart_after_ms } => {
-                self.crash(Failure::Process, &targets, restart_after_ms).await?
-            }
-            FaultAction::PowerLoss { restart_after_ms } => {
-                self.crash(Failure::Machine, &targets, restart_after_ms).await?
-            }
-            FaultAction::Restart => self.crash(Failure::Process, &targets, Some(0)).await?,
-            FaultAction::ClockJump { by_ms } => self.jump(&targets, by_ms)?,
-            FaultAction::ClockDrift {
-                rate_ppm,
-                duration_ms,
-            } => self.drift(&targets, rate_ppm, duration_ms).await?,
-            FaultAction::Partition {
-                groups,
-                one_way,
-                duration_ms,
-            } => self.partition(&groups, one_way, duration_ms).await,
-            FaultAction::Heal => self.heal(),
-            FaultAction::Latency {
-                latency_ms,
-                groups,
-                one_way,
-                duration_ms,
-            } => {
-                let scope = Scope::of(targets, groups, one_way);
-                self.degrade(Degradation::Latency(latency_ms), scope, duration_ms)
-                    .await?
-            }
-            FaultAction::Loss {
-                rate,
-                groups,
-                one_way,
-                duration_ms,
-            } => {
-                let scope = Scope::of(targets, groups, one_way);
-                self.degrade(Degradation::Loss(rate), scope, duration_ms).await?
-            }
-            FaultAction::Reset => self.reset(&targets),
-            FaultAction::ReplicationStall { duration_ms } => self.stall(&targets, duration_ms).await,
-            FaultAction::Random(_) => unreachable!("the nemesis draws only concrete faults"),
-        }
-        Ok(())
+        action.strike(self, &targets).await
     }
 
     /// [`apply`](Self::apply), reporting a failure to the backend.
@@ -407,5 +364,55 @@ impl<B: Backend + 'static> Schedule<B> {
         if let Err(e) = self.apply(action, targets).await {
             self.backend.failed(e);
         }
+    }
+}
+
+/// The primitives the kinds of fault strike with (`scenario/fault_kinds/`), each written in
+/// the file of its kind of fault: [`process`], [`clock`], [`network`].
+impl<B: Backend + 'static> Strike for Schedule<B> {
+    async fn pause(&self, targets: &[String], duration_ms: u64) {
+        Schedule::pause(self, targets, duration_ms).await
+    }
+
+    async fn crash(
+        &self,
+        failure: Failure,
+        targets: &[String],
+        restart_after_ms: Option<u64>,
+    ) -> Result<(), String> {
+        Schedule::crash(self, failure, targets, restart_after_ms).await
+    }
+
+    fn jump(&self, targets: &[String], by_ms: i64) -> Result<(), String> {
+        Schedule::jump(self, targets, by_ms)
+    }
+
+    async fn drift(&self, targets: &[String], rate_ppm: i64, duration_ms: Option<u64>) -> Result<(), String> {
+        Schedule::drift(self, targets, rate_ppm, duration_ms).await
+    }
+
+    async fn cut(&self, links: &[Link], description: &str, duration_ms: Option<u64>) {
+        self.cut_for(links, description, duration_ms).await
+    }
+
+    fn heal(&self) {
+        Schedule::heal(self)
+    }
+
+    fn master_of(&self, node: &str) -> Option<String> {
+        self.backend.master_of(Some(node))
+    }
+
+    async fn degrade(
+        &self,
+        degradation: Degradation,
+        scope: Scope,
+        duration_ms: Option<u64>,
+    ) -> Result<(), String> {
+        Schedule::degrade(self, degradation, scope, duration_ms).await
+    }
+
+    fn reset(&self, targets: &[String]) {
+        Schedule::reset(self, targets)
     }
 }

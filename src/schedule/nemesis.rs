@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Backend, Schedule};
 use crate::history::StruckOn;
-use crate::scenario::{Fault, FaultAction, Nemesis, RandomKind, Target, Trigger};
+use crate::scenario::{Draw, Fault, FaultAction, Nemesis, RandomKind, Trigger};
 
 /// The nemesis one seed runs: in swarm mode a subset, otherwise all the scenario allows.
 struct Plan {
@@ -97,11 +97,17 @@ pub async fn run<B: Backend + 'static>(
         let Some(node) = pick_node(kind, &plan.nodes, &schedule.cast.replicas, &mut rng) else {
             continue; // nothing this kind can hit (a stall without replicas)
         };
-        let action = draw_action(kind, &nemesis, &node, &all, &mut rng);
-        let target = match action {
-            FaultAction::Partition { .. } | FaultAction::Heal => None,
-            _ => Some(Target::Nodes(vec![node.clone()])),
-        };
+        let duration_ms = rng.random_range(nemesis.duration_ms[0]..=nemesis.duration_ms[1]);
+        let (action, target) = FaultAction::draw(
+            kind,
+            &mut Draw {
+                nemesis: &nemesis,
+                node: &node,
+                all: &all,
+                duration_ms,
+                rng: &mut rng,
+            },
+        );
         let fault = Fault {
             trigger: Trigger::At {
                 at_ms: schedule.backend.true_ns() / 1_000_000,
@@ -129,72 +135,9 @@ fn pick_node(
     replicas: &[String],
     rng: &mut ChaCha8Rng,
 ) -> Option<String> {
-    let candidates: Vec<&String> = match kind {
-        RandomKind::ReplicationStall => nodes.iter().filter(|node| replicas.contains(*node)).collect(),
-        _ => nodes.iter().collect(),
+    let candidates: Vec<&String> = match kind.on_replicas() {
+        true => nodes.iter().filter(|node| replicas.contains(*node)).collect(),
+        false => nodes.iter().collect(),
     };
     (!candidates.is_empty()).then(|| candidates[rng.random_range(0..candidates.len())].clone())
-}
-
-/// A concrete fault of `kind` on `node`, every field drawn from the nemesis' ranges.
-fn draw_action(
-    kind: RandomKind,
-    nemesis: &Nemesis,
-    node: &str,
-    all: &[String],
-    rng: &mut ChaCha8Rng,
-) -> FaultAction {
-    let ms = rng.random_range(nemesis.duration_ms[0]..=nemesis.duration_ms[1]);
-    match kind {
-        RandomKind::Pause => FaultAction::Pause { duration_ms: ms },
-        RandomKind::Crash => FaultAction::Crash {
-            restart_after_ms: Some(ms),
-        },
-        RandomKind::Restart => FaultAction::Restart,
-        RandomKind::ClockJump => {
-            let by = rng.random_range(nemesis.jump_ms[0]..=nemesis.jump_ms[1]) as i64;
-            FaultAction::ClockJump {
-                by_ms: if rng.random_bool(0.5) { by } else { -by },
-            }
-        }
-        RandomKind::ClockDrift => FaultAction::ClockDrift {
-            rate_ppm: rng.random_range(nemesis.drift_ppm[0]..=nemesis.drift_ppm[1]),
-            duration_ms: Some(ms),
-        },
-        RandomKind::Partition => FaultAction::Partition {
-            groups: vec![
-                vec![node.to_string()],
-                all.iter().filter(|n| *n != node).cloned().collect(),
-            ],
-            one_way: false,
-            duration_ms: Some(ms),
-        },
-        RandomKind::Heal => FaultAction::Heal,
-        RandomKind::Latency => {
-            let latency = rng.random_range(nemesis.latency_ms[0]..=nemesis.latency_ms[1]);
-            FaultAction::Latency {
-                latency_ms: [latency, latency],
-                groups: None,
-                one_way: false,
-                duration_ms: Some(ms),
-            }
-        }
-        RandomKind::Loss => {
-            let [low, high] = nemesis.loss_rate;
-            FaultAction::Loss {
-                rate: if high > low {
-                    rng.random_range(low..high)
-                } else {
-                    low
-                },
-                groups: None,
-                one_way: false,
-                duration_ms: Some(ms),
-            }
-        }
-        RandomKind::Reset => FaultAction::Reset,
-        RandomKind::ReplicationStall => FaultAction::ReplicationStall {
-            duration_ms: Some(ms),
-        },
-    }
 }

@@ -6,17 +6,8 @@
 //! its process: a node restarted while a pause still covers it comes back frozen, and goes
 //! on when the last pause ends.
 
-use super::{Backend, Schedule};
+use super::{Backend, Failure, Schedule};
 use crate::history::EventKind;
-
-/// What fails in a crash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// The process is killed (SIGKILL, OOM, a panic): the OS keeps what it wrote.
-    Process,
-    /// The machine fails (power cut, kernel panic): the page cache is lost too.
-    Machine,
-}
 
 /// When a crash's targets come back, `after_ms` after it: a Redis node no sooner than its
 /// restart delay allows (`delay_of` gives it; `None` for a client).

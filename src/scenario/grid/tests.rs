@@ -2,7 +2,7 @@
 
 use super::expand::ttl_multiple;
 use super::*;
-use crate::scenario::{FaultAction, Target};
+use crate::scenario::{ClockJump, FaultAction, Partition, Pause, Target};
 
 fn shipped() -> Grid {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(GRID_FILE);
@@ -157,7 +157,7 @@ fn one_master_is_the_first_master_of_any_topology() {
             Some(Target::Nodes(vec!["redis-1".into()])),
             "one name, not a list"
         );
-        let FaultAction::Partition { groups, .. } = &cell.faults[1].action else {
+        let FaultAction::Partition(Partition { groups, .. }) = &cell.faults[1].action else {
             panic!("{:?}", cell.faults[1]);
         };
         assert_eq!(groups[0], ["redis-1"], "one of the masters in a list");
@@ -175,18 +175,24 @@ fn ttl_relative_values_and_node_lists_are_expanded() {
     let text = grid(&format!("{SINGLE}, {redlock}"), &format!("{PAUSE}, {partition}"));
     let matrix = Grid::parse(Path::new("grid.json"), &text).unwrap_or_else(|e| panic!("{e}"));
     let paused = scenario_of(&matrix, 0, 0);
-    assert_eq!(paused.faults[0].action, FaultAction::Pause { duration_ms: 3000 });
+    assert_eq!(
+        paused.faults[0].action,
+        FaultAction::Pause(Pause { duration_ms: 3000 })
+    );
     assert_eq!(paused.seeds, 4, "the defaults' seeds");
     let cut = scenario_of(&matrix, 1, 1);
-    let FaultAction::Partition {
+    let FaultAction::Partition(Partition {
         groups, duration_ms, ..
-    } = &cut.faults[0].action
+    }) = &cut.faults[0].action
     else {
         panic!("{:?}", cut.faults[0]);
     };
     assert_eq!(groups[0], ["redis-1", "redis-2", "redis-3"]);
     assert_eq!(*duration_ms, Some(1000));
-    assert_eq!(cut.faults[1].action, FaultAction::ClockJump { by_ms: -500 });
+    assert_eq!(
+        cut.faults[1].action,
+        FaultAction::ClockJump(ClockJump { by_ms: -500 })
+    );
     let Some(Target::Nodes(every)) = &cut.faults[1].target else {
         panic!("{:?}", cut.faults[1].target);
     };

@@ -1,10 +1,11 @@
 //! The checks of one fault that serde cannot express: its target names nodes, its times
 //! fall inside the run, its groups are groups.
 
-use super::super::fault::{Fault, FaultAction, RandomKind, Target, Trigger};
+use super::super::fault::{Fault, FaultAction, Nemesis, RandomKind, Target, Trigger};
+use super::super::fault_kinds::kind::Checks;
 use super::super::limits::{
-    MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_NEMESIS_RATE_PER_S, MAX_TIME_MS, did_you_mean, in_range,
-    pair_in_range,
+    FieldError, MAX_CLOCK_STEP_MS, MAX_DRIFT_PPM, MAX_NEMESIS_RATE_PER_S, MAX_TIME_MS, did_you_mean,
+    in_range, pair_in_range,
 };
 use super::super::schema::Scenario;
 
@@ -75,12 +76,8 @@ pub(super) fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String,
     if let Trigger::On { delay_ms, .. } = fault.trigger {
         in_range("delay_ms", delay_ms, 0, MAX_TIME_MS, "ms")?;
     }
-    let positive = |field: &str, value: Option<u64>| match value {
-        Some(ms) => in_range(field, ms, 1, MAX_TIME_MS, "ms"),
-        None => Ok(()),
-    };
     // Groups of node names that links run between: two or more, none empty, no node twice.
-    let check_groups = |groups: &Vec<Vec<String>>| {
+    let check_groups = |groups: &[Vec<String>]| {
         if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
             return fail(
                 "groups",
@@ -99,119 +96,59 @@ pub(super) fn validate_fault(s: &Scenario, fault: &Fault) -> Result<(), (String,
         }
         Ok(())
     };
-    // A latency or loss fault hits the links between groups or whole nodes, not both
-    // (at a crash point the target only says whose step springs the fault).
-    let check_links_or_nodes = |groups: &Option<Vec<Vec<String>>>| {
-        let Some(groups) = groups else { return Ok(()) };
-        if fault.target.is_some() && !matches!(fault.trigger, Trigger::AtStep { .. }) {
-            return fail(
-                "groups",
-                "acts on the links between groups; a `target` acts on whole nodes: give one".into(),
-            );
-        }
-        check_groups(groups)
-    };
+    let replicas: Vec<String> = s
+        .redis_groups()
+        .into_iter()
+        .flat_map(|g| g.into_iter().skip(1))
+        .collect();
     match &fault.action {
-        FaultAction::Pause { duration_ms } => positive("duration_ms", Some(*duration_ms))?,
-        FaultAction::Crash { restart_after_ms } | FaultAction::PowerLoss { restart_after_ms } => {
-            positive("restart_after_ms", *restart_after_ms)?
-        }
-        FaultAction::ClockJump { by_ms } => {
-            in_range("by_ms", *by_ms, -MAX_CLOCK_STEP_MS, MAX_CLOCK_STEP_MS, "ms")?;
-        }
-        FaultAction::ClockDrift {
-            rate_ppm,
-            duration_ms,
-        } => {
-            positive("duration_ms", *duration_ms)?;
-            in_range("rate_ppm", *rate_ppm, -MAX_DRIFT_PPM, MAX_DRIFT_PPM, "ppm")?;
-        }
-        FaultAction::Partition {
-            groups, duration_ms, ..
-        } => {
-            positive("duration_ms", *duration_ms)?;
-            check_groups(groups)?;
-        }
-        FaultAction::Latency {
-            latency_ms,
-            groups,
-            duration_ms,
-            ..
-        } => {
-            positive("duration_ms", *duration_ms)?;
-            check_links_or_nodes(groups)?;
-            pair_in_range("latency_ms", *latency_ms, 1, MAX_TIME_MS, "ms")?;
-        }
-        FaultAction::Loss {
-            rate,
-            groups,
-            duration_ms,
-            ..
-        } => {
-            positive("duration_ms", *duration_ms)?;
-            check_links_or_nodes(groups)?;
-            if !(0.0..1.0).contains(rate) {
-                return fail("rate", format!("{rate} is not a fraction in [0, 1)"));
-            }
-        }
-        FaultAction::Random(nemesis) => {
-            let rate_per_s = nemesis.rate_per_s;
-            if !(rate_per_s > 0.0 && rate_per_s <= MAX_NEMESIS_RATE_PER_S) {
-                return fail(
-                    "rate_per_s",
-                    format!(
-                        "{rate_per_s} is out of range: must be above 0 and at most {MAX_NEMESIS_RATE_PER_S} faults per second"
-                    ),
-                );
-            }
-            if nemesis.kinds.is_empty() {
-                return fail("kinds", "needs at least one kind".into());
-            }
-            let has_replicas = s.redis_groups().iter().any(|group| group.len() > 1);
-            if nemesis.kinds.contains(&RandomKind::ReplicationStall) && !has_replicas {
-                return fail(
-                    "kinds",
-                    "`replication_stall` stalls a replica, and this topology has none".into(),
-                );
-            }
-            pair_in_range("duration_ms", nemesis.duration_ms, 1, MAX_TIME_MS, "ms")?;
-            pair_in_range("jump_ms", nemesis.jump_ms, 0, MAX_CLOCK_STEP_MS as u64, "ms")?;
-            pair_in_range("latency_ms", nemesis.latency_ms, 1, MAX_TIME_MS, "ms")?;
-            pair_in_range(
-                "drift_ppm",
-                nemesis.drift_ppm,
-                -MAX_DRIFT_PPM,
-                MAX_DRIFT_PPM,
-                "ppm",
-            )?;
-            let [low, high] = nemesis.loss_rate;
-            if !(0.0 <= low && low <= high && high < 1.0) {
-                return fail(
-                    "loss_rate",
-                    format!("[{low}, {high}] is not a range of fractions in [0, 1)"),
-                );
-            }
-        }
-        FaultAction::ReplicationStall { duration_ms } => {
-            positive("duration_ms", *duration_ms)?;
-            let replicas: Vec<String> = s
-                .redis_groups()
-                .into_iter()
-                .flat_map(|g| g.into_iter().skip(1))
-                .collect();
-            if let Some(Target::Nodes(names)) = &fault.target
-                && let Some(name) = names.iter().find(|n| !replicas.contains(n))
-            {
-                return fail(
-                    "target",
-                    format!("`{name}` is not a replica (replicas: {})", replicas.join(", ")),
-                );
-            }
-            if !matches!(fault.target, Some(Target::Nodes(_))) {
-                return fail("target", "name the replica(s) to stall".into());
-            }
-        }
-        FaultAction::Restart | FaultAction::Heal | FaultAction::Reset => {}
+        FaultAction::Random(nemesis) => validate_nemesis(nemesis, !replicas.is_empty()),
+        action => action.validate(&Checks {
+            target: fault.target.as_ref(),
+            at_step: matches!(fault.trigger, Trigger::AtStep { .. }),
+            replicas: &replicas,
+            groups: &check_groups,
+        }),
+    }
+}
+
+/// The checks of the nemesis' ranges (`has_replicas`: the topology has a replica to stall).
+fn validate_nemesis(nemesis: &Nemesis, has_replicas: bool) -> Result<(), FieldError> {
+    let fail = |field: &str, reason: String| Err((field.to_string(), reason));
+    let rate_per_s = nemesis.rate_per_s;
+    if !(rate_per_s > 0.0 && rate_per_s <= MAX_NEMESIS_RATE_PER_S) {
+        return fail(
+            "rate_per_s",
+            format!(
+                "{rate_per_s} is out of range: must be above 0 and at most {MAX_NEMESIS_RATE_PER_S} faults per second"
+            ),
+        );
+    }
+    if nemesis.kinds.is_empty() {
+        return fail("kinds", "needs at least one kind".into());
+    }
+    if nemesis.kinds.contains(&RandomKind::ReplicationStall) && !has_replicas {
+        return fail(
+            "kinds",
+            "`replication_stall` stalls a replica, and this topology has none".into(),
+        );
+    }
+    pair_in_range("duration_ms", nemesis.duration_ms, 1, MAX_TIME_MS, "ms")?;
+    pair_in_range("jump_ms", nemesis.jump_ms, 0, MAX_CLOCK_STEP_MS as u64, "ms")?;
+    pair_in_range("latency_ms", nemesis.latency_ms, 1, MAX_TIME_MS, "ms")?;
+    pair_in_range(
+        "drift_ppm",
+        nemesis.drift_ppm,
+        -MAX_DRIFT_PPM,
+        MAX_DRIFT_PPM,
+        "ppm",
+    )?;
+    let [low, high] = nemesis.loss_rate;
+    if !(0.0 <= low && low <= high && high < 1.0) {
+        return fail(
+            "loss_rate",
+            format!("[{low}, {high}] is not a range of fractions in [0, 1)"),
+        );
     }
     Ok(())
 }
