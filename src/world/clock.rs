@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::{events, timer};
+use super::events;
 pub use crate::clock_model::{ClockLog, ClockModel, EPOCH_NS};
 use crate::platform::Clock;
 
@@ -138,7 +138,7 @@ impl Clock for SimClock {
                 tokio::select! {
                     biased;
                     () = steps.next() => {}
-                    () = timer::sleep(Duration::from_nanos(wake - now)) => events::timer(),
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => events::timer(),
                 }
             }
         }
@@ -179,7 +179,7 @@ impl Clock for SimClock {
                             tick += period_ms;
                         }
                     }
-                    () = timer::sleep(Duration::from_nanos(wake - now)) => {
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => {
                         events::timer();
                         if clock.wall_ms() >= wall_ms {
                             return due;
@@ -255,6 +255,40 @@ mod tests {
         // Without the jump the deadline would be met at 6 s; the step makes the next tick do.
         assert_eq!(tick, 1_100);
         assert_near(elapsed, 1_100 * NS_PER_MS);
+    }
+
+    /// madsim's `Sleep` cannot cancel a timer; unpatched, every pending poll pushed one more
+    /// onto the heap, and a sleep raced against a busy stream (a request against its
+    /// timeout, madsim's TCP reader against its latency) filled the heap with duplicates
+    /// that all fired. Patched (patches/madsim, issue 33), it adds one per waker.
+    #[test]
+    fn a_sleep_polled_again_and_again_wakes_its_task_once() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::task::{Context, Wake, Waker};
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let wakes = Arc::new(Count(AtomicUsize::new(0)));
+        let (elapsed, woken) = simulate(|| {
+            let wakes = wakes.clone();
+            async move {
+                let waker = Waker::from(wakes.clone());
+                let mut sleep = std::pin::pin!(madsim::time::sleep(Duration::from_millis(100)));
+                for _ in 0..5 {
+                    let pending = sleep.as_mut().poll(&mut Context::from_waker(&waker));
+                    assert!(pending.is_pending());
+                }
+                madsim::time::sleep(Duration::from_millis(200)).await;
+                (sleep.is_elapsed(), wakes.0.load(Ordering::SeqCst))
+            }
+        });
+        assert!(elapsed);
+        assert_eq!(woken, 1, "five polls with one waker put five timers on the heap");
     }
 
     /// madsim charges a few ns of virtual time per poll; a sleep ends within a µs of its target.
