@@ -114,6 +114,27 @@ impl SimClock {
     pub fn set_rate_ppm(&self, rate_ppm: i64) {
         self.change(|m| m.set_rate(true_now_ns(), rate_ppm));
     }
+
+    /// Sleeps until the monotonic clock reads `deadline_ns`, planning again whenever the
+    /// clock is stepped or re-rated.
+    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + use<> {
+        let clock = self.clone();
+        async move {
+            let mut steps = clock.steps();
+            loop {
+                let now = true_now_ns();
+                let wake = clock.model().true_ns_for_monotonic(deadline_ns);
+                if wake <= now {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    () = steps.next() => {}
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => events::timer(),
+                }
+            }
+        }
+    }
 }
 
 impl Clock for SimClock {
@@ -126,22 +147,18 @@ impl Clock for SimClock {
     }
 
     fn sleep_until_monotonic(&self, deadline_ms: u64) -> impl Future<Output = ()> + Send {
-        let clock = self.clone();
-        async move {
-            let mut steps = clock.steps();
-            loop {
-                let now = true_now_ns();
-                let wake = clock.model().true_ns_for_monotonic(deadline_ms * NS_PER_MS);
-                if wake <= now {
-                    return;
-                }
-                tokio::select! {
-                    biased;
-                    () = steps.next() => {}
-                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => events::timer(),
-                }
-            }
-        }
+        self.sleep_until_monotonic_ns(deadline_ms * NS_PER_MS)
+    }
+
+    /// Sleeps `ms` from this very instant, not from the whole millisecond the clock reads
+    /// (the default): that made every sleep end on one millisecond grid shared by every
+    /// process whose clock runs true, so different clients' retries and timeouts fell due
+    /// at the same instant and the timer heap's tie order chose between them (issue 33:
+    /// `profile-node-redlock-slow-minority`'s stall rate moved with that order). A
+    /// `setTimeout(f, ms)` or a `time.Sleep` counts from the call, to well under a ms.
+    fn sleep_ms(&self, ms: u64) -> impl Future<Output = ()> + Send {
+        let now_ns = self.model().monotonic_ns(true_now_ns());
+        self.sleep_until_monotonic_ns(now_ns.saturating_add(ms.saturating_mul(NS_PER_MS)))
     }
 
     /// Sleeps straight to the tick the clock model predicts, instead of waking at every
@@ -302,6 +319,20 @@ mod tests {
     /// Runs `f` inside a fresh simulation and returns its result.
     fn simulate<F: Future>(f: impl FnOnce() -> F) -> F::Output {
         madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(f())
+    }
+
+    /// A sleep counts from the instant it starts: one begun 0.6 ms into a millisecond
+    /// lasts its whole 10 ms (it ended 0.6 ms early, on the millisecond grid, before).
+    #[test]
+    fn a_sleep_begun_mid_millisecond_lasts_its_whole_length() {
+        let elapsed = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 0));
+            madsim::time::sleep(Duration::from_micros(600)).await;
+            let started = true_now_ns();
+            clock.sleep_ms(10).await;
+            true_now_ns() - started
+        });
+        assert_near(elapsed, 10 * NS_PER_MS);
     }
 
     #[test]
