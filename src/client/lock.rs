@@ -263,8 +263,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let retry = &self.options.retry;
         match self.options.protocol {
             Protocol::Ladder => {
-                let jitter = self.rng.random_range(0..=retry.jitter_ms);
-                self.clock.sleep_ms(retry.delay_ms + jitter).await;
+                self.clock.sleep_ms(retry.wait_ms(&mut self.rng)).await;
             }
             Protocol::Redisson => {
                 // A hash without TTL (`PTTL` -1) is waited on for its message alone;

@@ -4,6 +4,7 @@
 //! Profiles are data ([`Profile::defaults`](super::Profile::defaults), in `profile.rs`): a profile fills in the settings, and any
 //! setting given explicitly afterwards overrides it.
 
+use rand::{Rng, RngExt};
 use serde::Deserialize;
 
 use crate::platform::Clock;
@@ -47,6 +48,14 @@ pub struct Retry {
     pub delay_ms: u64,
     /// Up to this much random delay is added, so contenders do not retry in lockstep.
     pub jitter_ms: u64,
+}
+
+impl Retry {
+    /// The wait before the next attempt: `delay_ms + U(0, jitter_ms)`, both ends included,
+    /// drawn from the client's own seeded generator (one draw per wait).
+    pub fn wait_ms(&self, rng: &mut impl Rng) -> u64 {
+        self.delay_ms + rng.random_range(0..=self.jitter_ms)
+    }
 }
 
 /// Allowance for clock-rate differences between client and servers, subtracted from the

@@ -22,9 +22,13 @@ pub enum Profile {
     /// go-redsync v4: 32 tries 50–250 ms apart with one value, released on every node
     /// between tries, drift `ttl × 0.01` without the 2 ms.
     Redsync,
-    /// node-redlock v5: 10 retries 200 ± 100 ms apart, one value for all of them, nothing
-    /// released until the last fails, no validity check on acquire (#296), and every
-    /// request decided as soon as a quorum of masters voted ([`Resolve::Quorum`]).
+    /// node-redlock v5: 10 retries 100–299 ms apart (200 + ⌊U(−100, 100)⌋), one value for
+    /// all of them, nothing released until the last fails, no validity check on acquire
+    /// (#296), and every request decided as soon as a quorum of masters voted
+    /// ([`Resolve::Quorum`]). node-redlock sets no per-request timeout and ioredis's
+    /// `commandTimeout` is off by default, so a vote split among the live masters with a
+    /// frozen minority would wait for good; the node timeout (1 s unless the scenario says)
+    /// stands for a `commandTimeout` the user set.
     NodeRedlock,
     /// redis-py Lock: single node, a fixed 100 ms retry, one token per acquire, no
     /// elapsed-time check, no clean-up after a failed `SET`.
@@ -139,11 +143,18 @@ impl Profile {
             },
             Profile::NodeRedlock => ProfileDefaults {
                 protocol: Protocol::Ladder,
+                // 5.0.0-beta.2 `src/index.ts`: `retryCount: 10`, `retryDelay: 200`,
+                // `retryJitter: 100` (the code's defaults; its README says 200), and `_execute`
+                // waits `Math.max(0, retryDelay + Math.floor((Math.random() * 2 - 1) *
+                // retryJitter))` after every failed attempt but the last (`retryCount + 1`
+                // attempts, then `ExecutionError`): a whole number of ms in 100..=299.
                 retry: Retry {
                     count: 10,
                     delay_ms: 100,
-                    jitter_ms: 200,
+                    jitter_ms: 199,
                 },
+                // `Math.round(driftFactor * duration) + 2`, `driftFactor: 0.01`: the same as
+                // this truncation for every TTL whose hundredth is whole (all the catalogue's).
                 drift: REDLOCK_DRIFT,
                 // v5.0.0-beta.2 returns the lock without comparing its expiration with
                 // the clock (#296; the check is only in the unmerged PR #369).
@@ -254,6 +265,19 @@ mod tests {
     fn redlock_drift_is_one_percent_plus_two_ms() {
         assert_eq!(REDLOCK_DRIFT.allowance_ms(10_000), 102);
         assert_eq!(Profile::Redsync.defaults().drift.allowance_ms(10_000), 100);
+    }
+
+    /// node-redlock 5.0.0-beta.2 waits `retryDelay + Math.floor((Math.random() * 2 - 1) *
+    /// retryJitter)` ms, 200 and 100 by default: every whole number from 100 to 299, and
+    /// never 300 (`Math.random()` is below 1).
+    #[test]
+    fn node_redlock_waits_100_to_299_ms_between_attempts() {
+        use rand::SeedableRng;
+        let retry = Profile::NodeRedlock.defaults().retry;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let waits: std::collections::BTreeSet<u64> = (0..20_000).map(|_| retry.wait_ms(&mut rng)).collect();
+        assert_eq!(waits, (100..=299).collect(), "node-redlock's 200 ± 100, floored");
+        assert_eq!(retry.count + 1, 11, "retryCount 10: eleven attempts");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::{events, timer};
+use super::events;
 pub use crate::clock_model::{ClockLog, ClockModel, EPOCH_NS};
 use crate::platform::Clock;
 
@@ -114,6 +114,27 @@ impl SimClock {
     pub fn set_rate_ppm(&self, rate_ppm: i64) {
         self.change(|m| m.set_rate(true_now_ns(), rate_ppm));
     }
+
+    /// Sleeps until the monotonic clock reads `deadline_ns`, planning again whenever the
+    /// clock is stepped or re-rated.
+    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + use<> {
+        let clock = self.clone();
+        async move {
+            let mut steps = clock.steps();
+            loop {
+                let now = true_now_ns();
+                let wake = clock.model().true_ns_for_monotonic(deadline_ns);
+                if wake <= now {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    () = steps.next() => {}
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => events::timer(),
+                }
+            }
+        }
+    }
 }
 
 impl Clock for SimClock {
@@ -126,22 +147,18 @@ impl Clock for SimClock {
     }
 
     fn sleep_until_monotonic(&self, deadline_ms: u64) -> impl Future<Output = ()> + Send {
-        let clock = self.clone();
-        async move {
-            let mut steps = clock.steps();
-            loop {
-                let now = true_now_ns();
-                let wake = clock.model().true_ns_for_monotonic(deadline_ms * NS_PER_MS);
-                if wake <= now {
-                    return;
-                }
-                tokio::select! {
-                    biased;
-                    () = steps.next() => {}
-                    () = timer::sleep(Duration::from_nanos(wake - now)) => events::timer(),
-                }
-            }
-        }
+        self.sleep_until_monotonic_ns(deadline_ms * NS_PER_MS)
+    }
+
+    /// Sleeps `ms` from this very instant, not from the whole millisecond the clock reads
+    /// (the default): that made every sleep end on one millisecond grid shared by every
+    /// process whose clock runs true, so different clients' retries and timeouts fell due
+    /// at the same instant and the timer heap's tie order chose between them (issue 33:
+    /// `profile-node-redlock-slow-minority`'s stall rate moved with that order). A
+    /// `setTimeout(f, ms)` or a `time.Sleep` counts from the call, to well under a ms.
+    fn sleep_ms(&self, ms: u64) -> impl Future<Output = ()> + Send {
+        let now_ns = self.model().monotonic_ns(true_now_ns());
+        self.sleep_until_monotonic_ns(now_ns.saturating_add(ms.saturating_mul(NS_PER_MS)))
     }
 
     /// Sleeps straight to the tick the clock model predicts, instead of waking at every
@@ -179,7 +196,7 @@ impl Clock for SimClock {
                             tick += period_ms;
                         }
                     }
-                    () = timer::sleep(Duration::from_nanos(wake - now)) => {
+                    () = madsim::time::sleep(Duration::from_nanos(wake - now)) => {
                         events::timer();
                         if clock.wall_ms() >= wall_ms {
                             return due;
@@ -257,6 +274,40 @@ mod tests {
         assert_near(elapsed, 1_100 * NS_PER_MS);
     }
 
+    /// madsim's `Sleep` cannot cancel a timer; unpatched, every pending poll pushed one more
+    /// onto the heap, and a sleep raced against a busy stream (a request against its
+    /// timeout, madsim's TCP reader against its latency) filled the heap with duplicates
+    /// that all fired. Patched (patches/madsim, issue 33), it adds one per waker.
+    #[test]
+    fn a_sleep_polled_again_and_again_wakes_its_task_once() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::task::{Context, Wake, Waker};
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let wakes = Arc::new(Count(AtomicUsize::new(0)));
+        let (elapsed, woken) = simulate(|| {
+            let wakes = wakes.clone();
+            async move {
+                let waker = Waker::from(wakes.clone());
+                let mut sleep = std::pin::pin!(madsim::time::sleep(Duration::from_millis(100)));
+                for _ in 0..5 {
+                    let pending = sleep.as_mut().poll(&mut Context::from_waker(&waker));
+                    assert!(pending.is_pending());
+                }
+                madsim::time::sleep(Duration::from_millis(200)).await;
+                (sleep.is_elapsed(), wakes.0.load(Ordering::SeqCst))
+            }
+        });
+        assert!(elapsed);
+        assert_eq!(woken, 1, "five polls with one waker put five timers on the heap");
+    }
+
     /// madsim charges a few ns of virtual time per poll; a sleep ends within a µs of its target.
     fn assert_near(elapsed_ns: u64, expected_ns: u64) {
         assert!(
@@ -268,6 +319,20 @@ mod tests {
     /// Runs `f` inside a fresh simulation and returns its result.
     fn simulate<F: Future>(f: impl FnOnce() -> F) -> F::Output {
         madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default()).block_on(f())
+    }
+
+    /// A sleep counts from the instant it starts: one begun 0.6 ms into a millisecond
+    /// lasts its whole 10 ms (it ended 0.6 ms early, on the millisecond grid, before).
+    #[test]
+    fn a_sleep_begun_mid_millisecond_lasts_its_whole_length() {
+        let elapsed = simulate(|| async {
+            let clock = SimClock::new(ClockModel::new(0, 0));
+            madsim::time::sleep(Duration::from_micros(600)).await;
+            let started = true_now_ns();
+            clock.sleep_ms(10).await;
+            true_now_ns() - started
+        });
+        assert_near(elapsed, 10 * NS_PER_MS);
     }
 
     #[test]

@@ -14,7 +14,6 @@ pub mod key_watch;
 pub mod net;
 pub mod recorder;
 pub mod sentinel;
-pub mod timer;
 pub mod topology;
 pub mod workload;
 

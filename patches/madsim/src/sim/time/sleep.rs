@@ -1,5 +1,9 @@
 use super::*;
-use std::{fmt, pin::Pin, task::Poll};
+use std::{
+    fmt,
+    pin::Pin,
+    task::{Poll, Waker},
+};
 
 /// Waits until `duration` has elapsed.
 pub fn sleep(duration: Duration) -> Sleep {
@@ -20,6 +24,9 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub struct Sleep {
     pub(super) handle: TimeHandle,
     pub(super) deadline: Instant,
+    /// The waker a timer already on the heap wakes at `deadline` (locksim's patch: a timer
+    /// cannot be cancelled, so it is added once per waker, not at every pending poll).
+    pub(super) registered: Option<Waker>,
 }
 
 impl Sleep {
@@ -38,6 +45,7 @@ impl Sleep {
     /// Resets the `Sleep` instance to a new deadline.
     pub fn reset(mut self: Pin<&mut Self>, deadline: Instant) {
         self.deadline = deadline;
+        self.registered = None;
     }
 }
 
@@ -45,11 +53,18 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
-        if self.is_elapsed() {
+        let this = self.get_mut();
+        if this.is_elapsed() {
             return Poll::Ready(());
         }
+        if let Some(registered) = &this.registered {
+            if registered.will_wake(cx.waker()) {
+                return Poll::Pending;
+            }
+        }
         let waker = cx.waker().clone();
-        self.handle.add_timer_at(self.deadline, || waker.wake());
+        this.registered = Some(waker.clone());
+        this.handle.add_timer_at(this.deadline, || waker.wake());
         Poll::Pending
     }
 }
