@@ -563,14 +563,17 @@ impl Db {
         }
     }
 
-    /// What changed since the last call, in the databases that changed.
+    /// What changed since the last call, in the databases that changed. Inserted one by
+    /// one (in order): collecting would first gather them in a `Vec` and sort it, an
+    /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
-        self.databases
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, database)| !database.changes.is_empty())
-            .map(|(index, database)| (index, std::mem::take(&mut database.changes)))
-            .collect()
+        let mut changes = KeyspaceChanges::new();
+        for (index, database) in self.databases.iter_mut().enumerate() {
+            if !database.changes.is_empty() {
+                changes.insert(index, std::mem::take(&mut database.changes));
+            }
+        }
+        changes
     }
 
     /// Deletes every key whose time has come, in every database (never on a replica);
