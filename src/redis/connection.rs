@@ -354,12 +354,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         (self.stream, self.buffer.to_vec())
     }
 
-    /// Writes one frame (RESP2, as clients send requests) and flushes it.
+    /// Writes one frame (RESP2, as clients send requests) and flushes it. It is encoded
+    /// into the connection's output buffer, whose allocation is kept from request to
+    /// request. What an earlier write left unsent (it was cancelled, a timeout) is dropped
+    /// first, as it was when each request had a buffer of its own: a request cut short is
+    /// never sent later.
     pub async fn write_frame(&mut self, frame: &Frame) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(64);
-        encode_frame(frame, Protocol::Resp2, &mut bytes);
-        self.stream.write_all(&bytes).await?;
-        self.stream.flush().await
+        self.out.clear();
+        encode_frame(frame, Protocol::Resp2, &mut self.out);
+        self.flush().await
     }
 }
 

@@ -221,10 +221,39 @@ impl Entry {
     pub fn is_live(&self, now_ms: u64) -> bool {
         !self.is_expired(now_ms)
     }
+}
 
-    /// The first millisecond at which the key is expired.
-    fn expired_from_ms(&self) -> Option<u64> {
-        self.expires_at_ms.map(|at| at + 1)
+/// The expiry times of one database's keys, as a multiset: the earliest is what the
+/// server's expiry cycle sleeps until after every command, so it is kept here as keys
+/// change instead of found by a scan of every key. Only times are kept (no keys): a
+/// write costs no copy of its key, and [`Database::expire_due`] still deletes in key order.
+#[derive(Debug, Default)]
+struct Deadlines(BTreeMap<u64, usize>);
+
+impl Deadlines {
+    /// Counts a key that expires at `expires_at_ms` (nothing for a key without expiry).
+    fn add(&mut self, expires_at_ms: Option<u64>) {
+        if let Some(at) = expires_at_ms {
+            *self.0.entry(at).or_default() += 1;
+        }
+    }
+
+    /// Forgets a key that expired at `expires_at_ms` (it was deleted or got another expiry).
+    fn remove(&mut self, expires_at_ms: Option<u64>) {
+        if let Some(at) = expires_at_ms
+            && let std::collections::btree_map::Entry::Occupied(mut count) = self.0.entry(at)
+        {
+            *count.get_mut() -= 1;
+            if *count.get() == 0 {
+                count.remove();
+            }
+        }
+    }
+
+    /// The first millisecond at which some key is expired ([`Entry::is_expired`]'s rule:
+    /// one past its expiry time).
+    fn earliest_expired_ms(&self) -> Option<u64> {
+        self.0.first_key_value().map(|(at, _)| at + 1)
     }
 }
 
@@ -247,6 +276,9 @@ impl Changes {
 #[derive(Debug, Default)]
 pub struct Database {
     entries: BTreeMap<Vec<u8>, Entry>,
+    /// The expiry times of `entries`, kept in step with them by every method that stores,
+    /// deletes or re-times an entry.
+    deadlines: Deadlines,
     /// On a replica: expired keys are hidden from reads, never deleted here.
     replica: bool,
     changes: Changes,
@@ -257,7 +289,7 @@ impl Database {
     /// expiry); a replica only hides it.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
         if !self.replica && self.entries.get(key).is_some_and(|e| e.is_expired(now_ms)) {
-            self.entries.remove(key);
+            self.remove_entry(key);
             self.changes.keys.insert(key.to_vec());
         }
         self.entries.get(key).filter(|e| !e.is_expired(now_ms))
@@ -319,7 +351,7 @@ impl Database {
             .get(key)
             .is_some_and(|e| e.value.is_empty_collection())
         {
-            self.entries.remove(key);
+            self.remove_entry(key);
             self.changes.keys.insert(key.to_vec());
         }
     }
@@ -340,6 +372,23 @@ impl Database {
         self.entries.get_mut(key)
     }
 
+    /// Deletes the entry under `key`, expired or not, and its expiry time.
+    fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.entries.remove(key)?;
+        self.deadlines.remove(entry.expires_at_ms);
+        Some(entry)
+    }
+
+    /// Gives the live entry under `key` the expiry `expires_at_ms` (`None`: none); its
+    /// old expiry, or `None` if there is no live entry.
+    fn retime(&mut self, key: &[u8], expires_at_ms: Option<u64>, now_ms: u64) -> Option<Option<u64>> {
+        let entry = self.live_mut(key, now_ms)?;
+        let old = std::mem::replace(&mut entry.expires_at_ms, expires_at_ms);
+        self.deadlines.remove(old);
+        self.deadlines.add(expires_at_ms);
+        Some(old)
+    }
+
     /// Stores the string `value` under `key`, replacing any entry and its expiry.
     pub fn set(&mut self, key: Vec<u8>, value: Vec<u8>, expires_at_ms: Option<u64>) {
         self.store(key, Value::String(value), expires_at_ms);
@@ -348,7 +397,10 @@ impl Database {
     /// Stores `value` under `key`, replacing any entry and its expiry.
     pub fn store(&mut self, key: Vec<u8>, value: Value, expires_at_ms: Option<u64>) {
         self.changes.keys.insert(key.clone());
-        self.entries.insert(key, Entry { value, expires_at_ms });
+        self.deadlines.add(expires_at_ms);
+        if let Some(old) = self.entries.insert(key, Entry { value, expires_at_ms }) {
+            self.deadlines.remove(old.expires_at_ms);
+        }
     }
 
     /// Deletes a key (a replica's hidden expired one too); says whether it was live.
@@ -359,7 +411,7 @@ impl Database {
     /// Deletes a key and hands back its entry if it was live.
     pub fn take(&mut self, key: &[u8], now_ms: u64) -> Option<Entry> {
         let live = self.get(key, now_ms).is_some();
-        let entry = self.entries.remove(key);
+        let entry = self.remove_entry(key);
         if entry.is_some() {
             self.changes.keys.insert(key.to_vec());
         }
@@ -368,20 +420,18 @@ impl Database {
 
     /// Sets the absolute expiry of a live key; says whether there was one.
     pub fn set_expiry(&mut self, key: &[u8], expires_at_ms: u64, now_ms: u64) -> bool {
-        self.live_mut(key, now_ms)
-            .map(|entry| entry.expires_at_ms = Some(expires_at_ms))
-            .is_some()
+        self.retime(key, Some(expires_at_ms), now_ms).is_some()
     }
 
     /// Removes the expiry of a live key; says whether it had one.
     pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.live_mut(key, now_ms)
-            .is_some_and(|entry| entry.expires_at_ms.take().is_some())
+        self.retime(key, None, now_ms).flatten().is_some()
     }
 
     /// Deletes every key (FLUSHDB).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.deadlines = Deadlines::default();
         self.changes = Changes {
             cleared: true,
             keys: BTreeSet::new(),
@@ -398,8 +448,10 @@ impl Database {
         self.entries.is_empty()
     }
 
+    /// Deletes the keys expired at `now_ms`, in key order; how many. The scan runs only
+    /// when the earliest expiry time says one is due.
     fn expire_due(&mut self, now_ms: u64) -> usize {
-        if self.replica {
+        if self.replica || self.earliest_expiry_ms().is_none_or(|from| now_ms < from) {
             return 0;
         }
         let due: Vec<Vec<u8>> = self
@@ -409,14 +461,14 @@ impl Database {
             .map(|(k, _)| k.clone())
             .collect();
         for key in &due {
-            self.entries.remove(key);
+            self.remove_entry(key);
         }
         self.changes.keys.extend(due.iter().cloned());
         due.len()
     }
 
     fn earliest_expiry_ms(&self) -> Option<u64> {
-        self.entries.values().filter_map(Entry::expired_from_ms).min()
+        self.deadlines.earliest_expired_ms()
     }
 }
 
@@ -488,6 +540,7 @@ impl Db {
         let (low, high) = (a.min(b), a.max(b));
         let (first, rest) = self.databases.split_at_mut(high);
         std::mem::swap(&mut first[low].entries, &mut rest[0].entries);
+        std::mem::swap(&mut first[low].deadlines, &mut rest[0].deadlines);
         for index in [a, b] {
             let database = &mut self.databases[index];
             database.changes.cleared = true;
@@ -510,14 +563,17 @@ impl Db {
         }
     }
 
-    /// What changed since the last call, in the databases that changed.
+    /// What changed since the last call, in the databases that changed. Inserted one by
+    /// one (in order): collecting would first gather them in a `Vec` and sort it, an
+    /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
-        self.databases
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, database)| !database.changes.is_empty())
-            .map(|(index, database)| (index, std::mem::take(&mut database.changes)))
-            .collect()
+        let mut changes = KeyspaceChanges::new();
+        for (index, database) in self.databases.iter_mut().enumerate() {
+            if !database.changes.is_empty() {
+                changes.insert(index, std::mem::take(&mut database.changes));
+            }
+        }
+        changes
     }
 
     /// Deletes every key whose time has come, in every database (never on a replica);
@@ -542,6 +598,9 @@ impl Db {
             .min()
     }
 }
+
+#[cfg(test)]
+mod expiry_tests;
 
 #[cfg(test)]
 mod tests {
