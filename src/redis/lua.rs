@@ -20,7 +20,7 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
-use super::cmd::error::Writes;
+use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
 use super::number::format_g;
@@ -118,14 +118,15 @@ fn marked_counted(table: &Table) -> bool {
 }
 
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
-/// writes as `writes` says), apply it to the keyspace at `now_ms`, reply. The commands pass
-/// it in, so that the interpreter need not know the command types.
-pub type ScriptCommand = fn(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called;
+/// what `rules` refuse), apply it to the keyspace at `now_ms`, reply. The commands pass it
+/// in, so that the interpreter need not know the command types.
+pub type ScriptCommand = fn(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called;
 
 /// What a script's `redis.call` did.
 pub enum Called {
-    /// The command `name` ran and replied.
-    Ran { name: String, reply: Frame },
+    /// The command `name` ran and replied; `wrote`: it is a write command (after which a
+    /// script no longer hears of memory, see [`CallRules`]).
+    Ran { name: String, reply: Frame, wrote: bool },
     /// It was refused before it ran (see [`crate::redis::cmd::Stage`]); `name` if Redis found
     /// the command.
     Rejected { name: Option<String>, error: String },
@@ -165,7 +166,7 @@ pub struct ScriptCall<'a> {
     pub keys: &'a [Vec<u8>],
     pub args: &'a [Vec<u8>],
     pub now_ms: u64,
-    pub writes: Writes,
+    pub rules: CallRules,
     pub command: ScriptCommand,
     /// The command that runs the script (`eval`, `evalsha_ro`…), whose failures a reply
     /// counts.
@@ -262,7 +263,7 @@ impl Scripts {
         let running = Rc::new(RunningScript {
             db: RefCell::new(None),
             now_ms: Cell::new(0),
-            writes: Cell::new(Writes::Taken),
+            rules: Cell::new(CallRules::default()),
             command: Cell::new(None),
             events: RefCell::default(),
         });
@@ -428,7 +429,7 @@ impl Scripts {
             keys,
             args,
             now_ms,
-            writes,
+            rules,
             command,
             caller: _,
         } = call;
@@ -441,7 +442,7 @@ impl Scripts {
         redis.raw_set("call", &self.call)?;
         redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
-        self.running.writes.set(writes);
+        self.running.rules.set(rules);
         self.running.command.set(Some(command));
         *self.running.db.borrow_mut() = Some(std::mem::take(db));
         let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
@@ -475,7 +476,7 @@ struct RunningScript {
     /// The node's keyspace while a script runs; `None` between runs.
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
-    writes: Cell<Writes>,
+    rules: Cell<CallRules>,
     command: Cell<Option<ScriptCommand>>,
     /// What each `redis.call` did, counted by the node after the run.
     events: RefCell<Vec<CallEvent>>,
@@ -515,10 +516,19 @@ impl RunningScript {
             .command
             .get()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        let (event, result) = match run(command, self.writes.get(), db, self.now_ms.get()) {
+        let rules = self.rules.get();
+        let called = run(command, rules, db, self.now_ms.get());
+        if let Called::Ran { wrote: true, .. } = called {
+            self.rules.set(CallRules {
+                out_of_memory: false,
+                ..rules
+            });
+        }
+        let (event, result) = match called {
             Called::Ran {
                 name,
                 reply: Frame::Error(message),
+                ..
             } => (
                 CallEvent::Ran {
                     name,
@@ -526,7 +536,7 @@ impl RunningScript {
                 },
                 Err(message),
             ),
-            Called::Ran { name, reply } => (CallEvent::Ran { name, error: None }, Ok(reply)),
+            Called::Ran { name, reply, .. } => (CallEvent::Ran { name, error: None }, Ok(reply)),
             Called::Rejected { name, error } => (
                 CallEvent::Rejected {
                     name,

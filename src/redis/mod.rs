@@ -16,6 +16,7 @@ pub mod db;
 pub mod glob;
 pub mod lua;
 mod lua_bit;
+pub mod memory;
 pub mod node;
 mod number;
 pub mod persistence;

@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use super::error::ReplyError;
-use super::spec::Spec;
+use super::spec::{Flags, Spec};
 use super::{Command, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
 use super::{transactions, zsets};
 
@@ -114,6 +114,11 @@ impl Lookup {
             (None, [command, ..]) => Cow::Owned(lower(command)),
             (None, []) => Cow::Borrowed(""),
         }
+    }
+
+    /// The flags of the command found, whatever the word count.
+    pub(super) fn flags(self) -> Option<Flags> {
+        self.spec.map(|spec| spec.flags)
     }
 
     /// The command found, once the request's word count fits its arity.

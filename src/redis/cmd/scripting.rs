@@ -2,11 +2,12 @@
 //! FLUSH, run by the node's Lua interpreter (`redis/lua.rs`); FUNCTION and FCALL on a
 //! function library that stays empty (the node does not load libraries).
 
-use super::error::{ReplyError, Writes};
+use super::error::{CallRules, ReplyError, Writes};
 use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
+use crate::redis::memory;
 use crate::redis::node::Node;
 use crate::redis::request::build as request;
 
@@ -203,9 +204,8 @@ fn run(
     command: ScriptCommand,
     (writes, caller): Runner,
 ) -> Frame {
-    let writes = match declared_writes(node, sha, writes) {
-        Ok(Some(declared)) => declared,
-        Ok(None) => writes,
+    let rules = match call_rules(node, sha, writes) {
+        Ok(rules) => rules,
         Err(refusal) => return node.stats.errors.counted(refusal.into()),
     };
     let selected = node.db.selected();
@@ -213,7 +213,7 @@ fn run(
         keys,
         args,
         now_ms,
-        writes,
+        rules,
         command,
         caller,
     };
@@ -222,19 +222,32 @@ fn run(
     reply
 }
 
-/// How a script that declares its flags (a `#!lua` shebang) may write, or why the node
-/// refuses to run it at all (script.c `scriptPrepareForRun`): one that may write is refused
-/// on a replica, through a `_ro` command, or on a master short of good replicas (the
-/// refusals a write command gets before it runs); inside one that declares `no-writes`,
-/// every write is refused. `asked` is the runner's rule (`ReadOnlyScript` for the `_ro`
-/// commands); `None` for a script in compatibility mode (no shebang): that rule stands.
-fn declared_writes(node: &Node, sha: &str, asked: Writes) -> Result<Option<Writes>, ReplyError> {
+/// What a script's calls may do, or why the node refuses to run it at all (script.c
+/// `scriptPrepareForRun`, server.c `processCommand` with eval.c `evalGetCommandFlags`).
+///
+/// `asked` is the runner's rule (`ReadOnlyScript` for the `_ro` commands). A script in
+/// compatibility mode (no shebang) keeps it, and if the node is out of memory as it starts,
+/// its calls may not grow the dataset until its first write (`scriptVerifyOOM`). A script
+/// that declares its flags (a `#!lua` shebang): inside one that declares `no-writes`, every
+/// write is refused (and memory does not matter: `no-writes` implies `allow-oom`); one that
+/// may write is refused while the node is out of memory unless it declares `allow-oom`
+/// (the check comes first: `scriptFlagsToCmdFlags` makes it a `denyoom` command, refused
+/// as any), then on a replica, on a master short of good replicas (the refusals a write
+/// command gets before it runs), or through a `_ro` command.
+fn call_rules(node: &Node, sha: &str, asked: Writes) -> Result<CallRules, ReplyError> {
     let flags = node.scripts.flags(sha);
+    let out_of_memory = memory::out_of_memory(node);
     if flags.compat {
-        return Ok(None);
+        return Ok(CallRules {
+            writes: asked,
+            out_of_memory,
+        });
     }
     if flags.no_writes {
-        return Ok(Some(Writes::ReadOnlyScript));
+        return Ok(CallRules::writes(Writes::ReadOnlyScript));
+    }
+    if out_of_memory && !flags.allow_oom {
+        return Err(ReplyError::out_of_memory());
     }
     let node_writes = node.writes();
     if let Some(refusal) = node_writes.refusal() {
@@ -245,7 +258,7 @@ fn declared_writes(node: &Node, sha: &str, asked: Writes) -> Result<Option<Write
             "ERR Can not execute a script with write flag using *_ro command.".into(),
         ));
     }
-    Ok(Some(node_writes))
+    Ok(CallRules::writes(node_writes))
 }
 
 /// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.

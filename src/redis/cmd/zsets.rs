@@ -15,14 +15,14 @@ pub(super) const fn commands<C>() -> [Spec<C>; 11] {
         Spec {
             name: "zadd",
             arity: -4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "add or update members; NX|XX, GT|LT, CH, INCR",
             handler: Handler::Keyspace(zadd),
         },
         Spec {
             name: "zincrby",
             arity: 4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "add to a member's score: the new score",
             handler: Handler::Keyspace(zincrby),
         },
