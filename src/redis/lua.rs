@@ -258,6 +258,8 @@ impl Scripts {
             })?,
         )?;
         bridge.set("bit", super::lua_bit::library(&lua)?)?;
+        bridge.set("cjson", super::lua_cjson::library(&lua)?)?;
+        bridge.set("cmsgpack", super::lua_cmsgpack::library(&lua)?)?;
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {

@@ -16,6 +16,8 @@ pub mod db;
 pub mod glob;
 pub mod lua;
 mod lua_bit;
+mod lua_cjson;
+mod lua_cmsgpack;
 pub mod memory;
 pub mod node;
 mod number;
