@@ -397,7 +397,12 @@ fn oom_dialogue() -> Vec<String> {
 #[test]
 fn over_maxmemory_clients_and_scripts_are_refused_as_redis_server_7_0_refuses_them() {
     let transcript = |addr: SocketAddr, resp3: bool| {
-        replies(addr, resp3, &["FLUSHALL", "SCRIPT|FLUSH", "CONFIG|SET|maxmemory|0"], oom_dialogue())
+        replies(
+            addr,
+            resp3,
+            &["FLUSHALL", "SCRIPT|FLUSH", "CONFIG|SET|maxmemory|0"],
+            oom_dialogue(),
+        )
     };
     for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
         let oom = Value::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
@@ -457,7 +462,11 @@ fn cjson_encodes_and_decodes_as_in_redis_server_7_0() {
     let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], cjson_dialogue());
     for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
         let (_, numbers) = &got[0];
-        assert_eq!(*numbers, Value::Bulk("0 -5000 -1 0.0003 1023.2 0".into()), "RESP3: {resp3}");
+        assert_eq!(
+            *numbers,
+            Value::Bulk("0 -5000 -1 0.0003 1023.2 0".into()),
+            "RESP3: {resp3}"
+        );
     }
 }
 
@@ -494,7 +503,15 @@ fn cmsgpack_packs_and_unpacks_as_in_redis_server_7_0() {
         let Value::Array(hexes) = &got[0].1 else {
             panic!("{:?} (RESP3: {resp3})", got[0]);
         };
-        assert_eq!(hexes[0], Value::Bulk("cb3fb999999999999a".into()), "RESP3: {resp3}");
-        assert_eq!(hexes[1], Value::Bulk("d3ffffff0000000000".into()), "RESP3: {resp3}");
+        assert_eq!(
+            hexes[0],
+            Value::Bulk("cb3fb999999999999a".into()),
+            "RESP3: {resp3}"
+        );
+        assert_eq!(
+            hexes[1],
+            Value::Bulk("d3ffffff0000000000".into()),
+            "RESP3: {resp3}"
+        );
     }
 }

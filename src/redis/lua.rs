@@ -8,8 +8,8 @@
 //! A script reaches the keyspace only through `redis.call`/`redis.pcall`, which parse and
 //! apply the same command types clients send, at the node's clock reading when the script
 //! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
-//! library and the read-only globals; this file converts values both ways, words the
-//! errors as Redis does, and counts them in the node's error statistics by Redis's rules
+//! library and the read-only globals; `lua_reply.rs` converts values both ways; this file
+//! words the errors as Redis does, and counts them in the node's error statistics by Redis's rules
 //! for scripts (see [`super::stats`]).
 
 use std::cell::{Cell, RefCell};
@@ -23,6 +23,7 @@ use super::Frame;
 use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
+use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, frame_to_lua, lua_to_frame, marked_counted};
 use super::number::format_g;
 use super::shebang::{self, ScriptFlags};
 use super::stats::Stats;
@@ -35,9 +36,6 @@ const SCRIPT_CHUNK_NAME: &str = "@user_script";
 /// long, so the node stops it and says so.
 const INSTRUCTION_BUDGET: u64 = 200_000_000;
 const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
-
-/// Lua → reply conversion stops past this nesting depth (a table can contain itself).
-const MAX_REPLY_DEPTH: usize = 64;
 
 /// Stack levels searched for the script line an error happened on.
 const MAX_STACK_LEVELS: usize = 200;
@@ -80,10 +78,6 @@ struct RedisCallError {
     counted: bool,
 }
 
-/// The field Redis 7.0 sets on the error table of an error already counted; a script may
-/// see it (`pairs`), and its reply does not count the error again.
-const COUNTED_FIELD: &str = "ignore_error_stats_update";
-
 impl RedisCallError {
     /// `redis.pcall`'s error table: `{err = message}`, and the counted mark.
     fn into_table(self, lua: &Lua) -> mlua::Result<Value> {
@@ -112,11 +106,6 @@ fn redis_call_error(error: &mlua::Error) -> Option<&RedisCallError> {
     }
 }
 
-/// Whether an error table carries the counted mark.
-fn marked_counted(table: &Table) -> bool {
-    matches!(table.raw_get::<Value>(COUNTED_FIELD), Ok(value) if !matches!(value, Value::Nil | Value::Boolean(false)))
-}
-
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
 /// what `rules` refuse), apply it to the keyspace at `now_ms`, reply. The commands pass it
 /// in, so that the interpreter need not know the command types.
@@ -137,25 +126,6 @@ pub enum Called {
 enum CallEvent {
     Ran { name: String, error: Option<String> },
     Rejected { name: Option<String>, error: String },
-}
-
-/// The error replies in what a script returns: those no call counted, which count as the
-/// reply goes out, and how many a call counted already (each fails the script's call
-/// again, without a new error, as Redis's `afterErrorReply` does).
-#[derive(Default)]
-struct ReplyErrors {
-    uncounted: Vec<String>,
-    recounted: u64,
-}
-
-impl ReplyErrors {
-    fn add(&mut self, frame: &Frame, counted: bool) {
-        match frame {
-            Frame::Error(_) if counted => self.recounted += 1,
-            Frame::Error(message) => self.uncounted.push(message.clone()),
-            _ => {}
-        }
-    }
 }
 
 /// One run of a script: its keys and arguments, the node's clock reading, whether the
@@ -647,83 +617,4 @@ fn error_text(error: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } => error_text(cause),
         other => other.to_string(),
     }
-}
-
-/// An error reply; Redis turns CR and LF in error and status text into spaces.
-fn error_frame(message: String) -> Frame {
-    Frame::Error(message.replace(['\r', '\n'], " "))
-}
-
-fn status_frame(text: &[u8]) -> Frame {
-    Frame::SimpleString(
-        text.iter()
-            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-            .collect(),
-    )
-}
-
-/// A Lua number as Redis returns it: truncated toward zero; out of range (NaN included) gives
-/// what the C cast gives on x86-64, i64::MIN.
-fn lua_number_to_integer(n: f64) -> i64 {
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if !(-LIMIT..LIMIT).contains(&n) {
-        i64::MIN
-    } else {
-        n as i64
-    }
-}
-
-/// Converts a script's return value to a reply, by Redis's rules: `false`/`nil` → nil,
-/// `true` → 1, numbers truncated, `{err=…}` → error, `{ok=…}` → status, other tables →
-/// arrays up to the first nil. Each error goes to `reply_errors`.
-fn lua_to_frame(value: Value, depth: usize, reply_errors: &mut ReplyErrors) -> Frame {
-    match value {
-        Value::Boolean(true) => Frame::Integer(1),
-        Value::Integer(n) => Frame::Integer(n),
-        Value::Number(n) => Frame::Integer(lua_number_to_integer(n)),
-        Value::String(s) => Frame::BulkString(s.as_bytes().to_vec()),
-        Value::Table(table) => {
-            let error = if depth >= MAX_REPLY_DEPTH {
-                Some((error_frame("ERR reached lua stack limit".into()), false))
-            } else if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
-                Some((error_frame(err.to_string_lossy()), marked_counted(&table)))
-            } else {
-                None
-            };
-            if let Some((frame, counted)) = error {
-                reply_errors.add(&frame, counted);
-                return frame;
-            }
-            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
-                return status_frame(&ok.as_bytes());
-            }
-            let items = (1..)
-                .map_while(|i| match table.raw_get::<Value>(i) {
-                    Ok(Value::Nil) | Err(_) => None,
-                    Ok(item) => Some(lua_to_frame(item, depth + 1, reply_errors)),
-                })
-                .collect();
-            Frame::Array(items)
-        }
-        _ => Frame::Null,
-    }
-}
-
-/// Converts a command's reply to what `redis.call` returns: nil → `false`, status →
-/// `{ok=…}`, error → `{err=…}`, arrays → tables.
-fn frame_to_lua(lua: &Lua, frame: Frame) -> mlua::Result<Value> {
-    Ok(match frame {
-        Frame::Integer(n) => Value::Number(n as f64),
-        Frame::BulkString(bytes) => Value::String(lua.create_string(bytes)?),
-        Frame::SimpleString(text) => Value::Table(lua.create_table_from([("ok", lua.create_string(text)?)])?),
-        Frame::Error(text) => Value::Table(lua.create_table_from([("err", lua.create_string(text)?)])?),
-        Frame::Null => Value::Boolean(false),
-        Frame::Array(items) => {
-            let table = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.into_iter().enumerate() {
-                table.raw_set(i + 1, frame_to_lua(lua, item)?)?;
-            }
-            Value::Table(table)
-        }
-    })
 }

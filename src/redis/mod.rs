@@ -18,6 +18,7 @@ pub mod lua;
 mod lua_bit;
 mod lua_cjson;
 mod lua_cmsgpack;
+mod lua_reply;
 pub mod memory;
 pub mod node;
 mod number;

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use super::error::ReplyError;
 use super::spec::{Flags, Spec};
-use super::{Command, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
+use super::{Command, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
 use super::{transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
@@ -22,6 +22,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("keys", &keys::commands::<Command>()),
     ("hashes", &hashes::commands::<Command>()),
     ("sorted sets", &zsets::commands::<Command>()),
+    ("geo", &geo::commands::<Command>()),
     ("lists", &lists::commands::<Command>()),
     ("pub/sub", &pubsub::commands::<Command>()),
     ("transactions", &transactions::commands::<Command>()),

@@ -12,6 +12,7 @@ pub mod command;
 #[cfg(test)]
 mod coverage;
 pub mod error;
+mod geo;
 mod hashes;
 pub(crate) mod keys;
 pub(crate) mod lists;
