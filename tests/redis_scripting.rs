@@ -354,7 +354,8 @@ fn scripts_are_refused_the_blocking_commands_and_cluster_reset_in_redis_server_7
 /// neighbours: over `maxmemory`, a command that may grow the dataset is refused, one that
 /// cannot (GET, DEL) runs; a script without a shebang is refused such a call until its
 /// first write; one with a shebang is refused up front unless it declares `allow-oom` or
-/// `no-writes`; inside MULTI everything but EXEC and DISCARD is refused; `maxmemory`
+/// `no-writes`; inside MULTI everything but EXEC and DISCARD is refused (after the
+/// commands MULTI refuses anyway, SAVE); `maxmemory`
 /// takes units; the error statistics count each refusal once.
 fn oom_dialogue() -> Vec<String> {
     [
@@ -377,6 +378,8 @@ fn oom_dialogue() -> Vec<String> {
         "EVAL|#!lua flags=no-writes\n return redis.call('get','x')|1|x",
         "EVAL_RO|#!lua flags=no-writes\n return redis.call('get','x')|1|x",
         "MULTI",
+        "MULTI",
+        "SAVE",
         "GET|x",
         "DISCARD",
         "MULTI",

@@ -376,11 +376,7 @@ impl Encoder {
         if depth > self.config.encode_max_depth {
             return Err(format!("Cannot serialise, excessive nesting ({depth})"));
         }
-        let pairs = table
-            .pairs::<Value, Value>()
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| e.to_string())?;
-        match self.array_length(&pairs)? {
+        match self.array_length(table)? {
             Some(length) if length > 0 => {
                 self.out.push(b'[');
                 for index in 1..=length {
@@ -394,7 +390,9 @@ impl Encoder {
             }
             _ => {
                 self.out.push(b'{');
-                for (index, (key, value)) in pairs.iter().enumerate() {
+                for (index, pair) in table.pairs::<Value, Value>().enumerate() {
+                    let (key, value) = pair.map_err(|e| e.to_string())?;
+                    let key = &key;
                     if index > 0 {
                         self.out.push(b',');
                     }
@@ -411,7 +409,7 @@ impl Encoder {
                             type_name(key)
                         ));
                     }
-                    self.value(value, depth)?;
+                    self.value(&value, depth)?;
                 }
                 self.out.push(b'}');
             }
@@ -421,11 +419,13 @@ impl Encoder {
 
     /// `lua_array_length`: the largest key when every key is a whole number from 1 on,
     /// `None` for an object; an excessively sparse array is an object when
-    /// `encode_sparse_array` converts, else an error.
-    fn array_length(&self, pairs: &[(Value, Value)]) -> std::result::Result<Option<usize>, String> {
+    /// `encode_sparse_array` converts, else an error. (The pairs are walked, never held:
+    /// mlua keeps each live value on a Lua stack that Lua 5.1 caps at 8000 slots.)
+    fn array_length(&self, table: &Table) -> std::result::Result<Option<usize>, String> {
         let (mut max, mut items) = (0_i64, 0_i64);
-        for (key, _) in pairs {
-            let Some(k) = as_number(key) else {
+        for pair in table.pairs::<Value, Value>() {
+            let (key, _) = pair.map_err(|e| e.to_string())?;
+            let Some(k) = as_number(&key) else {
                 return Ok(None);
             };
             if k == 0.0 || k.floor() != k || k < 1.0 {

@@ -141,10 +141,20 @@ fn pack_number(out: &mut Vec<u8>, x: f64) -> std::result::Result<(), encode::Val
 }
 
 /// `mp_encode_lua_table`: an array when the keys are exactly 1..n, else a map, in the
-/// order Lua's `next` visits them.
+/// order Lua's `next` visits them. The table is walked twice, as cmsgpack walks it (to
+/// count, then to pack), never holding its pairs: mlua keeps each live value on a Lua stack
+/// that Lua 5.1 caps at 8000 slots.
 fn pack_table(out: &mut Vec<u8>, table: &Table, level: usize) -> Result<()> {
-    let pairs = table.pairs::<Value, Value>().collect::<Result<Vec<_>>>()?;
-    if is_array(&pairs) {
+    let (mut count, mut max, mut array) = (0_i64, 0_i64, true);
+    for pair in table.pairs::<Value, Value>() {
+        let (key, _) = pair?;
+        count += 1;
+        match array_index(&key) {
+            Some(index) => max = max.max(index),
+            None => array = false,
+        }
+    }
+    if array && max == count {
         let length = table.raw_len();
         encode::write_array_len(out, length as u32).map_err(mlua::Error::external)?;
         for index in 1..=length {
@@ -152,30 +162,23 @@ fn pack_table(out: &mut Vec<u8>, table: &Table, level: usize) -> Result<()> {
         }
         return Ok(());
     }
-    encode::write_map_len(out, pairs.len() as u32).map_err(mlua::Error::external)?;
-    for (key, value) in &pairs {
-        pack_value(out, key, level + 1)?;
-        pack_value(out, value, level + 1)?;
+    encode::write_map_len(out, count as u32).map_err(mlua::Error::external)?;
+    for pair in table.pairs::<Value, Value>() {
+        let (key, value) = pair?;
+        pack_value(out, &key, level + 1)?;
+        pack_value(out, &value, level + 1)?;
     }
     Ok(())
 }
 
-/// `table_is_an_array`: every key a positive whole number that fits a C `int`, and as many
-/// keys as the largest.
-fn is_array(pairs: &[(Value, Value)]) -> bool {
-    let mut max = 0_i64;
-    for (key, _) in pairs {
-        let k = match key {
-            Value::Integer(n) => *n as f64,
-            Value::Number(x) => *x,
-            _ => return false,
-        };
-        if k <= 0.0 || k.trunc() != k || k > f64::from(i32::MAX) {
-            return false;
-        }
-        max = max.max(k as i64);
-    }
-    max == pairs.len() as i64
+/// A key as `table_is_an_array` accepts it: a positive whole number that fits a C `int`.
+fn array_index(key: &Value) -> Option<i64> {
+    let k = match key {
+        Value::Integer(n) => *n as f64,
+        Value::Number(x) => *x,
+        _ => return None,
+    };
+    (k > 0.0 && k.trunc() == k && k <= f64::from(i32::MAX)).then_some(k as i64)
 }
 
 /// How many values an unpack reads, and from where.

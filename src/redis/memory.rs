@@ -66,3 +66,38 @@ pub fn dataset_bytes(node: &Node) -> u64 {
 pub fn out_of_memory(node: &Node) -> bool {
     node.maxmemory_bytes > 0 && !node.replication.is_replica() && used_memory(node) > node.maxmemory_bytes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redis::cmd::{Command, Writes};
+
+    fn set(node: &mut Node, key: &str, value: &str) {
+        let words = ["SET", key, value].map(|w| w.as_bytes().to_vec()).to_vec();
+        let command = Command::from_words(words, Writes::Taken).expect("SET parses");
+        command.apply_to_db(&mut node.db, 0);
+    }
+
+    #[test]
+    fn an_empty_node_uses_what_an_empty_redis_does_and_each_key_adds_its_cost() {
+        let mut node = Node::new().expect("the interpreter starts");
+        assert_eq!(used_memory(&node), STARTUP_BYTES);
+        set(&mut node, "key", "value");
+        assert_eq!(used_memory(&node), STARTUP_BYTES + KEY_OVERHEAD_BYTES + 3 + 5);
+    }
+
+    #[test]
+    fn only_a_set_maxmemory_below_the_estimate_is_out_of_memory() {
+        let mut node = Node::new().expect("the interpreter starts");
+        assert!(!out_of_memory(&node), "maxmemory 0 is no limit");
+        node.maxmemory_bytes = 1;
+        assert!(
+            out_of_memory(&node),
+            "an empty node already uses more than 1 byte"
+        );
+        node.maxmemory_bytes = STARTUP_BYTES;
+        assert!(!out_of_memory(&node), "not over: equal");
+        set(&mut node, "k", "v");
+        assert!(out_of_memory(&node));
+    }
+}

@@ -398,7 +398,13 @@ impl Command {
             // Redis looks the subcommand up before it asks for the password.
             return Err(rejected(refusal));
         }
-        // Redis checks memory before the refusals of writes.
+        if queuing && transactions::is_refused_inside_multi(spec.name) {
+            return Err(Refused::rejected(
+                ReplyError("ERR Command not allowed inside a transaction".into()),
+                true,
+            ));
+        }
+        // Redis checks memory after the commands MULTI refuses, before the refusals of writes.
         if memory.refuses(spec, queuing) {
             return Err(rejected(ReplyError::out_of_memory()));
         }
@@ -413,12 +419,6 @@ impl Command {
             {
                 return Err(Refused::rejected(refusal, true));
             }
-        }
-        if queuing && transactions::is_refused_inside_multi(spec.name) {
-            return Err(Refused::rejected(
-                ReplyError("ERR Command not allowed inside a transaction".into()),
-                true,
-            ));
         }
         if queuing && transactions::is_queued(spec.name) {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
