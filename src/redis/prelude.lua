@@ -99,13 +99,13 @@ globals.bit = readonly(bridge.bit)
 
 -- cjson's and cmsgpack's functions are Rust functions that return `true, results...` or
 -- `false, message` (lua_cjson.rs, lua_cmsgpack.rs); each is called through a Lua function
--- that raises the message as a string, as the C libraries' luaL_error does in Redis: with
--- the caller's position (`user_script:1: `) when a script calls the function, none when
--- pcall does (level 2: `raised` is tail-called, so level 2 is the wrapper's caller).
--- `cjson.new` makes another such table.
+-- that raises the message as a string, as the C libraries' luaL_error does. Redis's message
+-- has the caller's position (`user_script:1: `) when a script calls the function outright;
+-- this one has none (as under pcall, where Redis has none either). `cjson.new` makes
+-- another such table.
 local function raised(ok, ...)
   if not ok then
-    error((...), 2)
+    error((...), 0)
   end
   return ...
 end
