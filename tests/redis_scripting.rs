@@ -5,7 +5,8 @@
 //! fake node used to fail: `redis.sha1hex` reporting its errors, and a `redis.call` with
 //! all the arguments Lua 5.1's `unpack` can give; and `loadstring` refusing bytecode (the
 //! Tcl suite's "Binary code loading failed"); the `#!lua` shebang's flags; the read-only
-//! globals, `redis` and `bit` tables; and the commands a script is refused.
+//! globals, `redis` and `bit` tables; the commands a script is refused; `maxmemory` and
+//! the `-OOM` refusals of clients and scripts; and the `cjson` and `cmsgpack` libraries.
 
 mod support;
 
@@ -345,5 +346,173 @@ fn scripts_are_refused_the_blocking_commands_and_cluster_reset_in_redis_server_7
         let refusal = Value::Error("ERR This Redis command is not allowed from script".into());
         let refused = got.iter().filter(|(_, reply)| *reply == refusal).count();
         assert_eq!(refused, 7, "RESP3: {resp3}: {got:?}");
+    }
+}
+
+/// The Tcl suite's "Script - disallow write on OOM", "allow-oom shebang flag", "reject
+/// script do not cause a Lua stack leak" and "Consistent eval error reporting", with their
+/// neighbours: over `maxmemory`, a command that may grow the dataset is refused, one that
+/// cannot (GET, DEL) runs; a script without a shebang is refused such a call until its
+/// first write; one with a shebang is refused up front unless it declares `allow-oom` or
+/// `no-writes`; inside MULTI everything but EXEC and DISCARD is refused (after the
+/// commands MULTI refuses anyway, SAVE); `maxmemory`
+/// takes units; the error statistics count each refusal once.
+fn oom_dialogue() -> Vec<String> {
+    [
+        "CONFIG|RESETSTAT",
+        "SET|x|123",
+        "CONFIG|SET|maxmemory|1",
+        "SET|x|1",
+        "INCR|n",
+        "GET|x",
+        "DEL|nosuch",
+        "EVAL|redis.call('set','x',1) return 1|1|x",
+        "EVAL|return redis.pcall('set','x',1)|1|x",
+        "EVAL|local t = redis.pcall('set','x','y') return t['err']|1|x",
+        "EVAL|return redis.call('get','x')|1|x",
+        "EVAL_RO|return redis.call('get','x')|1|x",
+        "EVAL|redis.call('del','nosuch') return redis.call('set','x',5)|1|x",
+        "EVAL|#!lua flags=\n return 1|0",
+        "EVAL|#!lua\n return 1|0",
+        "EVAL|#!lua flags=allow-oom\n redis.call('set','x',6) return 1|1|x",
+        "EVAL|#!lua flags=no-writes\n return redis.call('get','x')|1|x",
+        "EVAL_RO|#!lua flags=no-writes\n return redis.call('get','x')|1|x",
+        "MULTI",
+        "MULTI",
+        "SAVE",
+        "GET|x",
+        "DISCARD",
+        "MULTI",
+        "PING",
+        "EXEC",
+        "CONFIG|SET|maxmemory|100mb",
+        "CONFIG|GET|maxmemory",
+        "SET|x|7",
+        "CONFIG|SET|maxmemory|1",
+        "CONFIG|SET|maxmemory|0",
+        "GET|x",
+        "INFO|errorstats",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn over_maxmemory_clients_and_scripts_are_refused_as_redis_server_7_0_refuses_them() {
+    let transcript = |addr: SocketAddr, resp3: bool| {
+        replies(
+            addr,
+            resp3,
+            &["FLUSHALL", "SCRIPT|FLUSH", "CONFIG|SET|maxmemory|0"],
+            oom_dialogue(),
+        )
+    };
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let oom = Value::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
+        let reply = |request: &str| {
+            got.iter()
+                .find(|(sent, _)| sent == request)
+                .map(|(_, reply)| reply.clone())
+                .unwrap_or_else(|| panic!("{request} was sent"))
+        };
+        assert_eq!(reply("SET|x|1"), oom, "RESP3: {resp3}");
+        assert_eq!(reply("EVAL|#!lua flags=\n return 1|0"), oom, "RESP3: {resp3}");
+        assert_eq!(reply("SET|x|7"), Value::Simple("OK".into()), "RESP3: {resp3}");
+    }
+}
+
+/// Hex of a string, for the libraries' byte-exact output.
+const HEX: &str = "local function hex(s) local h = '' for i = 1, #s do h = h .. string.format('%02x', string.byte(s, i)) end return h end ";
+
+/// The Tcl suite's "EVAL - JSON numeric decoding", "JSON string decoding", "JSON smoke
+/// test" and "Try trick readonly table on json table", with their neighbours: cjson's
+/// number format, escapes, arrays and objects, sparse arrays, nesting limits, invalid
+/// numbers, `cjson.null`, and its error messages.
+fn cjson_dialogue() -> Vec<String> {
+    [
+        "EVAL|return table.concat(cjson.decode('[0.0, -5e3, -1, 0.3e-3, 1023.2, 0e10]'), ' ')|0",
+        "EVAL|local d = cjson.decode('{\"keya\": \"a\", \"keyb\": \"b\"}') return {d.keya, d.keyb}|0",
+        "EVAL|return cjson.encode({1, 2.5, 'a', true, false, 0.1, 1e300, -1/3, 123456789012345678})|0",
+        "EVAL|return cjson.encode({'/\\\"', '\\1\\8\\9\\10\\12\\13\\31\\127\\200'})|0",
+        "EVAL|return cjson.encode({a = {}})|0",
+        "EVAL|return cjson.encode({[1] = 1, [3] = 3})|0",
+        "EVAL|return cjson.encode({[1.5] = 'x'})|0",
+        "EVAL|return cjson.encode({one = 'one'})|0",
+        "EVAL|return cjson.encode(cjson.null)|0",
+        "EVAL|local ok, e = pcall(cjson.encode, {[true] = 1}) return e|0",
+        "EVAL|local ok, e = pcall(cjson.encode, {f = print or type}) return e|0",
+        "EVAL|cjson.encode_invalid_numbers(true) local s = cjson.encode({0/0, 1/0, -1/0}) cjson.encode_invalid_numbers(false) return s|0",
+        "EVAL|cjson.encode_invalid_numbers('null') local s = cjson.encode({1/0}) cjson.encode_invalid_numbers(false) return s|0",
+        "EVAL|cjson.encode_max_depth(2) local ok, e = pcall(cjson.encode, {{{1}}}) cjson.encode_max_depth(1000) return e|0",
+        "EVAL|cjson.decode_max_depth(1) local ok = pcall(cjson.decode, '{\"obj\": {\"array\": [1,2,3,4]}}') cjson.decode_max_depth(1000) return tostring(ok)|0",
+        "EVAL|return {tostring(cjson.encode_keep_buffer()), cjson.encode_max_depth(), cjson.encode_number_precision()}|0",
+        "EVAL|cjson.encode_number_precision(3) local s = cjson.encode({math.pi}) cjson.encode_number_precision(14) return s|0",
+        "EVAL|local t = cjson.decode('[1, null, true, \"x\\u00e9\\/\"]') return {t[1], tostring(t[2] == cjson.null), tostring(t[3]), t[4]}|0",
+        "EVAL|return cjson.decode('{\"a\": {\"b\": [10, 20]}}').a.b[2]|0",
+        "EVAL|return tostring((pcall(cjson.decode, '[1,')))|0",
+        "EVAL|return cjson.encode(cjson.decode('\"x\"'))|0",
+        "EVAL|return {cjson._NAME, cjson._VERSION, type(cjson.new().encode)}|0",
+        "EVAL|cjson.encode = function() return 1 end|0",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn cjson_encodes_and_decodes_as_in_redis_server_7_0() {
+    let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], cjson_dialogue());
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let (_, numbers) = &got[0];
+        assert_eq!(
+            *numbers,
+            Value::Bulk("0 -5000 -1 0.0003 1023.2 0".into()),
+            "RESP3: {resp3}"
+        );
+    }
+}
+
+/// The Tcl suite's "EVAL - cmsgpack can pack double?", "can pack negative int64?",
+/// "pack/unpack smoke test", "can pack and unpack circular references?" and "Try trick
+/// readonly table on cmsgpack table", with their neighbours: each number, string, array
+/// and map form, nesting cut at 16 levels, the streaming unpacks, and malformed input.
+fn cmsgpack_dialogue() -> Vec<String> {
+    [
+        "return {hex(cmsgpack.pack(0.1)), hex(cmsgpack.pack(-1099511627776)), hex(cmsgpack.pack(1.5)), hex(cmsgpack.pack(2^63)), hex(cmsgpack.pack(-2^63))}",
+        "return {hex(cmsgpack.pack(-33)), hex(cmsgpack.pack(200)), hex(cmsgpack.pack(70000)), hex(cmsgpack.pack(-129)), hex(cmsgpack.pack(2^40)), hex(cmsgpack.pack(0/0 ~= 0/0 and 1/0))}",
+        "return {hex(cmsgpack.pack({1, 2, 3})), hex(cmsgpack.pack({a = 1})), hex(cmsgpack.pack(true, false, nil, 'abc')), hex(cmsgpack.pack(string.rep('x', 40)))}",
+        "return {hex(cmsgpack.pack({[1] = 1, [3] = 3})), hex(cmsgpack.pack({})), hex(cmsgpack.pack(print or type)), #cmsgpack.pack(string.rep('y', 70000))}",
+        "local a = {y = 5} local b = {x = a} a.x = b return hex(cmsgpack.pack(a))",
+        "local t = cmsgpack.unpack(cmsgpack.pack({1, {2, 'x'}, {k = 'v'}, 2^40, -0.5})) return {t[1], t[2][2], t[3].k, tostring(t[4]), tostring(t[5])}",
+        "local s = cmsgpack.pack(1, 'two', 3) local o1, v1 = cmsgpack.unpack_one(s) local o2, v2, v3 = cmsgpack.unpack_limit(s, 2, o1) return {o1, v1, o2, v2, v3}",
+        "local s = cmsgpack.pack(1, 2) local o, v = cmsgpack.unpack_one(s, 1) return {o, v}",
+        "return {cmsgpack.unpack(cmsgpack.pack(1, 2, 3))}",
+        "local ok, e = pcall(cmsgpack.unpack, '\\196\\1a') return e",
+        "local ok, e = pcall(cmsgpack.unpack, '\\205\\1') return e",
+        "local ok, e = pcall(cmsgpack.unpack_one, 'abc', 5) return e",
+        "local ok, e = pcall(cmsgpack.unpack_limit, 'abc', -1) return e",
+        "return {cmsgpack._NAME, cmsgpack._VERSION}",
+        "cmsgpack.pack = function() return 1 end",
+    ]
+    .map(|script| format!("EVAL|{HEX}{script}|0"))
+    .to_vec()
+}
+
+#[test]
+fn cmsgpack_packs_and_unpacks_as_in_redis_server_7_0() {
+    let transcript = |addr: SocketAddr, resp3: bool| replies(addr, resp3, &[], cmsgpack_dialogue());
+    for (resp3, got) in same_transcripts_on_real_and_fake(transcript) {
+        let Value::Array(hexes) = &got[0].1 else {
+            panic!("{:?} (RESP3: {resp3})", got[0]);
+        };
+        assert_eq!(
+            hexes[0],
+            Value::Bulk("cb3fb999999999999a".into()),
+            "RESP3: {resp3}"
+        );
+        assert_eq!(
+            hexes[1],
+            Value::Bulk("d3ffffff0000000000".into()),
+            "RESP3: {resp3}"
+        );
     }
 }

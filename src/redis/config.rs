@@ -7,7 +7,9 @@
 //! AOF unless the scenario gives it one, replication streamed at once). `min-replicas-*`
 //! live on the node itself ([`Node::min_replicas`](super::node::Node::min_replicas)),
 //! `appendonly` / `appendfsync` / `save` follow its persistence and CONFIG SET of
-//! `appendfsync` and `save` changes it; the others are remembered as set.
+//! `appendfsync` and `save` changes it; `maxmemory` makes the node refuse what may grow
+//! the dataset once its estimated memory is over it (`memory.rs`), under the one
+//! `maxmemory-policy` it models, `noeviction`; the others are remembered as set.
 
 use std::collections::BTreeMap;
 
@@ -30,7 +32,29 @@ enum Check {
     Immutable,
     /// `save`'s pairs of seconds and changes.
     SavePoints,
+    /// A byte count, with an optional unit (`100mb`, `1gb`, `5k`), set as bytes (util.c
+    /// `memtoull`).
+    Memory,
+    /// `maxmemory-policy`: one of Redis's policies, and only `noeviction` is modelled (the
+    /// node never evicts, see `memory.rs`), so CONFIG SET refuses the others rather than
+    /// act as if it evicted.
+    EvictionPolicy,
 }
+
+/// Redis 7.0's `maxmemory-policy` values, in its order.
+const EVICTION_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+
+/// The one eviction policy the node models.
+const MODELLED_POLICY: &str = "noeviction";
 
 /// One parameter: Redis's name and the value a node has before any CONFIG SET.
 struct Parameter {
@@ -80,24 +104,12 @@ const PARAMETERS: &[Parameter] = &[
     Parameter {
         name: "maxmemory",
         initial: "0",
-        check: Check::Integer {
-            min: 0,
-            max: i64::MAX,
-        },
+        check: Check::Memory,
     },
     Parameter {
         name: "maxmemory-policy",
-        initial: "noeviction",
-        check: Check::OneOf(&[
-            "volatile-lru",
-            "volatile-lfu",
-            "volatile-random",
-            "volatile-ttl",
-            "allkeys-lru",
-            "allkeys-lfu",
-            "allkeys-random",
-            "noeviction",
-        ]),
+        initial: MODELLED_POLICY,
+        check: Check::EvictionPolicy,
     },
     Parameter {
         name: "min-replicas-max-lag",
@@ -248,6 +260,19 @@ impl Config {
                 Check::SavePoints if parse_save_parameter(&value).is_none() => {
                     return Err(failed("Invalid save parameters"));
                 }
+                Check::EvictionPolicy
+                    if !EVICTION_POLICIES.contains(&value.to_ascii_lowercase().as_str()) =>
+                {
+                    return Err(failed(&format!(
+                        "argument(s) must be one of the following: {}",
+                        EVICTION_POLICIES.join(", ")
+                    )));
+                }
+                Check::EvictionPolicy if !value.eq_ignore_ascii_case(MODELLED_POLICY) => {
+                    return Err(failed(
+                        "locksim's node models maxmemory-policy noeviction only (it never evicts keys)",
+                    ));
+                }
                 Check::Integer { min, max } => {
                     let number: i64 = value
                         .parse()
@@ -261,7 +286,10 @@ impl Config {
                 _ => {}
             }
             let value = match parameter.check {
-                Check::YesNo | Check::OneOf(_) => value.to_ascii_lowercase(),
+                Check::YesNo | Check::OneOf(_) | Check::EvictionPolicy => value.to_ascii_lowercase(),
+                Check::Memory => memory_bytes(&value)
+                    .ok_or_else(|| failed("argument must be a memory value"))?
+                    .to_string(),
                 _ => value,
             };
             checked.push((parameter.name, value));
@@ -270,6 +298,29 @@ impl Config {
         self.set.extend(checked);
         Ok(names)
     }
+}
+
+/// A memory value as Redis's `memtoull` reads it: digits, then no unit or `b`, `k` (1000),
+/// `kb` (1024), `m`, `mb`, `g`, `gb`, in any case; `None` for anything else or an overflow.
+fn memory_bytes(value: &str) -> Option<u64> {
+    let unit_at = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
+    let (digits, unit) = value.split_at(unit_at);
+    let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    let number: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    number.checked_mul(multiplier)
 }
 
 fn parameter(name: &str) -> Option<&'static Parameter> {
@@ -341,6 +392,36 @@ mod tests {
         assert_eq!(
             (config.value("hz"), config.value("appendfsync")),
             ("20", "always")
+        );
+    }
+
+    // As redis-server 7.0.15 answers (but for the refused policy, which it takes).
+    #[test]
+    fn maxmemory_is_set_in_bytes_and_only_noeviction_is_taken() {
+        let mut config = Config::default();
+        for (given, bytes) in [
+            ("1", "1"),
+            ("100mb", "104857600"),
+            ("5K", "5000"),
+            ("2gb", "2147483648"),
+        ] {
+            config.set(&pairs(&format!("maxmemory {given}"))).unwrap();
+            assert_eq!(config.value("maxmemory"), bytes, "maxmemory {given}");
+        }
+        let refused = |config: &mut Config, request: &str| config.set(&pairs(request)).unwrap_err().0;
+        assert_eq!(
+            refused(&mut config, "maxmemory -1"),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+        );
+        assert_eq!(
+            refused(&mut config, "maxmemory 1tb"),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+        );
+        assert!(refused(&mut config, "maxmemory-policy allkeys-lru").contains("noeviction only"));
+        assert!(refused(&mut config, "maxmemory-policy lru").contains("must be one of the following"));
+        assert_eq!(
+            config.set(&pairs("maxmemory-policy NOEVICTION")),
+            Ok(vec!["maxmemory-policy"])
         );
     }
 }

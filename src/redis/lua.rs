@@ -8,8 +8,8 @@
 //! A script reaches the keyspace only through `redis.call`/`redis.pcall`, which parse and
 //! apply the same command types clients send, at the node's clock reading when the script
 //! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
-//! library and the read-only globals; this file converts values both ways, words the
-//! errors as Redis does, and counts them in the node's error statistics by Redis's rules
+//! library and the read-only globals; `lua_reply.rs` converts values both ways; this file
+//! words the errors as Redis does, and counts them in the node's error statistics by Redis's rules
 //! for scripts (see [`super::stats`]).
 
 use std::cell::{Cell, RefCell};
@@ -20,9 +20,10 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
-use super::cmd::error::Writes;
+use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
+use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, frame_to_lua, lua_to_frame, marked_counted};
 use super::number::format_g;
 use super::shebang::{self, ScriptFlags};
 use super::stats::Stats;
@@ -35,9 +36,6 @@ const SCRIPT_CHUNK_NAME: &str = "@user_script";
 /// long, so the node stops it and says so.
 const INSTRUCTION_BUDGET: u64 = 200_000_000;
 const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
-
-/// Lua → reply conversion stops past this nesting depth (a table can contain itself).
-const MAX_REPLY_DEPTH: usize = 64;
 
 /// Stack levels searched for the script line an error happened on.
 const MAX_STACK_LEVELS: usize = 200;
@@ -80,10 +78,6 @@ struct RedisCallError {
     counted: bool,
 }
 
-/// The field Redis 7.0 sets on the error table of an error already counted; a script may
-/// see it (`pairs`), and its reply does not count the error again.
-const COUNTED_FIELD: &str = "ignore_error_stats_update";
-
 impl RedisCallError {
     /// `redis.pcall`'s error table: `{err = message}`, and the counted mark.
     fn into_table(self, lua: &Lua) -> mlua::Result<Value> {
@@ -112,20 +106,16 @@ fn redis_call_error(error: &mlua::Error) -> Option<&RedisCallError> {
     }
 }
 
-/// Whether an error table carries the counted mark.
-fn marked_counted(table: &Table) -> bool {
-    matches!(table.raw_get::<Value>(COUNTED_FIELD), Ok(value) if !matches!(value, Value::Nil | Value::Boolean(false)))
-}
-
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
-/// writes as `writes` says), apply it to the keyspace at `now_ms`, reply. The commands pass
-/// it in, so that the interpreter need not know the command types.
-pub type ScriptCommand = fn(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called;
+/// what `rules` refuse), apply it to the keyspace at `now_ms`, reply. The commands pass it
+/// in, so that the interpreter need not know the command types.
+pub type ScriptCommand = fn(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called;
 
 /// What a script's `redis.call` did.
 pub enum Called {
-    /// The command `name` ran and replied.
-    Ran { name: String, reply: Frame },
+    /// The command `name` ran and replied; `wrote`: it is a write command (after which a
+    /// script no longer hears of memory, see [`CallRules`]).
+    Ran { name: String, reply: Frame, wrote: bool },
     /// It was refused before it ran (see [`crate::redis::cmd::Stage`]); `name` if Redis found
     /// the command.
     Rejected { name: Option<String>, error: String },
@@ -138,25 +128,6 @@ enum CallEvent {
     Rejected { name: Option<String>, error: String },
 }
 
-/// The error replies in what a script returns: those no call counted, which count as the
-/// reply goes out, and how many a call counted already (each fails the script's call
-/// again, without a new error, as Redis's `afterErrorReply` does).
-#[derive(Default)]
-struct ReplyErrors {
-    uncounted: Vec<String>,
-    recounted: u64,
-}
-
-impl ReplyErrors {
-    fn add(&mut self, frame: &Frame, counted: bool) {
-        match frame {
-            Frame::Error(_) if counted => self.recounted += 1,
-            Frame::Error(message) => self.uncounted.push(message.clone()),
-            _ => {}
-        }
-    }
-}
-
 /// One run of a script: its keys and arguments, the node's clock reading, whether the
 /// node takes writes (a replica, or a master short of good replicas, does not), and how
 /// `redis.call` runs a command.
@@ -165,7 +136,7 @@ pub struct ScriptCall<'a> {
     pub keys: &'a [Vec<u8>],
     pub args: &'a [Vec<u8>],
     pub now_ms: u64,
-    pub writes: Writes,
+    pub rules: CallRules,
     pub command: ScriptCommand,
     /// The command that runs the script (`eval`, `evalsha_ro`…), whose failures a reply
     /// counts.
@@ -257,12 +228,14 @@ impl Scripts {
             })?,
         )?;
         bridge.set("bit", super::lua_bit::library(&lua)?)?;
+        bridge.set("cjson", super::lua_cjson::library(&lua)?)?;
+        bridge.set("cmsgpack", super::lua_cmsgpack::library(&lua)?)?;
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
             db: RefCell::new(None),
             now_ms: Cell::new(0),
-            writes: Cell::new(Writes::Taken),
+            rules: Cell::new(CallRules::default()),
             command: Cell::new(None),
             events: RefCell::default(),
         });
@@ -428,7 +401,7 @@ impl Scripts {
             keys,
             args,
             now_ms,
-            writes,
+            rules,
             command,
             caller: _,
         } = call;
@@ -441,7 +414,7 @@ impl Scripts {
         redis.raw_set("call", &self.call)?;
         redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
-        self.running.writes.set(writes);
+        self.running.rules.set(rules);
         self.running.command.set(Some(command));
         *self.running.db.borrow_mut() = Some(std::mem::take(db));
         let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
@@ -475,7 +448,7 @@ struct RunningScript {
     /// The node's keyspace while a script runs; `None` between runs.
     db: RefCell<Option<Db>>,
     now_ms: Cell<u64>,
-    writes: Cell<Writes>,
+    rules: Cell<CallRules>,
     command: Cell<Option<ScriptCommand>>,
     /// What each `redis.call` did, counted by the node after the run.
     events: RefCell<Vec<CallEvent>>,
@@ -515,10 +488,19 @@ impl RunningScript {
             .command
             .get()
             .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        let (event, result) = match run(command, self.writes.get(), db, self.now_ms.get()) {
+        let rules = self.rules.get();
+        let called = run(command, rules, db, self.now_ms.get());
+        if let Called::Ran { wrote: true, .. } = called {
+            self.rules.set(CallRules {
+                out_of_memory: false,
+                ..rules
+            });
+        }
+        let (event, result) = match called {
             Called::Ran {
                 name,
                 reply: Frame::Error(message),
+                ..
             } => (
                 CallEvent::Ran {
                     name,
@@ -526,7 +508,7 @@ impl RunningScript {
                 },
                 Err(message),
             ),
-            Called::Ran { name, reply } => (CallEvent::Ran { name, error: None }, Ok(reply)),
+            Called::Ran { name, reply, .. } => (CallEvent::Ran { name, error: None }, Ok(reply)),
             Called::Rejected { name, error } => (
                 CallEvent::Rejected {
                     name,
@@ -635,83 +617,4 @@ fn error_text(error: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } => error_text(cause),
         other => other.to_string(),
     }
-}
-
-/// An error reply; Redis turns CR and LF in error and status text into spaces.
-fn error_frame(message: String) -> Frame {
-    Frame::Error(message.replace(['\r', '\n'], " "))
-}
-
-fn status_frame(text: &[u8]) -> Frame {
-    Frame::SimpleString(
-        text.iter()
-            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-            .collect(),
-    )
-}
-
-/// A Lua number as Redis returns it: truncated toward zero; out of range (NaN included) gives
-/// what the C cast gives on x86-64, i64::MIN.
-fn lua_number_to_integer(n: f64) -> i64 {
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if !(-LIMIT..LIMIT).contains(&n) {
-        i64::MIN
-    } else {
-        n as i64
-    }
-}
-
-/// Converts a script's return value to a reply, by Redis's rules: `false`/`nil` → nil,
-/// `true` → 1, numbers truncated, `{err=…}` → error, `{ok=…}` → status, other tables →
-/// arrays up to the first nil. Each error goes to `reply_errors`.
-fn lua_to_frame(value: Value, depth: usize, reply_errors: &mut ReplyErrors) -> Frame {
-    match value {
-        Value::Boolean(true) => Frame::Integer(1),
-        Value::Integer(n) => Frame::Integer(n),
-        Value::Number(n) => Frame::Integer(lua_number_to_integer(n)),
-        Value::String(s) => Frame::BulkString(s.as_bytes().to_vec()),
-        Value::Table(table) => {
-            let error = if depth >= MAX_REPLY_DEPTH {
-                Some((error_frame("ERR reached lua stack limit".into()), false))
-            } else if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
-                Some((error_frame(err.to_string_lossy()), marked_counted(&table)))
-            } else {
-                None
-            };
-            if let Some((frame, counted)) = error {
-                reply_errors.add(&frame, counted);
-                return frame;
-            }
-            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
-                return status_frame(&ok.as_bytes());
-            }
-            let items = (1..)
-                .map_while(|i| match table.raw_get::<Value>(i) {
-                    Ok(Value::Nil) | Err(_) => None,
-                    Ok(item) => Some(lua_to_frame(item, depth + 1, reply_errors)),
-                })
-                .collect();
-            Frame::Array(items)
-        }
-        _ => Frame::Null,
-    }
-}
-
-/// Converts a command's reply to what `redis.call` returns: nil → `false`, status →
-/// `{ok=…}`, error → `{err=…}`, arrays → tables.
-fn frame_to_lua(lua: &Lua, frame: Frame) -> mlua::Result<Value> {
-    Ok(match frame {
-        Frame::Integer(n) => Value::Number(n as f64),
-        Frame::BulkString(bytes) => Value::String(lua.create_string(bytes)?),
-        Frame::SimpleString(text) => Value::Table(lua.create_table_from([("ok", lua.create_string(text)?)])?),
-        Frame::Error(text) => Value::Table(lua.create_table_from([("err", lua.create_string(text)?)])?),
-        Frame::Null => Value::Boolean(false),
-        Frame::Array(items) => {
-            let table = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.into_iter().enumerate() {
-                table.raw_set(i + 1, frame_to_lua(lua, item)?)?;
-            }
-            Value::Table(table)
-        }
-    })
 }

@@ -113,6 +113,9 @@ pub struct Node {
     /// `min-replicas-to-write` and `min-replicas-max-lag` (s), when set: a master refuses
     /// writes while fewer replicas than that acknowledged within the lag.
     pub min_replicas: Option<(u32, u64)>,
+    /// `maxmemory` in bytes (0: no limit), what `redis/memory.rs` compares its estimate of
+    /// used memory with.
+    pub maxmemory_bytes: u64,
     /// Replicas that acknowledged within the lag when last counted (see
     /// [`Node::count_good_replicas`]).
     good_replicas: u32,
@@ -144,6 +147,7 @@ impl Node {
             cycle_replan: Rc::default(),
             clients: Clients::default(),
             min_replicas: None,
+            maxmemory_bytes: 0,
             good_replicas: 0,
             watches: Watches::default(),
             in_transaction: false,
@@ -178,7 +182,8 @@ impl Node {
 
     /// Makes the node follow its parameters after CONFIG SET at wall time `now_ms`:
     /// `min-replicas-to-write` above 0 makes a master count its good replicas (now, and on
-    /// the replication cron) and refuse writes without enough of them; `appendfsync`
+    /// the replication cron) and refuse writes without enough of them; `maxmemory` above 0
+    /// makes it refuse what may grow the dataset once over it (`memory.rs`); `appendfsync`
     /// changes when its AOF is fsynced, `save` when its RDB snapshots are taken.
     pub fn apply_config(&mut self, now_ms: u64) {
         if let Some(fsync) = Fsync::from_parameter(self.config.value("appendfsync")) {
@@ -192,6 +197,7 @@ impl Node {
         let number = |name: &str| self.config.value(name).parse::<u64>().unwrap_or_default();
         let needed = u32::try_from(number("min-replicas-to-write")).unwrap_or(u32::MAX);
         self.min_replicas = (needed > 0).then(|| (needed, number("min-replicas-max-lag")));
+        self.maxmemory_bytes = number("maxmemory");
         self.count_good_replicas(now_ms);
     }
 

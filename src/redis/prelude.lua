@@ -96,6 +96,39 @@ end
 bridge.redis = redis
 globals.redis = readonly(redis)
 globals.bit = readonly(bridge.bit)
+
+-- cjson's and cmsgpack's functions are Rust functions that return `true, results...` or
+-- `false, message` (lua_cjson.rs, lua_cmsgpack.rs); each is called through a Lua function
+-- that raises the message as a string, as the C libraries' luaL_error does. Redis's message
+-- has the caller's position (`user_script:1: `) when a script calls the function outright;
+-- this one has none (as under pcall, where Redis has none either). `cjson.new` makes
+-- another such table.
+local function raised(ok, ...)
+  if not ok then
+    error((...), 0)
+  end
+  return ...
+end
+local function raising(library)
+  local wrapped = {}
+  for name, value in pairs(library) do
+    if type(value) == "function" then
+      wrapped[name] = function(...)
+        return raised(value(...))
+      end
+    else
+      wrapped[name] = value
+    end
+  end
+  if library.new ~= nil then
+    wrapped.new = function(...)
+      return raising(raised(library.new(...)))
+    end
+  end
+  return wrapped
+end
+globals.cjson = readonly(raising(bridge.cjson))
+globals.cmsgpack = readonly(raising(bridge.cmsgpack))
 globals.setmetatable = function(table, metatable)
   -- Redis raises this inside the C function, so the message names no position.
   if protected[table] then

@@ -274,7 +274,7 @@ async fn serve_connection<S, C, D>(
         // The command is looked up once, and names the request for CLIENT LIST and INFO.
         let lookup = Lookup::of(&words);
         let name = lookup.name(&words);
-        let (writes, subscribed, password_required) = {
+        let (writes, out_of_memory, subscribed, password_required) = {
             node.borrow_mut()
                 .clients
                 .record_request(session.id, &name, context.clock.wall_ms());
@@ -282,6 +282,7 @@ async fn serve_connection<S, C, D>(
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
                 node.writes(),
+                super::memory::out_of_memory(&node),
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
                 !node.config.value("requirepass").is_empty(),
             )
@@ -290,6 +291,7 @@ async fn serve_connection<S, C, D>(
             words,
             lookup,
             writes,
+            out_of_memory,
             subscribed,
             password_required,
             &mut session,

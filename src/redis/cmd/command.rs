@@ -301,6 +301,8 @@ mod tests {
             let flags = &description.info[start..end];
             let redis_writes = flags.windows(8).any(|w| w == b"+write\r\n");
             assert_eq!(redis_writes, spec.flags.write, "{}'s write flag", spec.name);
+            let redis_denyoom = flags.windows(10).any(|w| w == b"+denyoom\r\n");
+            assert_eq!(redis_denyoom, spec.flags.denyoom, "{}'s denyoom flag", spec.name);
         }
     }
 

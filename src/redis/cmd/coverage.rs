@@ -16,9 +16,11 @@ fn markdown() -> String {
          {total} commands. Each answers as redis-server {} does, in RESP2 and RESP3; any\n\
          other command is refused with Redis's own error (`ERR unknown command ...`).\n\
          Arity is Redis's: `n` means exactly `n` words with the name, `-n` at least `n`.\n\
-         `readonly`/`write`: a replica refuses writes (READONLY); `noscript`: scripts may not\n\
+         `readonly`/`write`: a replica refuses writes (READONLY); `denyoom`: refused while the\n\
+         node is over `maxmemory` (OOM; `src/redis/memory.rs`); `noscript`: scripts may not\n\
          call it. How much of Redis's own Tcl suite the node passes, and how to re-count it:\n\
-         [redis-tcl-suite.md](redis-tcl-suite.md).\n",
+         [redis-tcl-suite.md](redis-tcl-suite.md); unit/scripting, last counted: 99 passed,\n\
+         0 failed, 13 skipped by name, 11 ignored by tag.\n",
         crate::redis::REDIS_VERSION
     );
     for (family, table) in FAMILIES {

@@ -30,6 +30,11 @@ impl ReplyError {
     pub(crate) fn not_from_script() -> Self {
         ReplyError("ERR This Redis command is not allowed from script".into())
     }
+    /// A command that may grow the dataset, refused while the node is over `maxmemory`
+    /// (server.c `shared.oomerr`; see `redis/memory.rs`).
+    pub(crate) fn out_of_memory() -> Self {
+        ReplyError("OOM command not allowed when used memory > 'maxmemory'.".into())
+    }
 
     /// Whether Redis finds this error while looking the command up, before anything else
     /// (subscribed mode, queuing in MULTI): an unknown subcommand, or a subcommand's wrong
@@ -82,5 +87,25 @@ impl Writes {
             Writes::ReadOnlyScript => "ERR Write commands are not allowed from read-only scripts.",
         };
         Some(ReplyError(message.into()))
+    }
+}
+
+/// What a script's `redis.call` may run: writes as `writes` says and, while
+/// `out_of_memory`, no command that may grow the dataset (script.c `scriptVerifyOOM`: only
+/// in a script without a shebang that found the node out of memory as it started, and only
+/// until its first write, "otherwise we can't stop in the middle").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallRules {
+    pub writes: Writes,
+    pub out_of_memory: bool,
+}
+
+impl CallRules {
+    /// The rules of a script that may write as `writes` says and never hears of memory.
+    pub const fn writes(writes: Writes) -> Self {
+        CallRules {
+            writes,
+            out_of_memory: false,
+        }
     }
 }

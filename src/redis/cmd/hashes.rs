@@ -13,7 +13,7 @@ pub(super) const fn commands<C>() -> [Spec<C>; 8] {
         Spec {
             name: "hset",
             arity: -4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "set fields: how many were new",
             handler: Handler::Keyspace(hset),
         },
@@ -41,7 +41,7 @@ pub(super) const fn commands<C>() -> [Spec<C>; 8] {
         Spec {
             name: "hincrby",
             arity: 4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "add an integer to a field: the new value",
             handler: Handler::Keyspace(hincrby),
         },

@@ -515,12 +515,12 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::redis::cmd::Writes;
+    use crate::redis::cmd::{CallRules, Writes};
     use crate::redis::lua::Called;
 
     fn run(db: &mut Db, words: &[&str]) -> Frame {
         let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        match super::super::run_for_script(words, Writes::Taken, db, 0) {
+        match super::super::run_for_script(words, CallRules::writes(Writes::Taken), db, 0) {
             Called::Ran { reply, .. } => reply,
             Called::Rejected { error, .. } => Frame::Error(error),
         }

@@ -21,14 +21,14 @@ pub(super) const fn commands<C: From<BlockingPop>>() -> [Spec<C>; 11] {
         Spec {
             name: "lpush",
             arity: -3,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "push at the head: the new length",
             handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Left)),
         },
         Spec {
             name: "rpush",
             arity: -3,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "push at the tail: the new length",
             handler: Handler::Keyspace(|args, db, now| push(args, db, now, End::Right)),
         },

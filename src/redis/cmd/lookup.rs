@@ -12,8 +12,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use super::error::ReplyError;
-use super::spec::Spec;
-use super::{Command, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
+use super::spec::{Flags, Spec};
+use super::{Command, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
 use super::{transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
@@ -22,6 +22,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("keys", &keys::commands::<Command>()),
     ("hashes", &hashes::commands::<Command>()),
     ("sorted sets", &zsets::commands::<Command>()),
+    ("geo", &geo::commands::<Command>()),
     ("lists", &lists::commands::<Command>()),
     ("pub/sub", &pubsub::commands::<Command>()),
     ("transactions", &transactions::commands::<Command>()),
@@ -114,6 +115,11 @@ impl Lookup {
             (None, [command, ..]) => Cow::Owned(lower(command)),
             (None, []) => Cow::Borrowed(""),
         }
+    }
+
+    /// The flags of the command found, whatever the word count.
+    pub(super) fn flags(self) -> Option<Flags> {
+        self.spec.map(|spec| spec.flags)
     }
 
     /// The command found, once the request's word count fits its arity.

@@ -12,6 +12,7 @@ pub mod command;
 #[cfg(test)]
 mod coverage;
 pub mod error;
+mod geo;
 mod hashes;
 pub(crate) mod keys;
 pub(crate) mod lists;
@@ -28,7 +29,7 @@ mod zsets;
 
 pub use clients::{Client, Clients, Connected, Link};
 pub use command::Describe;
-pub use error::{ReplyError, Writes};
+pub use error::{CallRules, ReplyError, Writes};
 pub use keys::{
     Del, Exists, Expire, ExpireFlags, ExpireKind, ExpireRequest, Persist, Pexpire, Pttl, Ttl, Type,
 };
@@ -44,7 +45,7 @@ pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 pub(crate) use lookup::FAMILIES;
 pub use lookup::{Lookup, full_name};
 use lookup::{Rejection, unknown_command};
-pub(crate) use spec::{Args, Handler, KeyspaceHandler, Spec, ok};
+pub(crate) use spec::{Args, Flags, Handler, KeyspaceHandler, Spec, ok};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
@@ -244,10 +245,11 @@ impl std::fmt::Debug for KeyspaceCall {
     }
 }
 
-/// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]).
+/// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]), as
+/// `rules` allow.
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
-pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, now_ms: u64) -> Called {
+pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
     let lookup = Lookup::of(&words);
     if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, &words) {
         return Called::Rejected {
@@ -256,17 +258,24 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, writes: Writes, db: &mut Db, n
         };
     }
     let name = lookup.name(&words).into_owned();
-    let refused = match Command::from_script_words(words, lookup, writes) {
-        Ok(command) => {
+    let refused = match Command::from_script_words(words, lookup, rules) {
+        Ok((command, flags)) => {
             let reply = command.apply_to_db(db, now_ms).into_resp2();
-            return Called::Ran { name, reply };
+            return Called::Ran {
+                name,
+                reply,
+                wrote: flags.write,
+            };
         }
         Err(refused) => refused,
     };
     match refused.stage {
+        // Refused by its arguments as it ran: past the checks, so a write call counts as
+        // one (script.c sets SCRIPT_WRITE_DIRTY before the call).
         Stage::Ran => Called::Ran {
             name,
             reply: refused.error.into(),
+            wrote: lookup.flags().is_some_and(|flags| flags.write),
         },
         Stage::Rejected { credited } => Called::Rejected {
             name: credited.then_some(name),
@@ -298,7 +307,8 @@ impl Command {
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
         let lookup = Lookup::of(&words);
-        Command::for_connection(words, lookup, writes, false, false, false).map_err(|refused| refused.error)
+        Command::for_connection(words, lookup, writes, Memory::Enough, false, false, false)
+            .map_err(|refused| refused.error)
     }
 
     /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
@@ -307,12 +317,16 @@ impl Command {
     /// and arity passed, and a refusal then fails its transaction. While the node has a
     /// password (`password_required`), an unauthenticated connection may send only AUTH,
     /// HELLO, QUIT and RESET. A refused EXEC discards the transaction and the connection's
-    /// `watches`. `lookup` is the lookup of `words`.
+    /// `watches`. `lookup` is the lookup of `words`. While the node is `out_of_memory`, a
+    /// command that may grow the dataset is refused, and so is every request of a connection
+    /// in MULTI but EXEC, DISCARD, QUIT and RESET (server.c `processCommand`); EXEC too when
+    /// its queue holds one that may grow the dataset.
     #[allow(clippy::too_many_arguments)]
     pub fn for_session(
         words: Vec<Vec<u8>>,
         lookup: Lookup,
         writes: Writes,
+        out_of_memory: bool,
         subscribed: bool,
         password_required: bool,
         session: &mut Session,
@@ -321,32 +335,52 @@ impl Command {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
         let unauthenticated = password_required && !session.authenticated;
-        Command::for_connection(words, lookup, writes, subscribed, queuing, unauthenticated).map_err(
-            |refused| {
-                if exec {
-                    // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
-                    if session.transaction.take().is_some() {
-                        watches.unwatch(session.id);
-                    }
-                    return Refused {
-                        error: transactions::exec_abort(refused.error),
-                        ..refused
-                    };
-                }
-                if let Some(transaction) = &mut session.transaction {
-                    transaction.failed = true;
-                }
-                refused
+        let memory = match &session.transaction {
+            _ if !out_of_memory => Memory::Enough,
+            Some(transaction) if exec => Memory::Over {
+                queue_may_grow: transaction
+                    .queued
+                    .iter()
+                    .any(|words| Lookup::of(words).flags().is_some_and(|flags| flags.denyoom)),
             },
+            _ => Memory::Over {
+                queue_may_grow: false,
+            },
+        };
+        Command::for_connection(
+            words,
+            lookup,
+            writes,
+            memory,
+            subscribed,
+            queuing,
+            unauthenticated,
         )
+        .map_err(|refused| {
+            if exec {
+                // `execCommandAbort`: the refused EXEC discards the transaction, as DISCARD.
+                if session.transaction.take().is_some() {
+                    watches.unwatch(session.id);
+                }
+                return Refused {
+                    error: transactions::exec_abort(refused.error),
+                    ..refused
+                };
+            }
+            if let Some(transaction) = &mut session.transaction {
+                transaction.failed = true;
+            }
+            refused
+        })
     }
 
     /// The checks of [`Command::for_session`], on a connection `subscribed` or not,
-    /// `queuing` (in MULTI) or not, and `unauthenticated` or not.
+    /// `queuing` (in MULTI) or not, and `unauthenticated` or not, on a node with `memory`.
     fn for_connection(
         words: Vec<Vec<u8>>,
         lookup: Lookup,
         writes: Writes,
+        memory: Memory,
         subscribed: bool,
         queuing: bool,
         unauthenticated: bool,
@@ -364,6 +398,16 @@ impl Command {
             // Redis looks the subcommand up before it asks for the password.
             return Err(rejected(refusal));
         }
+        if queuing && transactions::is_refused_inside_multi(spec.name) {
+            return Err(Refused::rejected(
+                ReplyError("ERR Command not allowed inside a transaction".into()),
+                true,
+            ));
+        }
+        // Redis checks memory after the commands MULTI refuses, before the refusals of writes.
+        if memory.refuses(spec, queuing) {
+            return Err(rejected(ReplyError::out_of_memory()));
+        }
         if spec.flags.write
             && let Some(refusal) = writes.refusal()
         {
@@ -375,12 +419,6 @@ impl Command {
             {
                 return Err(Refused::rejected(refusal, true));
             }
-        }
-        if queuing && transactions::is_refused_inside_multi(spec.name) {
-            return Err(Refused::rejected(
-                ReplyError("ERR Command not allowed inside a transaction".into()),
-                true,
-            ));
         }
         if queuing && transactions::is_queued(spec.name) {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
@@ -394,8 +432,14 @@ impl Command {
         Command::parse(spec, words).map_err(Refused::by_arguments)
     }
 
-    /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts.
-    fn from_script_words(words: Vec<Vec<u8>>, lookup: Lookup, writes: Writes) -> Result<Command, Refused> {
+    /// Parses the words a script passes to `redis.call`, with the errors Redis gives scripts
+    /// (script.c `scriptCall`: the refusals of writes, then of memory), and the command's
+    /// flags.
+    fn from_script_words(
+        words: Vec<Vec<u8>>,
+        lookup: Lookup,
+        rules: CallRules,
+    ) -> Result<(Command, Flags), Refused> {
         let spec = lookup.checked(&words).map_err(|rejection| match rejection {
             Rejection::Unknown => Refused::rejected(
                 ReplyError("ERR Unknown Redis command called from script".into()),
@@ -407,11 +451,17 @@ impl Command {
             return Err(Refused::rejected(ReplyError::not_from_script(), true));
         }
         if spec.flags.write
-            && let Some(refusal) = writes.refusal()
+            && let Some(refusal) = rules.writes.refusal()
         {
             return Err(Refused::rejected(refusal, true));
         }
-        Command::parse(spec, words).map_err(Refused::by_arguments)
+        if rules.out_of_memory && spec.flags.denyoom {
+            return Err(Refused::rejected(ReplyError::out_of_memory(), true));
+        }
+        let flags = spec.flags;
+        Command::parse(spec, words)
+            .map(|command| (command, flags))
+            .map_err(Refused::by_arguments)
     }
 
     /// Parses the arguments of a command whose name and arity were checked.
@@ -578,6 +628,30 @@ fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         replies.push(reply);
     }
     counted(Reply::Replies(replies))
+}
+
+/// Whether the node is over `maxmemory` as a request arrives (`performEvictions` failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Memory {
+    Enough,
+    /// Out of memory; `queue_may_grow`: the connection's MULTI queue holds a command that
+    /// may grow the dataset (asked only for EXEC).
+    Over {
+        queue_may_grow: bool,
+    },
+}
+
+impl Memory {
+    /// Whether `processCommand` refuses the command of `spec` with `-OOM`, on a connection
+    /// `queuing` in MULTI or not: one that may grow the dataset, an EXEC whose queue holds
+    /// one, and anything queued but what ends or leaves the transaction.
+    fn refuses(self, spec: &Spec<Command>, queuing: bool) -> bool {
+        let Memory::Over { queue_may_grow } = self else {
+            return false;
+        };
+        let ends_transaction = matches!(spec.name, "exec" | "discard" | "quit" | "reset");
+        spec.flags.denyoom || (spec.name == "exec" && queue_may_grow) || (queuing && !ends_transaction)
+    }
 }
 
 /// A reply whose errors were counted as its calls ran.

@@ -10,7 +10,8 @@ use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
 use crate::redis::REDIS_VERSION;
 use crate::redis::connection::Reply;
-use crate::redis::db::{DATABASES, Value};
+use crate::redis::db::DATABASES;
+use crate::redis::memory;
 use crate::redis::node::Node;
 use crate::redis::request::build as request;
 
@@ -277,10 +278,11 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
     lines.iter().map(|line| format!("{line}\r\n")).collect()
 }
 
-/// `# Memory`: Redis 7.0's fields, the bytes stored standing in for every measure of
-/// memory used.
+/// `# Memory`: Redis 7.0's fields, the node's estimate of used memory (`redis/memory.rs`)
+/// standing in for every measure of memory used.
 fn memory(node: &Node) -> Vec<String> {
-    let used = stored_bytes(node);
+    let used = memory::used_memory(node);
+    let dataset = memory::dataset_bytes(node);
     let human = format!("{:.2}K", used as f64 / 1024.0);
     let mut lines = vec!["# Memory".to_string()];
     for name in ["used_memory", "used_memory_rss", "used_memory_peak"] {
@@ -289,9 +291,10 @@ fn memory(node: &Node) -> Vec<String> {
     }
     lines.extend([
         "used_memory_peak_perc:100.00%".to_string(),
-        "used_memory_overhead:0".into(),
-        "used_memory_startup:0".into(),
-        format!("used_memory_dataset:{used}"),
+        format!("used_memory_overhead:{}", memory::STARTUP_BYTES),
+        format!("used_memory_startup:{}", memory::STARTUP_BYTES),
+        format!("used_memory_dataset:{dataset}"),
+        // Of the memory used beyond startup, as Redis counts it: all of it here.
         "used_memory_dataset_perc:100.00%".into(),
         format!("allocator_allocated:{used}"),
         format!("allocator_active:{used}"),
@@ -487,22 +490,6 @@ fn keyspace(node: &Node, now_ms: u64) -> Vec<String> {
         ));
     }
     lines
-}
-
-/// The bytes of every key and value stored: the node's stand-in for `used_memory`.
-fn stored_bytes(node: &Node) -> usize {
-    (0..DATABASES)
-        .flat_map(|index| node.db.database(index).entries())
-        .map(|(key, entry)| {
-            key.len()
-                + match &entry.value {
-                    Value::String(bytes) => bytes.len(),
-                    Value::Hash(fields) => fields.iter().map(|(f, v)| f.len() + v.len()).sum(),
-                    Value::List(items) => items.iter().map(Vec::len).sum(),
-                    Value::SortedSet(set) => set.iter().map(|(member, _)| member.len() + 8).sum(),
-                }
-        })
-        .sum()
 }
 
 /// `PSYNC replid offset`: a replica asks for the stream (always a full resync here).

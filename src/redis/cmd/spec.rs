@@ -43,6 +43,9 @@ pub(crate) struct Flags {
     pub write: bool,
     /// Scripts may not call it.
     pub noscript: bool,
+    /// It may grow the dataset: refused while the node is over `maxmemory` (Redis's
+    /// `CMD_DENYOOM`; see `redis/memory.rs`).
+    pub denyoom: bool,
 }
 
 impl Flags {
@@ -50,27 +53,41 @@ impl Flags {
     pub const READ: Flags = Flags {
         write: false,
         noscript: false,
+        denyoom: false,
     };
     /// Writes, callable from scripts.
     pub const WRITE: Flags = Flags {
         write: true,
         noscript: false,
+        denyoom: false,
+    };
+    /// Writes that may grow the dataset (`denyoom` in Redis's command table), callable
+    /// from scripts.
+    pub const WRITE_DENYOOM: Flags = Flags {
+        write: true,
+        noscript: false,
+        denyoom: true,
     };
     /// Not callable from scripts, and no write of its own.
     pub const NOSCRIPT: Flags = Flags {
         write: false,
         noscript: true,
+        denyoom: false,
     };
     /// Writes, not callable from scripts (the blocking pops).
     pub const WRITE_NOSCRIPT: Flags = Flags {
         write: true,
         noscript: true,
+        denyoom: false,
     };
 
     /// Redis's names for these flags, as COMMAND INFO lists them (docs/redis-coverage.md).
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn names(self) -> Vec<&'static str> {
         let mut names = vec![if self.write { "write" } else { "readonly" }];
+        if self.denyoom {
+            names.push("denyoom");
+        }
         if self.noscript {
             names.push("noscript");
         }

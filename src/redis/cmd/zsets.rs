@@ -15,14 +15,14 @@ pub(super) const fn commands<C>() -> [Spec<C>; 11] {
         Spec {
             name: "zadd",
             arity: -4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "add or update members; NX|XX, GT|LT, CH, INCR",
             handler: Handler::Keyspace(zadd),
         },
         Spec {
             name: "zincrby",
             arity: 4,
-            flags: Flags::WRITE,
+            flags: Flags::WRITE_DENYOOM,
             summary: "add to a member's score: the new score",
             handler: Handler::Keyspace(zincrby),
         },
@@ -93,7 +93,7 @@ pub(super) const fn commands<C>() -> [Spec<C>; 11] {
 }
 
 /// A score argument as Redis reads one (`strtod`, the whole word, no NaN).
-fn parse_score(word: &[u8]) -> Result<f64, ReplyError> {
+pub(super) fn parse_score(word: &[u8]) -> Result<f64, ReplyError> {
     parse_double(word).ok_or_else(|| ReplyError("ERR value is not a valid float".into()))
 }
 
@@ -226,7 +226,7 @@ fn add_member(
     }
 }
 
-fn zadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+pub(super) fn zadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let mut words = args.rest();
     let mut options = AddOptions::default();
