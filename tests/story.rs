@@ -191,8 +191,9 @@ fn a_liveness_story_says_each_try_got_noreplicas() {
 #[test]
 fn a_starved_redlock_client_is_told_each_node_answer_of_its_tries() {
     let scenario = catalogue("scenarios/redlock-contenders-lockstep.json");
-    // Seed 2 starves client-5: every try falls short of three nodes of five.
-    let lines = liveness_story(&scenario, 2, "starvation");
+    // Seed 0 starves client-5: every try falls short of three nodes of five. (Seed 2 did,
+    // until sleeps stopped ending on a shared millisecond grid and every digest moved.)
+    let lines = liveness_story(&scenario, 0, "starvation");
     let tries = lines
         .iter()
         .find(|l| l.contains(" tries by client-5 from "))
