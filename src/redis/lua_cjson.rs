@@ -19,6 +19,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
+use super::lua_args::{integer_argument, type_name};
 use mlua::{IntoLuaMulti, LightUserData, Lua, MultiValue, Result, Table, Value, Variadic};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 
@@ -140,15 +141,6 @@ fn as_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// Lua 5.1's `lua_typename` of a value (light userdata is "userdata" too).
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::LightUserData(_) | Value::UserData(_) => "userdata",
-        Value::Integer(_) => "number",
-        other => other.type_name(),
-    }
-}
-
 /// `luaL_argcheck(l, lua_gettop(l) <= count, …, "found too many arguments")` of the
 /// settings functions (`json_arg_init`).
 fn at_most(args: &Variadic<Value>, count: usize, name: &str) -> std::result::Result<(), String> {
@@ -159,22 +151,6 @@ fn at_most(args: &Variadic<Value>, count: usize, name: &str) -> std::result::Res
         ));
     }
     Ok(())
-}
-
-/// A number argument as `luaL_checkinteger` reads it (a numeric string too), truncated.
-fn integer_argument(value: &Value, position: usize, name: &str) -> std::result::Result<i64, String> {
-    let number = match value {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Number(x) => Some(*x),
-        Value::String(text) => text.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()),
-        _ => None,
-    };
-    number.map(|x| x as i64).ok_or_else(|| {
-        format!(
-            "bad argument #{position} to '{name}' (number expected, got {})",
-            type_name(value)
-        )
-    })
 }
 
 /// `json_integer_option`: sets the setting when the argument is given (within

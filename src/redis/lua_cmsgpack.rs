@@ -13,6 +13,7 @@
 //! A failure is returned as `false, message` and raised by the prelude as a Lua string
 //! error, as cmsgpack's `luaL_error` does (see `prelude.lua`).
 
+use super::lua_args::{integer_argument, type_name};
 use mlua::{IntoLuaMulti, Lua, MultiValue, Result, Table, Value, Variadic};
 use rmp::Marker;
 use rmp::encode;
@@ -47,7 +48,7 @@ pub fn library(lua: &Lua) -> Result<Table> {
     cmsgpack.set(
         "unpack_limit",
         function(|lua, args| {
-            let limit = integer(args.get(1).unwrap_or(&Value::Nil), 2, "unpack_limit")?;
+            let limit = integer_argument(args.get(1).unwrap_or(&Value::Nil), 2, "unpack_limit")?;
             let offset = optional_integer(&args, 2, "unpack_limit")?;
             unpack(lua, &args, "unpack_limit", Limit::Some { limit, offset })
         })?,
@@ -59,36 +60,11 @@ pub fn library(lua: &Lua) -> Result<Table> {
     Ok(cmsgpack)
 }
 
-/// Lua 5.1's `lua_typename` of an argument, for argument errors.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::LightUserData(_) | Value::UserData(_) => "userdata",
-        Value::Integer(_) => "number",
-        other => other.type_name(),
-    }
-}
-
-/// A number argument as `luaL_checkinteger` reads it (a numeric string too), truncated.
-fn integer(value: &Value, position: usize, name: &str) -> std::result::Result<i64, String> {
-    let number = match value {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Number(x) => Some(*x),
-        Value::String(text) => text.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()),
-        _ => None,
-    };
-    number.map(|x| x as i64).ok_or_else(|| {
-        format!(
-            "bad argument #{position} to '{name}' (number expected, got {})",
-            type_name(value)
-        )
-    })
-}
-
 /// `luaL_optinteger(L, index + 1, 0)`.
 fn optional_integer(args: &Variadic<Value>, index: usize, name: &str) -> std::result::Result<i64, String> {
     match args.get(index) {
         None | Some(Value::Nil) => Ok(0),
-        Some(value) => integer(value, index + 1, name),
+        Some(value) => integer_argument(value, index + 1, name),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod connection;
 pub mod db;
 pub mod glob;
 pub mod lua;
+mod lua_args;
 mod lua_bit;
 mod lua_cjson;
 mod lua_cmsgpack;
