@@ -14,8 +14,7 @@
 //! other `maxmemory-policy` is refused, see `config.rs`), under which Redis's
 //! `performEvictions` fails as soon as used memory is over the limit (evict.c).
 
-use super::db::{DATABASES, Value};
-use super::node::Node;
+use super::db::{DATABASES, Db, Value};
 
 /// `used_memory_startup` of redis-server 7.0.15 (jemalloc, x86-64) started with no config
 /// file: what the node reports with no data.
@@ -34,15 +33,15 @@ const SCORE_BYTES: u64 = 8;
 
 /// The node's estimate of Redis's `used_memory` (INFO memory): [`STARTUP_BYTES`] plus
 /// [`dataset_bytes`].
-pub fn used_memory(node: &Node) -> u64 {
-    STARTUP_BYTES + dataset_bytes(node)
+pub fn used_memory(db: &Db) -> u64 {
+    STARTUP_BYTES + dataset_bytes(db)
 }
 
 /// What the keys of all databases cost: each key's name and value bytes, plus the fixed
 /// overheads above (`used_memory_dataset`'s stand-in).
-pub fn dataset_bytes(node: &Node) -> u64 {
+pub fn dataset_bytes(db: &Db) -> u64 {
     (0..DATABASES)
-        .flat_map(|index| node.db.database(index).entries())
+        .flat_map(|index| db.database(index).entries())
         .map(|(key, entry)| {
             let element = |bytes: usize| bytes as u64 + ELEMENT_OVERHEAD_BYTES;
             let value = match &entry.value {
@@ -59,18 +58,11 @@ pub fn dataset_bytes(node: &Node) -> u64 {
         .sum()
 }
 
-/// Whether the node is out of memory now, as `performEvictions` finds at each command's
-/// start (server.c `processCommand`): `maxmemory` is set, the node is no replica (a
-/// replica ignores `maxmemory`, `replica-ignore-maxmemory yes`), and the estimate is over
-/// it. With `maxmemory 0` nothing is computed.
-pub fn out_of_memory(node: &Node) -> bool {
-    node.maxmemory_bytes > 0 && !node.replication.is_replica() && used_memory(node) > node.maxmemory_bytes
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::redis::cmd::{Command, Writes};
+    use crate::redis::node::Node;
 
     fn set(node: &mut Node, key: &str, value: &str) {
         let words = ["SET", key, value].map(|w| w.as_bytes().to_vec()).to_vec();
@@ -81,23 +73,23 @@ mod tests {
     #[test]
     fn an_empty_node_uses_what_an_empty_redis_does_and_each_key_adds_its_cost() {
         let mut node = Node::new().expect("the interpreter starts");
-        assert_eq!(used_memory(&node), STARTUP_BYTES);
+        assert_eq!(used_memory(&node.db), STARTUP_BYTES);
         set(&mut node, "key", "value");
-        assert_eq!(used_memory(&node), STARTUP_BYTES + KEY_OVERHEAD_BYTES + 3 + 5);
+        assert_eq!(used_memory(&node.db), STARTUP_BYTES + KEY_OVERHEAD_BYTES + 3 + 5);
     }
 
     #[test]
     fn only_a_set_maxmemory_below_the_estimate_is_out_of_memory() {
         let mut node = Node::new().expect("the interpreter starts");
-        assert!(!out_of_memory(&node), "maxmemory 0 is no limit");
+        assert!(!node.out_of_memory(), "maxmemory 0 is no limit");
         node.maxmemory_bytes = 1;
         assert!(
-            out_of_memory(&node),
+            node.out_of_memory(),
             "an empty node already uses more than 1 byte"
         );
         node.maxmemory_bytes = STARTUP_BYTES;
-        assert!(!out_of_memory(&node), "not over: equal");
+        assert!(!node.out_of_memory(), "not over: equal");
         set(&mut node, "k", "v");
-        assert!(out_of_memory(&node));
+        assert!(node.out_of_memory());
     }
 }

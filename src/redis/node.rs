@@ -131,6 +131,16 @@ pub struct Node {
 }
 
 impl Node {
+    /// Whether the node is out of memory now, as `performEvictions` finds at each command's
+    /// start (server.c `processCommand`): `maxmemory` is set, the node is no replica (a
+    /// replica ignores `maxmemory`, `replica-ignore-maxmemory yes`), and the estimate is over
+    /// it. With `maxmemory 0` nothing is computed.
+    pub fn out_of_memory(&self) -> bool {
+        self.maxmemory_bytes > 0
+            && !self.replication.is_replica()
+            && super::memory::used_memory(&self.db) > self.maxmemory_bytes
+    }
+
     /// An empty node; fails only if the Lua interpreter cannot start (out of memory).
     pub fn new() -> mlua::Result<Node> {
         Ok(Node {

@@ -282,7 +282,7 @@ async fn serve_connection<S, C, D>(
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
                 node.writes(),
-                super::memory::out_of_memory(&node),
+                node.out_of_memory(),
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
                 !node.config.value("requirepass").is_empty(),
             )

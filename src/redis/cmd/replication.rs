@@ -281,8 +281,8 @@ fn section(name: &str, node: &Node, now_ms: u64) -> String {
 /// `# Memory`: Redis 7.0's fields, the node's estimate of used memory (`redis/memory.rs`)
 /// standing in for every measure of memory used.
 fn memory(node: &Node) -> Vec<String> {
-    let used = memory::used_memory(node);
-    let dataset = memory::dataset_bytes(node);
+    let used = memory::used_memory(&node.db);
+    let dataset = memory::dataset_bytes(&node.db);
     let human = format!("{:.2}K", used as f64 / 1024.0);
     let mut lines = vec!["# Memory".to_string()];
     for name in ["used_memory", "used_memory_rss", "used_memory_peak"] {

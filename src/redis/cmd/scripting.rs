@@ -7,7 +7,6 @@ use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
-use crate::redis::memory;
 use crate::redis::node::Node;
 use crate::redis::request::build as request;
 
@@ -236,7 +235,7 @@ fn run(
 /// command gets before it runs), or through a `_ro` command.
 fn call_rules(node: &Node, sha: &str, asked: Writes) -> Result<CallRules, ReplyError> {
     let flags = node.scripts.flags(sha);
-    let out_of_memory = memory::out_of_memory(node);
+    let out_of_memory = node.out_of_memory();
     if flags.compat {
         return Ok(CallRules {
             writes: asked,
