@@ -141,13 +141,10 @@ fn add_link(
     Ok(())
 }
 
-/// Whether the scenario offsets or steps a Redis node's wall clock.
+/// Whether the scenario offsets or steps a Redis node's wall clock (of the kinds that move
+/// clocks, live mode strikes only clock jumps: the others are refused before a run).
 fn moves_clocks(scenario: &Scenario) -> bool {
-    scenario.clocks.offset_ms != [0, 0]
-        || scenario
-            .faults
-            .iter()
-            .any(|fault| matches!(fault.action, crate::scenario::FaultAction::ClockJump(_)))
+    scenario.clocks.offset_ms != [0, 0] || scenario.faults.iter().any(|fault| fault.action.moves_clocks())
 }
 
 /// Runs one seed of `scenario` live and returns its history; `Err` says what failed (a

@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 use super::fault_kinds::FaultKind;
 pub use super::fault_kinds::kind::{Draw, LiveCheck};
 use super::fault_kinds::kind::{KindFields, Targets, field_error};
+pub use super::fault_kinds::nemesis::{Nemesis, RandomKind};
 pub use super::fault_kinds::strike::{Degradation, Failure, Link, Scope, Strike, links_between};
 pub use super::fault_kinds::{
     ClockDrift, ClockJump, Crash, FaultAction, Heal, Latency, Loss, Partition, Pause, PowerLoss,
     ReplicationStall, Reset, Restart,
 };
 use super::limits::{self, OneOrRange};
-pub use super::nemesis::{Nemesis, RandomKind};
 use super::schema_forms::{Duration, SignedDuration, StepName};
 pub use super::target::Target;
 

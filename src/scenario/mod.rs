@@ -5,7 +5,7 @@
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 //!
 //! The rooms: `schema` (the file's top level), `topology` (the Redis deployment), `nodes`
-//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault`, `fault_kinds`, `nemesis` and
+//! (the names of every node and how each is set up), `lock_spec` (the lock's settings), `fault`, `fault_kinds` (with the nemesis) and
 //! `target` (faults, the list of their kinds, the random ones, and whom they hit), `limits` (ranges and durations), `load` (reading and wording
 //! errors), `json_schema` and `schema_forms` (the JSON Schema of the files, generated from
 //! these types), `validate` (the checks serde cannot express), `grid` and `aims` (scenarios
@@ -20,7 +20,6 @@ mod json_schema;
 pub mod limits;
 mod load;
 mod lock_spec;
-mod nemesis;
 mod nodes;
 mod schema;
 mod schema_forms;

@@ -6,8 +6,8 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::super::limits::{FieldError, MAX_TIME_MS, OneOrRange, in_range};
-use super::super::nemesis::{Nemesis, RandomKind};
 use super::super::target::Target;
+use super::nemesis::{Nemesis, RandomKind};
 use super::strike::Strike;
 use crate::check::coverage::State;
 use crate::client::Step;

@@ -21,8 +21,8 @@
 //! one that imports it back: the data path stays scenario → schedule → world and live,
 //! and neither backend knows a kind of fault.
 //!
-//! Adding a kind: its file; here its `mod` and `pub use` lines and its line in the list
-//! (and in `drawn` if the nemesis draws it, with a [`RandomKind`] variant); its name in
+//! Adding a kind: its file; here its `mod` and `pub use` lines; its line in the list
+//! (`list.rs`, and in `drawn` there if the nemesis draws it); its name in
 //! `fault.rs`'s re-export; and, only if it brings a field no kind had, that field in the
 //! file's object (`fault.rs`) and in [`KindFields`]. A kind that needs a new primitive
 //! adds it to [`Strike`](strike::Strike), the schedule and both backends.
@@ -31,6 +31,8 @@ mod clock;
 mod crash;
 mod degrade;
 pub(super) mod kind;
+mod list;
+pub(super) mod nemesis;
 mod partition;
 mod pause;
 mod replication_stall;
@@ -42,10 +44,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::limits::FieldError;
-use super::nemesis::{Nemesis, RandomKind};
 use super::target::Target;
 use crate::check::coverage::State;
 use kind::{Aiming, Checks, Draw, Drawn, Kind, KindFields, LiveCheck, Targets};
+use nemesis::{Nemesis, RandomKind};
 use strike::Strike;
 
 pub use clock::{ClockDrift, ClockJump};
@@ -253,23 +255,4 @@ macro_rules! fault_kinds {
     };
 }
 
-fault_kinds! {
-    kinds: {
-        Pause = "pause",
-        Crash = "crash",
-        PowerLoss = "power_loss",
-        Restart = "restart",
-        ClockJump = "clock_jump",
-        ClockDrift = "clock_drift",
-        Partition = "partition",
-        Heal = "heal",
-        Latency = "latency",
-        Loss = "loss",
-        Reset = "reset",
-        ReplicationStall = "replication_stall",
-    }
-    drawn: {
-        Pause, Crash, Restart, ClockJump, ClockDrift, Partition, Heal, Latency, Loss, Reset,
-        ReplicationStall,
-    }
-}
+list::with_fault_kinds!(fault_kinds);

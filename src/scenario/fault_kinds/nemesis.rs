@@ -35,19 +35,19 @@ impl Nemesis {
     pub const DEFAULT_LOSS_RATE: [f64; 2] = [0.1, 0.5];
 }
 
-/// Kinds the nemesis can draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RandomKind {
-    Pause,
-    Crash,
-    Restart,
-    ClockJump,
-    ClockDrift,
-    Partition,
-    Heal,
-    Latency,
-    Loss,
-    Reset,
-    ReplicationStall,
+/// Makes [`RandomKind`] from the list's drawn kinds.
+macro_rules! random_kinds {
+    (
+        kinds: { $( $variant:ident = $name:literal ),* $(,)? }
+        drawn: { $( $drawn:ident ),* $(,)? }
+    ) => {
+        /// Kinds the nemesis can draw.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum RandomKind {
+            $( $drawn, )*
+        }
+    };
 }
+
+super::list::with_fault_kinds!(random_kinds);
