@@ -44,6 +44,8 @@ pub enum Reply {
     /// No array (a blocking pop's timeout, a counted pop of a missing list): `*-1` in
     /// RESP2, `_` in RESP3.
     NullArray,
+    /// A set's members (SMEMBERS, SPOP with a count): `~N` in RESP3, an array in RESP2.
+    Set(Vec<Vec<u8>>),
     /// Out-of-band messages (pub/sub confirmations and messages), one after another: each
     /// a `>N` push frame in RESP3, an array in RESP2.
     Pushes(Vec<Vec<Frame>>),
@@ -92,6 +94,7 @@ impl Reply {
                     .collect(),
             ),
             Reply::NullArray => Frame::Null,
+            Reply::Set(members) => Frame::Array(members.into_iter().map(bulk).collect()),
             Reply::Pushes(pushes) => Frame::Array(pushes.into_iter().map(Frame::Array).collect()),
             Reply::Replies(replies) => Frame::Array(replies.into_iter().map(Reply::into_resp2).collect()),
         }
@@ -158,6 +161,16 @@ impl Reply {
             }
             (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
             (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
+            (Reply::Set(members), _) => {
+                let prefix = match protocol {
+                    Protocol::Resp2 => b'*',
+                    Protocol::Resp3 => b'~',
+                };
+                push_line(out, prefix, members.len() as i64);
+                for member in members {
+                    encode_frame(&Frame::BulkString(member.clone()), protocol, out);
+                }
+            }
             (Reply::Replies(replies), _) => {
                 push_line(out, b'*', replies.len() as i64);
                 for reply in replies {

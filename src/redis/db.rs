@@ -18,8 +18,14 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
 use super::cmd::error::ReplyError;
 use super::subscriptions::PubSub;
+
+mod set;
+pub use set::Set;
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;
@@ -103,6 +109,7 @@ pub enum Value {
     Hash(Hash),
     List(VecDeque<Vec<u8>>),
     SortedSet(SortedSet),
+    Set(Set),
 }
 
 /// The types, as TYPE names them.
@@ -112,6 +119,7 @@ pub enum Kind {
     Hash,
     List,
     SortedSet,
+    Set,
 }
 
 impl Kind {
@@ -122,6 +130,7 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::List => "list",
             Kind::SortedSet => "zset",
+            Kind::Set => "set",
         }
     }
 }
@@ -133,6 +142,7 @@ impl Value {
             Value::Hash(_) => Kind::Hash,
             Value::List(_) => Kind::List,
             Value::SortedSet(_) => Kind::SortedSet,
+            Value::Set(_) => Kind::Set,
         }
     }
 
@@ -143,6 +153,7 @@ impl Value {
             Kind::Hash => Value::Hash(Hash::new()),
             Kind::List => Value::List(VecDeque::new()),
             Kind::SortedSet => Value::SortedSet(SortedSet::default()),
+            Kind::Set => Value::Set(Set::default()),
         }
     }
 
@@ -153,6 +164,7 @@ impl Value {
             Value::Hash(hash) => hash.is_empty(),
             Value::List(list) => list.is_empty(),
             Value::SortedSet(set) => set.is_empty(),
+            Value::Set(set) => set.is_empty(),
         }
     }
 
@@ -201,6 +213,7 @@ macro_rules! typed {
 typed!(Hash, Hash);
 typed!(VecDeque<Vec<u8>>, List);
 typed!(SortedSet, SortedSet);
+typed!(Set, Set);
 
 /// A stored value and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -485,6 +498,9 @@ pub struct Db {
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
+    /// Where SPOP's choices come from: a generator of the node's own, started the same
+    /// way on every node, so a run's draws repeat (no lock client pops from sets).
+    pub draws: ChaCha8Rng,
 }
 
 impl Default for Db {
@@ -493,6 +509,7 @@ impl Default for Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
             pubsub: PubSub::default(),
+            draws: ChaCha8Rng::seed_from_u64(0),
         }
     }
 }

@@ -157,6 +157,10 @@ fn key_effect(database: &Database, key: &[u8], relative_to: Option<u64>) -> Vec<
             );
             b"ZADD"
         }
+        Value::Set(set) => {
+            words.extend(set.members().into_iter().map(<[u8]>::to_vec));
+            b"SADD"
+        }
     };
     words.insert(0, rebuild.to_vec());
     let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);

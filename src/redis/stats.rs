@@ -65,6 +65,7 @@ impl ErrorStats {
             | Reply::Double(_)
             | Reply::Scored(_)
             | Reply::NullArray
+            | Reply::Set(_)
             | Reply::Pushes(_) => {}
         }
     }

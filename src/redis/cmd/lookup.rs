@@ -14,14 +14,16 @@ use std::sync::LazyLock;
 use super::error::ReplyError;
 use super::spec::{Flags, Spec};
 use super::{Command, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
-use super::{transactions, zsets};
+use super::{sets, sort, transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
 pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("strings", &strings::commands::<Command>()),
     ("keys", &keys::commands::<Command>()),
     ("hashes", &hashes::commands::<Command>()),
+    ("sets", &sets::commands::<Command>()),
     ("sorted sets", &zsets::commands::<Command>()),
+    ("sort", &sort::commands::<Command>()),
     ("geo", &geo::commands::<Command>()),
     ("lists", &lists::commands::<Command>()),
     ("pub/sub", &pubsub::commands::<Command>()),

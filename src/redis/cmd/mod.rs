@@ -22,6 +22,8 @@ mod replication;
 mod scripting;
 mod server;
 pub(crate) mod session;
+mod sets;
+mod sort;
 mod spec;
 mod strings;
 pub(crate) mod transactions;
@@ -38,6 +40,7 @@ pub use pubsub::{Subscribe, Unsubscribe};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
+pub use sort::Sort;
 pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
@@ -169,7 +172,8 @@ commands!(
     Info(Info),
     Psync(Psync),
     Replconf(Replconf),
-    BlockingPop(BlockingPop);
+    BlockingPop(BlockingPop),
+    Sort(Sort);
 
     // Without a family type of their own:
     Multi,
@@ -259,7 +263,10 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
     }
     let name = lookup.name(&words).into_owned();
     let refused = match Command::from_script_words(words, lookup, rules) {
-        Ok((command, flags)) => {
+        Ok((mut command, flags)) => {
+            if let Command::Sort(sort) = &mut command {
+                sort.from_script = true;
+            }
             let reply = command.apply_to_db(db, now_ms).into_resp2();
             return Called::Ran {
                 name,
@@ -572,6 +579,7 @@ impl Command {
             Command::Flushall(cmd) => cmd.apply(db).into(),
             Command::BlockingPop(cmd) => cmd.apply(db, now_ms),
             Command::Keyspace(call) => call.apply(db, now_ms),
+            Command::Sort(cmd) => cmd.apply(db, now_ms),
             Command::Auth(_)
             | Command::Hello(_)
             | Command::Client(_)
