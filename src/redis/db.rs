@@ -21,6 +21,7 @@ use std::ops::{Deref, DerefMut};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::cmd::acl::Users;
 use super::cmd::error::ReplyError;
 use super::subscriptions::PubSub;
 
@@ -501,6 +502,9 @@ pub struct Db {
     /// Where SPOP's choices come from: a generator of the node's own, started the same
     /// way on every node, so a run's draws repeat (no lock client pops from sets).
     pub draws: ChaCha8Rng,
+    /// The ACL users, beside the keys because a script's `redis.acl_check_cmd` reaches
+    /// only the keyspace.
+    pub users: Users,
 }
 
 impl Default for Db {
@@ -510,6 +514,7 @@ impl Default for Db {
             selected: 0,
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
+            users: Users::default(),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use super::error::ReplyError;
 use super::spec::{Flags, Spec};
-use super::{Command, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
+use super::{Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
 use super::{sets, sort, transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
@@ -31,6 +31,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("scripting", &scripting::commands::<Command>()),
     ("server", &server::commands::<Command>()),
     ("connection", &session::commands::<Command>()),
+    ("acl", &acl::commands::<Command>()),
     ("replication", &replication::commands::<Command>()),
 ];
 
@@ -88,7 +89,7 @@ pub(super) enum Rejection {
 
 /// The commands whose first argument is a subcommand: Redis names their requests
 /// `name|sub` (in errors, CLIENT LIST's `cmd=`, INFO commandstats).
-const CONTAINERS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
+const CONTAINERS: &[&str] = &["acl", "client", "command", "config", "function", "pubsub", "script"];
 
 /// A request's command, looked up once: the server names the request by it, then parses
 /// the request with it.

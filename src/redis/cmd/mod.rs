@@ -7,6 +7,7 @@
 //! frames, so a command's wire format lives in one place. Errors are worded exactly as
 //! Redis 7.0 words them.
 
+pub(crate) mod acl;
 pub mod clients;
 pub mod command;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod strings;
 pub(crate) mod transactions;
 mod zsets;
 
+pub use acl::Acl;
 pub use clients::{Client, Clients, Connected, Link};
 pub use command::Describe;
 pub use error::{CallRules, ReplyError, Writes};
@@ -173,7 +175,8 @@ commands!(
     Psync(Psync),
     Replconf(Replconf),
     BlockingPop(BlockingPop),
-    Sort(Sort);
+    Sort(Sort),
+    Acl(Acl);
 
     // Without a family type of their own:
     Multi,
@@ -493,13 +496,19 @@ impl Command {
     /// closes the connection after QUIT's reply (see `server.rs`).
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         node.db.select(session.db);
+        // Whose permissions a script's `redis.acl_check_cmd` checks.
+        node.db.users.script_user.clone_from(&session.user);
         let reply = match self {
-            Command::Auth(cmd) => cmd.apply(session, node.config.value("requirepass")).into(),
+            Command::Auth(cmd) => cmd
+                .apply(session, node.config.value("requirepass"), &node.db.users)
+                .into(),
             Command::Hello(cmd) => cmd.apply(
                 session,
                 node.replication.is_replica(),
                 node.config.value("requirepass"),
+                &node.db.users,
             ),
+            Command::Acl(cmd) => cmd.apply(&mut node.db.users, session.user.as_deref()).into(),
             Command::Client(cmd) => cmd.apply(
                 session,
                 &mut node.clients,
@@ -605,6 +614,7 @@ impl Command {
             | Command::Info(_)
             | Command::Config(_)
             | Command::Snapshot(_)
+            | Command::Acl(_)
             | Command::Psync(_)
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }
