@@ -26,7 +26,9 @@ use super::cmd::error::ReplyError;
 use super::subscriptions::PubSub;
 
 mod set;
+mod stream;
 pub use set::Set;
+pub use stream::{Fields, Group, Stream, StreamId};
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;
@@ -111,6 +113,7 @@ pub enum Value {
     List(VecDeque<Vec<u8>>),
     SortedSet(SortedSet),
     Set(Set),
+    Stream(Stream),
 }
 
 /// The types, as TYPE names them.
@@ -121,6 +124,7 @@ pub enum Kind {
     List,
     SortedSet,
     Set,
+    Stream,
 }
 
 impl Kind {
@@ -132,6 +136,7 @@ impl Kind {
             Kind::List => "list",
             Kind::SortedSet => "zset",
             Kind::Set => "set",
+            Kind::Stream => "stream",
         }
     }
 }
@@ -144,6 +149,7 @@ impl Value {
             Value::List(_) => Kind::List,
             Value::SortedSet(_) => Kind::SortedSet,
             Value::Set(_) => Kind::Set,
+            Value::Stream(_) => Kind::Stream,
         }
     }
 
@@ -155,13 +161,15 @@ impl Value {
             Kind::List => Value::List(VecDeque::new()),
             Kind::SortedSet => Value::SortedSet(SortedSet::default()),
             Kind::Set => Value::Set(Set::default()),
+            Kind::Stream => Value::Stream(Stream::default()),
         }
     }
 
     /// Whether it is a collection with nothing left (Redis deletes such keys).
     fn is_empty_collection(&self) -> bool {
         match self {
-            Value::String(_) => false,
+            // A stream stays, empty, as Redis keeps it (its groups live on it).
+            Value::String(_) | Value::Stream(_) => false,
             Value::Hash(hash) => hash.is_empty(),
             Value::List(list) => list.is_empty(),
             Value::SortedSet(set) => set.is_empty(),
@@ -215,6 +223,7 @@ typed!(Hash, Hash);
 typed!(VecDeque<Vec<u8>>, List);
 typed!(SortedSet, SortedSet);
 typed!(Set, Set);
+typed!(Stream, Stream);
 
 /// A stored value and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,6 +25,7 @@ mod server;
 pub(crate) mod session;
 mod sets;
 mod sort;
+mod streams;
 mod spec;
 mod strings;
 pub(crate) mod transactions;
@@ -43,6 +44,7 @@ pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
 pub use sort::Sort;
+pub use streams::Xread;
 pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
 pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
@@ -176,7 +178,8 @@ commands!(
     Replconf(Replconf),
     BlockingPop(BlockingPop),
     Sort(Sort),
-    Acl(Acl);
+    Acl(Acl),
+    Xread(Xread);
 
     // Without a family type of their own:
     Multi,
@@ -267,8 +270,10 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
     let name = lookup.name(&words).into_owned();
     let refused = match Command::from_script_words(words, lookup, rules) {
         Ok((mut command, flags)) => {
-            if let Command::Sort(sort) = &mut command {
-                sort.from_script = true;
+            match &mut command {
+                Command::Sort(sort) => sort.from_script = true,
+                Command::Xread(read) => read.from_script = true,
+                _ => {}
             }
             let reply = command.apply_to_db(db, now_ms).into_resp2();
             return Called::Ran {
@@ -589,6 +594,7 @@ impl Command {
             Command::BlockingPop(cmd) => cmd.apply(db, now_ms),
             Command::Keyspace(call) => call.apply(db, now_ms),
             Command::Sort(cmd) => cmd.apply(db, now_ms),
+            Command::Xread(cmd) => cmd.apply(db, now_ms),
             Command::Auth(_)
             | Command::Hello(_)
             | Command::Client(_)
