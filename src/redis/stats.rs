@@ -66,6 +66,7 @@ impl ErrorStats {
             | Reply::Scored(_)
             | Reply::NullArray
             | Reply::Set(_)
+            | Reply::Keyed(_)
             | Reply::Pushes(_) => {}
         }
     }

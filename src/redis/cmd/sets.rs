@@ -100,9 +100,12 @@ fn spop(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let rest = args.rest();
     let count = match rest.as_slice() {
         [] => None,
+        // `getPositiveLongFromObjectOrReply`: one message for a word and a negative number.
         [count] => Some(
-            usize::try_from(parse_int(count)?)
-                .map_err(|_| ReplyError("ERR value is out of range, must be positive".into()))?,
+            parse_int(count)
+                .ok()
+                .and_then(|count| usize::try_from(count).ok())
+                .ok_or_else(|| ReplyError("ERR value is out of range, must be positive".into()))?,
         ),
         _ => return Err(ReplyError::syntax()),
     };
@@ -111,6 +114,11 @@ fn spop(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let mut popped = Vec::new();
     if let Some(set) = db.write::<Set>(&key, false, now_ms)? {
         let mut members: Vec<Vec<u8>> = set.members().into_iter().map(<[u8]>::to_vec).collect();
+        if count.is_some_and(|count| count >= members.len()) {
+            // The whole set, in its own order (t_set.c replies with the set as it lists).
+            popped = std::mem::take(&mut members);
+            popped.iter().for_each(|member| _ = set.remove(member));
+        }
         for _ in 0..count.unwrap_or(1).min(members.len()) {
             let member = members.swap_remove(draws.random_range(0..members.len()));
             set.remove(&member);
@@ -123,4 +131,26 @@ fn spop(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
         Some(_) => Reply::Set(popped),
         None => popped.into_iter().next().map_or(Frame::Null, Frame::BulkString).into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(db: &mut Db, handler: crate::redis::cmd::KeyspaceHandler, words: &[&str]) -> Reply {
+        let mut args = Args::new(words.iter().map(|w| w.as_bytes().to_vec()).collect());
+        handler(&mut args, db, 0).unwrap_or_else(|error| Frame::from(error).into())
+    }
+
+    #[test]
+    fn spop_draws_from_the_keyspace_generator_so_two_nodes_pop_alike() {
+        let popped = |db: &mut Db| -> Vec<Reply> {
+            run(db, sadd, &["s", "a", "b", "c", "d", "e"]);
+            (0..3).map(|_| run(db, spop, &["s"])).collect()
+        };
+        let (mut first, mut second) = (Db::default(), Db::default());
+        let draws = popped(&mut first);
+        assert_eq!(draws, popped(&mut second), "the same draws from the same start");
+        assert_eq!(run(&mut first, scard, &["s"]), Frame::Integer(2).into());
+    }
 }

@@ -418,10 +418,10 @@ impl Xread {
             if entries.is_empty() && options.group.is_none() {
                 continue;
             }
-            served.push(Frame::Array(vec![Frame::BulkString(key.clone()), Frame::Array(entries)]));
+            served.push((Frame::BulkString(key.clone()), Frame::Array(entries)));
         }
         if !served.is_empty() {
-            return Ok(Frame::Array(served).into());
+            return Ok(Reply::Keyed(served));
         }
         if options.block {
             return Err(ReplyError(format!(
