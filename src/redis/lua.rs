@@ -515,9 +515,7 @@ impl RunningScript {
             counted: true,
         }))
     }
-}
 
-impl RunningScript {
     /// `redis.acl_check_cmd(command, args…)`: whether the script's user may run the words
     /// (script_lua.c `luaRedisAclCheckCmdPermissionsCommand`).
     fn acl_check(&self, words: Variadic<Value>) -> mlua::Result<bool> {

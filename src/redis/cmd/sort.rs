@@ -221,7 +221,7 @@ fn weigh(elements: &mut [Element], by: Option<&[u8]>, alpha: bool, db: &mut Db, 
 fn strtod(word: &[u8]) -> Option<f64> {
     let trimmed = word.trim_ascii_start();
     if trimmed.is_empty() {
-        return (word.is_empty()).then_some(0.0);
+        return word.is_empty().then_some(0.0);
     }
     parse_double(trimmed)
 }
