@@ -6,7 +6,11 @@
 //! script's `redis.acl_check_cmd` asks them), nor to pub/sub channels (`&pattern` is
 //! accepted and kept nowhere); no selectors, no `%R~`/`%W~` key patterns, no password
 //! hashes (`#`), no ACL LOG, LIST, GETUSER, SAVE or LOAD. The default user is the one
-//! `requirepass` describes and ACL SETUSER does not change it.
+//! `requirepass` describes and ACL SETUSER does not change it. The commands known to the
+//! rules and to `redis.acl_check_cmd` are those the node serves (their categories and key
+//! positions are redis-server's, from `redis-7.0-commands.resp3`): a Redis command the node
+//! does not serve is "unknown" here. Keys are found by COMMAND INFO's first/last/step, so
+//! the keys of commands with movable keys (EVAL, SORT's BY/GET) are not checked.
 
 use std::collections::BTreeMap;
 

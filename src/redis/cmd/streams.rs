@@ -39,7 +39,9 @@ pub(super) const fn commands<C: From<Xread>>() -> [Spec<C>; 6] {
         Spec {
             name: "xgroup",
             arity: -2,
-            flags: Flags::WRITE_DENYOOM,
+            // Redis flags the subcommands, not the container: a replica does not refuse
+            // XGROUP CREATE here (subcommand flags are not modelled).
+            flags: Flags::READ,
             summary: "CREATE a consumer group (MKSTREAM); no other subcommand",
             handler: Handler::Keyspace(xgroup),
         },
