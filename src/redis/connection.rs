@@ -98,7 +98,9 @@ impl Reply {
             ),
             Reply::NullArray => Frame::Null,
             Reply::Set(members) => Frame::Array(members.into_iter().map(bulk).collect()),
-            Reply::Keyed(pairs) => Frame::Array(pairs.into_iter().map(|(k, v)| Frame::Array(vec![k, v])).collect()),
+            Reply::Keyed(pairs) => {
+                Frame::Array(pairs.into_iter().map(|(k, v)| Frame::Array(vec![k, v])).collect())
+            }
             Reply::Pushes(pushes) => Frame::Array(pushes.into_iter().map(Frame::Array).collect()),
             Reply::Replies(replies) => Frame::Array(replies.into_iter().map(Reply::into_resp2).collect()),
         }

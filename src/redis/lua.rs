@@ -519,7 +519,12 @@ impl RunningScript {
     /// `redis.acl_check_cmd(command, args…)`: whether the script's user may run the words
     /// (script_lua.c `luaRedisAclCheckCmdPermissionsCommand`).
     fn acl_check(&self, words: Variadic<Value>) -> mlua::Result<bool> {
-        let raise = |message: String| mlua::Error::external(RedisCallError { message, counted: false });
+        let raise = |message: String| {
+            mlua::Error::external(RedisCallError {
+                message,
+                counted: false,
+            })
+        };
         let words = command_words(&words).map_err(|message| raise(message.into()))?;
         let db = self.db.try_borrow().map_err(mlua::Error::external)?;
         let db = db.as_ref().ok_or_else(|| {

@@ -51,9 +51,18 @@ pub fn dataset_bytes(db: &Db) -> u64 {
                 Value::Stream(stream) => stream
                     .entries
                     .values()
-                    .map(|fields| fields.iter().map(|(f, v)| element(f.len() + v.len())).sum::<u64>())
+                    .map(|fields| {
+                        fields
+                            .iter()
+                            .map(|(f, v)| element(f.len() + v.len()))
+                            .sum::<u64>()
+                    })
                     .sum(),
-                Value::Set(set) => set.members().into_iter().map(|member| element(member.len())).sum(),
+                Value::Set(set) => set
+                    .members()
+                    .into_iter()
+                    .map(|member| element(member.len()))
+                    .sum(),
                 Value::SortedSet(set) => set
                     .iter()
                     .map(|(member, _)| element(member.len()) + SCORE_BYTES)

@@ -76,7 +76,9 @@ pub fn snapshot(db: &Db, now_ms: u64) -> Vec<u8> {
                     out.push(TYPE_SET);
                     string(&mut out, key);
                     length(&mut out, set.len() as u64);
-                    set.members().into_iter().for_each(|member| string(&mut out, member));
+                    set.members()
+                        .into_iter()
+                        .for_each(|member| string(&mut out, member));
                 }
                 Value::SortedSet(set) => {
                     out.push(TYPE_ZSET_2);

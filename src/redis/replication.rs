@@ -163,7 +163,9 @@ fn key_effect(database: &Database, key: &[u8], relative_to: Option<u64>) -> Vec<
         }
         Value::Stream(stream) => {
             let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
-            stream_rebuild(key, stream).into_iter().for_each(|command| bytes.extend(encode(command)));
+            stream_rebuild(key, stream)
+                .into_iter()
+                .for_each(|command| bytes.extend(encode(command)));
             return with_expiry(bytes, key, expiry);
         }
     };
@@ -182,7 +184,14 @@ fn stream_rebuild(key: &[u8], stream: &Stream) -> Vec<Vec<Vec<u8>>> {
         words
     });
     let groups = stream.groups.iter().map(|(name, group)| {
-        let words = [&b"XGROUP"[..], b"CREATE", key, name, &group.last_delivered.text(), b"MKSTREAM"];
+        let words = [
+            &b"XGROUP"[..],
+            b"CREATE",
+            key,
+            name,
+            &group.last_delivered.text(),
+            b"MKSTREAM",
+        ];
         words.map(<[u8]>::to_vec).to_vec()
     });
     entries.chain(groups).collect()

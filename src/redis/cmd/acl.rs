@@ -36,9 +36,28 @@ const DEFAULT_USER: &[u8] = b"default";
 
 /// The categories Redis 7.0 has (`ACL CAT`).
 const CATEGORIES: &[&str] = &[
-    "all", "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
+    "all",
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
 ];
 
 /// What a `+` or `-` rule names.
@@ -92,14 +111,17 @@ impl User {
                 }
                 Some((b'<', password)) => {
                     let at = self.passwords.iter().position(|p| p == password);
-                    let at = at.ok_or("The password you are trying to remove from the user does not exist")?;
+                    let at =
+                        at.ok_or("The password you are trying to remove from the user does not exist")?;
                     self.passwords.remove(at);
                 }
                 Some((b'~', pattern)) => {
                     if self.keys.iter().any(|p| p == b"*") {
-                        return Err("Adding a pattern after the * pattern (or the 'allkeys' flag) is not \
+                        return Err(
+                            "Adding a pattern after the * pattern (or the 'allkeys' flag) is not \
                                     valid and does not have any effect. Try 'resetkeys' to start with an \
-                                    empty list of patterns");
+                                    empty list of patterns",
+                        );
                     }
                     self.keys.push(pattern.to_vec());
                 }
@@ -120,7 +142,10 @@ impl User {
         let name = words[0].to_ascii_lowercase();
         let names = |target: &Target| match target {
             Target::Category(category) => {
-                category == "all" || categories.iter().any(|c| c.strip_prefix(b"@") == Some(category.as_bytes()))
+                category == "all"
+                    || categories
+                        .iter()
+                        .any(|c| c.strip_prefix(b"@") == Some(category.as_bytes()))
             }
             Target::Command(command, sub) => {
                 *command == name
@@ -129,8 +154,16 @@ impl User {
                         .is_none_or(|sub| words.get(1).is_some_and(|w| w.eq_ignore_ascii_case(sub)))
             }
         };
-        let allowed = self.rules.iter().rev().find(|(_, target)| names(target)).is_some_and(|(allow, _)| *allow);
-        allowed && key_words(words, keys).iter().all(|key| self.keys.iter().any(|p| glob_match(p, key)))
+        let allowed = self
+            .rules
+            .iter()
+            .rev()
+            .find(|(_, target)| names(target))
+            .is_some_and(|(allow, _)| *allow);
+        allowed
+            && key_words(words, keys)
+                .iter()
+                .all(|key| self.keys.iter().any(|p| glob_match(p, key)))
     }
 }
 
@@ -158,7 +191,11 @@ fn key_words(words: &[Vec<u8>], [first, last, step]: [i64; 3]) -> Vec<&[u8]> {
         return Vec::new();
     }
     let count = words.len() as i64;
-    let last = if last < 0 { count + last } else { last.min(count - 1) };
+    let last = if last < 0 {
+        count + last
+    } else {
+        last.min(count - 1)
+    };
     (first..=last)
         .step_by(step as usize)
         .filter_map(|at| words.get(at as usize).map(Vec::as_slice))
@@ -190,10 +227,12 @@ impl Users {
         let invalid = || "ERR Invalid command passed to redis.acl_check_cmd()".to_string();
         let name = words.first().ok_or_else(invalid)?.to_ascii_lowercase();
         let (categories, keys) = acl_facts(&name).ok_or_else(invalid)?;
-        Ok(match self.script_user.as_ref().and_then(|user| self.users.get(user)) {
-            None => true,
-            Some(user) => user.may_run(words, &categories, keys),
-        })
+        Ok(
+            match self.script_user.as_ref().and_then(|user| self.users.get(user)) {
+                None => true,
+                Some(user) => user.may_run(words, &categories, keys),
+            },
+        )
     }
 }
 
@@ -246,7 +285,9 @@ impl Acl {
                     }
                 }
                 if name == DEFAULT_USER {
-                    return Frame::Error("ERR ACL SETUSER of the default user is not modelled by locksim".into());
+                    return Frame::Error(
+                        "ERR ACL SETUSER of the default user is not modelled by locksim".into(),
+                    );
                 }
                 users.users.insert(name, changed);
                 super::ok()
@@ -255,7 +296,10 @@ impl Acl {
                 if names.iter().any(|name| name == DEFAULT_USER) {
                     return Frame::Error("ERR The 'default' user cannot be removed".into());
                 }
-                let removed = names.iter().filter(|name| users.users.remove(*name).is_some()).count();
+                let removed = names
+                    .iter()
+                    .filter(|name| users.users.remove(*name).is_some())
+                    .count();
                 Frame::Integer(removed as i64)
             }
             Acl::Users => {
@@ -279,7 +323,8 @@ mod tests {
 
     fn bob() -> Users {
         let mut users = Users::default();
-        let reply = Acl::SetUser(b"bob".to_vec(), words("on >123 +@scripting +set ~x*")).apply(&mut users, None);
+        let reply =
+            Acl::SetUser(b"bob".to_vec(), words("on >123 +@scripting +set ~x*")).apply(&mut users, None);
         assert_eq!(reply, super::super::ok());
         users.script_user = Some(b"bob".to_vec());
         users
@@ -291,9 +336,21 @@ mod tests {
         assert!(users.authenticates(b"bob", b"123"));
         assert!(!users.authenticates(b"bob", b"124"));
         assert_eq!(users.check_for_script(&words("set xx 1")), Ok(true));
-        assert_eq!(users.check_for_script(&words("hset xx f 1")), Ok(false), "no such command rule");
-        assert_eq!(users.check_for_script(&words("set yy 1")), Ok(false), "no such key pattern");
-        assert_eq!(users.check_for_script(&words("eval x 0")), Ok(true), "in @scripting");
+        assert_eq!(
+            users.check_for_script(&words("hset xx f 1")),
+            Ok(false),
+            "no such command rule"
+        );
+        assert_eq!(
+            users.check_for_script(&words("set yy 1")),
+            Ok(false),
+            "no such key pattern"
+        );
+        assert_eq!(
+            users.check_for_script(&words("eval x 0")),
+            Ok(true),
+            "in @scripting"
+        );
         assert!(users.check_for_script(&words("invalid-cmd arg")).is_err());
     }
 

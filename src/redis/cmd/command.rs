@@ -183,7 +183,12 @@ pub(crate) fn acl_facts(name: &[u8]) -> Option<(Vec<&'static [u8]>, [i64; 3])> {
         .map(|(start, end)| &DESCRIPTIONS[start..end])
         .find(|entry| entry_name(entry) == Some(name))?;
     let fields = children(entry, 0)?;
-    let number = |at: usize| fields.get(at).and_then(|(start, _)| header(entry, *start)).map(|h| h.1);
+    let number = |at: usize| {
+        fields
+            .get(at)
+            .and_then(|(start, _)| header(entry, *start))
+            .map(|h| h.1)
+    };
     let keys = [number(FIRST_KEY)?, number(FIRST_KEY + 1)?, number(FIRST_KEY + 2)?];
     Some((acl_categories(entry), keys))
 }

@@ -13,7 +13,9 @@ use std::sync::LazyLock;
 
 use super::error::ReplyError;
 use super::spec::{Flags, Spec};
-use super::{Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
+use super::{
+    Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings,
+};
 use super::{sets, sort, streams, transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
@@ -90,7 +92,9 @@ pub(super) enum Rejection {
 
 /// The commands whose first argument is a subcommand: Redis names their requests
 /// `name|sub` (in errors, CLIENT LIST's `cmd=`, INFO commandstats).
-const CONTAINERS: &[&str] = &["acl", "client", "command", "config", "function", "pubsub", "script", "xgroup"];
+const CONTAINERS: &[&str] = &[
+    "acl", "client", "command", "config", "function", "pubsub", "script", "xgroup",
+];
 
 /// A request's command, looked up once: the server names the request by it, then parses
 /// the request with it.

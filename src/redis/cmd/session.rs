@@ -238,7 +238,13 @@ impl Hello {
     /// Authenticates (only the `default` user exists, its password the node's
     /// `requirepass`), names the connection, switches protocol, then replies with the server
     /// map in the new protocol. A connection not yet authenticated must authenticate here.
-    pub(crate) fn apply(self, session: &mut Session, replica: bool, requirepass: &str, users: &Users) -> Reply {
+    pub(crate) fn apply(
+        self,
+        session: &mut Session,
+        replica: bool,
+        requirepass: &str,
+        users: &Users,
+    ) -> Reply {
         if let Some((user, password)) = &self.auth {
             if let Err(error) = authenticate(session, requirepass, Some(user), password, users) {
                 return Frame::from(error).into();

@@ -60,8 +60,14 @@ pub(super) const fn commands<C>() -> [Spec<C>; 6] {
 
 fn sadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    let set = db.write::<Set>(&key, true, now_ms)?.ok_or_else(ReplyError::syntax)?;
-    let added = args.rest().into_iter().filter(|member| set.insert(member.clone())).count();
+    let set = db
+        .write::<Set>(&key, true, now_ms)?
+        .ok_or_else(ReplyError::syntax)?;
+    let added = args
+        .rest()
+        .into_iter()
+        .filter(|member| set.insert(member.clone()))
+        .count();
     Ok(Frame::Integer(added as i64).into())
 }
 
@@ -77,14 +83,18 @@ fn srem(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 
 fn smembers(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
-    let members = db.read::<Set>(&key, now_ms)?.map(|set| set.members().into_iter().map(<[u8]>::to_vec));
+    let members = db
+        .read::<Set>(&key, now_ms)?
+        .map(|set| set.members().into_iter().map(<[u8]>::to_vec));
     Ok(Reply::Set(members.map(Iterator::collect).unwrap_or_default()))
 }
 
 fn sismember(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let member = args.next_bytes()?;
-    let found = db.read::<Set>(&key, now_ms)?.is_some_and(|set| set.contains(&member));
+    let found = db
+        .read::<Set>(&key, now_ms)?
+        .is_some_and(|set| set.contains(&member));
     Ok(Frame::Integer(i64::from(found)).into())
 }
 
@@ -129,7 +139,11 @@ fn spop(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     db.drop_if_empty(&key);
     Ok(match count {
         Some(_) => Reply::Set(popped),
-        None => popped.into_iter().next().map_or(Frame::Null, Frame::BulkString).into(),
+        None => popped
+            .into_iter()
+            .next()
+            .map_or(Frame::Null, Frame::BulkString)
+            .into(),
     })
 }
 

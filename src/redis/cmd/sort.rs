@@ -101,7 +101,8 @@ impl Sort {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
-        self.run(db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
+        self.run(db, now_ms)
+            .unwrap_or_else(|error| Frame::from(error).into())
     }
 
     fn run(self, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
@@ -160,7 +161,9 @@ impl Sort {
             }
         }
         let Some(destination) = store else {
-            let frames = output.into_iter().map(|value| value.map_or(Frame::Null, Frame::BulkString));
+            let frames = output
+                .into_iter()
+                .map(|value| value.map_or(Frame::Null, Frame::BulkString));
             return Ok(Frame::Array(frames.collect()).into());
         };
         let stored = output.len() as i64;
@@ -189,7 +192,13 @@ fn range(limit: Option<(i64, i64)>, len: i64) -> (i64, i64) {
 
 /// Reads each element's weight: its own value, or the value `by` names; numbers unless
 /// `alpha`. A missing weight key weighs 0 (or sorts first with ALPHA).
-fn weigh(elements: &mut [Element], by: Option<&[u8]>, alpha: bool, db: &mut Db, now_ms: u64) -> Result<(), ReplyError> {
+fn weigh(
+    elements: &mut [Element],
+    by: Option<&[u8]>,
+    alpha: bool,
+    db: &mut Db,
+    now_ms: u64,
+) -> Result<(), ReplyError> {
     let mut unreadable = false;
     for element in elements.iter_mut() {
         let weight = match by {
@@ -211,7 +220,9 @@ fn weigh(elements: &mut [Element], by: Option<&[u8]>, alpha: bool, db: &mut Db, 
         }
     }
     if unreadable {
-        return Err(ReplyError("ERR One or more scores can't be converted into double".into()));
+        return Err(ReplyError(
+            "ERR One or more scores can't be converted into double".into(),
+        ));
     }
     Ok(())
 }
@@ -249,7 +260,10 @@ fn by_pattern(db: &mut Db, pattern: &[u8], element: &[u8], now_ms: u64) -> Optio
     }
     let star = pattern.iter().position(|&b| b == b'*')?;
     let after = &pattern[star + 1..];
-    let arrow = after.windows(2).position(|w| w == b"->").filter(|&at| at + 2 < after.len());
+    let arrow = after
+        .windows(2)
+        .position(|w| w == b"->")
+        .filter(|&at| at + 2 < after.len());
     let (suffix, field) = match arrow {
         Some(at) => (&after[..at], Some(&after[at + 2..])),
         None => (after, None),

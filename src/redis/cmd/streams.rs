@@ -91,12 +91,20 @@ fn xadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
     let key = args.next_bytes()?;
     let mut words = args.rest();
     let mut create = true;
-    if words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"nomkstream")) {
+    if words
+        .first()
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"nomkstream"))
+    {
         create = false;
         words.remove(0);
     }
-    if words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"maxlen") || w.eq_ignore_ascii_case(b"minid")) {
-        return Err(ReplyError("ERR XADD trimming (MAXLEN, MINID) is not modelled by locksim".into()));
+    if words
+        .first()
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"maxlen") || w.eq_ignore_ascii_case(b"minid"))
+    {
+        return Err(ReplyError(
+            "ERR XADD trimming (MAXLEN, MINID) is not modelled by locksim".into(),
+        ));
     }
     let Some((id, pairs)) = words.split_first() else {
         return Err(ReplyError::wrong_arity("xadd"));
@@ -109,7 +117,9 @@ fn xadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
         id => Some(parse_id(id, 0)?),
     };
     if asked == Some(StreamId::default()) {
-        return Err(ReplyError("ERR The ID specified in XADD must be greater than 0-0".into()));
+        return Err(ReplyError(
+            "ERR The ID specified in XADD must be greater than 0-0".into(),
+        ));
     }
     let Some(stream) = db.write::<Stream>(&key, create, now_ms)? else {
         return Ok(Frame::Null.into());
@@ -126,7 +136,10 @@ fn xadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
             ReplyError("ERR The stream has exhausted the last possible ID, unable to add more items".into())
         })?,
     };
-    let fields: Fields = pairs.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone())).collect();
+    let fields: Fields = pairs
+        .chunks(2)
+        .map(|pair| (pair[0].clone(), pair[1].clone()))
+        .collect();
     stream.entries.insert(id, fields);
     stream.last_id = id;
     Ok(Frame::BulkString(id.text()).into())
@@ -153,7 +166,10 @@ fn xrange(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
         word => parse_id(word, 0)?,
     };
     let end = match args.next_bytes()?.as_slice() {
-        b"+" => StreamId { ms: u64::MAX, seq: u64::MAX },
+        b"+" => StreamId {
+            ms: u64::MAX,
+            seq: u64::MAX,
+        },
         word => parse_id(word, u64::MAX)?,
     };
     let count = match args.rest().as_slice() {
@@ -167,7 +183,10 @@ fn xrange(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
     if start > end {
         return Ok(Frame::Array(Vec::new()).into());
     }
-    let entries = stream.entries.range(start..=end).take(count.unwrap_or(usize::MAX));
+    let entries = stream
+        .entries
+        .range(start..=end)
+        .take(count.unwrap_or(usize::MAX));
     Ok(Frame::Array(entries.map(|(id, fields)| entry_frame(*id, fields)).collect()).into())
 }
 
@@ -356,7 +375,8 @@ impl Xread {
     }
 
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
-        self.run(db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
+        self.run(db, now_ms)
+            .unwrap_or_else(|error| Frame::from(error).into())
     }
 
     fn run(&self, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
@@ -388,7 +408,9 @@ impl Xread {
                 (None, ReadFrom::After(after)) => entry_frames(stream.after(after, options.count)),
                 (Some(_), ReadFrom::Last) => continue,
                 (Some((name, consumer)), ReadFrom::New) => {
-                    let Some(group) = stream.groups.get(name) else { continue };
+                    let Some(group) = stream.groups.get(name) else {
+                        continue;
+                    };
                     let fresh: Vec<(StreamId, Fields)> = stream
                         .after(group.last_delivered, options.count)
                         .into_iter()
@@ -400,12 +422,21 @@ impl Xread {
                     if let Some(group) = stream.groups.get_mut(name) {
                         deliver(group, consumer, &fresh, options.noack);
                     }
-                    fresh.iter().map(|(id, fields)| entry_frame(*id, fields)).collect()
+                    fresh
+                        .iter()
+                        .map(|(id, fields)| entry_frame(*id, fields))
+                        .collect()
                 }
                 (Some((group, consumer)), ReadFrom::After(after)) => {
-                    let Some(group) = stream.groups.get_mut(group) else { continue };
+                    let Some(group) = stream.groups.get_mut(group) else {
+                        continue;
+                    };
                     remember(group, consumer);
-                    let limit = if options.count == 0 { usize::MAX } else { options.count };
+                    let limit = if options.count == 0 {
+                        usize::MAX
+                    } else {
+                        options.count
+                    };
                     let pending = group.pending.range(after.next().unwrap_or(after)..);
                     let history = pending.filter(|(_, owner)| *owner == consumer).take(limit);
                     history
@@ -436,7 +467,10 @@ impl Xread {
 }
 
 fn entry_frames(entries: Vec<(StreamId, &Fields)>) -> Vec<Frame> {
-    entries.into_iter().map(|(id, fields)| entry_frame(id, fields)).collect()
+    entries
+        .into_iter()
+        .map(|(id, fields)| entry_frame(id, fields))
+        .collect()
 }
 
 /// Adds `consumer` to the group's consumers if it is new.

@@ -58,7 +58,11 @@ impl Stream {
             return Vec::new();
         };
         let limit = if count == 0 { usize::MAX } else { count };
-        self.entries.range(from..).take(limit).map(|(id, fields)| (*id, fields)).collect()
+        self.entries
+            .range(from..)
+            .take(limit)
+            .map(|(id, fields)| (*id, fields))
+            .collect()
     }
 }
 
@@ -70,7 +74,14 @@ mod tests {
     fn the_id_after_the_last_sequence_is_the_next_millisecond() {
         let id = StreamId { ms: 5, seq: u64::MAX };
         assert_eq!(id.next(), Some(StreamId { ms: 6, seq: 0 }));
-        assert_eq!(StreamId { ms: u64::MAX, seq: u64::MAX }.next(), None);
+        assert_eq!(
+            StreamId {
+                ms: u64::MAX,
+                seq: u64::MAX
+            }
+            .next(),
+            None
+        );
         assert_eq!(StreamId { ms: 1, seq: 2 }.text(), b"1-2");
     }
 }
