@@ -44,6 +44,11 @@ pub enum Reply {
     /// No array (a blocking pop's timeout, a counted pop of a missing list): `*-1` in
     /// RESP2, `_` in RESP3.
     NullArray,
+    /// A set's members (SMEMBERS, SPOP with a count): `~N` in RESP3, an array in RESP2.
+    Set(Vec<Vec<u8>>),
+    /// Values by key (XREAD's streams): `%N` in RESP3, an array of `[key, value]` pairs in
+    /// RESP2.
+    Keyed(Vec<(Frame, Frame)>),
     /// Out-of-band messages (pub/sub confirmations and messages), one after another: each
     /// a `>N` push frame in RESP3, an array in RESP2.
     Pushes(Vec<Vec<Frame>>),
@@ -92,6 +97,10 @@ impl Reply {
                     .collect(),
             ),
             Reply::NullArray => Frame::Null,
+            Reply::Set(members) => Frame::Array(members.into_iter().map(bulk).collect()),
+            Reply::Keyed(pairs) => {
+                Frame::Array(pairs.into_iter().map(|(k, v)| Frame::Array(vec![k, v])).collect())
+            }
             Reply::Pushes(pushes) => Frame::Array(pushes.into_iter().map(Frame::Array).collect()),
             Reply::Replies(replies) => Frame::Array(replies.into_iter().map(Reply::into_resp2).collect()),
         }
@@ -117,7 +126,15 @@ impl Reply {
                     encode_frame(value, protocol, out);
                 }
             }
-            (Reply::Map(pairs), Protocol::Resp3) => {
+            (Reply::Keyed(pairs), Protocol::Resp2) => {
+                push_line(out, b'*', pairs.len() as i64);
+                for (key, value) in pairs {
+                    out.extend(b"*2\r\n");
+                    encode_frame(key, protocol, out);
+                    encode_frame(value, protocol, out);
+                }
+            }
+            (Reply::Map(pairs) | Reply::Keyed(pairs), Protocol::Resp3) => {
                 out.extend(format!("%{}\r\n", pairs.len()).as_bytes());
                 for (key, value) in pairs {
                     encode_frame(key, protocol, out);
@@ -158,6 +175,16 @@ impl Reply {
             }
             (Reply::NullArray, Protocol::Resp2) => out.extend(b"*-1\r\n"),
             (Reply::NullArray, Protocol::Resp3) => out.extend(b"_\r\n"),
+            (Reply::Set(members), _) => {
+                let prefix = match protocol {
+                    Protocol::Resp2 => b'*',
+                    Protocol::Resp3 => b'~',
+                };
+                push_line(out, prefix, members.len() as i64);
+                for member in members {
+                    encode_frame(&Frame::BulkString(member.clone()), protocol, out);
+                }
+            }
             (Reply::Replies(replies), _) => {
                 push_line(out, b'*', replies.len() as i64);
                 for reply in replies {

@@ -18,8 +18,17 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::cmd::acl::Users;
 use super::cmd::error::ReplyError;
 use super::subscriptions::PubSub;
+
+mod set;
+mod stream;
+pub use set::Set;
+pub use stream::{Fields, Group, Stream, StreamId};
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;
@@ -103,6 +112,8 @@ pub enum Value {
     Hash(Hash),
     List(VecDeque<Vec<u8>>),
     SortedSet(SortedSet),
+    Set(Set),
+    Stream(Stream),
 }
 
 /// The types, as TYPE names them.
@@ -112,6 +123,8 @@ pub enum Kind {
     Hash,
     List,
     SortedSet,
+    Set,
+    Stream,
 }
 
 impl Kind {
@@ -122,6 +135,8 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::List => "list",
             Kind::SortedSet => "zset",
+            Kind::Set => "set",
+            Kind::Stream => "stream",
         }
     }
 }
@@ -133,6 +148,8 @@ impl Value {
             Value::Hash(_) => Kind::Hash,
             Value::List(_) => Kind::List,
             Value::SortedSet(_) => Kind::SortedSet,
+            Value::Set(_) => Kind::Set,
+            Value::Stream(_) => Kind::Stream,
         }
     }
 
@@ -143,16 +160,20 @@ impl Value {
             Kind::Hash => Value::Hash(Hash::new()),
             Kind::List => Value::List(VecDeque::new()),
             Kind::SortedSet => Value::SortedSet(SortedSet::default()),
+            Kind::Set => Value::Set(Set::default()),
+            Kind::Stream => Value::Stream(Stream::default()),
         }
     }
 
     /// Whether it is a collection with nothing left (Redis deletes such keys).
     fn is_empty_collection(&self) -> bool {
         match self {
-            Value::String(_) => false,
+            // A stream stays, empty, as Redis keeps it (its groups live on it).
+            Value::String(_) | Value::Stream(_) => false,
             Value::Hash(hash) => hash.is_empty(),
             Value::List(list) => list.is_empty(),
             Value::SortedSet(set) => set.is_empty(),
+            Value::Set(set) => set.is_empty(),
         }
     }
 
@@ -201,6 +222,8 @@ macro_rules! typed {
 typed!(Hash, Hash);
 typed!(VecDeque<Vec<u8>>, List);
 typed!(SortedSet, SortedSet);
+typed!(Set, Set);
+typed!(Stream, Stream);
 
 /// A stored value and its absolute expiry time (node wall clock, ms), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -485,6 +508,12 @@ pub struct Db {
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
+    /// Where SPOP's choices come from: a generator of the node's own, started the same
+    /// way on every node, so a run's draws repeat (no lock client pops from sets).
+    pub draws: ChaCha8Rng,
+    /// The ACL users, beside the keys because a script's `redis.acl_check_cmd` reaches
+    /// only the keyspace.
+    pub users: Users,
 }
 
 impl Default for Db {
@@ -493,6 +522,8 @@ impl Default for Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
             pubsub: PubSub::default(),
+            draws: ChaCha8Rng::seed_from_u64(0),
+            users: Users::default(),
         }
     }
 }

@@ -251,6 +251,9 @@ impl Scripts {
                 Ok(reply) => frame_to_lua(lua, reply),
                 Err(error) => error.into_table(lua),
             })?;
+        let script = running.clone();
+        let acl_check = lua.create_function(move |_, words: Variadic<Value>| script.acl_check(words))?;
+        bridge.set("acl_check", acl_check)?;
         let on_error = lua.create_function(|lua, reason: Value| {
             let info = lua.create_table()?;
             info.raw_set("reason", reason)?;
@@ -465,21 +468,10 @@ impl RunningScript {
                 counted: false,
             }))
         };
-        if words.is_empty() {
-            return refused("ERR Please specify at least one argument for this redis lib call");
-        }
-        let mut command = Vec::with_capacity(words.len());
-        for word in words.iter() {
-            command.push(match word {
-                Value::String(text) => text.as_bytes().to_vec(),
-                // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of Lua's
-                // `string.format` would need stack room that a call with 7999 arguments (all
-                // Lua 5.1 gives a C function) does not leave.
-                Value::Integer(n) => format_g(*n as f64, 17).into_bytes(),
-                Value::Number(x) => format_g(*x, 17).into_bytes(),
-                _ => return refused("ERR Lua redis lib command arguments must be strings or integers"),
-            });
-        }
+        let command = match command_words(&words) {
+            Ok(command) => command,
+            Err(message) => return refused(message),
+        };
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
         let db = db
             .as_mut()
@@ -523,6 +515,44 @@ impl RunningScript {
             counted: true,
         }))
     }
+
+    /// `redis.acl_check_cmd(command, args…)`: whether the script's user may run the words
+    /// (script_lua.c `luaRedisAclCheckCmdPermissionsCommand`).
+    fn acl_check(&self, words: Variadic<Value>) -> mlua::Result<bool> {
+        let raise = |message: String| {
+            mlua::Error::external(RedisCallError {
+                message,
+                counted: false,
+            })
+        };
+        let words = command_words(&words).map_err(|message| raise(message.into()))?;
+        let db = self.db.try_borrow().map_err(mlua::Error::external)?;
+        let db = db.as_ref().ok_or_else(|| {
+            raise("ERR redis.acl_check_cmd can only be called inside a script invocation".into())
+        })?;
+        db.users.check_for_script(&words).map_err(raise)
+    }
+}
+
+/// The arguments of a `redis.call` (or `redis.acl_check_cmd`) as a command's words, or the
+/// library's refusal.
+fn command_words(words: &Variadic<Value>) -> Result<Vec<Vec<u8>>, &'static str> {
+    if words.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut command = Vec::with_capacity(words.len());
+    for word in words.iter() {
+        command.push(match word {
+            Value::String(text) => text.as_bytes().to_vec(),
+            // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of Lua's
+            // `string.format` would need stack room that a call with 7999 arguments (all
+            // Lua 5.1 gives a C function) does not leave.
+            Value::Integer(n) => format_g(*n as f64, 17).into_bytes(),
+            Value::Number(x) => format_g(*x, 17).into_bytes(),
+            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
+        });
+    }
+    Ok(command)
 }
 
 /// `redis.REDIS_VERSION_NUM`: major, minor and patch in one byte each (7.0.15 → 0x07000f).

@@ -48,6 +48,21 @@ pub fn dataset_bytes(db: &Db) -> u64 {
                 Value::String(bytes) => bytes.len() as u64,
                 Value::Hash(fields) => fields.iter().map(|(f, v)| element(f.len() + v.len())).sum(),
                 Value::List(items) => items.iter().map(|item| element(item.len())).sum(),
+                Value::Stream(stream) => stream
+                    .entries
+                    .values()
+                    .map(|fields| {
+                        fields
+                            .iter()
+                            .map(|(f, v)| element(f.len() + v.len()))
+                            .sum::<u64>()
+                    })
+                    .sum(),
+                Value::Set(set) => set
+                    .members()
+                    .into_iter()
+                    .map(|member| element(member.len()))
+                    .sum(),
                 Value::SortedSet(set) => set
                     .iter()
                     .map(|(member, _)| element(member.len()) + SCORE_BYTES)

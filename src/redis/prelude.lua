@@ -43,6 +43,7 @@ redis.status_reply = function(...)
   return { ok = text }
 end
 redis.sha1hex = bridge.sha1hex
+redis.acl_check_cmd = bridge.acl_check
 -- Logging goes nowhere; effects replication is the only mode, as in Redis 7.0; RESP3
 -- conversion of script replies is not modelled (setresp accepts and ignores it).
 redis.log = function() end

@@ -2,7 +2,7 @@
 //! (`redis-server --replicaof` pointed at `locksim serve`). Our own replicas take their
 //! snapshot as commands ([`super::replication`]); a real one reads only RDB, and without
 //! one it loops on sync errors. Written as Redis 7.0 writes version 10, with the value
-//! encodings every later version still loads: plain strings, `RDB_TYPE_LIST`,
+//! encodings every later version still loads: plain strings, `RDB_TYPE_LIST`, `RDB_TYPE_SET`,
 //! `RDB_TYPE_HASH` and `RDB_TYPE_ZSET_2` (binary doubles), each key's expiry in
 //! milliseconds, one `SELECTDB` per non-empty database, and the CRC-64 trailer.
 
@@ -17,6 +17,7 @@ const OPCODE_SELECTDB: u8 = 0xFE;
 const OPCODE_EOF: u8 = 0xFF;
 const TYPE_STRING: u8 = 0;
 const TYPE_LIST: u8 = 1;
+const TYPE_SET: u8 = 2;
 const TYPE_HASH: u8 = 4;
 const TYPE_ZSET_2: u8 = 5;
 
@@ -31,6 +32,9 @@ pub fn snapshot(db: &Db, now_ms: u64) -> Vec<u8> {
         let live: Vec<_> = database
             .entries()
             .filter(|(_, entry)| entry.is_live(now_ms))
+            // Streams are not written: RDB's stream encoding (listpacks in a radix tree)
+            // is not modelled.
+            .filter(|(_, entry)| !matches!(entry.value, Value::Stream(_)))
             .collect();
         if live.is_empty() {
             continue;
@@ -66,6 +70,15 @@ pub fn snapshot(db: &Db, now_ms: u64) -> Vec<u8> {
                         string(&mut out, field);
                         string(&mut out, value);
                     }
+                }
+                Value::Stream(_) => {}
+                Value::Set(set) => {
+                    out.push(TYPE_SET);
+                    string(&mut out, key);
+                    length(&mut out, set.len() as u64);
+                    set.members()
+                        .into_iter()
+                        .for_each(|member| string(&mut out, member));
                 }
                 Value::SortedSet(set) => {
                     out.push(TYPE_ZSET_2);

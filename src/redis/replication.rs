@@ -24,7 +24,7 @@ use tokio::sync::{Notify, mpsc};
 use super::Frame;
 use super::connection::format_double;
 use super::connection::{Protocol, Reply};
-use super::db::{DATABASES, Database, Db, KeyspaceChanges, Value};
+use super::db::{DATABASES, Database, Db, KeyspaceChanges, Stream, Value};
 use super::request::{Parsed, build as request, parse};
 
 /// Opens connections to other nodes (a replica to its master).
@@ -157,10 +157,48 @@ fn key_effect(database: &Database, key: &[u8], relative_to: Option<u64>) -> Vec<
             );
             b"ZADD"
         }
+        Value::Set(set) => {
+            words.extend(set.members().into_iter().map(<[u8]>::to_vec));
+            b"SADD"
+        }
+        Value::Stream(stream) => {
+            let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
+            stream_rebuild(key, stream)
+                .into_iter()
+                .for_each(|command| bytes.extend(encode(command)));
+            return with_expiry(bytes, key, expiry);
+        }
     };
     words.insert(0, rebuild.to_vec());
     let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
     bytes.extend(encode(words));
+    with_expiry(bytes, key, expiry)
+}
+
+/// The commands that rebuild a stream: its entries (XADD with their IDs), then its groups
+/// (XGROUP CREATE at what each delivered; what is pending is not carried).
+fn stream_rebuild(key: &[u8], stream: &Stream) -> Vec<Vec<Vec<u8>>> {
+    let entries = stream.entries.iter().map(|(id, fields)| {
+        let mut words = vec![b"XADD".to_vec(), key.to_vec(), id.text()];
+        words.extend(fields.iter().flat_map(|(f, v)| [f.clone(), v.clone()]));
+        words
+    });
+    let groups = stream.groups.iter().map(|(name, group)| {
+        let words = [
+            &b"XGROUP"[..],
+            b"CREATE",
+            key,
+            name,
+            &group.last_delivered.text(),
+            b"MKSTREAM",
+        ];
+        words.map(<[u8]>::to_vec).to_vec()
+    });
+    entries.chain(groups).collect()
+}
+
+/// `bytes` followed by the command that sets the key's `expiry` (see [`key_effect`]).
+fn with_expiry(mut bytes: Vec<u8>, key: &[u8], expiry: Option<(Vec<u8>, bool)>) -> Vec<u8> {
     if let Some((time, absolute)) = expiry {
         let command: &[u8] = if absolute { b"PEXPIREAT" } else { b"PEXPIRE" };
         bytes.extend(encode(vec![command.to_vec(), key.to_vec(), time]));

@@ -65,6 +65,8 @@ impl ErrorStats {
             | Reply::Double(_)
             | Reply::Scored(_)
             | Reply::NullArray
+            | Reply::Set(_)
+            | Reply::Keyed(_)
             | Reply::Pushes(_) => {}
         }
     }

@@ -56,6 +56,6 @@ fn token_of(value: &Value) -> &[u8] {
     match value {
         Value::String(bytes) => bytes,
         Value::Hash(fields) => fields.first().map_or(&[][..], |(field, _)| field),
-        Value::List(_) | Value::SortedSet(_) => &[],
+        Value::List(_) | Value::SortedSet(_) | Value::Set(_) | Value::Stream(_) => &[],
     }
 }

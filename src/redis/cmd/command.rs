@@ -173,6 +173,26 @@ fn entry_name(entry: &[u8]) -> Option<&[u8]> {
     bulk_text(&entry[start..end])
 }
 
+/// What ACL checks read of the Redis 7.0 command `name` (lower-case), if Redis has one: its
+/// categories (`@write`…) and its keys' positions (COMMAND INFO's first key, last key and
+/// step: 0 for none, a negative last counted from the end).
+pub(crate) fn acl_facts(name: &[u8]) -> Option<(Vec<&'static [u8]>, [i64; 3])> {
+    const FIRST_KEY: usize = 3;
+    let entry = children(DESCRIPTIONS, 0)?
+        .into_iter()
+        .map(|(start, end)| &DESCRIPTIONS[start..end])
+        .find(|entry| entry_name(entry) == Some(name))?;
+    let fields = children(entry, 0)?;
+    let number = |at: usize| {
+        fields
+            .get(at)
+            .and_then(|(start, _)| header(entry, *start))
+            .map(|h| h.1)
+    };
+    let keys = [number(FIRST_KEY)?, number(FIRST_KEY + 1)?, number(FIRST_KEY + 2)?];
+    Some((acl_categories(entry), keys))
+}
+
 /// The ACL categories of a COMMAND INFO entry (its seventh element), as `@name` words.
 fn acl_categories(entry: &[u8]) -> Vec<&[u8]> {
     const CATEGORIES: usize = 6;

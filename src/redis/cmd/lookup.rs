@@ -13,15 +13,20 @@ use std::sync::LazyLock;
 
 use super::error::ReplyError;
 use super::spec::{Flags, Spec};
-use super::{Command, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings};
-use super::{transactions, zsets};
+use super::{
+    Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings,
+};
+use super::{sets, sort, streams, transactions, zsets};
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
 pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("strings", &strings::commands::<Command>()),
     ("keys", &keys::commands::<Command>()),
     ("hashes", &hashes::commands::<Command>()),
+    ("sets", &sets::commands::<Command>()),
     ("sorted sets", &zsets::commands::<Command>()),
+    ("sort", &sort::commands::<Command>()),
+    ("streams", &streams::commands::<Command>()),
     ("geo", &geo::commands::<Command>()),
     ("lists", &lists::commands::<Command>()),
     ("pub/sub", &pubsub::commands::<Command>()),
@@ -29,6 +34,7 @@ pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
     ("scripting", &scripting::commands::<Command>()),
     ("server", &server::commands::<Command>()),
     ("connection", &session::commands::<Command>()),
+    ("acl", &acl::commands::<Command>()),
     ("replication", &replication::commands::<Command>()),
 ];
 
@@ -86,7 +92,9 @@ pub(super) enum Rejection {
 
 /// The commands whose first argument is a subcommand: Redis names their requests
 /// `name|sub` (in errors, CLIENT LIST's `cmd=`, INFO commandstats).
-const CONTAINERS: &[&str] = &["client", "command", "config", "function", "pubsub", "script"];
+const CONTAINERS: &[&str] = &[
+    "acl", "client", "command", "config", "function", "pubsub", "script", "xgroup",
+];
 
 /// A request's command, looked up once: the server names the request by it, then parses
 /// the request with it.

@@ -7,6 +7,7 @@
 //! frames, so a command's wire format lives in one place. Errors are worded exactly as
 //! Redis 7.0 words them.
 
+pub(crate) mod acl;
 pub mod clients;
 pub mod command;
 #[cfg(test)]
@@ -22,11 +23,15 @@ mod replication;
 mod scripting;
 mod server;
 pub(crate) mod session;
+mod sets;
+mod sort;
 mod spec;
+mod streams;
 mod strings;
 pub(crate) mod transactions;
 mod zsets;
 
+pub use acl::Acl;
 pub use clients::{Client, Clients, Connected, Link};
 pub use command::Describe;
 pub use error::{CallRules, ReplyError, Writes};
@@ -39,6 +44,8 @@ pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
 pub use session::{Auth, Hello, Quit, Reset, Select, Session, Transaction};
+pub use sort::Sort;
+pub use streams::Xread;
 pub use strings::{Condition, Get, Getrange, Incr, Incrby, Set, SetExpiry, SetGet, Setnx};
 pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 
@@ -169,7 +176,10 @@ commands!(
     Info(Info),
     Psync(Psync),
     Replconf(Replconf),
-    BlockingPop(BlockingPop);
+    BlockingPop(BlockingPop),
+    Sort(Sort),
+    Acl(Acl),
+    Xread(Xread);
 
     // Without a family type of their own:
     Multi,
@@ -259,7 +269,12 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
     }
     let name = lookup.name(&words).into_owned();
     let refused = match Command::from_script_words(words, lookup, rules) {
-        Ok((command, flags)) => {
+        Ok((mut command, flags)) => {
+            match &mut command {
+                Command::Sort(sort) => sort.from_script = true,
+                Command::Xread(read) => read.from_script = true,
+                _ => {}
+            }
             let reply = command.apply_to_db(db, now_ms).into_resp2();
             return Called::Ran {
                 name,
@@ -486,13 +501,19 @@ impl Command {
     /// closes the connection after QUIT's reply (see `server.rs`).
     pub fn apply(self, node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         node.db.select(session.db);
+        // Whose permissions a script's `redis.acl_check_cmd` checks.
+        node.db.users.script_user.clone_from(&session.user);
         let reply = match self {
-            Command::Auth(cmd) => cmd.apply(session, node.config.value("requirepass")).into(),
+            Command::Auth(cmd) => cmd
+                .apply(session, node.config.value("requirepass"), &node.db.users)
+                .into(),
             Command::Hello(cmd) => cmd.apply(
                 session,
                 node.replication.is_replica(),
                 node.config.value("requirepass"),
+                &node.db.users,
             ),
+            Command::Acl(cmd) => cmd.apply(&mut node.db.users, session.user.as_deref()).into(),
             Command::Client(cmd) => cmd.apply(
                 session,
                 &mut node.clients,
@@ -572,6 +593,8 @@ impl Command {
             Command::Flushall(cmd) => cmd.apply(db).into(),
             Command::BlockingPop(cmd) => cmd.apply(db, now_ms),
             Command::Keyspace(call) => call.apply(db, now_ms),
+            Command::Sort(cmd) => cmd.apply(db, now_ms),
+            Command::Xread(cmd) => cmd.apply(db, now_ms),
             Command::Auth(_)
             | Command::Hello(_)
             | Command::Client(_)
@@ -597,6 +620,7 @@ impl Command {
             | Command::Info(_)
             | Command::Config(_)
             | Command::Snapshot(_)
+            | Command::Acl(_)
             | Command::Psync(_)
             | Command::Replconf(_) => Frame::from(ReplyError::not_from_script()).into(),
         }

@@ -3,6 +3,7 @@
 //! KILL, the node's other connections). With `requirepass` set, a connection must
 //! authenticate (AUTH, HELLO AUTH) before any command but these.
 
+use super::acl::Users;
 use super::clients::Client;
 use super::error::ReplyError;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
@@ -84,6 +85,8 @@ pub struct Session {
     /// Whether the connection may run commands while the node has a `requirepass`: it
     /// authenticated, or it opened (or sent RESET) while the node had none.
     pub authenticated: bool,
+    /// The ACL user AUTH logged in as, other than the default user (`None`).
+    pub user: Option<Vec<u8>>,
 }
 
 /// The commands Redis flags `no_auth`: a connection may send them before authenticating.
@@ -96,12 +99,14 @@ pub(super) fn refusal_before_auth(name: &str) -> Option<ReplyError> {
 
 /// Authenticates the connection as `user` (the default user when `None`) with `password`,
 /// against the node's `requirepass` (none: the default user takes any password, as Redis's
-/// `nopass` user does). A failure leaves an authenticated connection authenticated.
+/// `nopass` user does), or as a user ACL SETUSER made. A failure leaves an authenticated
+/// connection authenticated.
 fn authenticate(
     session: &mut Session,
     requirepass: &str,
     user: Option<&[u8]>,
     password: &[u8],
+    users: &Users,
 ) -> Result<(), ReplyError> {
     if user.is_none() && requirepass.is_empty() {
         return Err(ReplyError(
@@ -113,6 +118,12 @@ fn authenticate(
     let default_user = user.is_none_or(|user| user == b"default");
     if default_user && (requirepass.is_empty() || password == requirepass.as_bytes()) {
         session.authenticated = true;
+        session.user = None;
+        return Ok(());
+    }
+    if let Some(user) = user.filter(|user| !default_user && users.authenticates(user, password)) {
+        session.authenticated = true;
+        session.user = Some(user.to_vec());
         return Ok(());
     }
     Err(ReplyError(
@@ -142,8 +153,8 @@ impl Auth {
         }
     }
 
-    pub(crate) fn apply(self, session: &mut Session, requirepass: &str) -> Frame {
-        match authenticate(session, requirepass, self.user.as_deref(), &self.password) {
+    pub(crate) fn apply(self, session: &mut Session, requirepass: &str, users: &Users) -> Frame {
+        match authenticate(session, requirepass, self.user.as_deref(), &self.password, users) {
             Ok(()) => ok(),
             Err(error) => error.into(),
         }
@@ -227,9 +238,15 @@ impl Hello {
     /// Authenticates (only the `default` user exists, its password the node's
     /// `requirepass`), names the connection, switches protocol, then replies with the server
     /// map in the new protocol. A connection not yet authenticated must authenticate here.
-    pub(crate) fn apply(self, session: &mut Session, replica: bool, requirepass: &str) -> Reply {
+    pub(crate) fn apply(
+        self,
+        session: &mut Session,
+        replica: bool,
+        requirepass: &str,
+        users: &Users,
+    ) -> Reply {
         if let Some((user, password)) = &self.auth {
-            if let Err(error) = authenticate(session, requirepass, Some(user), password) {
+            if let Err(error) = authenticate(session, requirepass, Some(user), password, users) {
                 return Frame::from(error).into();
             }
         } else if !session.authenticated && !requirepass.is_empty() {
@@ -300,6 +317,7 @@ impl Reset {
     /// authenticated only if the node has no `requirepass`.
     pub(crate) fn apply(session: &mut Session, requirepass: &str) -> Reply {
         session.authenticated = requirepass.is_empty();
+        session.user = None;
         session.protocol = Protocol::Resp2;
         session.db = 0;
         session.name = None;

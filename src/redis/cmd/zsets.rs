@@ -99,7 +99,7 @@ pub(super) fn parse_score(word: &[u8]) -> Result<f64, ReplyError> {
 
 /// A double as Redis's `getDoubleFromObject` reads it: decimal or `inf`, no leading space,
 /// no NaN, no overflow to infinity.
-fn parse_double(word: &[u8]) -> Option<f64> {
+pub(super) fn parse_double(word: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(word).ok()?;
     if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
         return None;
