@@ -439,7 +439,10 @@ mod tests {
                 true_us: 2000 + i,
                 node: format!("redis-{i}"),
                 local_us: i as i64 - 3,
-                kind: EventKind::AcquireFailed { reason: "no quorum".repeat(i as usize), contended: i % 2 == 0 },
+                kind: EventKind::AcquireFailed {
+                    reason: "no quorum".repeat(i as usize),
+                    contended: i % 2 == 0,
+                },
             });
         }
         for run in [history(1), long] {
