@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::xxh3_128;
 
 pub use crate::clock_model::ClockLog;
 
@@ -370,11 +370,29 @@ impl History {
     /// digests mean identical runs. The events are hashed as data, not as the canonical
     /// trace's text: formatting every event was the largest single cost of a seed. (A fast
     /// hash, not a cryptographic one: it tells runs apart, it guards nothing.)
+    ///
+    /// The fields are gathered into one buffer and hashed at once: XXH3 of a byte stream
+    /// does not depend on how the stream was cut, so the digest is the one a streaming
+    /// `Xxh3` fed field by field gives, for a fraction of the cost of its ~10 updates an
+    /// event (issue 33).
     pub fn digest(&self) -> String {
-        let mut hasher = Xxh3::new();
-        self.events.hash(&mut hasher);
-        self.end_us.hash(&mut hasher);
-        format!("{:032x}", hasher.digest128())
+        let mut bytes = Bytes(Vec::with_capacity(64 * self.events.len() + 16));
+        self.events.hash(&mut bytes);
+        self.end_us.hash(&mut bytes);
+        format!("{:032x}", xxh3_128(&bytes.0))
+    }
+}
+
+/// A `Hasher` that keeps the bytes it is fed, in order, for one hash of them all.
+struct Bytes(Vec<u8>);
+
+impl Hasher for Bytes {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("the digest hashes the bytes gathered, with xxh3_128")
     }
 }
 
@@ -408,6 +426,30 @@ mod tests {
             strikes: Vec::new(),
             drawn: Vec::new(),
             clocks: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn the_digest_is_the_streaming_xxh3_of_every_field() {
+        // What the digest was before it gathered the bytes first: runs digested then and
+        // now compare equal. Long enough to cross XXH3's 240-byte and stripe boundaries.
+        let mut long = history(7);
+        for i in 0..40 {
+            long.events.push(Event {
+                true_us: 2000 + i,
+                node: format!("redis-{i}"),
+                local_us: i as i64 - 3,
+                kind: EventKind::AcquireFailed {
+                    reason: "no quorum".repeat(i as usize),
+                    contended: i % 2 == 0,
+                },
+            });
+        }
+        for run in [history(1), long] {
+            let mut streamed = xxhash_rust::xxh3::Xxh3::new();
+            run.events.hash(&mut streamed);
+            run.end_us.hash(&mut streamed);
+            assert_eq!(run.digest(), format!("{:032x}", streamed.digest128()));
         }
     }
 

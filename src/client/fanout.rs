@@ -53,7 +53,9 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
 ) -> Vec<Vote<T>> {
     let quorum = requests.len() / 2 + 1;
     let asked = requests.iter().filter(|request| request.is_some()).count();
-    let mut under_way: Vec<Option<Pin<Box<F>>>> = requests.into_iter().map(|r| r.map(Box::pin)).collect();
+    // The requests stay where the caller built them, in `under_way`'s buffer: a box per
+    // request cost an allocation and a copy of each (large) request future (issue 33).
+    let mut under_way = requests;
     let mut votes: Vec<Vote<T>> = under_way
         .iter()
         .map(|request| match request {
@@ -64,7 +66,12 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
     std::future::poll_fn(|cx| {
         for (i, (slot, vote)) in under_way.iter_mut().zip(votes.iter_mut()).enumerate() {
             let Some(request) = slot else { continue };
-            if let Poll::Ready(answer) = request.as_mut().poll(cx) {
+            // SAFETY: `under_way` is never grown, shrunk or moved out of while its requests
+            // live: a request leaves its slot only by being dropped in place (`*slot = None`
+            // here, again after the fan-out is decided, or `under_way`'s own drop), so
+            // the future polled here stays at this address until it is dropped.
+            let request = unsafe { Pin::new_unchecked(request) };
+            if let Poll::Ready(answer) = request.poll(cx) {
                 report(i, Some(&answer));
                 *vote = Vote::Answered(answer);
                 *slot = None;
@@ -85,7 +92,8 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
     })
     .await;
     for (i, slot) in under_way.iter_mut().enumerate() {
-        if slot.take().is_some() {
+        if slot.is_some() {
+            *slot = None;
             report(i, None);
         }
     }

@@ -127,6 +127,12 @@ impl SimClock {
                 if wake <= now {
                     return;
                 }
+                if clock.epoch.is_none() {
+                    // A fixed clock is never stepped: the timer alone, without a race.
+                    madsim::time::sleep(Duration::from_nanos(wake - now)).await;
+                    events::timer();
+                    continue;
+                }
                 tokio::select! {
                     biased;
                     () = steps.next() => {}
