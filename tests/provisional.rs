@@ -90,13 +90,26 @@ fn the_first_seeds_come_first_and_the_two_passes_end_where_one_pass_does() {
         },
         &|done| rests.lock().unwrap().push(done),
     );
-    let (first, remaining, simulated_first) = seen.into_inner().unwrap().expect("the first pass was handed over");
+    let (first, remaining, simulated_first) = seen
+        .into_inner()
+        .unwrap()
+        .expect("the first pass was handed over");
     let first_matrix = first.matrix.as_ref().unwrap();
     let cells: Vec<_> = first_matrix.cells.iter().flatten().flatten().collect();
-    assert!(cells.iter().all(|cell| cell.seeds == 2), "every cell at its first seeds");
-    assert!(!remaining.extending.is_empty(), "some compared cell shows no violation in 2 seeds");
+    assert!(
+        cells.iter().all(|cell| cell.seeds == 2),
+        "every cell at its first seeds"
+    );
+    assert!(
+        !remaining.extending.is_empty(),
+        "some compared cell shows no violation in 2 seeds"
+    );
     assert_eq!(remaining.holds_seeds, 5);
-    assert_eq!(remaining.sweeps, remaining.extending.len(), "no envelopes in this plan");
+    assert_eq!(
+        remaining.sweeps,
+        remaining.extending.len(),
+        "no envelopes in this plan"
+    );
     let mut done = rests.into_inner().unwrap();
     done.sort_unstable();
     assert_eq!(done, (1..=remaining.sweeps).collect::<Vec<_>>());
@@ -128,14 +141,29 @@ fn the_first_seeds_come_first_and_the_two_passes_end_where_one_pass_does() {
         remaining.extending.len(),
         "each cell going on is marked"
     );
-    assert!(!html.contains(">holds ("), "no cell holds on the provisional page");
+    assert!(
+        !html.contains(">holds ("),
+        "no cell holds on the provisional page"
+    );
 
     // The final numbers are those of one pass, and its page is not provisional.
     let one = plan.sweep_all(2, &|sweep| sweep.run_from(2, &RunCache::off()), &|_, _, _| {});
     let (two, one) = (summary(two, None), summary(one, None));
     assert_eq!(numbers(&two), numbers(&one));
-    let cell_seeds: Vec<u64> = two.matrix.as_ref().unwrap().cells.iter().flatten().flatten().map(|c| c.seeds).collect();
-    assert!(cell_seeds.contains(&5), "cells went on to 5 seeds: {cell_seeds:?}");
+    let cell_seeds: Vec<u64> = two
+        .matrix
+        .as_ref()
+        .unwrap()
+        .cells
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|c| c.seeds)
+        .collect();
+    assert!(
+        cell_seeds.contains(&5),
+        "cells went on to 5 seeds: {cell_seeds:?}"
+    );
     let html = page::render(&two, &Default::default());
     assert!(!html.to_lowercase().contains("provisional"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -171,10 +199,19 @@ fn the_report_says_where_its_first_page_is_and_replaces_it() {
         .lines()
         .position(|line| line.starts_with("a first report is ready: "))
         .unwrap_or_else(|| panic!("no first report said: {said}"));
-    let sweeps = said.lines().position(|line| line.starts_with("sweeps: ")).unwrap();
-    assert!(first < sweeps, "the first page comes before the sweeps end: {said}");
+    let sweeps = said
+        .lines()
+        .position(|line| line.starts_with("sweeps: "))
+        .unwrap();
+    assert!(
+        first < sweeps,
+        "the first page comes before the sweeps end: {said}"
+    );
     let html = std::fs::read_to_string(Path::new(out).join("index.html")).unwrap();
-    assert!(!html.to_lowercase().contains("provisional"), "the final page replaced it");
+    assert!(
+        !html.to_lowercase().contains("provisional"),
+        "the final page replaced it"
+    );
     assert!(!Path::new(out).join(".index.html.partial").exists());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!stdout.contains("first report"), "stdout is unchanged: {stdout}");

@@ -245,7 +245,11 @@ impl Plan {
                 .filter(|(_, sweep)| goes_on(sweep))
                 .map(|(place, _)| place)
                 .collect(),
-            holds_seeds: self.sweeps().filter_map(|sweep| sweep.holds_at).max().unwrap_or(0),
+            holds_seeds: self
+                .sweeps()
+                .filter_map(|sweep| sweep.holds_at)
+                .max()
+                .unwrap_or(0),
             sweeps: self.sweeps().filter(|sweep| goes_on(sweep)).count(),
             envelopes: !self.envelopes.is_empty(),
         };

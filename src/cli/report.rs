@@ -20,8 +20,8 @@ use locksim::campaign::{counterexamples, envelopes, minimal};
 use locksim::report::ScenarioReport;
 use locksim::report::figures::timeline::Timeline;
 use locksim::report::files;
-use locksim::report::page::{self, Figures};
 use locksim::report::matrix_summary::MatrixSummary;
+use locksim::report::page::{self, Figures};
 use locksim::report::summary::{Provenance, Provisional, Summary};
 use locksim::report::table::TableStyle;
 use locksim::scenario::grid::GRID_FILE;
@@ -177,7 +177,8 @@ fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache) -
         &|first_plan, sweep| sweep_plan(first_plan, jobs, sweep),
         &mut |first, remaining| {
             if remaining.sweeps > 0 {
-                *page.lock().expect("lock poisoned") = provisional_page(plan, out, first, remaining, jobs, cache);
+                *page.lock().expect("lock poisoned") =
+                    provisional_page(plan, out, first, remaining, jobs, cache);
                 *progress.lock().expect("lock poisoned") =
                     progress_bar(remaining.sweeps as u64, "sweeps going on");
             }
@@ -388,7 +389,11 @@ fn provisional_page(
         started.elapsed().as_secs_f64(),
         remaining.extending.len(),
         remaining.holds_seeds,
-        if remaining.envelopes { " and sweeping the envelopes" } else { "" },
+        if remaining.envelopes {
+            " and sweeping the envelopes"
+        } else {
+            ""
+        },
     );
     Some(ProvisionalPage {
         page: Mutex::new((summary, figures)),
@@ -415,7 +420,8 @@ fn summarise(
             .unwrap_or_default();
         (replays.join().expect("the replays panicked"), shrunk)
     });
-    minimal::write_scenarios(out, &shrunk).map_err(|e| format!("writing the minimal counterexamples: {e}"))?;
+    minimal::write_scenarios(out, &shrunk)
+        .map_err(|e| format!("writing the minimal counterexamples: {e}"))?;
     let shrink_runs = shrunk.iter().map(|(m, _)| m.runs).sum::<u64>();
     let mut minimal = Vec::new();
     for (example, timeline) in shrunk {
