@@ -54,6 +54,19 @@ pub fn sweeps(grid: &Grid, scenario_dir: &Path, seeds: Option<u64>, holds_seeds:
     sweeps
 }
 
+/// Where each of [`sweeps`]' sweeps sits in the grid: (setup, fault class), in its order.
+pub fn places(grid: &Grid) -> Vec<(usize, usize)> {
+    let mut places = Vec::new();
+    for (setup, row) in grid.cells.iter().enumerate() {
+        for (fault, cell) in row.iter().enumerate() {
+            if let Cell::Generated { .. } = cell {
+                places.push((setup, fault));
+            }
+        }
+    }
+    places
+}
+
 /// The grid's cells with the reports of their sweeps (one per applicable cell, in
 /// [`sweeps`]' order).
 pub fn results(grid: &Grid, reports: Vec<ScenarioReport>) -> MatrixSummary {

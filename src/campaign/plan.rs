@@ -9,14 +9,17 @@
 //! [`Plan::sweep_all`] from one report per sweep, so a merged report cannot differ from one
 //! run in one place.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use xxhash_rust::xxh3::Xxh3;
 
+use super::cache::RunCache;
 use super::envelopes;
 use super::matrix;
 use super::sweeps::{Sweep, SweepKind};
@@ -109,6 +112,19 @@ pub struct Swept {
     pub envelopes: Vec<Envelope>,
 }
 
+/// What [`Plan::sweep_in_two_passes`]' first pass leaves to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remaining {
+    /// The matrix's cells (setup, fault class) whose first seeds showed no safety
+    /// violation, which go on to `holds_seeds`.
+    pub extending: Vec<(usize, usize)>,
+    pub holds_seeds: u64,
+    /// The sweeps still to run: those cells and every envelope point.
+    pub sweeps: usize,
+    /// Whether the envelopes are among them.
+    pub envelopes: bool,
+}
+
 /// The first line of a report shard's seed log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogHeader {
@@ -173,6 +189,91 @@ impl Plan {
             matrix,
             envelopes,
         })
+    }
+
+    /// The sweeps a provisional page rests on: the catalogue and the matrix's cells (run
+    /// to their first seeds by [`Sweep::run_first`]), without the envelopes, which the
+    /// page's decision does not read. Its sweeps come first in [`Plan::sweeps`], in the
+    /// same order.
+    pub fn first_pass(&self) -> Plan {
+        Plan {
+            options: ReportOptions {
+                envelope_seeds: 0,
+                ..self.options.clone()
+            },
+            envelopes: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Every sweep, run from `cache` `jobs` at a time, in two passes so a reader can be
+    /// shown the decision early. First `first_pass` runs [`Plan::first_pass`]'s sweeps
+    /// with the report it is handed (each sweep's first seeds, [`Sweep::run_first`]); then
+    /// `between` is handed what they found and what is still to run, before anything else
+    /// runs; then the cells that go on do and the envelopes are swept, `rest_done` told how
+    /// many of those have finished as each does. The result is the one a single pass
+    /// ([`Sweep::run_from`] for every sweep) gives: each sweep goes on from its own first
+    /// seeds ([`Sweep::run_rest`]).
+    pub fn sweep_in_two_passes(
+        &self,
+        jobs: usize,
+        cache: &RunCache,
+        first_pass: &dyn Fn(&Plan, &(dyn Fn(&Sweep) -> ScenarioReport + Sync)) -> Swept,
+        between: &mut dyn FnMut(Swept, &Remaining),
+        rest_done: &(dyn Fn(usize) + Sync),
+    ) -> Swept {
+        let key = |sweep: &Sweep| (sweep.kind.word(), sweep.id.clone());
+        let firsts = Mutex::new(BTreeMap::new());
+        let first = first_pass(&self.first_pass(), &|sweep| {
+            let first = sweep.run_first(jobs, cache);
+            let report = first.report.clone();
+            firsts.lock().expect("lock poisoned").insert(key(sweep), first);
+            report
+        });
+        let firsts = firsts.into_inner().expect("lock poisoned");
+        let finished: BTreeSet<_> = firsts
+            .iter()
+            .filter(|(_, first)| !first.goes_on())
+            .map(|(key, _)| key.clone())
+            .collect();
+        let goes_on = |sweep: &Sweep| !finished.contains(&key(sweep));
+        let remaining = Remaining {
+            extending: self
+                .matrix
+                .iter()
+                .flat_map(|(grid, cells)| matrix::places(grid).into_iter().zip(cells))
+                .filter(|(_, sweep)| goes_on(sweep))
+                .map(|(place, _)| place)
+                .collect(),
+            holds_seeds: self
+                .sweeps()
+                .filter_map(|sweep| sweep.holds_at)
+                .max()
+                .unwrap_or(0),
+            sweeps: self.sweeps().filter(|sweep| goes_on(sweep)).count(),
+            envelopes: !self.envelopes.is_empty(),
+        };
+        let first_matrix_ms = first.matrix_wall_ms;
+        between(first, &remaining);
+        let firsts = Mutex::new(firsts);
+        let done = AtomicUsize::new(0);
+        let mut swept = self.sweep_all(
+            jobs,
+            &|sweep| {
+                let first = firsts.lock().expect("lock poisoned").remove(&key(sweep));
+                match first {
+                    Some(first) => sweep.run_rest(first, jobs, cache),
+                    None => sweep.run_from(jobs, cache),
+                }
+            },
+            &|_, sweep, _| {
+                if goes_on(sweep) {
+                    rest_done(done.fetch_add(1, Ordering::Relaxed) + 1);
+                }
+            },
+        );
+        swept.matrix_wall_ms += first_matrix_ms;
+        swept
     }
 
     /// Every sweep: the catalogue's, then the matrix's cells, then the envelopes' points.

@@ -75,6 +75,12 @@ impl Sweep {
     /// [`Sweep::run`] with its runs (and its control's) from `cache`: reused where an
     /// earlier report ran them, simulated otherwise.
     pub fn run_from(&self, jobs: usize, cache: &RunCache) -> ScenarioReport {
+        self.run_rest(self.run_first(jobs, cache), jobs, cache)
+    }
+
+    /// The sweep's first `seeds` seeds, and its report from them alone (judged with its
+    /// control): all of it when the sweep does not go on ([`FirstPass::goes_on`]).
+    pub fn run_first(&self, jobs: usize, cache: &RunCache) -> FirstPass {
         let started = Instant::now();
         let mut tally = Tally::new(&self.scenario);
         let seeds: Vec<u64> = (0..self.seeds).collect();
@@ -82,14 +88,30 @@ impl Sweep {
             .runs(&self.scenario, &seeds, jobs)
             .iter()
             .for_each(|run| tally.add(run));
-        if self.goes_on(&tally) {
-            let more: Vec<u64> = (self.seeds..self.most_seeds()).collect();
-            cache
-                .runs(&self.scenario, &more, jobs)
-                .iter()
-                .for_each(|run| tally.add(run));
-        }
+        let goes_on = self.goes_on(&tally);
+        let kept = goes_on.then(|| tally.clone());
         let mut report = tally.finish(&self.file, &self.scenario, 0, started.elapsed().as_millis());
+        control::judge_from(&mut report, &self.scenario, jobs, cache);
+        FirstPass {
+            report,
+            tally: kept,
+            started,
+        }
+    }
+
+    /// The sweep's report: `first`'s, or, where the sweep goes on, with the seeds after
+    /// its first ones run (from `cache`) and judged again with its control.
+    pub fn run_rest(&self, first: FirstPass, jobs: usize, cache: &RunCache) -> ScenarioReport {
+        let Some(mut tally) = first.tally else {
+            return first.report;
+        };
+        let more: Vec<u64> = (self.seeds..self.most_seeds()).collect();
+        cache
+            .runs(&self.scenario, &more, jobs)
+            .iter()
+            .for_each(|run| tally.add(run));
+        let wall_ms = first.started.elapsed().as_millis();
+        let mut report = tally.finish(&self.file, &self.scenario, 0, wall_ms);
         control::judge_from(&mut report, &self.scenario, jobs, cache);
         report
     }
@@ -129,6 +151,25 @@ impl Sweep {
     /// more, and none of them broke safety.
     fn goes_on(&self, tally: &Tally) -> bool {
         self.holds_at.is_some_and(|at| at > self.seeds) && !tally.violated_any(&SAFETY_CHECKERS)
+    }
+}
+
+/// A sweep's first seeds ([`Sweep::run_first`]): their report, and what [`Sweep::run_rest`]
+/// needs to go on from them.
+pub struct FirstPass {
+    /// The report of the first seeds alone.
+    pub report: ScenarioReport,
+    /// The first seeds' tally, kept only when the sweep goes on from it.
+    tally: Option<Tally>,
+    /// When the sweep started (its report's `wall_ms` counts from here).
+    started: Instant,
+}
+
+impl FirstPass {
+    /// Whether the sweep goes on past these seeds: its first seeds left a *holds*
+    /// unsettled, so [`FirstPass::report`] is not yet its report.
+    pub fn goes_on(&self) -> bool {
+        self.tally.is_some()
     }
 }
 

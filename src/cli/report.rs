@@ -14,13 +14,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use locksim::campaign::cache::RunCache;
-use locksim::campaign::plan::{Plan, ReportOptions, Swept};
+use locksim::campaign::plan::{Plan, Remaining, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::campaign::{counterexamples, envelopes, minimal};
 use locksim::report::ScenarioReport;
+use locksim::report::figures::timeline::Timeline;
 use locksim::report::files;
 use locksim::report::matrix_summary::MatrixSummary;
-use locksim::report::summary::{Provenance, Summary};
+use locksim::report::page::{self, Figures};
+use locksim::report::summary::{Provenance, Provisional, Summary};
 use locksim::report::table::TableStyle;
 use locksim::scenario::grid::GRID_FILE;
 use locksim::sweep::{SeedRun, Shard};
@@ -141,7 +143,7 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
         }),
     };
     let started = Instant::now();
-    let swept = sweep_plan(&plan, jobs, &|sweep| sweep.run_from(jobs, &cache));
+    let swept = sweep_in_two_passes(&plan, &args.out, jobs, &cache);
     let (reused, simulated) = cache.counts();
     eprintln!(
         "sweeps: {:.1} s, {simulated} seeds simulated, {reused} reused from {}",
@@ -160,6 +162,40 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
         eprintln!("warning: pruning the cache of runs: {e}");
     }
     code
+}
+
+/// Every sweep of `plan`, run from `cache` in two passes ([`Plan::sweep_in_two_passes`]):
+/// the catalogue (its verdict table printed as it comes) and the matrix's cells at their
+/// first seeds; then, when cells go on or envelopes are to be swept, a provisional page in
+/// `out` (said on stderr), rewritten as each of those sweeps finishes.
+fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache) -> Swept {
+    let page = Mutex::new(None);
+    let progress = Mutex::new(None);
+    let swept = plan.sweep_in_two_passes(
+        jobs,
+        cache,
+        &|first_plan, sweep| sweep_plan(first_plan, jobs, sweep),
+        &mut |first, remaining| {
+            if remaining.sweeps > 0 {
+                *page.lock().expect("lock poisoned") =
+                    provisional_page(plan, out, first, remaining, jobs, cache);
+                *progress.lock().expect("lock poisoned") =
+                    progress_bar(remaining.sweeps as u64, "sweeps going on");
+            }
+        },
+        &|done| {
+            if let Some(bar) = &*progress.lock().expect("lock poisoned") {
+                bar.set_position(done as u64);
+            }
+            if let Some(page) = &*page.lock().expect("lock poisoned") {
+                page.rewrite(out, done);
+            }
+        },
+    );
+    if let Some(bar) = progress.into_inner().expect("lock poisoned") {
+        bar.finish_and_clear();
+    }
+    swept
 }
 
 /// Runs shard `shard`'s share of every sweep of `plan` on `jobs` threads, writing the
@@ -293,13 +329,87 @@ pub fn matrix_line(matrix: &MatrixSummary) -> String {
     )
 }
 
-/// Replays the first violating seed of every catalogue scenario and matrix cell that
-/// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
-/// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
-/// reused. Exit 0 when every
-/// expectation of the catalogue is met, 1 when one is not.
-pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
+/// A provisional page being kept up to date while the report's last sweeps run.
+struct ProvisionalPage {
+    /// The page's summary (its [`Provisional`] counting the sweeps done) and figures.
+    page: Mutex<(Summary, Figures)>,
+}
+
+impl ProvisionalPage {
+    /// Writes the page again, `done` of its sweeps still to run now finished, each
+    /// twentieth of them (rendering the page takes a moment); a page that cannot be
+    /// written only warns (the final one is what counts).
+    fn rewrite(&self, out: &Path, done: usize) {
+        let mut page = self.page.lock().expect("page lock poisoned");
+        let (summary, figures) = &mut *page;
+        let Some(provisional) = &mut summary.provisional else {
+            return;
+        };
+        let twentieths = |done: usize| done * 20 / provisional.to_run.max(1);
+        if twentieths(done) <= twentieths(provisional.done) {
+            return;
+        }
+        provisional.done = done;
+        if let Err(e) = files::write_page(out, &page::render(summary, figures)) {
+            eprintln!("warning: rewriting the provisional report: {e}");
+        }
+    }
+}
+
+/// Writes the provisional page of `first` (the catalogue and the matrix's cells at their
+/// first seeds) into `out`, its counterexamples replayed and shrunk, and says so on
+/// stderr; `remaining` is what is still to run. `None` when the page could not be written
+/// (after a warning: the final page still comes).
+fn provisional_page(
+    plan: &Plan,
+    out: &Path,
+    first: Swept,
+    remaining: &Remaining,
+    jobs: usize,
+    cache: &RunCache,
+) -> Option<ProvisionalPage> {
     let started = Instant::now();
+    let (mut summary, timelines, _) = summarise(plan, out, first, jobs, cache)
+        .map_err(|e| eprintln!("warning: no provisional report: {e}"))
+        .ok()?;
+    summary.provisional = Some(Provisional {
+        extending: remaining.extending.clone(),
+        holds_seeds: remaining.holds_seeds,
+        done: 0,
+        to_run: remaining.sweeps,
+        envelopes_pending: remaining.envelopes,
+    });
+    let figures = files::write_provisional_page(out, &summary, &timelines, jobs)
+        .map_err(|e| eprintln!("warning: writing the provisional report: {e}"))
+        .ok()?;
+    eprintln!(
+        "a first report is ready: {} ({:.1} s to write); extending {} matrix cells to {} seeds{}: \
+         the final report replaces it when the run ends",
+        out.join("index.html").display(),
+        started.elapsed().as_secs_f64(),
+        remaining.extending.len(),
+        remaining.holds_seeds,
+        if remaining.envelopes {
+            " and sweeping the envelopes"
+        } else {
+            ""
+        },
+    );
+    Some(ProvisionalPage {
+        page: Mutex::new((summary, figures)),
+    })
+}
+
+/// The counterexamples of `swept` replayed and the matrix's minimal ones shrunk (those
+/// `cache` kept reused, their scenarios written into `out`), put together with it into the
+/// report's summary; with their timelines and the runs the shrinks took.
+fn summarise(
+    plan: &Plan,
+    out: &Path,
+    swept: Swept,
+    jobs: usize,
+    cache: &RunCache,
+) -> Result<(Summary, Vec<(String, Timeline)>, u64), String> {
     // The replays and the shrinks side by side: neither waits for the other's last run.
     let (mut replayed, shrunk) = std::thread::scope(|scope| {
         let replays = scope.spawn(|| counterexamples::replay_all(plan, &swept, jobs));
@@ -310,22 +420,9 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCac
             .unwrap_or_default();
         (replays.join().expect("the replays panicked"), shrunk)
     });
-    eprintln!(
-        "counterexamples replayed and shrunk: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    if !shrunk.is_empty() {
-        emit(format_args!(
-            "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {} simulated runs, {:.1} s",
-            shrunk.len(),
-            shrunk.iter().map(|(m, _)| m.runs).sum::<u64>(),
-            started.elapsed().as_secs_f64()
-        ));
-    }
-    if let Err(e) = minimal::write_scenarios(out, &shrunk) {
-        eprintln!("error: writing the minimal counterexamples: {e}");
-        return ExitCode::from(EXIT_UNMET);
-    }
+    minimal::write_scenarios(out, &shrunk)
+        .map_err(|e| format!("writing the minimal counterexamples: {e}"))?;
+    let shrink_runs = shrunk.iter().map(|(m, _)| m.runs).sum::<u64>();
     let mut minimal = Vec::new();
     for (example, timeline) in shrunk {
         replayed.timelines.push((example.example.id.clone(), timeline));
@@ -339,9 +436,37 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCac
         envelopes: swept.envelopes,
         minimal,
         provenance: provenance(plan),
+        provisional: None,
     };
+    Ok((summary, replayed.timelines, shrink_runs))
+}
+
+/// Replays the first violating seed of every catalogue scenario and matrix cell that
+/// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
+/// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
+/// reused. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
+pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
     let started = Instant::now();
-    if let Err(e) = files::write(out, &summary, &replayed.timelines, jobs) {
+    let (summary, timelines, shrink_runs) = match summarise(plan, out, swept, jobs, cache) {
+        Ok(summarised) => summarised,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_UNMET);
+        }
+    };
+    eprintln!(
+        "counterexamples replayed and shrunk: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if !summary.minimal.is_empty() {
+        emit(format_args!(
+            "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {shrink_runs} simulated runs, {:.1} s",
+            summary.minimal.len(),
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    let started = Instant::now();
+    if let Err(e) = files::write(out, &summary, &timelines, jobs) {
         eprintln!("error: writing the report to {}: {e}", out.display());
         return ExitCode::from(EXIT_UNMET);
     }

@@ -1,6 +1,7 @@
 //! The report on disk: `index.html` (the page, figures inlined), `summary.json` (every
 //! number), `summary.jsonl` (the catalogue, a line a scenario) and every figure as
-//! `figures/<id>.svg` and `.png` for slides and tickets.
+//! `figures/<id>.svg` and `.png` for slides and tickets. A provisional page
+//! ([`write_provisional_page`]) is `index.html` alone, replaced by the final one.
 
 use std::path::Path;
 
@@ -18,8 +19,10 @@ pub fn write(
     timelines: &[(String, Timeline)],
     jobs: usize,
 ) -> std::io::Result<()> {
-    let figures = draw_figures(out, timelines, summary, jobs)?;
-    std::fs::write(out.join("index.html"), page::render(summary, &figures))?;
+    let dir = out.join("figures");
+    std::fs::create_dir_all(&dir)?;
+    let figures = draw_figures(Some(&dir), timelines, summary, jobs)?;
+    write_page(out, &page::render(summary, &figures))?;
     let json = serde_json::to_string_pretty(&summary.to_json()).map_err(std::io::Error::other)?;
     std::fs::write(out.join("summary.json"), json + "\n")?;
     let lines: String = summary
@@ -30,17 +33,37 @@ pub fn write(
     std::fs::write(out.join("summary.jsonl"), lines)
 }
 
-/// Every figure as `out/figures/<id>.svg` and `.png`, drawn `jobs` at a time: each
-/// counterexample's timeline (by its id), the matrix (`matrix`) and each envelope
-/// (`envelope-<name>`). Returns the SVGs, by id, for the page to inline.
-fn draw_figures(
+/// A page written while the report's last sweeps run (`summary.provisional` set), with
+/// its figures inline: `out/index.html` only, until the final [`write`] replaces it;
+/// returns the figures, which the same page written again (as the sweeps go on) reuses.
+pub fn write_provisional_page(
     out: &Path,
+    summary: &Summary,
+    timelines: &[(String, Timeline)],
+    jobs: usize,
+) -> std::io::Result<Figures> {
+    let figures = draw_figures(None, timelines, summary, jobs)?;
+    write_page(out, &page::render(summary, &figures))?;
+    Ok(figures)
+}
+
+/// Writes `out/index.html` whole or not at all (a temporary file renamed over it), so a
+/// reader reloading while the report runs never sees half a page.
+pub fn write_page(out: &Path, html: &str) -> std::io::Result<()> {
+    let temporary = out.join(".index.html.partial");
+    std::fs::write(&temporary, html)?;
+    std::fs::rename(&temporary, out.join("index.html"))
+}
+
+/// Every figure, drawn `jobs` at a time: each counterexample's timeline (by its id), the
+/// matrix (`matrix`) and each envelope (`envelope-<name>`), also saved as `<id>.svg` and
+/// `.png` in `dir` when given. Returns the SVGs, by id, for the page to inline.
+fn draw_figures(
+    dir: Option<&Path>,
     timelines: &[(String, Timeline)],
     summary: &Summary,
     jobs: usize,
 ) -> std::io::Result<Figures> {
-    let dir = out.join("figures");
-    std::fs::create_dir_all(&dir)?;
     let heatmaps: Vec<(String, Heatmap)> = summary
         .matrix
         .iter()
@@ -53,8 +76,10 @@ fn draw_figures(
         )
         .collect();
     let save = |id: &str, figure: Figure, draw_png: &dyn Fn(&Path) -> std::io::Result<()>| {
-        std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
-        draw_png(&dir.join(format!("{id}.png")))?;
+        if let Some(dir) = dir {
+            std::fs::write(dir.join(format!("{id}.svg")), &figure.svg)?;
+            draw_png(&dir.join(format!("{id}.png")))?;
+        }
         std::io::Result::Ok((id.to_string(), figure))
     };
     let count = (timelines.len() + heatmaps.len()) as u64;

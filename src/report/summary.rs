@@ -30,6 +30,35 @@ pub struct Summary {
     pub minimal: Vec<Minimal>,
     /// How the report was made.
     pub provenance: Provenance,
+    /// Set on a page written before the report's last sweeps end (never in
+    /// `summary.json`, which is written once, from the final results).
+    pub provisional: Option<Provisional>,
+}
+
+/// What a provisional page does not show yet: `locksim report` writes one as soon as the
+/// catalogue and the matrix's cells have run their first seeds, so a reader sees the
+/// decision in a fraction of the run, then replaces it with the final page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provisional {
+    /// The matrix's cells (setup, fault class) whose first seeds showed no safety
+    /// violation and that go on to [`Provisional::holds_seeds`]: what they show may grow
+    /// into a *holds*, or turn into a violation.
+    pub extending: Vec<(usize, usize)>,
+    /// The seeds those cells go on to.
+    pub holds_seeds: u64,
+    /// How many sweeps still to run (cells extended, envelope points) had finished when
+    /// the page was written, of [`Provisional::to_run`].
+    pub done: usize,
+    pub to_run: usize,
+    /// Whether the safety envelopes are still being swept (the page has none yet).
+    pub envelopes_pending: bool,
+}
+
+impl Provisional {
+    /// Whether the cell of `setup` under `fault` is still being extended.
+    pub fn extends(&self, setup: usize, fault: usize) -> bool {
+        self.extending.contains(&(setup, fault))
+    }
 }
 
 impl Summary {

@@ -21,7 +21,9 @@ impl ScenarioReport {
 }
 
 /// What a sweep has found so far, folded in seed by seed as runs finish (in any order), so
-/// a sweep keeps a few numbers per seed and no run.
+/// a sweep keeps a few numbers per seed and no run. A clone finishes a report of the
+/// seeds so far while the sweep goes on (a report's first pass).
+#[derive(Clone)]
 pub struct Tally {
     min_grants: u64,
     seeds: u64,
@@ -35,7 +37,7 @@ pub struct Tally {
 
 /// A set of seeds as 64-seed blocks of bits: about 1 bit a seed in a sweep of consecutive
 /// (or every Nth) seeds, where a list would keep 8 bytes a violating seed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct SeedSet(BTreeMap<u64, u64>);
 
 impl SeedSet {

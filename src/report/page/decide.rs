@@ -12,6 +12,7 @@ use crate::report::summary::Summary;
 /// "What to do": the advice, then what its numbers mean.
 pub fn what_to_do(page: &mut String, summary: &Summary) {
     page.push_str("<section id=\"what-to-do\">\n<h2>What to do</h2>\n");
+    super::provisional_note(page, summary, "this advice is");
     let advice = summary.advice();
     if advice.is_empty() {
         page.push_str("<p>This report ran no safety matrix, so it has no advice: see the catalogue.</p>\n");
@@ -50,12 +51,13 @@ const INLINE: usize = 3;
 
 /// The grid's pairs, one row each: what the pair changes, where each is the safer, and
 /// where there is no significant difference.
-pub fn setups_compared(page: &mut String, matrix: &MatrixSummary) {
+pub fn setups_compared(page: &mut String, matrix: &MatrixSummary, summary: &Summary) {
     let comparisons = comparisons(matrix);
     if comparisons.is_empty() {
         return;
     }
     page.push_str("<section id=\"compared\">\n<h2>Setups compared, one change at a time</h2>\n");
+    super::provisional_note(page, summary, "these comparisons are");
     page.push_str(
         "<p class=\"small\">Each pair differs in one thing only (the change column), on the same fault classes, \
          workload and seed numbers. A fault class is listed under a setup where that setup is significantly \

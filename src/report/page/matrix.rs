@@ -89,6 +89,7 @@ pub fn matrix_section(page: &mut String, matrix: &MatrixSummary, summary: &Summa
          on to 300 where its first 50 show no violation. Under each fault class, the Redis nodes it strikes. \
          Darker is worse.</p>\n",
     );
+    super::provisional_note(page, summary, "the cells marked <em>so far</em> are");
     matrix_legend(page);
     page.push_str(
         "<div class=\"scroll\"><table class=\"matrix\">\n<caption>Each setup (rows) under each fault class (columns): seeds with \
@@ -198,6 +199,13 @@ fn matrix_cell(
             escape(&bound(outcome.overlap))
         ),
         _ => String::new(),
+    };
+    let claim = match &summary.provisional {
+        Some(provisional) if provisional.extends(setup, fault) => format!(
+            "{claim}<div class=\"small provisional\">so far: going on to {} seeds</div>",
+            provisional.holds_seeds
+        ),
+        _ => claim,
     };
     let _ = write!(
         page,

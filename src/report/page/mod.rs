@@ -67,6 +67,8 @@ nav#contents li { display: inline; } nav#contents li + li:before { content: \" Â
 ol.advice li { margin-bottom: .5em; } .evidence { font-size: .85em; }
 table.compared td, table.compared th { font-size: .95em; } table.compared td { min-width: 10em; }
 .note { display: block; font-weight: normal; font-size: .8em; color: #444; }
+.provisional { background: #fff4ce; border: 1px solid #e0b400; padding: .5em .7em; }
+div.provisional, p.provisional.small { padding: .1em .3em; }
 @media (max-width: 600px) {
   body { margin: 1em auto; padding: 0 .5em; font-size: 15px; }
   table.compared td { min-width: 7em; }
@@ -89,14 +91,22 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     let mut page = String::new();
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    page.push_str("<title>locksim: is this Redis lock safe?</title>\n");
+    let (title, heading) = match summary.provisional {
+        Some(_) => (
+            "locksim (provisional): is this Redis lock safe?",
+            "locksim safety report â€” provisional",
+        ),
+        None => ("locksim: is this Redis lock safe?", "locksim safety report"),
+    };
+    let _ = writeln!(page, "<title>{title}</title>");
     let _ = write!(page, "<style>{STYLE}</style>\n</head>\n<body>\n");
-    page.push_str("<h1>locksim safety report</h1>\n");
+    let _ = writeln!(page, "<h1>{heading}</h1>");
+    provisional_banner(&mut page, summary);
     evidence::provenance_line(&mut page, summary);
     contents(&mut page, summary);
     decide::what_to_do(&mut page, summary);
     if let Some(matrix) = &summary.matrix {
-        decide::setups_compared(&mut page, matrix);
+        decide::setups_compared(&mut page, matrix, summary);
         matrix::matrix_section(&mut page, matrix, summary);
         matrix::clients_compared(&mut page, matrix, summary);
     }
@@ -107,6 +117,49 @@ pub fn render(summary: &Summary, figures: &Figures) -> String {
     evidence::provenance(&mut page, summary);
     page.push_str("</body>\n</html>\n");
     page
+}
+
+/// At the top of a provisional page: that it is one, what is still running and how far it
+/// had got, and that the final page replaces it.
+fn provisional_banner(page: &mut String, summary: &Summary) {
+    let Some(provisional) = &summary.provisional else {
+        return;
+    };
+    let mut running = Vec::new();
+    if !provisional.extending.is_empty() {
+        running.push(format!(
+            "the {} matrix cells that showed no violation in their first seeds are being extended to {} seeds \
+             (marked <em>so far</em> below)",
+            provisional.extending.len(),
+            provisional.holds_seeds
+        ));
+    }
+    if provisional.envelopes_pending {
+        running.push("the safety envelopes are being swept".to_string());
+    }
+    let _ = writeln!(
+        page,
+        "<p class=\"provisional\" role=\"status\"><strong>Provisional.</strong> This page was written before the run \
+         ended: {}; {} of {} of those sweeps had finished. Reload when the run ends: the final report replaces this page, \
+         and where they differ the final one is right. No cell is said to <em>hold</em> here: a cell still being \
+         extended says only what its first seeds showed.</p>",
+        running.join("; "),
+        provisional.done,
+        provisional.to_run
+    );
+}
+
+/// On a provisional page, the note a section whose numbers still grow opens with.
+fn provisional_note(page: &mut String, summary: &Summary, what: &str) {
+    if let Some(provisional) = &summary.provisional {
+        let _ = writeln!(
+            page,
+            "<p class=\"provisional small\">Provisional: {what} from the first seeds of each cell; {} cells are being \
+             extended to {} seeds. Reload when the run ends.</p>",
+            provisional.extending.len(),
+            provisional.holds_seeds
+        );
+    }
 }
 
 /// The table of contents, on one line: every section the page has, in order.
