@@ -15,7 +15,7 @@ use locksim::report::outcome::Safety;
 use locksim::report::page;
 use locksim::report::summary::{Provenance, Provisional, Summary};
 use serde_json::Value;
-use support::cli::{locksim, scratch};
+use support::cli::{locksim, scratch, without_wall_time};
 use support::grid::shipped_grid_subset;
 
 /// A grid of two setups, compared, and two fault classes: its cells that show no violation
@@ -57,19 +57,6 @@ fn summary(swept: Swept, provisional: Option<Provisional>) -> Summary {
 
 /// A summary's numbers without their host-time fields.
 fn numbers(summary: &Summary) -> Value {
-    fn without_wall_time(value: Value) -> Value {
-        match value {
-            Value::Object(fields) => Value::Object(
-                fields
-                    .into_iter()
-                    .filter(|(key, _)| key != "wall_ms")
-                    .map(|(key, value)| (key, without_wall_time(value)))
-                    .collect(),
-            ),
-            Value::Array(items) => Value::Array(items.into_iter().map(without_wall_time).collect()),
-            other => other,
-        }
-    }
     without_wall_time(summary.to_json())
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use support::cli::{locksim, scratch};
+use support::cli::{locksim, scratch, without_wall_time};
 use support::grid::shipped_grid_subset;
 
 fn json_lines(file: &Path) -> Vec<Value> {
@@ -138,21 +138,6 @@ fn report(grid: &str, seeds: &str, extra: &[&str]) -> Output {
     args.extend(extra);
     args.extend(REPORT_SCENARIOS);
     locksim(&args)
-}
-
-/// A JSON value without its host-time fields (`wall_ms`), the one thing that may differ.
-fn without_wall_time(value: Value) -> Value {
-    match value {
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .filter(|(key, _)| key != "wall_ms")
-                .map(|(key, value)| (key, without_wall_time(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(without_wall_time).collect()),
-        other => other,
-    }
 }
 
 /// A page without the lines that say how it was made (its command line differs between a

@@ -31,6 +31,10 @@ use crate::scenario;
 use crate::scenario::grid::Grid;
 use crate::sweep::{SeedRun, Shard, in_parallel};
 
+/// Runs one sweep and gives its report: what [`Plan::sweep_in_two_passes`] hands its first
+/// pass to run each of that pass's sweeps with.
+pub type SweepRunner<'a> = dyn Fn(&Sweep) -> ScenarioReport + Sync + 'a;
+
 /// What a report is asked, with the defaults resolved: all a shard's log needs to say for
 /// `merge` to rebuild the same plan (besides the files it names).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,7 +222,7 @@ impl Plan {
         &self,
         jobs: usize,
         cache: &RunCache,
-        first_pass: &dyn Fn(&Plan, &(dyn Fn(&Sweep) -> ScenarioReport + Sync)) -> Swept,
+        first_pass: &dyn Fn(&Plan, &SweepRunner<'_>) -> Swept,
         between: &mut dyn FnMut(Swept, &Remaining),
         rest_done: &(dyn Fn(usize) + Sync),
     ) -> Swept {

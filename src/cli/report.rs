@@ -400,6 +400,9 @@ fn provisional_page(
     })
 }
 
+/// Each replayed or shrunk counterexample's timeline, by its id.
+type Timelines = Vec<(String, Timeline)>;
+
 /// The counterexamples of `swept` replayed and the matrix's minimal ones shrunk (those
 /// `cache` kept reused, their scenarios written into `out`), put together with it into the
 /// report's summary; with their timelines and the runs the shrinks took.
@@ -409,7 +412,7 @@ fn summarise(
     swept: Swept,
     jobs: usize,
     cache: &RunCache,
-) -> Result<(Summary, Vec<(String, Timeline)>, u64), String> {
+) -> Result<(Summary, Timelines, u64), String> {
     // The replays and the shrinks side by side: neither waits for the other's last run.
     let (mut replayed, shrunk) = std::thread::scope(|scope| {
         let replays = scope.spawn(|| counterexamples::replay_all(plan, &swept, jobs));

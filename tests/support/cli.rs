@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use serde_json::Value;
+
 /// Runs the `locksim` binary this test was built with.
 pub fn locksim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_locksim"))
@@ -21,4 +23,19 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// A JSON value without its host-time fields (`wall_ms`), the one thing that may differ.
+pub fn without_wall_time(value: Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .filter(|(key, _)| key != "wall_ms")
+                .map(|(key, value)| (key, without_wall_time(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_wall_time).collect()),
+        other => other,
+    }
 }
