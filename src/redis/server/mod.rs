@@ -5,8 +5,8 @@
 //! serves madsim TCP and real TCP.
 //!
 //! Split by what each room serves: this one accepts connections and runs the node's
-//! timers; [`client`] answers one client connection; [`links`] carries replication, a
-//! master's side and a replica's; [`context`] is what they all share.
+//! timers; `client` answers one client connection; `links` carries replication, a
+//! master's side and a replica's; `context` is what they all share.
 
 mod client;
 mod context;
