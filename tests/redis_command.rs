@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use locksim::redis::cmd::command::{DESCRIPTIONS_FILE, element_end};
+use locksim::redis::cmd::command::DESCRIPTIONS_FILE;
+use locksim::redis::cmd::descriptions::element_end;
 use support::differential::{in_one_order, same_transcripts_on_real_and_fake};
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer};

@@ -84,7 +84,7 @@ impl Reply {
                     .flat_map(|(key, value)| [key, value.into_resp2()])
                     .collect(),
             ),
-            Reply::Resp3(bytes) => match decode(&super::cmd::command::resp3_to_resp2(&bytes)) {
+            Reply::Resp3(bytes) => match decode(&super::cmd::descriptions::resp3_to_resp2(&bytes)) {
                 Ok(Some((frame, _))) => frame,
                 _ => Frame::Null,
             },
@@ -153,7 +153,9 @@ impl Reply {
                 }
             }
             (Reply::Resp3(bytes), Protocol::Resp3) => out.extend(bytes),
-            (Reply::Resp3(bytes), Protocol::Resp2) => out.extend(super::cmd::command::resp3_to_resp2(bytes)),
+            (Reply::Resp3(bytes), Protocol::Resp2) => {
+                out.extend(super::cmd::descriptions::resp3_to_resp2(bytes))
+            }
             (Reply::Verbatim(text), Protocol::Resp2) => {
                 encode_frame(&Frame::BulkString(text.clone()), protocol, out)
             }

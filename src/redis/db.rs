@@ -21,7 +21,7 @@ use std::ops::{Deref, DerefMut};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::cmd::acl::Users;
+use super::cmd::acl_users::Users;
 use super::cmd::error::ReplyError;
 use super::subscriptions::PubSub;
 

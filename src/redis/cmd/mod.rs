@@ -8,10 +8,12 @@
 //! Redis 7.0 words them.
 
 pub(crate) mod acl;
+pub(crate) mod acl_users;
 pub mod clients;
 pub mod command;
 #[cfg(test)]
 mod coverage;
+pub mod descriptions;
 pub mod error;
 mod geo;
 mod hashes;

@@ -3,7 +3,7 @@
 //! KILL, the node's other connections). With `requirepass` set, a connection must
 //! authenticate (AUTH, HELLO AUTH) before any command but these.
 
-use super::acl::Users;
+use super::acl_users::Users;
 use super::clients::Client;
 use super::error::ReplyError;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
