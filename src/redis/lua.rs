@@ -15,6 +15,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
@@ -36,6 +37,28 @@ const SCRIPT_CHUNK_NAME: &str = "@user_script";
 /// long, so the node stops it and says so.
 const INSTRUCTION_BUDGET: u64 = 200_000_000;
 const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
+
+/// The chunk name of `prelude.lua`; the `=` makes Lua show it as is in messages.
+const PRELUDE_CHUNK_NAME: &str = "=prelude";
+
+/// `prelude.lua` compiled once per process and kept as Lua 5.1 bytecode with its debug
+/// information (chunk name, line numbers, local names), so that every node of every seed
+/// loads the same function without parsing the text again; a node's interpreter behaves as
+/// if it had compiled the text itself.
+static PRELUDE_BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude's bytecode, compiled in `lua` by the first interpreter that asks.
+fn prelude_bytecode(lua: &Lua) -> mlua::Result<&'static [u8]> {
+    if let Some(bytecode) = PRELUDE_BYTECODE.get() {
+        return Ok(bytecode);
+    }
+    let compiled = lua
+        .load(include_str!("prelude.lua"))
+        .set_name(PRELUDE_CHUNK_NAME)
+        .set_mode(ChunkMode::Text)
+        .into_function()?;
+    Ok(PRELUDE_BYTECODE.get_or_init(|| compiled.dump(false)))
+}
 
 /// Stack levels searched for the script line an error happened on.
 const MAX_STACK_LEVELS: usize = 200;
@@ -260,8 +283,9 @@ impl Scripts {
             info.raw_set("line", script_line(lua))?;
             Ok(info)
         })?;
-        lua.load(include_str!("prelude.lua"))
-            .set_name("=prelude")
+        lua.load(prelude_bytecode(&lua)?)
+            .set_name(PRELUDE_CHUNK_NAME)
+            .set_mode(ChunkMode::Binary)
             .call::<()>(bridge.clone())?;
         let hook_periods = Rc::new(Cell::new(0));
         let periods = hook_periods.clone();
