@@ -39,6 +39,10 @@ pub(super) async fn serve_connection<S, C, D>(
     let wake = node.borrow().clients.wake.clone();
     // The last request left the next of its pipeline read (and its replies unwritten).
     let mut pipelined = false;
+    // The connection listens on a channel or a pattern, as of its last command: only then
+    // can PUBLISH put a message into its mailbox (see `PubSub::publish`), and only then is
+    // the mailbox polled while the connection waits for its next request.
+    let mut listening = false;
     loop {
         if node.borrow().clients.is_killed(session.id) {
             // CLIENT KILL: Redis closes the connection without a word (a connection that
@@ -54,7 +58,7 @@ pub(super) async fn serve_connection<S, C, D>(
             tokio::select! {
                 biased;
                 () = wake.notified() => continue,
-                Some(message) = messages.recv() => {
+                Some(message) = messages.recv(), if listening || !messages.is_empty() => {
                     if connection.write_reply(&message, session.protocol).await.is_err() {
                         return;
                     }
@@ -166,6 +170,7 @@ pub(super) async fn serve_connection<S, C, D>(
         {
             let mut node = node.borrow_mut();
             node.clients.record_session(&session);
+            listening = node.db.pubsub.subscriptions(session.id) > 0;
             let stats = &mut node.stats;
             match tally {
                 Tally::Call => stats.call(&name, &reply),
