@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+use mlua::{Function, HookTriggers, IntoLua, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
 use super::cmd::error::CallRules;
@@ -169,8 +169,15 @@ pub struct ScriptCall<'a> {
 /// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
 pub struct Scripts {
     lua: Lua,
-    /// Private table shared with `prelude.lua`: `redis`, `run`, `sandbox`.
-    bridge: Table,
+    /// What `prelude.lua` left in its private bridge table, read once: the environment
+    /// user scripts are compiled in, the function that runs one, and the `redis` library
+    /// behind the read-only proxy scripts see.
+    sandbox: Table,
+    run: Function,
+    redis: Table,
+    /// An empty keyspace that stands in the node's place while a script borrows the
+    /// node's own (`None` only during a run): made once, not at every run.
+    stand_in: Cell<Option<Db>>,
     /// What `redis.call` and `redis.pcall` reach while a script runs.
     running: Rc<RunningScript>,
     /// `redis.call`, `redis.pcall` and the error handler that finds the script's line:
@@ -303,8 +310,11 @@ impl Scripts {
             },
         )?;
         Ok(Scripts {
+            sandbox: bridge.get("sandbox")?,
+            run: bridge.get("run")?,
+            redis: bridge.get("redis")?,
+            stand_in: Cell::new(Some(Db::default())),
             lua,
-            bridge,
             running,
             call,
             pcall,
@@ -324,13 +334,12 @@ impl Scripts {
         let sha = sha1_hex(body);
         if !self.cache.contains_key(&sha) {
             let (flags, shebang) = shebang::parse(body).map_err(|why| error_frame(format!("ERR {why}")))?;
-            let sandbox: Table = self.bridge.get("sandbox").map_err(|e| compile_error(&e))?;
             let function = self
                 .lua
                 .load(&body[shebang..])
                 .set_name(SCRIPT_CHUNK_NAME)
                 .set_mode(ChunkMode::Text)
-                .set_environment(sandbox)
+                .set_environment(self.sandbox.clone())
                 .into_function()
                 .map_err(|e| compile_error(&e))?;
             self.cache.insert(sha.clone(), function);
@@ -410,10 +419,9 @@ impl Scripts {
         reply
     }
 
+    /// KEYS or ARGV: a new table of the words as Lua strings, as Redis makes for each run.
     fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
-        let strings = words.iter().map(|w| self.lua.create_string(w));
-        self.lua
-            .create_sequence_from(strings.collect::<mlua::Result<Vec<_>>>()?)
+        self.lua.create_sequence_from(words.iter().map(|word| Word(word)))
     }
 
     /// Runs the script; the error replies in what it returns go to `reply_errors`.
@@ -436,21 +444,21 @@ impl Scripts {
         globals.raw_set("KEYS", self.string_sequence(keys)?)?;
         globals.raw_set("ARGV", self.string_sequence(args)?)?;
         self.hook_periods.set(0);
-        let run: Function = self.bridge.get("run")?;
-        let redis: Table = self.bridge.get("redis")?;
-        redis.raw_set("call", &self.call)?;
-        redis.raw_set("pcall", &self.pcall)?;
+        self.redis.raw_set("call", &self.call)?;
+        self.redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
-        *self.running.db.borrow_mut() = Some(std::mem::take(db));
-        let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
-        *db = self
+        let stand_in = self.stand_in.take().unwrap_or_default();
+        *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
+        let outcome = self.run.call::<(bool, Value)>((function, &self.on_error));
+        let keyspace = self
             .running
             .db
             .borrow_mut()
             .take()
             .expect("the keyspace comes back after the run");
+        self.stand_in.set(Some(std::mem::replace(db, keyspace)));
         let (ok, outcome) = outcome?;
         if ok {
             return Ok(Ok(lua_to_frame(outcome, 0, reply_errors)));
@@ -465,6 +473,15 @@ impl Scripts {
             reason: info.raw_get("reason")?,
             line: info.raw_get("line")?,
         }))
+    }
+}
+
+/// A request's word, made a Lua string where it goes (no list of strings gathered first).
+struct Word<'a>(&'a [u8]);
+
+impl IntoLua for Word<'_> {
+    fn into_lua(self, lua: &Lua) -> mlua::Result<Value> {
+        lua.create_string(self.0).map(Value::String)
     }
 }
 
