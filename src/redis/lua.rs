@@ -170,20 +170,15 @@ pub struct ScriptCall<'a> {
 pub struct Scripts {
     lua: Lua,
     /// What `prelude.lua` left in its private bridge table, read once: the environment
-    /// user scripts are compiled in, the function that runs one, and the `redis` library
-    /// behind the read-only proxy scripts see.
+    /// user scripts are compiled in, and the function that runs one.
     sandbox: Table,
     run: Function,
-    redis: Table,
     /// An empty keyspace that stands in the node's place while a script borrows the
     /// node's own (`None` only during a run): made once, not at every run.
     stand_in: Cell<Option<Db>>,
     /// What `redis.call` and `redis.pcall` reach while a script runs.
     running: Rc<RunningScript>,
-    /// `redis.call`, `redis.pcall` and the error handler that finds the script's line:
-    /// made once with the interpreter, put back into the `redis` table at each run.
-    call: Function,
-    pcall: Function,
+    /// The error handler that finds the script's line, made once with the interpreter.
     on_error: Function,
     /// Compiled scripts by lower-case hex SHA1 of their body.
     cache: BTreeMap<String, Function>,
@@ -294,6 +289,11 @@ impl Scripts {
             .set_name(PRELUDE_CHUNK_NAME)
             .set_mode(ChunkMode::Binary)
             .call::<()>(bridge.clone())?;
+        // The library behind the read-only `redis` proxy scripts see: no script can reach
+        // it to change these.
+        let redis: Table = bridge.get("redis")?;
+        redis.raw_set("call", call)?;
+        redis.raw_set("pcall", pcall)?;
         let hook_periods = Rc::new(Cell::new(0));
         let periods = hook_periods.clone();
         lua.set_hook(
@@ -312,12 +312,9 @@ impl Scripts {
         Ok(Scripts {
             sandbox: bridge.get("sandbox")?,
             run: bridge.get("run")?,
-            redis: bridge.get("redis")?,
             stand_in: Cell::new(Some(Db::default())),
             lua,
             running,
-            call,
-            pcall,
             on_error,
             cache: BTreeMap::new(),
             sha_of_body: BTreeMap::new(),
@@ -444,8 +441,6 @@ impl Scripts {
         globals.raw_set("KEYS", self.string_sequence(keys)?)?;
         globals.raw_set("ARGV", self.string_sequence(args)?)?;
         self.hook_periods.set(0);
-        self.redis.raw_set("call", &self.call)?;
-        self.redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));

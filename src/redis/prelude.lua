@@ -17,8 +17,8 @@ end
 
 local BAD_REPLY_ARGUMENTS = "ERR wrong number or type of arguments"
 
--- redis.call and redis.pcall are Rust functions, set for each script run (they reach the
--- keyspace): Rust functions, not Lua ones, so that `return redis.call(...)` is no tail call
+-- redis.call and redis.pcall are Rust functions, set by lua.rs once this chunk has run
+-- (they reach the keyspace): Rust functions, not Lua ones, so that `return redis.call(...)` is no tail call
 -- and an error still knows the script line, as Redis's C functions do.
 local redis = {}
 redis.error_reply = function(...)
