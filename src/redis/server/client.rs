@@ -2,6 +2,7 @@
 //! replies and pub/sub messages back, and blocks for WAIT, BLPOP and BRPOP.
 
 use std::cell::RefCell;
+use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
@@ -43,6 +44,12 @@ pub(super) async fn serve_connection<S, C, D>(
     // can PUBLISH put a message into its mailbox (see `PubSub::publish`), and only then is
     // the mailbox polled while the connection waits for its next request.
     let mut listening = false;
+    // The mailbox's last poll found it empty, so it holds this task's waker, and nothing
+    // was published to the connection since. Polled every time before, the mailbox always
+    // held that waker: when the connection's register entry closes the mailbox, the wake
+    // it gets is one the simulator's schedule counts (so every digest depends on it); a
+    // mailbox armed once keeps the same wake for as long as nothing is sent to it.
+    let mut armed = false;
     loop {
         if node.borrow().clients.is_killed(session.id) {
             // CLIENT KILL: Redis closes the connection without a word (a connection that
@@ -58,7 +65,11 @@ pub(super) async fn serve_connection<S, C, D>(
             tokio::select! {
                 biased;
                 () = wake.notified() => continue,
-                Some(message) = messages.recv(), if listening || !messages.is_empty() => {
+                Some(message) = poll_fn(|cx| {
+                    let polled = messages.poll_recv(cx);
+                    armed = polled.is_pending();
+                    polled
+                }), if !armed || listening || !messages.is_empty() => {
                     if connection.write_reply(&message, session.protocol).await.is_err() {
                         return;
                     }
