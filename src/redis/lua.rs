@@ -437,16 +437,16 @@ impl Scripts {
             command,
             caller: _,
         } = call;
-        let globals = self.lua.globals();
-        globals.raw_set("KEYS", self.string_sequence(keys)?)?;
-        globals.raw_set("ARGV", self.string_sequence(args)?)?;
+        // The prelude's `run` makes them the globals KEYS and ARGV.
+        let keys = self.string_sequence(keys)?;
+        let args = self.string_sequence(args)?;
         self.hook_periods.set(0);
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
         let stand_in = self.stand_in.take().unwrap_or_default();
         *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
-        let outcome = self.run.call::<(bool, Value)>((function, &self.on_error));
+        let outcome = self.run.call::<(bool, Value)>((function, &self.on_error, keys, args));
         let keyspace = self
             .running
             .db

@@ -172,7 +172,9 @@ protected[sandbox] = true
 globals._G = sandbox
 bridge.sandbox = sandbox
 
--- Runs a compiled script; `on_error` records where it failed.
-bridge.run = function(script, on_error)
+-- Runs a compiled script with its KEYS and ARGV (set here, in the VM, rather than by
+-- two protected table writes from Rust); `on_error` records where it failed.
+bridge.run = function(script, on_error, keys, argv)
+  globals.KEYS, globals.ARGV = keys, argv
   return xpcall(script, on_error)
 end
