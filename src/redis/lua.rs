@@ -12,6 +12,7 @@
 //! words the errors as Redis does, and counts them in the node's error statistics by Redis's rules
 //! for scripts (see [`super::stats`]).
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -381,8 +382,13 @@ impl Scripts {
     /// replied, to `redis.call` or in the reply, and every command it called, is counted in
     /// `stats` as Redis counts them.
     pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db, stats: &mut Stats) -> Frame {
-        let sha = sha.to_ascii_lowercase();
-        let Some(function) = self.cache.get(&sha) else {
+        // The cache's names are lower case, as every client sends them: no copy then.
+        let sha = if sha.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(sha.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(sha)
+        };
+        let Some(function) = self.cache.get(&*sha) else {
             return stats.errors.counted(error_frame(
                 "NOSCRIPT No matching script. Please use EVAL.".into(),
             ));
