@@ -452,7 +452,9 @@ impl Scripts {
         self.running.command.set(Some(command));
         let stand_in = self.stand_in.take().unwrap_or_default();
         *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
-        let outcome = self.run.call::<(bool, Value)>((function, &self.on_error, keys, args));
+        let outcome = self
+            .run
+            .call::<(bool, Value)>((function, &self.on_error, keys, args));
         let keyspace = self
             .running
             .db

@@ -426,7 +426,10 @@ fn an_interpreter_made_from_the_compiled_prelude_answers_as_redis_does() {
     let mut node = Node::new().unwrap();
     let failures = [
         ("x = 1", "ERR user_script:1: Attempt to modify a readonly table"),
-        ("redis.call = 1", "ERR user_script:1: Attempt to modify a readonly table"),
+        (
+            "redis.call = 1",
+            "ERR user_script:1: Attempt to modify a readonly table",
+        ),
         (
             "return os",
             "ERR user_script:1: Script attempted to access nonexistent global variable 'os'",
@@ -434,13 +437,26 @@ fn an_interpreter_made_from_the_compiled_prelude_answers_as_redis_does() {
         ("error('boom')", "ERR user_script:1: boom"),
     ];
     for (script, message) in failures {
-        assert_eq!(eval(&mut node, script), script_err(script, message, 1), "{script}");
+        assert_eq!(
+            eval(&mut node, script),
+            script_err(script, message, 1),
+            "{script}"
+        );
     }
     let replies = [
-        ("return redis.sha1hex('')", bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")),
-        ("return redis.status_reply('FINE')", Frame::SimpleString(b"FINE".to_vec())),
+        (
+            "return redis.sha1hex('')",
+            bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ),
+        (
+            "return redis.status_reply('FINE')",
+            Frame::SimpleString(b"FINE".to_vec()),
+        ),
         ("return redis.error_reply('no')", err("ERR no")),
-        ("return redis.pcall('SET', 'k', 'v')", Frame::SimpleString(b"OK".to_vec())),
+        (
+            "return redis.pcall('SET', 'k', 'v')",
+            Frame::SimpleString(b"OK".to_vec()),
+        ),
         ("return redis.call('GET', 'k')", bulk("v")),
         ("return tostring(pcall(setmetatable, redis, {}))", bulk("false")),
     ];
