@@ -12,12 +12,14 @@
 //! words the errors as Redis does, and counts them in the node's error statistics by Redis's rules
 //! for scripts (see [`super::stats`]).
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+use mlua::{Function, HookTriggers, IntoLua, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use super::Frame;
 use super::cmd::error::CallRules;
@@ -36,6 +38,28 @@ const SCRIPT_CHUNK_NAME: &str = "@user_script";
 /// long, so the node stops it and says so.
 const INSTRUCTION_BUDGET: u64 = 200_000_000;
 const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
+
+/// The chunk name of `prelude.lua`; the `=` makes Lua show it as is in messages.
+const PRELUDE_CHUNK_NAME: &str = "=prelude";
+
+/// `prelude.lua` compiled once per process and kept as Lua 5.1 bytecode with its debug
+/// information (chunk name, line numbers, local names), so that every node of every seed
+/// loads the same function without parsing the text again; a node's interpreter behaves as
+/// if it had compiled the text itself.
+static PRELUDE_BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude's bytecode, compiled in `lua` by the first interpreter that asks.
+fn prelude_bytecode(lua: &Lua) -> mlua::Result<&'static [u8]> {
+    if let Some(bytecode) = PRELUDE_BYTECODE.get() {
+        return Ok(bytecode);
+    }
+    let compiled = lua
+        .load(include_str!("prelude.lua"))
+        .set_name(PRELUDE_CHUNK_NAME)
+        .set_mode(ChunkMode::Text)
+        .into_function()?;
+    Ok(PRELUDE_BYTECODE.get_or_init(|| compiled.dump(false)))
+}
 
 /// Stack levels searched for the script line an error happened on.
 const MAX_STACK_LEVELS: usize = 200;
@@ -146,14 +170,16 @@ pub struct ScriptCall<'a> {
 /// The interpreter and its compiled-script cache (what EVALSHA finds by SHA1).
 pub struct Scripts {
     lua: Lua,
-    /// Private table shared with `prelude.lua`: `redis`, `run`, `sandbox`.
-    bridge: Table,
+    /// What `prelude.lua` left in its private bridge table, read once: the environment
+    /// user scripts are compiled in, and the function that runs one.
+    sandbox: Table,
+    run: Function,
+    /// An empty keyspace that stands in the node's place while a script borrows the
+    /// node's own (`None` only during a run): made once, not at every run.
+    stand_in: Cell<Option<Db>>,
     /// What `redis.call` and `redis.pcall` reach while a script runs.
     running: Rc<RunningScript>,
-    /// `redis.call`, `redis.pcall` and the error handler that finds the script's line:
-    /// made once with the interpreter, put back into the `redis` table at each run.
-    call: Function,
-    pcall: Function,
+    /// The error handler that finds the script's line, made once with the interpreter.
     on_error: Function,
     /// Compiled scripts by lower-case hex SHA1 of their body.
     cache: BTreeMap<String, Function>,
@@ -260,9 +286,15 @@ impl Scripts {
             info.raw_set("line", script_line(lua))?;
             Ok(info)
         })?;
-        lua.load(include_str!("prelude.lua"))
-            .set_name("=prelude")
+        lua.load(prelude_bytecode(&lua)?)
+            .set_name(PRELUDE_CHUNK_NAME)
+            .set_mode(ChunkMode::Binary)
             .call::<()>(bridge.clone())?;
+        // The library behind the read-only `redis` proxy scripts see: no script can reach
+        // it to change these.
+        let redis: Table = bridge.get("redis")?;
+        redis.raw_set("call", call)?;
+        redis.raw_set("pcall", pcall)?;
         let hook_periods = Rc::new(Cell::new(0));
         let periods = hook_periods.clone();
         lua.set_hook(
@@ -279,11 +311,11 @@ impl Scripts {
             },
         )?;
         Ok(Scripts {
+            sandbox: bridge.get("sandbox")?,
+            run: bridge.get("run")?,
+            stand_in: Cell::new(Some(Db::default())),
             lua,
-            bridge,
             running,
-            call,
-            pcall,
             on_error,
             cache: BTreeMap::new(),
             sha_of_body: BTreeMap::new(),
@@ -300,13 +332,12 @@ impl Scripts {
         let sha = sha1_hex(body);
         if !self.cache.contains_key(&sha) {
             let (flags, shebang) = shebang::parse(body).map_err(|why| error_frame(format!("ERR {why}")))?;
-            let sandbox: Table = self.bridge.get("sandbox").map_err(|e| compile_error(&e))?;
             let function = self
                 .lua
                 .load(&body[shebang..])
                 .set_name(SCRIPT_CHUNK_NAME)
                 .set_mode(ChunkMode::Text)
-                .set_environment(sandbox)
+                .set_environment(self.sandbox.clone())
                 .into_function()
                 .map_err(|e| compile_error(&e))?;
             self.cache.insert(sha.clone(), function);
@@ -351,8 +382,13 @@ impl Scripts {
     /// replied, to `redis.call` or in the reply, and every command it called, is counted in
     /// `stats` as Redis counts them.
     pub fn run(&mut self, sha: &str, call: ScriptCall<'_>, db: &mut Db, stats: &mut Stats) -> Frame {
-        let sha = sha.to_ascii_lowercase();
-        let Some(function) = self.cache.get(&sha) else {
+        // The cache's names are lower case, as every client sends them: no copy then.
+        let sha = if sha.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(sha.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(sha)
+        };
+        let Some(function) = self.cache.get(&*sha) else {
             return stats.errors.counted(error_frame(
                 "NOSCRIPT No matching script. Please use EVAL.".into(),
             ));
@@ -386,10 +422,9 @@ impl Scripts {
         reply
     }
 
+    /// KEYS or ARGV: a new table of the words as Lua strings, as Redis makes for each run.
     fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
-        let strings = words.iter().map(|w| self.lua.create_string(w));
-        self.lua
-            .create_sequence_from(strings.collect::<mlua::Result<Vec<_>>>()?)
+        self.lua.create_sequence_from(words.iter().map(|word| Word(word)))
     }
 
     /// Runs the script; the error replies in what it returns go to `reply_errors`.
@@ -408,25 +443,25 @@ impl Scripts {
             command,
             caller: _,
         } = call;
-        let globals = self.lua.globals();
-        globals.raw_set("KEYS", self.string_sequence(keys)?)?;
-        globals.raw_set("ARGV", self.string_sequence(args)?)?;
+        // The prelude's `run` makes them the globals KEYS and ARGV.
+        let keys = self.string_sequence(keys)?;
+        let args = self.string_sequence(args)?;
         self.hook_periods.set(0);
-        let run: Function = self.bridge.get("run")?;
-        let redis: Table = self.bridge.get("redis")?;
-        redis.raw_set("call", &self.call)?;
-        redis.raw_set("pcall", &self.pcall)?;
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
-        *self.running.db.borrow_mut() = Some(std::mem::take(db));
-        let outcome = run.call::<(bool, Value)>((function.clone(), &self.on_error));
-        *db = self
+        let stand_in = self.stand_in.take().unwrap_or_default();
+        *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
+        let outcome = self
+            .run
+            .call::<(bool, Value)>((function, &self.on_error, keys, args));
+        let keyspace = self
             .running
             .db
             .borrow_mut()
             .take()
             .expect("the keyspace comes back after the run");
+        self.stand_in.set(Some(std::mem::replace(db, keyspace)));
         let (ok, outcome) = outcome?;
         if ok {
             return Ok(Ok(lua_to_frame(outcome, 0, reply_errors)));
@@ -441,6 +476,15 @@ impl Scripts {
             reason: info.raw_get("reason")?,
             line: info.raw_get("line")?,
         }))
+    }
+}
+
+/// A request's word, made a Lua string where it goes (no list of strings gathered first).
+struct Word<'a>(&'a [u8]);
+
+impl IntoLua for Word<'_> {
+    fn into_lua(self, lua: &Lua) -> mlua::Result<Value> {
+        lua.create_string(self.0).map(Value::String)
     }
 }
 

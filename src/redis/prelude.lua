@@ -17,8 +17,8 @@ end
 
 local BAD_REPLY_ARGUMENTS = "ERR wrong number or type of arguments"
 
--- redis.call and redis.pcall are Rust functions, set for each script run (they reach the
--- keyspace): Rust functions, not Lua ones, so that `return redis.call(...)` is no tail call
+-- redis.call and redis.pcall are Rust functions, set by lua.rs once this chunk has run
+-- (they reach the keyspace): Rust functions, not Lua ones, so that `return redis.call(...)` is no tail call
 -- and an error still knows the script line, as Redis's C functions do.
 local redis = {}
 redis.error_reply = function(...)
@@ -172,7 +172,9 @@ protected[sandbox] = true
 globals._G = sandbox
 bridge.sandbox = sandbox
 
--- Runs a compiled script; `on_error` records where it failed.
-bridge.run = function(script, on_error)
+-- Runs a compiled script with its KEYS and ARGV (set here, in the VM, rather than by
+-- two protected table writes from Rust); `on_error` records where it failed.
+bridge.run = function(script, on_error, keys, argv)
+  globals.KEYS, globals.ARGV = keys, argv
   return xpcall(script, on_error)
 end

@@ -146,10 +146,11 @@ impl CommandStats {
 
     fn end_call(&mut self, name: &str, errors: &ErrorStats, timed: bool) {
         let failed = errors.total() > self.errors_seen;
-        let calls = self.entry(name);
-        calls.calls += 1;
-        calls.failed += u64::from(failed);
-        calls.timed |= timed;
+        self.update(name, |calls| {
+            calls.calls += 1;
+            calls.failed += u64::from(failed);
+            calls.timed |= timed;
+        });
         self.errors_seen = errors.total();
     }
 
@@ -159,7 +160,7 @@ impl CommandStats {
         if let Some(name) = name
             && errors.total() > self.errors_seen
         {
-            self.entry(name).rejected += 1;
+            self.update(name, |calls| calls.rejected += 1);
         }
         self.errors_seen = errors.total();
     }
@@ -167,14 +168,16 @@ impl CommandStats {
     /// The call to `name` replied an error counted before (a script's reply of an error a
     /// command returned to it): a failure without a new error.
     pub fn fail(&mut self, name: &str) {
-        self.entry(name).failed += 1;
+        self.update(name, |calls| calls.failed += 1);
     }
 
-    fn entry(&mut self, name: &str) -> &mut Calls {
-        if !self.by_name.contains_key(name) {
-            self.by_name.insert(name.to_string(), Calls::default());
+    /// Changes the counts of `name`, from zero if it has none yet: one lookup for a
+    /// command seen before (every call but a command's first).
+    fn update(&mut self, name: &str, change: impl FnOnce(&mut Calls)) {
+        match self.by_name.get_mut(name) {
+            Some(calls) => change(calls),
+            None => change(self.by_name.entry(name.to_string()).or_default()),
         }
-        self.by_name.get_mut(name).expect("inserted above")
     }
 
     /// CONFIG RESETSTAT.

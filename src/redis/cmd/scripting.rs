@@ -84,7 +84,7 @@ pub struct Eval {
 
 impl Eval {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
-        let script = String::from_utf8_lossy(&args.next_bytes()?).into_owned();
+        let script = owned_text(args.next_bytes()?);
         let (keys, args) = keys_and_args(args)?;
         Ok(Eval { script, keys, args })
     }
@@ -126,7 +126,7 @@ pub struct Evalsha {
 
 impl Evalsha {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
-        let sha = String::from_utf8_lossy(&args.next_bytes()?).into_owned();
+        let sha = owned_text(args.next_bytes()?);
         let (keys, args) = keys_and_args(args)?;
         Ok(Evalsha { sha, keys, args })
     }
@@ -261,6 +261,12 @@ fn call_rules(node: &Node, sha: &str, asked: Writes) -> Result<CallRules, ReplyE
 }
 
 /// `numkeys [key ...] [arg ...]`, shared by EVAL and EVALSHA.
+/// A word as text, invalid UTF-8 replaced as `String::from_utf8_lossy` replaces it; a
+/// valid word (every script body and SHA1 a client sends) keeps its bytes, uncopied.
+fn owned_text(word: Vec<u8>) -> String {
+    String::from_utf8(word).unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
+}
+
 fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
     let numkeys = args.next_int()?;
     let mut keys = args.rest();

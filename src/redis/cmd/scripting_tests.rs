@@ -417,3 +417,50 @@ fn script_errors_count_once_as_redis_counts_them() {
         ["errorstat_NOSCRIPT:count=1"]
     );
 }
+
+#[test]
+fn an_interpreter_made_from_the_compiled_prelude_answers_as_redis_does() {
+    // The first interpreter of the process compiles the prelude's text; every later one
+    // (this second node's at least) loads the bytecode it left.
+    Node::new().unwrap();
+    let mut node = Node::new().unwrap();
+    let failures = [
+        ("x = 1", "ERR user_script:1: Attempt to modify a readonly table"),
+        (
+            "redis.call = 1",
+            "ERR user_script:1: Attempt to modify a readonly table",
+        ),
+        (
+            "return os",
+            "ERR user_script:1: Script attempted to access nonexistent global variable 'os'",
+        ),
+        ("error('boom')", "ERR user_script:1: boom"),
+    ];
+    for (script, message) in failures {
+        assert_eq!(
+            eval(&mut node, script),
+            script_err(script, message, 1),
+            "{script}"
+        );
+    }
+    let replies = [
+        (
+            "return redis.sha1hex('')",
+            bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ),
+        (
+            "return redis.status_reply('FINE')",
+            Frame::SimpleString(b"FINE".to_vec()),
+        ),
+        ("return redis.error_reply('no')", err("ERR no")),
+        (
+            "return redis.pcall('SET', 'k', 'v')",
+            Frame::SimpleString(b"OK".to_vec()),
+        ),
+        ("return redis.call('GET', 'k')", bulk("v")),
+        ("return tostring(pcall(setmetatable, redis, {}))", bulk("false")),
+    ];
+    for (script, reply) in replies {
+        assert_eq!(eval(&mut node, script), reply, "{script}");
+    }
+}

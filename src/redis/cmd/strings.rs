@@ -239,6 +239,21 @@ pub enum SetExpiry {
     KeepTtl,
 }
 
+/// SET's options, as [`option_name`] names them.
+const SET_OPTIONS: &[&str] = &["NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT"];
+
+/// GETEX's options, as [`option_name`] names them.
+const GETEX_OPTIONS: &[&str] = &["PERSIST", "EX", "PX", "EXAT", "PXAT"];
+
+/// The one of `names` (upper case) that `word` spells, in any ASCII case, as Redis's
+/// `strcasecmp` compares options: no copy, no Unicode case mapping.
+fn option_name(word: &[u8], names: &[&'static str]) -> Option<&'static str> {
+    names
+        .iter()
+        .copied()
+        .find(|name| word.eq_ignore_ascii_case(name.as_bytes()))
+}
+
 /// `SET key value [NX|XX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Set {
@@ -258,21 +273,17 @@ impl Set {
         let mut condition = None;
         let mut get = false;
         let mut expiry: Option<(&str, Vec<u8>)> = None;
-        let mut words = args.rest().into_iter();
-        while let Some(option) = words.next() {
-            let option = String::from_utf8_lossy(&option).to_uppercase();
-            match (option.as_str(), condition, &expiry) {
-                ("NX", None | Some(Condition::Nx), _) => condition = Some(Condition::Nx),
-                ("XX", None | Some(Condition::Xx), _) => condition = Some(Condition::Xx),
-                ("GET", _, _) => get = true,
-                ("KEEPTTL", _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", vec![])),
-                (kind @ ("EX" | "PX" | "EXAT" | "PXAT"), _, previous)
+        while let Ok(option) = args.next_bytes() {
+            match (option_name(&option, SET_OPTIONS), condition, &expiry) {
+                (Some("NX"), None | Some(Condition::Nx), _) => condition = Some(Condition::Nx),
+                (Some("XX"), None | Some(Condition::Xx), _) => condition = Some(Condition::Xx),
+                (Some("GET"), _, _) => get = true,
+                (Some("KEEPTTL"), _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", vec![])),
+                (Some(kind @ ("EX" | "PX" | "EXAT" | "PXAT")), _, previous)
                     if previous.as_ref().is_none_or(|(k, _)| *k == kind) =>
                 {
-                    let amount = words.next().ok_or_else(ReplyError::syntax)?;
-                    // The same word, borrowed for as long as `expiry` lives.
-                    let kind = ["EX", "PX", "EXAT", "PXAT"].into_iter().find(|k| *k == kind);
-                    expiry = kind.map(|kind| (kind, amount));
+                    let amount = args.next_bytes()?;
+                    expiry = Some((kind, amount));
                 }
                 _ => return Err(ReplyError::syntax()),
             }
@@ -512,14 +523,16 @@ enum GetexExpiry {
 fn getex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let key = args.next_bytes()?;
     let mut words = args.rest().into_iter().peekable();
-    let mut change: Option<(String, GetexExpiry)> = None;
+    let mut change: Option<(&str, GetexExpiry)> = None;
     while let Some(word) = words.next() {
-        let option = String::from_utf8_lossy(&word).to_uppercase();
-        let previous = change.as_ref().map(|(name, _)| name.as_str());
+        let option = option_name(&word, GETEX_OPTIONS);
+        let previous = change.as_ref().map(|(name, _)| *name);
         let has_next = words.peek().is_some();
-        change = Some(match (option.as_str(), previous) {
-            ("PERSIST", None | Some("PERSIST")) => (option, GetexExpiry::Persist),
-            ("EX" | "PX" | "EXAT" | "PXAT", _) if has_next && previous.is_none_or(|p| p == option) => {
+        change = Some(match (option, previous) {
+            (Some(option @ "PERSIST"), None | Some("PERSIST")) => (option, GetexExpiry::Persist),
+            (Some(option @ ("EX" | "PX" | "EXAT" | "PXAT")), _)
+                if has_next && previous.is_none_or(|p| p == option) =>
+            {
                 let amount = words.next().unwrap_or_default();
                 (option, GetexExpiry::Set(amount))
             }
@@ -537,7 +550,7 @@ fn getex(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError>
             if amount <= 0 {
                 return Err(invalid());
             }
-            let expiry = match option.as_str() {
+            let expiry = match *option {
                 "EX" => SetExpiry::Ex(amount),
                 "PX" => SetExpiry::Px(amount),
                 "EXAT" => SetExpiry::ExAt(amount),

@@ -326,3 +326,24 @@ fn non_array_frames_are_protocol_errors() {
         Err(ParseError::Protocol(_))
     ));
 }
+
+#[test]
+fn options_match_in_any_ascii_case_and_no_other_case_mapping() {
+    let mut db = Db::default();
+    assert_eq!(
+        run(&mut db, 0, &["SET", "lock", "a", "nX", "Px", "2000", "gEt"]),
+        Frame::Null
+    );
+    assert_eq!(run(&mut db, 0, &["PTTL", "lock"]), Frame::Integer(2000));
+    assert_eq!(
+        run(&mut db, 0, &["GETEX", "lock", "Persist"]),
+        Frame::BulkString(b"a".to_vec())
+    );
+    assert_eq!(run(&mut db, 0, &["PTTL", "lock"]), Frame::Integer(-1));
+    // Redis compares options with strcasecmp: "ſ" (U+017F), whose Unicode upper case is
+    // "S", spells no option.
+    assert_eq!(
+        run(&mut db, 0, &["GETEX", "lock", "perſiſt"]),
+        err("ERR syntax error")
+    );
+}

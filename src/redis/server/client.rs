@@ -2,6 +2,7 @@
 //! replies and pub/sub messages back, and blocks for WAIT, BLPOP and BRPOP.
 
 use std::cell::RefCell;
+use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
@@ -39,6 +40,16 @@ pub(super) async fn serve_connection<S, C, D>(
     let wake = node.borrow().clients.wake.clone();
     // The last request left the next of its pipeline read (and its replies unwritten).
     let mut pipelined = false;
+    // The connection listens on a channel or a pattern, as of its last command: only then
+    // can PUBLISH put a message into its mailbox (see `PubSub::publish`), and only then is
+    // the mailbox polled while the connection waits for its next request.
+    let mut listening = false;
+    // The mailbox's last poll found it empty, so it holds this task's waker, and nothing
+    // was published to the connection since. Polled every time before, the mailbox always
+    // held that waker: when the connection's register entry closes the mailbox, the wake
+    // it gets is one the simulator's schedule counts (so every digest depends on it); a
+    // mailbox armed once keeps the same wake for as long as nothing is sent to it.
+    let mut armed = false;
     loop {
         if node.borrow().clients.is_killed(session.id) {
             // CLIENT KILL: Redis closes the connection without a word (a connection that
@@ -54,7 +65,11 @@ pub(super) async fn serve_connection<S, C, D>(
             tokio::select! {
                 biased;
                 () = wake.notified() => continue,
-                Some(message) = messages.recv() => {
+                Some(message) = poll_fn(|cx| {
+                    let polled = messages.poll_recv(cx);
+                    armed = polled.is_pending();
+                    polled
+                }), if !armed || listening || !messages.is_empty() => {
                     if connection.write_reply(&message, session.protocol).await.is_err() {
                         return;
                     }
@@ -166,6 +181,7 @@ pub(super) async fn serve_connection<S, C, D>(
         {
             let mut node = node.borrow_mut();
             node.clients.record_session(&session);
+            listening = node.db.pubsub.subscriptions(session.id) > 0;
             let stats = &mut node.stats;
             match tally {
                 Tally::Call => stats.call(&name, &reply),
