@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use locksim::campaign::cache::RunCache;
+use locksim::campaign::counterexamples::Replays;
 use locksim::campaign::plan::{Plan, Remaining, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
-use locksim::campaign::counterexamples::Replays;
 use locksim::campaign::{envelopes, minimal};
 use locksim::report::ScenarioReport;
 use locksim::report::figures::timeline::Timeline;
