@@ -166,7 +166,7 @@ fn report_into(grid: &str, out: &str) -> std::process::Output {
         "--envelope-seeds",
         "0",
         "--matrix",
-        &grid,
+        grid,
         "--matrix-seeds",
         "2",
         "--holds-seeds",
