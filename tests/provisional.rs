@@ -156,13 +156,9 @@ fn the_first_seeds_come_first_and_the_two_passes_end_where_one_pass_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn the_report_says_where_its_first_page_is_and_replaces_it() {
-    let dir = scratch("report");
-    let grid = small_grid(&dir);
-    let out = dir.join("out");
-    let out = out.to_str().unwrap();
-    let output = locksim(&[
+/// `locksim report` of the small plan into `out`, from the cache of runs it keeps there.
+fn report_into(grid: &str, out: &str) -> std::process::Output {
+    locksim(&[
         "report",
         "scenarios/single-node-gc-pause.json",
         "--seeds",
@@ -170,7 +166,7 @@ fn the_report_says_where_its_first_page_is_and_replaces_it() {
         "--envelope-seeds",
         "0",
         "--matrix",
-        &grid,
+        grid,
         "--matrix-seeds",
         "2",
         "--holds-seeds",
@@ -179,7 +175,28 @@ fn the_report_says_where_its_first_page_is_and_replaces_it() {
         "2",
         "--out",
         out,
-    ]);
+    ])
+}
+
+/// The seeds a report says it replayed for its counterexamples.
+fn seeds_replayed(said: &str) -> u64 {
+    let line = said
+        .lines()
+        .find(|line| line.starts_with("counterexamples replayed and shrunk: "))
+        .unwrap_or_else(|| panic!("no replays said: {said}"));
+    let count = line.split('(').nth(1).and_then(|rest| rest.split(' ').next());
+    count
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"))
+}
+
+#[test]
+fn the_report_says_where_its_first_page_is_and_replaces_it() {
+    let dir = scratch("report");
+    let grid = small_grid(&dir);
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let output = report_into(&grid, out);
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.code().is_some_and(|code| code <= 1), "{said}");
     let first = said
@@ -199,6 +216,37 @@ fn the_report_says_where_its_first_page_is_and_replaces_it() {
     assert!(!Path::new(out).join(".index.html.partial").exists());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(!stdout.contains("first report"), "stdout is unchanged: {stdout}");
+    // Each counterexample the final page shows was replayed once, though the provisional
+    // page showed it too.
+    let numbers: Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(out).join("summary.json")).unwrap()).unwrap();
+    let shown = ["counterexamples", "matrix_counterexamples"]
+        .iter()
+        .map(|key| numbers[key].as_array().map_or(0, Vec::len) as u64)
+        .sum::<u64>();
+    assert!(shown > 0, "the plan has counterexamples to replay: {numbers}");
+    assert_eq!(seeds_replayed(&said), shown, "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_report_whose_runs_are_all_cached_writes_no_first_page() {
+    let dir = scratch("cached");
+    let grid = small_grid(&dir);
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let first = report_into(&grid, out);
+    assert!(String::from_utf8_lossy(&first.stderr).contains("a first report is ready: "));
+    let again = report_into(&grid, out);
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.code().is_some_and(|code| code <= 1), "{said}");
+    assert!(
+        said.contains(" 0 seeds simulated, "),
+        "every run came from the cache: {said}"
+    );
+    assert!(!said.contains("a first report is ready"), "{said}");
+    let html = std::fs::read_to_string(Path::new(out).join("index.html")).unwrap();
+    assert!(!says_provisional(&html));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use locksim::campaign::cache::RunCache;
+use locksim::campaign::counterexamples::Replays;
 use locksim::campaign::plan::{Plan, Remaining, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
-use locksim::campaign::{counterexamples, envelopes, minimal};
+use locksim::campaign::{envelopes, minimal};
 use locksim::report::ScenarioReport;
 use locksim::report::figures::timeline::Timeline;
 use locksim::report::files;
@@ -143,7 +144,8 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
         }),
     };
     let started = Instant::now();
-    let swept = sweep_in_two_passes(&plan, &args.out, jobs, &cache);
+    let replays = Replays::default();
+    let swept = sweep_in_two_passes(&plan, &args.out, jobs, &cache, &replays);
     let (reused, simulated) = cache.counts();
     eprintln!(
         "sweeps: {:.1} s, {simulated} seeds simulated, {reused} reused from {}",
@@ -157,7 +159,7 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
             swept.matrix_wall_ms as f64 / 1000.0
         ));
     }
-    let code = finish(&plan, &args.out, swept, jobs, &cache);
+    let code = finish_reusing(&plan, &args.out, swept, jobs, &cache, &replays);
     if let Err(e) = cache.prune() {
         eprintln!("warning: pruning the cache of runs: {e}");
     }
@@ -166,9 +168,12 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
 
 /// Every sweep of `plan`, run from `cache` in two passes ([`Plan::sweep_in_two_passes`]):
 /// the catalogue (its verdict table printed as it comes) and the matrix's cells at their
-/// first seeds; then, when cells go on or envelopes are to be swept, a provisional page in
-/// `out` (said on stderr), rewritten as each of those sweeps finishes.
-fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache) -> Swept {
+/// first seeds; then, when cells go on or envelopes are to be swept and the first pass
+/// simulated a seed (a run whose first pass came whole from the cache is not worth a
+/// page of its own: the rest is most likely there too), a provisional page in `out`
+/// (said on stderr), rewritten as each of those sweeps finishes. Its counterexamples are
+/// kept in `replays` for the final page.
+fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache, replays: &Replays) -> Swept {
     let page = Mutex::new(None);
     let progress = Mutex::new(None);
     let swept = plan.sweep_in_two_passes(
@@ -176,9 +181,10 @@ fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache) -
         cache,
         &|first_plan, sweep| sweep_plan(first_plan, jobs, sweep),
         &mut |first, remaining| {
-            if remaining.sweeps > 0 {
+            let (_, simulated) = cache.counts();
+            if remaining.sweeps > 0 && simulated > 0 {
                 *page.lock().expect("lock poisoned") =
-                    provisional_page(plan, out, first, remaining, jobs, cache);
+                    provisional_page(plan, out, first, remaining, jobs, cache, replays);
                 *progress.lock().expect("lock poisoned") =
                     progress_bar(remaining.sweeps as u64, "sweeps going on");
             }
@@ -367,9 +373,10 @@ fn provisional_page(
     remaining: &Remaining,
     jobs: usize,
     cache: &RunCache,
+    replays: &Replays,
 ) -> Option<ProvisionalPage> {
     let started = Instant::now();
-    let (mut summary, timelines, _) = summarise(plan, out, first, jobs, cache)
+    let (mut summary, timelines, _) = summarise(plan, out, first, jobs, cache, replays)
         .map_err(|e| eprintln!("warning: no provisional report: {e}"))
         .ok()?;
     summary.provisional = Some(Provisional {
@@ -403,19 +410,21 @@ fn provisional_page(
 /// Each replayed or shrunk counterexample's timeline, by its id.
 type Timelines = Vec<(String, Timeline)>;
 
-/// The counterexamples of `swept` replayed and the matrix's minimal ones shrunk (those
-/// `cache` kept reused, their scenarios written into `out`), put together with it into the
-/// report's summary; with their timelines and the runs the shrinks took.
+/// The counterexamples of `swept` replayed (those in `replays` reused) and the matrix's
+/// minimal ones shrunk (those `cache` kept reused, their scenarios written into `out`),
+/// put together with it into the report's summary; with their timelines and the runs the
+/// shrinks took.
 fn summarise(
     plan: &Plan,
     out: &Path,
     swept: Swept,
     jobs: usize,
     cache: &RunCache,
+    replays: &Replays,
 ) -> Result<(Summary, Timelines, u64), String> {
     // The replays and the shrinks side by side: neither waits for the other's last run.
     let (mut replayed, shrunk) = std::thread::scope(|scope| {
-        let replays = scope.spawn(|| counterexamples::replay_all(plan, &swept, jobs));
+        let replays = scope.spawn(|| replays.replay_all(plan, &swept, jobs));
         let shrunk = swept
             .matrix
             .as_ref()
@@ -449,8 +458,21 @@ fn summarise(
 /// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
 /// reused. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
 pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
+    finish_reusing(plan, out, swept, jobs, cache, &Replays::default())
+}
+
+/// [`finish`], the counterexamples `replays` already holds (a provisional page's) not
+/// replayed again; says on stderr how many seeds it replayed in all.
+fn finish_reusing(
+    plan: &Plan,
+    out: &Path,
+    swept: Swept,
+    jobs: usize,
+    cache: &RunCache,
+    replays: &Replays,
+) -> ExitCode {
     let started = Instant::now();
-    let (summary, timelines, shrink_runs) = match summarise(plan, out, swept, jobs, cache) {
+    let (summary, timelines, shrink_runs) = match summarise(plan, out, swept, jobs, cache, replays) {
         Ok(summarised) => summarised,
         Err(e) => {
             eprintln!("error: {e}");
@@ -458,8 +480,9 @@ pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCac
         }
     };
     eprintln!(
-        "counterexamples replayed and shrunk: {:.1} s",
-        started.elapsed().as_secs_f64()
+        "counterexamples replayed and shrunk: {:.1} s ({} seeds replayed in this report)",
+        started.elapsed().as_secs_f64(),
+        replays.runs()
     );
     if !summary.minimal.is_empty() {
         emit(format_args!(
