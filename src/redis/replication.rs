@@ -454,14 +454,15 @@ impl Replication {
         lines.join("\r\n") + "\r\n"
     }
 
-    /// Registers a replica that sent PSYNC on connection `id`; returns the FULLRESYNC line,
-    /// the snapshot payload (an RDB file for a real redis-server, `reads_rdb`), and the
-    /// receiver of its stream.
+    /// Registers a replica that sent PSYNC (or SYNC, `plain_sync`: no FULLRESYNC line) on
+    /// connection `id`; returns the FULLRESYNC line, the snapshot payload (an RDB file for a
+    /// real redis-server or a SYNC client, `reads_rdb`), and the receiver of its stream.
     pub fn add_replica(
         &mut self,
         id: u64,
         (ip, port): (String, u16),
         reads_rdb: bool,
+        plain_sync: bool,
         db: &Db,
         now_ms: u64,
     ) -> (Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>) {
@@ -470,13 +471,10 @@ impl Replication {
         } else {
             snapshot(db)
         };
-        let mut handshake = format!(
-            "+FULLRESYNC {} {}\r\n${}\r\n",
-            self.replid,
-            self.offset,
-            snapshot.len()
-        )
-        .into_bytes();
+        let fullresync = format!("+FULLRESYNC {} {}\r\n", self.replid, self.offset);
+        let mut handshake = if plain_sync { String::new() } else { fullresync };
+        handshake.push_str(&format!("${}\r\n", snapshot.len()));
+        let mut handshake = handshake.into_bytes();
         handshake.extend(snapshot);
         self.backlog = true;
         let (stream, receiver) = mpsc::unbounded_channel();
@@ -551,7 +549,8 @@ mod tests {
     #[test]
     fn a_held_write_counts_in_the_offset_but_no_replica_acknowledges_it() {
         let mut replication = Replication::default();
-        let (_, mut stream) = replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 0);
+        let (_, mut stream) =
+            replication.add_replica(1, ("10.1.1.1".into(), 6379), false, false, &Db::default(), 0);
         let before = replication.offset;
         replication.hold(true);
         replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
@@ -575,7 +574,8 @@ mod tests {
             replication.offset, 0,
             "no backlog yet, as redis-server's ROLE shows"
         );
-        let (_, _stream) = replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 0);
+        let (_, _stream) =
+            replication.add_replica(1, ("10.1.1.1".into(), 6379), false, false, &Db::default(), 0);
         replication.propagate(b"*1\r\n$8\r\nFLUSHALL\r\n");
         assert_eq!(replication.offset, 18);
     }
@@ -584,7 +584,7 @@ mod tests {
     fn a_replica_is_good_while_its_last_ack_is_at_most_the_lag_old_in_whole_seconds() {
         let mut replication = Replication::default();
         let (_, _stream) =
-            replication.add_replica(1, ("10.1.1.1".into(), 6379), false, &Db::default(), 10_999);
+            replication.add_replica(1, ("10.1.1.1".into(), 6379), false, false, &Db::default(), 10_999);
         // Redis subtracts Unix seconds: 10.999 s counts as 10, 20.999 s as 20.
         assert_eq!(replication.good_replicas(20_999, 10), 1);
         assert_eq!(replication.good_replicas(21_000, 10), 0);

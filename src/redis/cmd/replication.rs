@@ -1,6 +1,6 @@
-//! Replication commands: REPLICAOF (and its old name SLAVEOF), ROLE, INFO, and the two a
-//! replica sends its master, PSYNC and REPLCONF (the server runs those: they turn a
-//! connection into a replication link).
+//! Replication commands: REPLICAOF (and its old name SLAVEOF), ROLE, INFO, and the ones a
+//! replica sends its master, PSYNC (or the old SYNC) and REPLCONF (the server runs those:
+//! they turn a connection into a replication link).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -17,7 +17,7 @@ use crate::redis::request::build as request;
 
 /// The replication commands.
 pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From<Psync> + From<Replconf>>()
--> [Spec<C>; 6] {
+-> [Spec<C>; 7] {
     [
         Spec {
             name: "replicaof",
@@ -52,7 +52,14 @@ pub(super) const fn commands<C: From<Replicaof> + From<Role> + From<Info> + From
             arity: -3,
             flags: Flags::NOSCRIPT,
             summary: "a replica asks for the stream (full resync)",
-            handler: Handler::Parse(|_| Ok(C::from(Psync))),
+            handler: Handler::Parse(|_| Ok(C::from(Psync { plain_sync: false }))),
+        },
+        Spec {
+            name: "sync",
+            arity: 1,
+            flags: Flags::NOSCRIPT,
+            summary: "the old full resync a plain client may ask for (Redis's Tcl suite reads the stream so)",
+            handler: Handler::Parse(|_| Ok(C::from(Psync { plain_sync: true }))),
         },
         Spec {
             name: "replconf",
@@ -492,9 +499,14 @@ fn keyspace(node: &Node, now_ms: u64) -> Vec<String> {
     lines
 }
 
-/// `PSYNC replid offset`: a replica asks for the stream (always a full resync here).
+/// `PSYNC replid offset`: a replica asks for the stream (always a full resync here); or
+/// `SYNC`, the old form: no `+FULLRESYNC` line, the RDB payload at once, then the stream
+/// (as Redis's syncCommand answers it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Psync;
+pub struct Psync {
+    /// Asked as SYNC: the payload is always an RDB file and no `+FULLRESYNC` line precedes it.
+    pub plain_sync: bool,
+}
 
 /// `REPLCONF option value ...`: a replica's settings and acknowledgements.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -141,12 +141,12 @@ pub(super) async fn serve_connection<S, C, D>(
                     None => return,
                 }
             }
-            Ok(Command::Psync(_)) if writes != Writes::ReadOnly => {
+            Ok(Command::Psync(psync)) if writes != Writes::ReadOnly => {
                 // A replica's link is no client: CLIENT KILL TYPE normal spares it, TYPE
                 // replica closes it.
                 drop(open);
                 let (stream, buffered) = connection.into_parts();
-                return serve_replica(stream, buffered, peer, session, &context).await;
+                return serve_replica(stream, buffered, peer, (session, psync), &context).await;
             }
             Ok(Command::Replconf(replconf)) => {
                 replconf.apply(&mut session);

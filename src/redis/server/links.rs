@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::context::Context;
 use crate::platform::Clock;
-use crate::redis::cmd::{Command, Connected, Link, Session, Writes};
+use crate::redis::cmd::{Command, Connected, Link, Psync, Session, Writes};
 use crate::redis::db::Db;
 use crate::redis::node::Node;
 use crate::redis::replication::{Dialer, REPLICA_CRON_MS, Role, next_request, read_more, send, send_request};
@@ -42,7 +42,7 @@ pub(super) async fn serve_replica<S, C, D>(
     mut stream: S,
     buffered: Vec<u8>,
     peer: SocketAddr,
-    session: Session,
+    (session, psync): (Session, Psync),
     context: &Rc<Context<C, D>>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -62,7 +62,8 @@ pub(super) async fn serve_replica<S, C, D>(
         let added = node.replication.add_replica(
             id,
             (ip, port),
-            session.replica_reads_rdb,
+            session.replica_reads_rdb || psync.plain_sync,
+            psync.plain_sync,
             &node.db,
             clock.wall_ms(),
         );
