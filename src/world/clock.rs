@@ -116,9 +116,10 @@ impl SimClock {
     }
 
     /// Sleeps until the monotonic clock reads `deadline_ns`, planning again whenever the
-    /// clock is stepped or re-rated.
-    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + use<> {
-        let clock = self.clone();
+    /// clock is stepped or re-rated. Borrows the clock (as the trait's sleeps do): a clone
+    /// per sleep cost two shared counts up and down for nothing (issue 33).
+    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + '_ {
+        let clock = self;
         async move {
             let mut steps = clock.steps();
             loop {
