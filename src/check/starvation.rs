@@ -200,6 +200,23 @@ mod tests {
     }
 
     #[test]
+    fn a_holding_begun_long_before_the_wait_counts_past_shorter_ones_ended_before_it() {
+        // client-1 holds from 100 ms to the end; client-3's short hold ends before client-2
+        // starts waiting, so the holdings' ends are not in order of their starts.
+        let events = vec![
+            acquired(100, "client-1"),
+            acquired(200, "client-3"),
+            release(300, "client-3"),
+            attempt(1000, "client-2"),
+        ];
+        let violation = verdict(7000, events).expect("6 s behind client-1");
+        assert!(
+            violation.contains("6000.000 ms of it") && violation.contains("0 times"),
+            "{violation}"
+        );
+    }
+
+    #[test]
     fn a_crash_ends_the_wait() {
         let mut events = greedy_holder(0, 14);
         events.push(crashed(4000, "client-2"));
