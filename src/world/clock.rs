@@ -32,6 +32,9 @@ pub struct SimClock {
     log: Arc<Mutex<ClockLog>>,
     /// Bumped at every step or re-rate, to wake the sleepers; `None` for a fixed clock.
     epoch: Option<Arc<Epoch>>,
+    /// A fixed clock's one model, read without taking the log's lock at every reading
+    /// (issue 33); `None` for a clock that faults may change.
+    fixed: Option<ClockModel>,
 }
 
 impl SimClock {
@@ -40,6 +43,7 @@ impl SimClock {
         SimClock {
             log: Arc::new(Mutex::new(ClockLog::new(model))),
             epoch: Some(Arc::default()),
+            fixed: None,
         }
     }
 
@@ -50,11 +54,15 @@ impl SimClock {
         SimClock {
             log: Arc::new(Mutex::new(ClockLog::new(model))),
             epoch: None,
+            fixed: Some(model),
         }
     }
 
     fn model(&self) -> ClockModel {
-        self.log.lock().expect("clock lock poisoned").current()
+        match self.fixed {
+            Some(model) => model,
+            None => self.log.lock().expect("clock lock poisoned").current(),
+        }
     }
 
     /// Every model this clock has run on so far, for the run's history.
