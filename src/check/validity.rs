@@ -78,7 +78,8 @@ enum Failure<'a> {
 struct Nodes<'a> {
     history: &'a History,
     keys: BTreeMap<&'a str, Key<'a>>,
-    /// The last time each token left each node.
+    /// The last time each token left each node, by token first: tokens are long random
+    /// strings that differ from the first byte, node names share their prefix (issue 33).
     left: BTreeMap<(&'a str, &'a str), Left<'a>>,
 }
 
@@ -99,7 +100,7 @@ impl<'a> Nodes<'a> {
     }
 
     fn leave(&mut self, node: &'a str, token: &'a str, at_us: u64, why: Why<'a>) {
-        self.left.insert((node, token), Left { at_us, why });
+        self.left.insert((token, node), Left { at_us, why });
     }
 
     /// A node stored the key (set, renewed, replicated, read back from its AOF). The key it
@@ -130,7 +131,7 @@ impl<'a> Nodes<'a> {
 
     /// Why `grant` does not stand on `node` at true time `true_us`, or `None` if it does.
     fn fails_on(&self, grant: &Grant, node: &str, true_us: u64) -> Option<Failure<'a>> {
-        let left = self.left.get(&(node, grant.token)).copied();
+        let left = self.left.get(&(grant.token, node)).copied();
         if let Some(left) = left
             && left.at_us > grant.granted_us
         {
