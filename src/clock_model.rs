@@ -36,8 +36,12 @@ impl ClockModel {
 
     /// The monotonic reading at true time `true_ns` (not before the last anchor).
     pub fn monotonic_ns(&self, true_ns: u64) -> u64 {
-        let elapsed = true_ns.saturating_sub(self.anchor_true_ns) as i128;
-        self.anchor_mono_ns + (elapsed * (PPM + self.rate_ppm as i128) / PPM) as u64
+        let elapsed = true_ns.saturating_sub(self.anchor_true_ns);
+        if self.rate_ppm == 0 {
+            // The same reading without the 128-bit division (most clocks run true).
+            return self.anchor_mono_ns + elapsed;
+        }
+        self.anchor_mono_ns + (elapsed as i128 * (PPM + self.rate_ppm as i128) / PPM) as u64
     }
 
     /// The wall reading (ns since the Unix epoch) at true time `true_ns`.
@@ -47,7 +51,12 @@ impl ClockModel {
 
     /// The earliest true time at which the monotonic reading is at least `mono_ns`.
     pub fn true_ns_for_monotonic(&self, mono_ns: u64) -> u64 {
-        let ahead = mono_ns.saturating_sub(self.anchor_mono_ns) as i128;
+        let ahead = mono_ns.saturating_sub(self.anchor_mono_ns);
+        if self.rate_ppm == 0 {
+            // The same instant without the 128-bit division (most clocks run true).
+            return self.anchor_true_ns + ahead;
+        }
+        let ahead = ahead as i128;
         let rate = PPM + self.rate_ppm as i128;
         self.anchor_true_ns + ((ahead * PPM + rate - 1) / rate) as u64
     }

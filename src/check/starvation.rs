@@ -28,10 +28,41 @@ struct Behind {
     grants: usize,
 }
 
-/// The other clients' holdings during `wait`; `holdings` is ordered by start.
-fn behind(wait: &Wait, holdings: &[Holding]) -> Behind {
+/// The holdings ordered by start, and how far they reach: `reach_us[i]` is the latest end
+/// among the first `i + 1`, so a wait skips at once every holding that ended before it.
+struct Timeline {
+    holdings: Vec<Holding>,
+    reach_us: Vec<u64>,
+}
+
+impl Timeline {
+    fn of(history: &History) -> Self {
+        let holdings = holdings(history);
+        let reach_us = holdings
+            .iter()
+            .scan(0, |reach, holding| {
+                *reach = holding.to_us.max(*reach);
+                Some(*reach)
+            })
+            .collect();
+        Timeline { holdings, reach_us }
+    }
+
+    /// The holdings that may touch `wait`: from the first not ended before it began, to
+    /// the last begun before it ended (the others add no time and no grant).
+    fn during<'t>(&'t self, wait: &Wait) -> impl Iterator<Item = &'t Holding> {
+        let first = self.reach_us.partition_point(|&reach| reach < wait.from_us);
+        let to_us = wait.to_us;
+        self.holdings[first..]
+            .iter()
+            .take_while(move |holding| holding.from_us < to_us)
+    }
+}
+
+/// The other clients' holdings during `wait`.
+fn behind(wait: &Wait, timeline: &Timeline) -> Behind {
     let (mut held_us, mut grants, mut covered_to_us) = (0, 0, wait.from_us);
-    for holding in holdings.iter().filter(|h| h.client != wait.client) {
+    for holding in timeline.during(wait).filter(|h| h.client != wait.client) {
         grants += usize::from((wait.from_us..wait.to_us).contains(&holding.from_us));
         let (from_us, to_us) = (holding.from_us.max(covered_to_us), holding.to_us.min(wait.to_us));
         if to_us > from_us {
@@ -44,10 +75,10 @@ fn behind(wait: &Wait, holdings: &[Holding]) -> Behind {
 
 /// Finds the wait spent longest behind other holders, if that is longer than the bound.
 pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
-    let holdings = holdings(history);
+    let timeline = Timeline::of(history);
     let violation = waits(history)
         .into_iter()
-        .map(|wait| (behind(&wait, &holdings), wait))
+        .map(|wait| (behind(&wait, &timeline), wait))
         .filter(|(behind, _)| behind.held_us > settings.starvation_bound_ms * 1000)
         .max_by_key(|(behind, wait)| (behind.held_us, std::cmp::Reverse(wait.from_us)))
         .map(|(behind, wait)| {
@@ -164,6 +195,23 @@ mod tests {
         let violation = verdict(7000, longer).expect("5.2 s behind others");
         assert!(
             violation.contains("5200.000 ms of it") && violation.contains("3 times"),
+            "{violation}"
+        );
+    }
+
+    #[test]
+    fn a_holding_begun_long_before_the_wait_counts_past_shorter_ones_ended_before_it() {
+        // client-1 holds from 100 ms to the end; client-3's short hold ends before client-2
+        // starts waiting, so the holdings' ends are not in order of their starts.
+        let events = vec![
+            acquired(100, "client-1"),
+            acquired(200, "client-3"),
+            release(300, "client-3"),
+            attempt(1000, "client-2"),
+        ];
+        let violation = verdict(7000, events).expect("6 s behind client-1");
+        assert!(
+            violation.contains("6000.000 ms of it") && violation.contains("0 times"),
             "{violation}"
         );
     }

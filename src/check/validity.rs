@@ -43,18 +43,44 @@ struct Key<'a> {
     expires_at_us: Option<i64>,
 }
 
-/// Why a token left a node, and when (true µs).
-struct Left {
+/// When (true µs) and why a token left a node; put in words only for a violation's message
+/// (a run records thousands of departures and breaks its lock a few times at most).
+#[derive(Clone, Copy)]
+struct Left<'a> {
     at_us: u64,
-    why: String,
+    why: Why<'a>,
+}
+
+/// Why a token left a node.
+#[derive(Clone, Copy)]
+enum Why<'a> {
+    /// Another client's token was stored over it.
+    Replaced(&'a str),
+    /// Its time had come on the node's clock (this key, with its expiry).
+    Expired(Key<'a>),
+    /// It was deleted (a release, or a flush).
+    Deleted,
+}
+
+/// Why a grant does not stand on one node at one instant.
+enum Failure<'a> {
+    /// Its token left the node after the grant.
+    LeftSince(Left<'a>),
+    /// The node holds no key (its token having left it before the grant, if it did).
+    NoKey(Option<Left<'a>>),
+    /// The node's key holds another token.
+    OtherToken(&'a str),
+    /// The node's key is the grant's but has expired: the key, and the node's clock then.
+    Expired(Key<'a>, i64),
 }
 
 /// Everything the checker knows of the nodes at one point of the history.
 struct Nodes<'a> {
     history: &'a History,
     keys: BTreeMap<&'a str, Key<'a>>,
-    /// The last time each token left each node.
-    left: BTreeMap<(&'a str, &'a str), Left>,
+    /// The last time each token left each node, by token first: tokens are long random
+    /// strings that differ from the first byte, node names share their prefix (issue 33).
+    left: BTreeMap<(&'a str, &'a str), Left<'a>>,
 }
 
 impl<'a> Nodes<'a> {
@@ -73,8 +99,8 @@ impl<'a> Nodes<'a> {
             .is_some_and(|at| self.local_us(node, true_us) >= at)
     }
 
-    fn leave(&mut self, node: &'a str, token: &'a str, at_us: u64, why: String) {
-        self.left.insert((node, token), Left { at_us, why });
+    fn leave(&mut self, node: &'a str, token: &'a str, at_us: u64, why: Why<'a>) {
+        self.left.insert((token, node), Left { at_us, why });
     }
 
     /// A node stored the key (set, renewed, replicated, read back from its AOF). The key it
@@ -82,15 +108,9 @@ impl<'a> Nodes<'a> {
     fn set(&mut self, node: &'a str, at_us: u64, key: Key<'a>) {
         if let Some(old) = self.keys.insert(node, key) {
             if old.token != key.token {
-                let why = format!(
-                    "replaced by token {} at {} ms",
-                    short(key.token),
-                    fmt_ms(at_us as i64)
-                );
-                self.leave(node, old.token, at_us, why);
+                self.leave(node, old.token, at_us, Why::Replaced(key.token));
             } else if self.expired(node, old, at_us) {
-                let why = self.expiry(node, old);
-                self.leave(node, old.token, at_us, why);
+                self.leave(node, old.token, at_us, Why::Expired(old));
             }
         }
     }
@@ -98,8 +118,8 @@ impl<'a> Nodes<'a> {
     /// The key left a node.
     fn gone(&mut self, node: &'a str, at_us: u64, token: &'a str) {
         let why = match self.keys.remove(node) {
-            Some(old) if self.expired(node, old, at_us) => self.expiry(node, old),
-            _ => format!("deleted at {} ms", fmt_ms(at_us as i64)),
+            Some(old) if self.expired(node, old, at_us) => Why::Expired(old),
+            _ => Why::Deleted,
         };
         self.leave(node, token, at_us, why);
     }
@@ -110,24 +130,50 @@ impl<'a> Nodes<'a> {
     }
 
     /// Why `grant` does not stand on `node` at true time `true_us`, or `None` if it does.
-    fn fails_on(&self, grant: &Grant, node: &str, true_us: u64) -> Option<String> {
-        if let Some(left) = self.left.get(&(node, grant.token))
+    fn fails_on(&self, grant: &Grant, node: &str, true_us: u64) -> Option<Failure<'a>> {
+        let left = self.left.get(&(grant.token, node)).copied();
+        if let Some(left) = left
             && left.at_us > grant.granted_us
         {
-            return Some(left.why.clone());
+            return Some(Failure::LeftSince(left));
         }
         match self.keys.get(node) {
-            None => Some(self.left.get(&(node, grant.token)).map_or_else(
-                || "no key".to_string(),
-                |left| format!("no key ({} before the grant)", left.why),
-            )),
-            Some(key) if key.token != grant.token => Some(format!("key held token {}", short(key.token))),
-            Some(&key) if self.expired(node, key, true_us) => Some(format!(
-                "{}, and the clock read {} then",
-                self.expiry(node, key),
-                fmt_ms(self.local_us(node, true_us))
-            )),
+            None => Some(Failure::NoKey(left)),
+            Some(key) if key.token != grant.token => Some(Failure::OtherToken(key.token)),
+            Some(&key) if self.expired(node, key, true_us) => {
+                Some(Failure::Expired(key, self.local_us(node, true_us)))
+            }
             Some(_) => None,
+        }
+    }
+
+    /// Why a token left `node`, in words.
+    fn left_why(&self, node: &str, left: Left) -> String {
+        match left.why {
+            Why::Replaced(by) => format!(
+                "replaced by token {} at {} ms",
+                short(by),
+                fmt_ms(left.at_us as i64)
+            ),
+            Why::Expired(key) => self.expiry(node, key),
+            Why::Deleted => format!("deleted at {} ms", fmt_ms(left.at_us as i64)),
+        }
+    }
+
+    /// Why a grant does not stand on `node`, in words.
+    fn failure_text(&self, node: &str, failure: Failure) -> String {
+        match failure {
+            Failure::LeftSince(left) => self.left_why(node, left),
+            Failure::NoKey(None) => "no key".to_string(),
+            Failure::NoKey(Some(left)) => format!("no key ({} before the grant)", self.left_why(node, left)),
+            Failure::OtherToken(token) => format!("key held token {}", short(token)),
+            Failure::Expired(key, local_us) => {
+                format!(
+                    "{}, and the clock read {} then",
+                    self.expiry(node, key),
+                    fmt_ms(local_us)
+                )
+            }
         }
     }
 }
@@ -217,14 +263,22 @@ pub fn check(history: &History) -> Verdict {
 /// nodes the history does not name (no node answers recorded) cannot be judged.
 fn judge(nodes: &Nodes, client: &str, grant: &Grant, at_us: u64) -> Option<String> {
     let asked = grant.nodes.len();
-    let failures: Vec<String> = grant
+    let standing = grant
         .nodes
         .iter()
-        .filter_map(|node| Some(format!("{node}: {}", nodes.fails_on(grant, node, at_us)?)))
-        .collect();
-    let standing = asked - failures.len();
+        .filter(|node| nodes.fails_on(grant, node, at_us).is_none())
+        .count();
     let needed = asked / 2 + 1;
     (asked > 0 && standing < needed).then(|| {
+        // Put in words only now: most accesses stand, and their judgement formats nothing.
+        let failures: Vec<String> = grant
+            .nodes
+            .iter()
+            .filter_map(|node| {
+                let failure = nodes.fails_on(grant, node, at_us)?;
+                Some(format!("{node}: {}", nodes.failure_text(node, failure)))
+            })
+            .collect();
         let believed_until_us = grant
             .believed_at_us
             .saturating_add(grant.believed_ms.saturating_mul(1000));

@@ -7,6 +7,10 @@
 //! reply came (a watchdog cancelled mid-renewal when the work ended): its reply is still
 //! on the way, so the next request on that connection starts on a new one.
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+
 use super::error::RequestError;
 use super::observe::{Tap, Traffic};
 use crate::platform::{Clock, Connect};
@@ -15,12 +19,18 @@ use crate::redis::connection::{Connection, ConnectionError};
 
 /// A connection to one node that reconnects on demand.
 pub struct Conn<C: Connect, K: Clock> {
-    connector: C,
+    link: Link<C>,
     clock: K,
     timeout_ms: u64,
-    connection: Option<Connection<C::Stream>>,
     /// A request was sent and its reply not read: set before each exchange, cleared after.
     awaiting_reply: bool,
+}
+
+/// What an exchange works with, apart from the clock: a request borrows this mutably while
+/// its timeout borrows the clock, so no request clones the clock (issue 33).
+struct Link<C: Connect> {
+    connector: C,
+    connection: Option<Connection<C::Stream>>,
     /// On a `READONLY` reply, drop the connection and send the request again on a new one.
     reconnect_on_readonly: bool,
     /// Told every frame written and read, when someone watches the client.
@@ -36,31 +46,33 @@ impl<C: Connect, K: Clock> Conn<C, K> {
     /// A connection that is opened on first use; each request may take `timeout_ms`.
     pub fn new(connector: C, clock: K, timeout_ms: u64) -> Self {
         Conn {
-            connector,
+            link: Link {
+                connector,
+                connection: None,
+                reconnect_on_readonly: false,
+                tap: None,
+            },
             clock,
             timeout_ms,
-            connection: None,
             awaiting_reply: false,
-            reconnect_on_readonly: false,
-            tap: None,
         }
     }
 
     /// Reports every frame this connection writes and reads to `tap`.
     pub fn tapped(&mut self, tap: Tap) {
-        self.tap = Some(tap);
+        self.link.tap = Some(tap);
     }
 
     /// Where this node's traffic is reported, for a connection of its own beside this one
     /// ([`Conn::open_another`]).
     pub fn tap(&self) -> Option<&Tap> {
-        self.tap.as_ref()
+        self.link.tap.as_ref()
     }
 
     /// Makes a `READONLY` reply drop the connection and resend the request once on a new
     /// one (see [`OnReadonly::Reconnect`](super::options::OnReadonly::Reconnect)).
     pub fn reconnect_on_readonly(mut self, reconnect: bool) -> Self {
-        self.reconnect_on_readonly = reconnect;
+        self.link.reconnect_on_readonly = reconnect;
         self
     }
 
@@ -73,25 +85,43 @@ impl<C: Connect, K: Clock> Conn<C, K> {
     pub async fn request_within(&mut self, request: &Frame, timeout_ms: u64) -> Result<Frame, RequestError> {
         if self.awaiting_reply {
             // The last request was abandoned mid-way: its reply would answer this one.
-            self.connection = None;
+            self.link.connection = None;
         }
         self.awaiting_reply = true;
-        let clock = self.clock.clone();
-        let result = tokio::select! {
-            biased;
-            result = self.exchange_following_master(request) => result.map_err(RequestError::from),
-            () = clock.sleep_ms(timeout_ms) => Err(RequestError::Timeout(timeout_ms)),
+        let result = {
+            // The exchange raced against its timeout, the exchange polled first (a
+            // `biased` `select!` moved both futures into a tuple of its own at each
+            // request; these are pinned where they are made). Declared in this order so
+            // that they are dropped as that tuple dropped them: the exchange first.
+            let mut timeout = pin!(self.clock.sleep_ms(timeout_ms));
+            let mut exchange = pin!(self.link.exchange_following_master(request));
+            std::future::poll_fn(|cx| match exchange.as_mut().poll(cx) {
+                Poll::Ready(result) => Poll::Ready(result.map_err(RequestError::from)),
+                Poll::Pending => timeout
+                    .as_mut()
+                    .poll(cx)
+                    .map(|()| Err(RequestError::Timeout(timeout_ms))),
+            })
+            .await
         };
         self.awaiting_reply = false;
         if let Err(e) = &result {
-            self.connection = None;
-            if let Some(tap) = &self.tap {
+            self.link.connection = None;
+            if let Some(tap) = &self.link.tap {
                 tap.report(Traffic::NoReply(&e.to_string()));
             }
         }
         result
     }
 
+    /// A new connection of its own to the same node, for a conversation that is not
+    /// request/reply (a pub/sub subscription).
+    pub async fn open_another(&self) -> Result<Connection<C::Stream>, ConnectionError> {
+        Ok(Connection::new(self.link.connector.connect_aside().await?))
+    }
+}
+
+impl<C: Connect> Link<C> {
     /// One exchange; with [`Conn::reconnect_on_readonly`], a `READONLY` reply drops the
     /// connection and the request goes once more on a new one (whose reply stands, whatever
     /// it is: the new connection may find the same demoted node when nobody has failed over).
@@ -106,12 +136,6 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             self.connection = None;
         }
         Ok(reply)
-    }
-
-    /// A new connection of its own to the same node, for a conversation that is not
-    /// request/reply (a pub/sub subscription).
-    pub async fn open_another(&self) -> Result<Connection<C::Stream>, ConnectionError> {
-        Ok(Connection::new(self.connector.connect_aside().await?))
     }
 
     async fn exchange(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {

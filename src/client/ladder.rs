@@ -14,15 +14,22 @@ use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Info, Set, SetExpiry, Setnx, Wait};
 
+/// An attempt's `SET`, the same on every node: the first node's request builds it and
+/// every node sends it (a frame built per node cost about a thousand instructions and its
+/// drop as many again, issue 33).
+pub(crate) type AttemptRequest = std::sync::OnceLock<Frame>;
+
 /// Tries to take the key on one node; `Ok(true)` when this node granted it, and with
 /// `wait_replicas`, enough replicas acknowledged it (else [`LockError::NotReplicated`],
-/// with the key left on the node for the caller to release).
+/// with the key left on the node for the caller to release). `shared` holds the attempt's
+/// `SET` once a node built it.
 pub(crate) async fn acquire_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
     key: &[u8],
     token: &str,
     steps: &dyn Steps,
+    shared: &AttemptRequest,
 ) -> Result<bool, LockError> {
     let replication = plan_wait(conn, options).await?;
     let granted = match options.algorithm {
@@ -59,14 +66,17 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 == 1
         }
         Algorithm::SetNxPx | Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock => {
-            let set = Set {
-                key: key.to_vec(),
-                value: token.as_bytes().to_vec(),
-                condition: Some(Condition::Nx),
-                // TTL 0: a lock held until released (redis-py's `timeout=None`).
-                expiry: options.expires().then_some(SetExpiry::Px(options.ttl_ms as i64)),
-            };
-            match conn.request(&set.into_frame()).await? {
+            let set = shared.get_or_init(|| {
+                Set {
+                    key: key.to_vec(),
+                    value: token.as_bytes().to_vec(),
+                    condition: Some(Condition::Nx),
+                    // TTL 0: a lock held until released (redis-py's `timeout=None`).
+                    expiry: options.expires().then_some(SetExpiry::Px(options.ttl_ms as i64)),
+                }
+                .into_frame()
+            });
+            match conn.request(set).await? {
                 Frame::SimpleString(s) if s == b"OK" => true,
                 Frame::Null => false,
                 other => return Err(LockError::UnexpectedReply(other)),

@@ -140,9 +140,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
+        let shared = &ladder::AttemptRequest::new();
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move {
-                let answer = profiles::acquire_on(node, options, key, token_ref, steps).await;
+                let answer = profiles::acquire_on(node, options, key, token_ref, steps, shared).await;
                 let held_for_ms = match answer {
                     Ok(Grant::Held { for_ms }) => for_ms,
                     _ => None,

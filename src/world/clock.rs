@@ -32,6 +32,9 @@ pub struct SimClock {
     log: Arc<Mutex<ClockLog>>,
     /// Bumped at every step or re-rate, to wake the sleepers; `None` for a fixed clock.
     epoch: Option<Arc<Epoch>>,
+    /// A fixed clock's one model, read without taking the log's lock at every reading
+    /// (issue 33); `None` for a clock that faults may change.
+    fixed: Option<ClockModel>,
 }
 
 impl SimClock {
@@ -40,6 +43,7 @@ impl SimClock {
         SimClock {
             log: Arc::new(Mutex::new(ClockLog::new(model))),
             epoch: Some(Arc::default()),
+            fixed: None,
         }
     }
 
@@ -50,11 +54,15 @@ impl SimClock {
         SimClock {
             log: Arc::new(Mutex::new(ClockLog::new(model))),
             epoch: None,
+            fixed: Some(model),
         }
     }
 
     fn model(&self) -> ClockModel {
-        self.log.lock().expect("clock lock poisoned").current()
+        match self.fixed {
+            Some(model) => model,
+            None => self.log.lock().expect("clock lock poisoned").current(),
+        }
     }
 
     /// Every model this clock has run on so far, for the run's history.
@@ -116,9 +124,10 @@ impl SimClock {
     }
 
     /// Sleeps until the monotonic clock reads `deadline_ns`, planning again whenever the
-    /// clock is stepped or re-rated.
-    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + use<> {
-        let clock = self.clone();
+    /// clock is stepped or re-rated. Borrows the clock (as the trait's sleeps do): a clone
+    /// per sleep cost two shared counts up and down for nothing (issue 33).
+    fn sleep_until_monotonic_ns(&self, deadline_ns: u64) -> impl Future<Output = ()> + Send + '_ {
+        let clock = self;
         async move {
             let mut steps = clock.steps();
             loop {

@@ -225,13 +225,35 @@ fn holds(history: &History) -> Vec<Hold<'_>> {
     holds
 }
 
-/// The latest hold `client` began before event `at`: the lock its requests then are about
-/// (a watchdog that outlives the unlock still renews it).
-fn latest<'h, 'a>(holds: &'h [Hold<'a>], client: &str, at: usize) -> Option<&'h Hold<'a>> {
-    holds
-        .iter()
-        .rev()
-        .find(|hold| hold.client == client && hold.from < at)
+/// The latest hold each client began, followed through the history in order: the lock a
+/// client's requests at some event are about (a watchdog that outlives the unlock still
+/// renews it), for a detector that walks the events, without scanning every hold at each.
+struct LatestHolds<'h, 'a> {
+    holds: &'h [Hold<'a>],
+    /// How many holds (in the order they began) have begun so far.
+    begun: usize,
+    /// Each client's latest hold so far, as an index into `holds`.
+    by_client: BTreeMap<&'a str, usize>,
+}
+
+impl<'h, 'a> LatestHolds<'h, 'a> {
+    fn new(holds: &'h [Hold<'a>]) -> Self {
+        LatestHolds {
+            holds,
+            begun: 0,
+            by_client: BTreeMap::new(),
+        }
+    }
+
+    /// The latest hold `client` began before event `at`; `at` never goes back between calls.
+    fn before(&mut self, client: &str, at: usize) -> Option<&'h Hold<'a>> {
+        while let Some(hold) = self.holds.get(self.begun).filter(|hold| hold.from < at) {
+            self.by_client.insert(hold.client, self.begun);
+            self.begun += 1;
+        }
+        let holds = self.holds;
+        self.by_client.get(client).map(|&i| &holds[i])
+    }
 }
 
 /// The lock key on one node after one event: the token it held and its expiry on the

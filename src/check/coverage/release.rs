@@ -13,13 +13,14 @@
 
 use std::collections::BTreeMap;
 
-use super::{Change, Hold, KeyLog, latest, live, local_us};
+use super::{Change, Hold, KeyLog, LatestHolds, live, local_us};
 use crate::history::{Answer, EventKind, History};
 
 /// Whether some release reached a granting node after the client's key had left it.
 pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool {
     // Each releasing client's release-sent event.
     let mut sent: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut latest = LatestHolds::new(holds);
     history.events.iter().enumerate().any(|(at, event)| {
         let client = event.node.as_str();
         let (redis, answer) = match &event.kind {
@@ -39,7 +40,7 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool 
             } => (redis.as_str(), answer),
             _ => return false,
         };
-        let (Some(&sent_at), Some(hold)) = (sent.get(client), latest(holds, client, at)) else {
+        let (Some(&sent_at), Some(hold)) = (sent.get(client), latest.before(client, at)) else {
             return false;
         };
         if !hold.quorum.contains(&redis) {

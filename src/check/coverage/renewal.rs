@@ -9,11 +9,12 @@
 //! When the answer came back is the true time the client recorded it, read on the node's
 //! clock, against the key as the node then held it.
 
-use super::{Change, Hold, KeyLog, Stored, latest, live, local_us};
+use super::{Change, Hold, KeyLog, LatestHolds, Stored, live, local_us};
 use crate::history::{Answer, EventKind, History};
 
 /// Whether some renewal reached or was answered by a granting node after the key left it.
 pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool {
+    let mut latest = LatestHolds::new(holds);
     history.events.iter().enumerate().any(|(at, event)| {
         let EventKind::NodeAnswered {
             request: "extend",
@@ -24,7 +25,9 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool 
         else {
             return false;
         };
-        let Some(hold) = latest(holds, &event.node, at).filter(|hold| hold.quorum.contains(&redis.as_str()))
+        let Some(hold) = latest
+            .before(&event.node, at)
+            .filter(|hold| hold.quorum.contains(&redis.as_str()))
         else {
             return false;
         };

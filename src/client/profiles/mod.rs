@@ -27,16 +27,18 @@ pub(crate) enum Grant {
     Held { for_ms: Option<u64> },
 }
 
-/// One acquire attempt on one node, in the options' protocol.
+/// One acquire attempt on one node, in the options' protocol (`shared`: the ladder's
+/// request, built once for every node of the attempt).
 pub(crate) async fn acquire_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
     name: &[u8],
     token: &str,
     steps: &dyn Steps,
+    shared: &ladder::AttemptRequest,
 ) -> Result<Grant, LockError> {
     let granted = match options.protocol {
-        Protocol::Ladder => ladder::acquire_on(conn, options, name, token, steps).await?,
+        Protocol::Ladder => ladder::acquire_on(conn, options, name, token, steps, shared).await?,
         Protocol::Redisson => return redisson::acquire_on(conn, options, name, token).await,
         Protocol::PythonRedisLock => python_redis_lock::acquire_on(conn, options, name, token).await?,
     };
