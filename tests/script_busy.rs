@@ -33,6 +33,12 @@ fn eval(script: &str) -> Vec<u8> {
     encode(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()])
 }
 
+/// Lets scripts run 10 ms before other clients are answered BUSY.
+fn set_time_limit(client: &mut RespClient) {
+    let reply = client.request(&words("CONFIG SET lua-time-limit 10"));
+    assert_eq!(reply, Value::Simple("OK".into()));
+}
+
 /// Sends PING from `other` until it is refused as busy; the error it got.
 fn ping_until_busy(other: &mut RespClient) -> Value {
     for _ in 0..PINGS_BEFORE_BUSY {
@@ -51,8 +57,11 @@ fn ping_until_busy(other: &mut RespClient) -> Value {
 fn killed_script(addr: SocketAddr, script: &str) -> Vec<Value> {
     let mut runner = RespClient::connect(addr);
     let mut other = RespClient::connect(addr);
-    assert_eq!(other.request(&words("CONFIG SET lua-time-limit 10")), Value::Simple("OK".into()));
-    assert_eq!(other.request(&words("SCRIPT KILL")), Value::Error(NOT_BUSY.into()));
+    set_time_limit(&mut other);
+    assert_eq!(
+        other.request(&words("SCRIPT KILL")),
+        Value::Error(NOT_BUSY.into())
+    );
     let mut pipeline = eval(script);
     pipeline.extend(encode(&words("PING")));
     runner.send(&pipeline);
@@ -85,7 +94,7 @@ fn killed_dialogue(script: &str) -> Vec<Value> {
 fn unkillable_script(addr: SocketAddr) -> Vec<Value> {
     let mut runner = RespClient::connect(addr);
     let mut other = RespClient::connect(addr);
-    assert_eq!(other.request(&words("CONFIG SET lua-time-limit 10")), Value::Simple("OK".into()));
+    set_time_limit(&mut other);
     runner.send(&eval("redis.call('set','x','y') while true do end"));
     let busy = ping_until_busy(&mut other);
     let kill = other.request(&words("SCRIPT KILL"));
