@@ -55,8 +55,8 @@ test: deps
 # of its table simulated, live on locksim's nodes and live on redis-server, the verdicts
 # compared, 2 live seeds each (about 30 minutes of real time; `make test` runs a short subset).
 test-live: deps
-	$(CARGO) test --locked --test live --test live_faults --test live_libraries --test live_failover --test real_vs_sim
-	$(CARGO) test --locked --test real_vs_sim -- --ignored --nocapture
+	$(CARGO) test --locked --test live
+	$(CARGO) test --locked --test live -- --ignored --nocapture real_vs_sim::
 
 # The long sweeps (not in CI, which runs them small): the safe baseline of every topology
 # over 20,000 seeds each with no violation, and 10,000+ catalogue seeds giving the same

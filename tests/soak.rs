@@ -64,7 +64,7 @@ fn the_safe_baseline_of_every_topology_never_violates() {
 #[test]
 fn catalogue_seeds_give_the_same_digests_twice_and_on_any_number_of_threads() {
     let per_scenario: u64 = if soak() { 113 } else { 2 };
-    // Seed 1 of every scenario is replayed by tests/catalog.rs already.
+    // Seed 1 of every scenario is replayed by tests/sim/catalog.rs already.
     let seeds = 2..2 + per_scenario;
     let mut compared = 0;
     for (file, scenario) in catalogue() {

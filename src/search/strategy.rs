@@ -1,5 +1,5 @@
 //! proptest strategies for whole scenarios, exported so users can write properties over
-//! their own lock settings (`tests/properties.rs` shows how).
+//! their own lock settings (`tests/sim/properties.rs` shows how).
 //!
 //! A strategy builds a scenario file as JSON (then validated by `scenario::load_str` like a
 //! user's file): a setup (topology, algorithm, TTL, fencing), clients, and a fault schedule

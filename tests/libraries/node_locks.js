@@ -1,6 +1,6 @@
 // Real Node lock libraries' own code against one Redis URL: prints one JSON line of outcomes.
 //
-// The Rust test (tests/real_libraries.rs) runs this against redis-server 7.0 and against
+// The Rust test (tests/real/real_libraries.rs) runs this against redis-server 7.0 and against
 // `locksim serve` and requires the same outcomes from both, and the outcomes a correct server
 // gives. Every step's result is timing-free: who holds, who is refused, what is left behind.
 

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -13,12 +14,16 @@ pub fn locksim(args: &[&str]) -> Output {
         .expect("locksim runs")
 }
 
-/// An empty scratch directory named after the test binary, this process and `name`.
+/// An empty scratch directory named after the test binary, this process, a count of the
+/// directories it made before, and `name`: two tests of one binary (under `cargo test`, threads
+/// of one process) never share one, though both ask for the same name.
 pub fn scratch(name: &str) -> PathBuf {
+    static MADE: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
-        "locksim-{}-{}-{name}",
+        "locksim-{}-{}-{}-{name}",
         env!("CARGO_CRATE_NAME"),
-        std::process::id()
+        std::process::id(),
+        MADE.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -10,6 +10,16 @@ use locksim::live::{self, LiveSetup};
 use locksim::scenario::{self, Scenario};
 use serde_json::Value;
 
+/// Live tests run in real time on a 2-core machine: run side by side, their workers and
+/// nodes starve each other of CPU and a pause or lease is measured late. Each live test holds
+/// this for its whole run, so one runs at a time in the `live` binary under `cargo test` (a
+/// failed test poisons nothing); `cargo nextest` runs each alone anyway
+/// (.config/nextest.toml).
+pub fn one_live_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Writes the scenario `fields` (a JSON object) as `dir/name.json`, named `name`, with one
 /// seed unless `fields` says otherwise.
 pub fn scenario_file(dir: &Path, name: &str, mut fields: Value) -> PathBuf {

@@ -1,5 +1,5 @@
 //! Running `locksim lock` from a test, and a lock client of the test's own to contend
-//! with it (tests/real_lock_cli.rs, tests/real_lock_process.rs).
+//! with it (tests/real/real_lock_cli.rs, tests/real/real_lock_process.rs).
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

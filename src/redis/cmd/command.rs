@@ -4,7 +4,7 @@
 //! for each command of the tables, redis-server 7.0.15's own description of it (flags, key
 //! positions and key specs, ACL categories, tips, subcommands; summary, arguments), which
 //! clients read to route keys. Those descriptions are Redis's data, not the node's logic: the
-//! test tests/redis_command.rs reads them from a real redis-server into
+//! test tests/node/redis_command.rs reads them from a real redis-server into
 //! [`DESCRIPTIONS_FILE`] (`UPDATE_COMMAND_DESCRIPTIONS=1` rewrites it), and fails when the
 //! file differs from what Redis says or when a description's arity or write flag differs
 //! from the table's.
