@@ -13,8 +13,9 @@ use locksim::scenario;
 use serde_json::{Value, json};
 
 use support::cli::{locksim, scratch};
-use support::live::{one_live_test_at_a_time, Live, assert_held, assert_violated, count, scenario_file, violations};
-
+use support::live::{
+    Live, assert_held, assert_violated, count, one_live_test_at_a_time, scenario_file, violations,
+};
 
 /// Five seconds, two workers on one locksim node, a 500 ms TTL, critical sections of
 /// 50-100 ms, no fencing, and `faults` (JSON); a test changes what it needs before

@@ -14,8 +14,7 @@ use locksim::sweep::run_seed;
 use serde_json::json;
 
 use support::cli::scratch;
-use support::live::{one_live_test_at_a_time, Live, scenario_file};
-
+use support::live::{Live, one_live_test_at_a_time, scenario_file};
 
 /// `duration_ms` of `clients` workers on one locksim node, with `faults` (JSON).
 fn on_one_node(duration_ms: u64, clients: u64, faults: &str) -> serde_json::Value {

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use support::cli::{locksim, scratch};
 use support::live::{one_live_test_at_a_time, scenario_file};
 
-
 /// Runs `locksim args` with its temporary directory (where live runs keep their scratch
 /// directories) in `tmp`.
 fn locksim_in(tmp: &Path, args: &[&str]) -> Output {
