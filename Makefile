@@ -78,9 +78,9 @@ redis-src:
 
 # The README's install line (`cargo install` with `--cfg madsim`), run from outside the
 # repository into a temporary root, then the installed binary (tests/install.rs). A debug
-# build into the target directory `make test` used, so after `make test` it recompiles
-# only locksim and the few crates whose features the dev-dependencies widen; alone, a
-# build of everything (minutes on two cores). Not part of `make test`; CI runs it after.
+# build into the target directory `make test` used, so after `make test` it reuses every
+# unit (Cargo.toml turns on in [dependencies] the features the dev-dependencies would
+# widen) and only links the binary: about 30 s; alone, a build of everything (minutes). Not part of `make test`; CI runs it after.
 install-check:
 	$(CARGO) test --locked --test install -- --ignored
 

@@ -6,9 +6,9 @@
 //! An install builds the whole crate: minutes on two cores. So the test is `#[ignore]`d
 //! in `cargo test` and run by `make install-check`; it builds in debug (`--debug`) into the
 //! target directory `cargo test` itself uses, so the dependencies `make test` compiled
-//! (same profile, same `--cfg madsim`) are reused, not compiled a second time; cargo
-//! still rebuilds whatever the install line would build differently (the crates whose
-//! features the dev-dependencies widen, and locksim itself).
+//! (same profile, same `--cfg madsim`, and the same dependency features: Cargo.toml turns
+//! on in [dependencies] what the dev-dependencies would widen) are reused, not compiled a
+//! second time; cargo still rebuilds whatever the install line would build differently.
 
 mod support;
 
