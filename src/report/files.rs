@@ -34,17 +34,19 @@ pub fn write(
 }
 
 /// A page written while the report's last sweeps run (`summary.provisional` set), with
-/// its figures inline: `out/index.html` only, until the final [`write`] replaces it;
-/// returns the figures, which the same page written again (as the sweeps go on) reuses.
+/// its figures inline: `out/index.html` only, until the final [`write`] replaces it. The
+/// figures `drawn` for the page written before are kept and `timelines` (those it did not
+/// show) drawn; returns them all, which the same page written again reuses.
 pub fn write_provisional_page(
     out: &Path,
     summary: &Summary,
     timelines: &[(String, Timeline)],
     jobs: usize,
+    mut drawn: Figures,
 ) -> std::io::Result<Figures> {
-    let figures = draw_figures(None, timelines, summary, jobs)?;
-    write_page(out, &page::render(summary, &figures))?;
-    Ok(figures)
+    drawn.extend(draw_figures(None, timelines, summary, jobs)?);
+    write_page(out, &page::render(summary, &drawn))?;
+    Ok(drawn)
 }
 
 /// Writes `out/index.html` whole or not at all (a temporary file renamed over it), so a
