@@ -11,6 +11,7 @@
 //! whose sub-lanes hold the labels.
 
 mod draw;
+mod rgb;
 
 use std::collections::BTreeMap;
 
@@ -84,21 +85,6 @@ pub struct FaultMark {
 impl FaultMark {
     fn instant(&self) -> bool {
         self.to_ms <= self.from_ms
-    }
-}
-
-/// A colour as its red, green and blue, for serde (plotters' colour has no serde form).
-mod rgb {
-    use plotters::style::RGBColor;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(colour: &RGBColor, to: S) -> Result<S::Ok, S::Error> {
-        (colour.0, colour.1, colour.2).serialize(to)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<RGBColor, D::Error> {
-        let (red, green, blue) = <(u8, u8, u8)>::deserialize(from)?;
-        Ok(RGBColor(red, green, blue))
     }
 }
 
