@@ -8,8 +8,10 @@
 //! a changed scenario is another file, and a rebuilt binary does not read the old ones, so
 //! no entry outlives what made it. A run is deterministic in its scenario, seed and binary;
 //! a list with a failed run (a panic, a host-time budget) is not kept, so it runs again.
+//! Values are also kept in memory for the report's life, cache or not (`--no-cache`): what
+//! the provisional page computed, the final page reuses.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +37,26 @@ pub struct RunCache {
     simulated: AtomicU64,
     /// The entries this report read or wrote, kept by [`RunCache::prune`].
     used: Mutex<BTreeSet<PathBuf>>,
+    /// Every value this report computed or read, by its key's hash.
+    memory: Mutex<BTreeMap<u128, Value>>,
+}
+
+/// How many values of one kind (replays, shrinks) a report computed, and how many it took
+/// from the cache's directory (those computed earlier in the same report not counted).
+#[derive(Default)]
+pub struct Tally {
+    computed: AtomicU64,
+    from_disk: AtomicU64,
+}
+
+impl Tally {
+    /// (values computed, values read from the cache's directory) so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.computed.load(Ordering::Relaxed),
+            self.from_disk.load(Ordering::Relaxed),
+        )
+    }
 }
 
 impl RunCache {
@@ -45,6 +67,7 @@ impl RunCache {
             reused: AtomicU64::new(0),
             simulated: AtomicU64::new(0),
             used: Mutex::new(BTreeSet::new()),
+            memory: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -82,20 +105,36 @@ impl RunCache {
     }
 
     /// What `compute` gives, kept under `key` (text naming everything the value depends
-    /// on besides the binary): reused when the cache holds it, computed and kept (when
-    /// `Some`) otherwise.
-    pub fn value(&self, key: &str, compute: impl FnOnce() -> Option<Value>) -> Option<Value> {
-        let Some(file) = self.entry(key.as_bytes()) else {
-            return compute();
-        };
-        let kept = self
-            .read(&file)
-            .and_then(|lines| serde_json::from_str(lines.first()?).ok());
-        if kept.is_some() {
-            return kept;
+    /// on besides the binary): reused when this report already has it, or when the cache
+    /// holds it; computed and kept (when `Some`) otherwise, counted in `tally`.
+    pub fn value(&self, key: &str, tally: &Tally, compute: impl FnOnce() -> Option<Value>) -> Option<Value> {
+        let hash = xxh3_128(key.as_bytes());
+        if let Some(kept) = self.memory.lock().expect("cache lock poisoned").get(&hash) {
+            return Some(kept.clone());
         }
-        let value = compute()?;
-        self.write(&file, std::iter::once(value.clone()));
+        let file = self.entry(key.as_bytes());
+        let on_disk = file
+            .as_ref()
+            .and_then(|file| self.read(file))
+            .and_then(|lines| serde_json::from_str::<Value>(lines.first()?).ok());
+        let value = match on_disk {
+            Some(value) => {
+                tally.from_disk.fetch_add(1, Ordering::Relaxed);
+                value
+            }
+            None => {
+                tally.computed.fetch_add(1, Ordering::Relaxed);
+                let value = compute()?;
+                if let Some(file) = &file {
+                    self.write(file, std::iter::once(value.clone()));
+                }
+                value
+            }
+        };
+        self.memory
+            .lock()
+            .expect("cache lock poisoned")
+            .insert(hash, value.clone());
         Some(value)
     }
 
@@ -221,6 +260,7 @@ mod tests {
     #[test]
     fn runs_are_reused_by_the_same_binary_and_rerun_by_another() {
         let dir = std::env::temp_dir().join(format!("locksim-run-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let scenario = scenario();
         let first = RunCache::for_build(&dir, "a".into());
@@ -241,6 +281,32 @@ mod tests {
             1,
             "only the entry used is kept"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_value_is_computed_once_per_report_with_or_without_a_directory() {
+        let dir = std::env::temp_dir().join(format!("locksim-value-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let computed = AtomicU64::new(0);
+        let compute = || {
+            computed.fetch_add(1, Ordering::Relaxed);
+            Some(json!(42))
+        };
+        let off = RunCache::off();
+        let tally = Tally::default();
+        assert_eq!(off.value("k", &tally, compute), Some(json!(42)));
+        assert_eq!(off.value("k", &tally, compute), Some(json!(42)));
+        assert_eq!(tally.counts(), (1, 0), "kept in memory without a directory");
+        let first = RunCache::for_build(&dir, "a".into());
+        first.value("k", &Tally::default(), compute);
+        let again = RunCache::for_build(&dir, "a".into());
+        let tally = Tally::default();
+        assert_eq!(again.value("k", &tally, compute), Some(json!(42)));
+        assert_eq!(again.value("k", &tally, compute), Some(json!(42)));
+        assert_eq!(tally.counts(), (0, 1), "read from the directory once");
+        assert_eq!(computed.load(Ordering::Relaxed), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

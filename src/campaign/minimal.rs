@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cache::RunCache;
+use super::cache::{RunCache, Tally};
 
 use crate::check::{self, check_all};
 use crate::report::CHECKERS;
@@ -183,13 +183,15 @@ pub fn write_scenarios(out: &Path, shrunk: &[(Minimal, Timeline)]) -> std::io::R
 }
 
 /// Shrinks every pick on `jobs` threads (each shrink is deterministic, so the order they
-/// finish in changes nothing; one an earlier report kept in `cache` is reused) and replays
-/// each shrunk run; a pick whose cell file cannot be read or whose shrink fails is left out.
+/// finish in changes nothing; one `cache` holds, from earlier in this report or from an
+/// earlier one, is reused; `tally` counts them) and replays each shrunk run; a pick whose
+/// cell file cannot be read or whose shrink fails is left out.
 pub fn shrink_all(
     matrix: &MatrixSummary,
     out: &Path,
     jobs: usize,
     cache: &RunCache,
+    tally: &Tally,
 ) -> Vec<(Minimal, Timeline)> {
     let picks = picks(matrix);
     let results: Mutex<Vec<Option<(Minimal, Timeline)>>> = Mutex::new(vec![None; picks.len()]);
@@ -205,7 +207,7 @@ pub fn shrink_all(
                         index
                     };
                     let Some(pick) = picks.get(index) else { break };
-                    let done = shrink_one(matrix, pick, out, cache);
+                    let done = shrink_one(matrix, pick, out, cache, tally);
                     results.lock().expect("results poisoned")[index] = done;
                 }
             });
@@ -219,42 +221,42 @@ pub fn shrink_all(
         .collect()
 }
 
-/// What a report keeps of a shrink (the rest of [`Shrunk`] it does not show).
+/// What a report keeps of a shrink (the rest of [`Shrunk`] it does not show), with the
+/// shrunk run replayed: its story and its timeline.
 #[derive(Serialize, Deserialize)]
 struct Kept {
     scenario: Value,
-    seed: u64,
     steps: Vec<String>,
     neighbours: (u64, u64),
     mechanism: String,
     runs: u64,
+    example: Counterexample,
+    timeline: Timeline,
 }
 
-impl Kept {
-    fn of(shrunk: Shrunk) -> Kept {
-        Kept {
-            mechanism: shrunk.mechanism.to_string(),
-            scenario: shrunk.scenario,
-            seed: shrunk.seed,
-            steps: shrunk.steps,
-            neighbours: shrunk.neighbours,
-            runs: shrunk.runs,
-        }
-    }
-}
-
-/// Shrinks one pick (or reuses the shrink `cache` kept of the same cell file, seed and
-/// checker) and replays the shrunk run for its story and timeline.
+/// Shrinks one pick and replays the shrunk run for its story and timeline (or reuses what
+/// `cache` kept of the same cell file, seed and checker, shown under the same names and
+/// file), counted in `tally`.
 fn shrink_one(
     matrix: &MatrixSummary,
     pick: &Pick,
     out: &Path,
     cache: &RunCache,
+    tally: &Tally,
 ) -> Option<(Minimal, Timeline)> {
     let report = matrix.cell(pick.setup, pick.fault)?;
     let text = std::fs::read_to_string(&report.file).ok()?;
-    let key = format!("shrink\n{text}\n{}\n{}\n{SHRINK_RUNS}", pick.seed, pick.checker);
-    let kept = cache.value(&key, || {
+    let fault = &matrix.faults[pick.fault];
+    let file = scenario_file(out, &fault.name, pick.topology);
+    let setup_label = &matrix.setups[pick.setup].label;
+    let key = format!(
+        "shrink\n{text}\n{}\n{}\n{SHRINK_RUNS}\n{}\n{}\n{setup_label}",
+        pick.seed,
+        pick.checker,
+        file.display(),
+        fault.label
+    );
+    let kept = cache.value(&key, tally, || {
         let scenario: Value = serde_json::from_str(&text).ok()?;
         let budget = Budget {
             max_runs: SHRINK_RUNS,
@@ -270,11 +272,37 @@ fn shrink_one(
             &mut |_| {},
         )
         .ok()?;
-        serde_json::to_value(Kept::of(shrunk)).ok()
+        serde_json::to_value(replay_shrunk(matrix, pick, file.clone(), shrunk)?).ok()
     })?;
-    let shrunk: Kept = serde_json::from_value(kept).ok()?;
+    let kept: Kept = serde_json::from_value(kept).ok()?;
+    Some((
+        Minimal {
+            fault: fault.name.clone(),
+            fault_label: fault.label.clone(),
+            topology: pick.topology,
+            setup_label: setup_label.clone(),
+            checker: pick.checker.to_string(),
+            from_file: report.file.display().to_string(),
+            from_seed: pick.seed,
+            example: kept.example,
+            shrink_steps: kept.steps,
+            neighbours: kept.neighbours,
+            mechanism: kept.mechanism,
+            runs: kept.runs,
+            scenario: kept.scenario,
+        },
+        kept.timeline,
+    ))
+}
+
+/// The shrunk run of `pick`, written as `file`, replayed for its story and timeline.
+fn replay_shrunk(
+    matrix: &MatrixSummary,
+    pick: &Pick,
+    file: std::path::PathBuf,
+    shrunk: Shrunk,
+) -> Option<Kept> {
     let fault = &matrix.faults[pick.fault];
-    let file = scenario_file(out, &fault.name, pick.topology);
     let parsed = Arc::new(load_str(&file, &shrunk.scenario.to_string()).ok()?);
     let history = run_seed(&parsed, shrunk.seed).ok()?;
     let verdicts = check_all(&history, &parsed.check_settings());
@@ -288,27 +316,18 @@ fn shrink_one(
         &verdicts,
         pick.checker,
     );
-    let setup_label = matrix.setups[pick.setup].label.clone();
+    let setup_label = &matrix.setups[pick.setup].label;
     let title = format!("{}: {} — minimal, seed {}", fault.label, setup_label, shrunk.seed);
     let timeline = Timeline::of_violation(&history, &title, &verdicts, Some(pick.checker));
-    Some((
-        Minimal {
-            fault: fault.name.clone(),
-            fault_label: fault.label.clone(),
-            topology: pick.topology,
-            setup_label,
-            checker: pick.checker.to_string(),
-            from_file: report.file.display().to_string(),
-            from_seed: pick.seed,
-            example,
-            shrink_steps: shrunk.steps.clone(),
-            neighbours: shrunk.neighbours,
-            mechanism: shrunk.mechanism,
-            runs: shrunk.runs,
-            scenario: shrunk.scenario,
-        },
+    Some(Kept {
+        mechanism: shrunk.mechanism.to_string(),
+        scenario: shrunk.scenario,
+        steps: shrunk.steps,
+        neighbours: shrunk.neighbours,
+        runs: shrunk.runs,
+        example,
         timeline,
-    ))
+    })
 }
 
 #[cfg(test)]

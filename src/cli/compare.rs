@@ -30,6 +30,7 @@ use locksim::world::events::EventCounts;
 use locksim::report::junit::{self, Suite};
 
 use super::account::{history_lines, write_lines};
+use super::clock::{cpu_ms, wall_ms};
 use super::live::{default_worker, live_runs, live_setup, redis_server_runs};
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, load_every_or_none};
 
@@ -345,27 +346,6 @@ impl Spent {
     fn total(&self) -> f64 {
         self.last - self.started
     }
-}
-
-/// The CPU time this process has used, every thread together (a simulated seed runs on a
-/// thread of its own while the caller waits).
-fn cpu_ms() -> f64 {
-    clock_ms(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-/// The host's monotonic clock.
-fn wall_ms() -> f64 {
-    clock_ms(libc::CLOCK_MONOTONIC)
-}
-
-fn clock_ms(clock: libc::clockid_t) -> f64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(clock, &mut now) };
-    now.tv_sec as f64 * 1000.0 + now.tv_nsec as f64 / 1e6
 }
 
 /// One scenario in every mode.

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod bench;
 pub mod check;
+pub mod clock;
 pub mod compare;
 pub mod init;
 pub mod interrupt;

@@ -11,23 +11,26 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
-use locksim::campaign::cache::RunCache;
-use locksim::campaign::counterexamples::Replays;
-use locksim::campaign::plan::{Plan, Remaining, ReportOptions, Swept};
+use locksim::campaign::cache::{RunCache, Tally};
+use locksim::campaign::counterexamples;
+use locksim::campaign::plan::{Plan, ReportOptions, Swept};
 use locksim::campaign::sweeps::{self, Sweep, SweepKind};
 use locksim::campaign::{envelopes, minimal};
 use locksim::report::ScenarioReport;
 use locksim::report::figures::timeline::Timeline;
 use locksim::report::files;
 use locksim::report::matrix_summary::MatrixSummary;
-use locksim::report::page::{self, Figures};
-use locksim::report::summary::{Provenance, Provisional, Summary};
+use locksim::report::summary::{Provenance, Summary};
 use locksim::report::table::TableStyle;
 use locksim::scenario::grid::GRID_FILE;
 use locksim::sweep::{SeedRun, Shard};
 
+mod provisional;
+
+use provisional::provisional_page;
+
+use super::clock::Phase;
 use super::output::{progress_bar, wants_colour};
 use super::{EXIT_HARNESS, EXIT_UNMET, emit, invalid, verdict_exit};
 
@@ -143,13 +146,13 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
             RunCache::off()
         }),
     };
-    let started = Instant::now();
-    let replays = Replays::default();
-    let swept = sweep_in_two_passes(&plan, &args.out, jobs, &cache, &replays);
+    let started = Phase::start();
+    let reuse = Reuse::default();
+    let swept = sweep_in_two_passes(&plan, &args.out, jobs, &cache, &reuse);
     let (reused, simulated) = cache.counts();
     eprintln!(
-        "sweeps: {:.1} s, {simulated} seeds simulated, {reused} reused from {}",
-        started.elapsed().as_secs_f64(),
+        "sweeps: {}, {simulated} seeds simulated, {reused} reused from {}",
+        started.took(),
         args.out.join(CACHE_DIR).display()
     );
     if let Some(matrix) = &swept.matrix {
@@ -159,7 +162,7 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
             swept.matrix_wall_ms as f64 / 1000.0
         ));
     }
-    let code = finish_reusing(&plan, &args.out, swept, jobs, &cache, &replays);
+    let code = finish_reusing(&plan, &args.out, swept, jobs, &cache, &reuse);
     if let Err(e) = cache.prune() {
         eprintln!("warning: pruning the cache of runs: {e}");
     }
@@ -171,11 +174,13 @@ pub fn report(mut args: ReportArgs) -> ExitCode {
 /// first seeds; then, when cells go on or envelopes are to be swept and the first pass
 /// simulated a seed (a run whose first pass came whole from the cache is not worth a
 /// page of its own: the rest is most likely there too), a provisional page in `out`
-/// (said on stderr), rewritten as each of those sweeps finishes. Its counterexamples are
-/// kept in `replays` for the final page.
-fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache, replays: &Replays) -> Swept {
+/// (said on stderr), rewritten once its minimal counterexamples are shrunk and as each of
+/// those sweeps finishes. Its replays and shrinks are kept in `cache` for the final page,
+/// counted in `reuse`.
+fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache, reuse: &Reuse) -> Swept {
     let page = Mutex::new(None);
     let progress = Mutex::new(None);
+    let first_pass = Phase::start();
     let swept = plan.sweep_in_two_passes(
         jobs,
         cache,
@@ -183,8 +188,9 @@ fn sweep_in_two_passes(plan: &Plan, out: &Path, jobs: usize, cache: &RunCache, r
         &mut |first, remaining| {
             let (_, simulated) = cache.counts();
             if remaining.sweeps > 0 && simulated > 0 {
+                eprintln!("first pass: {}, {simulated} seeds simulated", first_pass.took());
                 *page.lock().expect("lock poisoned") =
-                    provisional_page(plan, out, first, remaining, jobs, cache, replays);
+                    provisional_page(plan, out, first, remaining, jobs, cache, reuse);
                 *progress.lock().expect("lock poisoned") =
                     progress_bar(remaining.sweeps as u64, "sweeps going on");
             }
@@ -335,168 +341,135 @@ pub fn matrix_line(matrix: &MatrixSummary) -> String {
     )
 }
 
-/// A provisional page being kept up to date while the report's last sweeps run.
-struct ProvisionalPage {
-    /// The page's summary (its [`Provisional`] counting the sweeps done) and figures.
-    page: Mutex<(Summary, Figures)>,
-}
-
-impl ProvisionalPage {
-    /// Writes the page again, `done` of its sweeps still to run now finished, each
-    /// twentieth of them (rendering the page takes a moment); a page that cannot be
-    /// written only warns (the final one is what counts).
-    fn rewrite(&self, out: &Path, done: usize) {
-        let mut page = self.page.lock().expect("page lock poisoned");
-        let (summary, figures) = &mut *page;
-        let Some(provisional) = &mut summary.provisional else {
-            return;
-        };
-        let twentieths = |done: usize| done * 20 / provisional.to_run.max(1);
-        if twentieths(done) <= twentieths(provisional.done) {
-            return;
-        }
-        provisional.done = done;
-        if let Err(e) = files::write_page(out, &page::render(summary, figures)) {
-            eprintln!("warning: rewriting the provisional report: {e}");
-        }
-    }
-}
-
-/// Writes the provisional page of `first` (the catalogue and the matrix's cells at their
-/// first seeds) into `out`, its counterexamples replayed and shrunk, and says so on
-/// stderr; `remaining` is what is still to run. `None` when the page could not be written
-/// (after a warning: the final page still comes).
-fn provisional_page(
-    plan: &Plan,
-    out: &Path,
-    first: Swept,
-    remaining: &Remaining,
-    jobs: usize,
-    cache: &RunCache,
-    replays: &Replays,
-) -> Option<ProvisionalPage> {
-    let started = Instant::now();
-    let (mut summary, timelines, _) = summarise(plan, out, first, jobs, cache, replays)
-        .map_err(|e| eprintln!("warning: no provisional report: {e}"))
-        .ok()?;
-    summary.provisional = Some(Provisional {
-        extending: remaining.extending.clone(),
-        holds_seeds: remaining.holds_seeds,
-        done: 0,
-        to_run: remaining.sweeps,
-        envelopes_pending: remaining.envelopes,
-    });
-    let figures = files::write_provisional_page(out, &summary, &timelines, jobs)
-        .map_err(|e| eprintln!("warning: writing the provisional report: {e}"))
-        .ok()?;
-    eprintln!(
-        "a first report is ready: {} ({:.1} s to write); extending {} matrix cells to {} seeds{}: \
-         the final report replaces it when the run ends",
-        out.join("index.html").display(),
-        started.elapsed().as_secs_f64(),
-        remaining.extending.len(),
-        remaining.holds_seeds,
-        if remaining.envelopes {
-            " and sweeping the envelopes"
-        } else {
-            ""
-        },
-    );
-    Some(ProvisionalPage {
-        page: Mutex::new((summary, figures)),
-    })
-}
-
 /// Each replayed or shrunk counterexample's timeline, by its id.
 type Timelines = Vec<(String, Timeline)>;
 
-/// The counterexamples of `swept` replayed (those in `replays` reused) and the matrix's
-/// minimal ones shrunk (those `cache` kept reused, their scenarios written into `out`),
-/// put together with it into the report's summary; with their timelines and the runs the
-/// shrinks took.
-fn summarise(
+/// What one report computed of its counterexamples and what it took from the cache's
+/// directory: the seeds replayed and the shrinks. What the provisional page computed the
+/// final page reuses, counted neither way.
+#[derive(Default)]
+struct Reuse {
+    replays: Tally,
+    shrinks: Tally,
+}
+
+impl Reuse {
+    /// The replays, in words: `12 seeds replayed in this report, 3 taken from the cache`.
+    fn replays_words(&self) -> String {
+        let (replayed, kept) = self.replays.counts();
+        format!("{replayed} seeds replayed in this report, {kept} taken from the cache")
+    }
+
+    /// The shrinks, in words: `4 shrinks run in this report, 0 taken from the cache`.
+    fn shrinks_words(&self) -> String {
+        let (shrunk, kept) = self.shrinks.counts();
+        format!("{shrunk} shrinks run in this report, {kept} taken from the cache")
+    }
+}
+
+/// The counterexamples of `swept` replayed (those `cache` holds reused, counted in
+/// `reuse`), put together with it into the report's summary, its minimal counterexamples
+/// not yet shrunk ([`shrink_into`]); with their timelines.
+fn replayed_summary(
     plan: &Plan,
-    out: &Path,
     swept: Swept,
     jobs: usize,
     cache: &RunCache,
-    replays: &Replays,
-) -> Result<(Summary, Timelines, u64), String> {
-    // The replays and the shrinks side by side: neither waits for the other's last run.
-    let (mut replayed, shrunk) = std::thread::scope(|scope| {
-        let replays = scope.spawn(|| replays.replay_all(plan, &swept, jobs));
-        let shrunk = swept
-            .matrix
-            .as_ref()
-            .map(|matrix| minimal::shrink_all(matrix, out, jobs, cache))
-            .unwrap_or_default();
-        (replays.join().expect("the replays panicked"), shrunk)
-    });
-    minimal::write_scenarios(out, &shrunk)
-        .map_err(|e| format!("writing the minimal counterexamples: {e}"))?;
-    let shrink_runs = shrunk.iter().map(|(m, _)| m.runs).sum::<u64>();
-    let mut minimal = Vec::new();
-    for (example, timeline) in shrunk {
-        replayed.timelines.push((example.example.id.clone(), timeline));
-        minimal.push(example);
-    }
+    reuse: &Reuse,
+) -> (Summary, Timelines) {
+    let replayed = counterexamples::replay_all(plan, &swept, jobs, cache, &reuse.replays);
     let summary = Summary {
         catalogue: swept.catalogue,
         matrix: swept.matrix,
         counterexamples: replayed.catalogue,
         matrix_counterexamples: replayed.matrix,
         envelopes: swept.envelopes,
-        minimal,
+        minimal: Vec::new(),
         provenance: provenance(plan),
         provisional: None,
     };
-    Ok((summary, replayed.timelines, shrink_runs))
+    (summary, replayed.timelines)
+}
+
+/// Shrinks the minimal counterexamples of `summary`'s matrix into it (those `cache` holds
+/// reused, counted in `tally`) and writes their scenarios into `out`; their timelines,
+/// and the simulated runs the shrinks took.
+fn shrink_into(
+    summary: &mut Summary,
+    out: &Path,
+    jobs: usize,
+    cache: &RunCache,
+    tally: &Tally,
+) -> Result<(Timelines, u64), String> {
+    let shrunk = summary
+        .matrix
+        .as_ref()
+        .map(|matrix| minimal::shrink_all(matrix, out, jobs, cache, tally))
+        .unwrap_or_default();
+    minimal::write_scenarios(out, &shrunk)
+        .map_err(|e| format!("writing the minimal counterexamples: {e}"))?;
+    let runs = shrunk.iter().map(|(m, _)| m.runs).sum::<u64>();
+    let timelines = shrunk
+        .into_iter()
+        .map(|(example, timeline)| {
+            let id = example.example.id.clone();
+            summary.minimal.push(example);
+            (id, timeline)
+        })
+        .collect();
+    Ok((timelines, runs))
 }
 
 /// Replays the first violating seed of every catalogue scenario and matrix cell that
 /// broke, shrinks the matrix's minimal counterexamples, draws the figures and writes the
-/// report into `out` (made by [`prepare`]); says where it is. Shrinks `cache` kept are
-/// reused. Exit 0 when every expectation of the catalogue is met, 1 when one is not.
+/// report into `out` (made by [`prepare`]); says where it is. Replays and shrinks `cache`
+/// kept are reused. Exit 0 when every expectation of the catalogue is met, 1 when one is
+/// not.
 pub fn finish(plan: &Plan, out: &Path, swept: Swept, jobs: usize, cache: &RunCache) -> ExitCode {
-    finish_reusing(plan, out, swept, jobs, cache, &Replays::default())
+    finish_reusing(plan, out, swept, jobs, cache, &Reuse::default())
 }
 
-/// [`finish`], the counterexamples `replays` already holds (a provisional page's) not
-/// replayed again; says on stderr how many seeds it replayed in all.
+/// [`finish`], counting in `reuse` (which a provisional page's replays and shrinks may
+/// already count); says on stderr how many seeds it replayed and shrinks it ran in all,
+/// and how many came from the cache.
 fn finish_reusing(
     plan: &Plan,
     out: &Path,
     swept: Swept,
     jobs: usize,
     cache: &RunCache,
-    replays: &Replays,
+    reuse: &Reuse,
 ) -> ExitCode {
-    let started = Instant::now();
-    let (summary, timelines, shrink_runs) = match summarise(plan, out, swept, jobs, cache, replays) {
-        Ok(summarised) => summarised,
+    let started = Phase::start();
+    let (mut summary, mut timelines) = replayed_summary(plan, swept, jobs, cache, reuse);
+    let shrink_runs = match shrink_into(&mut summary, out, jobs, cache, &reuse.shrinks) {
+        Ok((shrunk, runs)) => {
+            timelines.extend(shrunk);
+            runs
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_UNMET);
         }
     };
     eprintln!(
-        "counterexamples replayed and shrunk: {:.1} s ({} seeds replayed in this report)",
-        started.elapsed().as_secs_f64(),
-        replays.runs()
+        "counterexamples replayed and shrunk: {}; {}; {}",
+        started.took(),
+        reuse.replays_words(),
+        reuse.shrinks_words()
     );
     if !summary.minimal.is_empty() {
         emit(format_args!(
-            "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {shrink_runs} simulated runs, {:.1} s",
+            "minimal counterexamples: {} (fault class, deployment) pairs shrunk in {shrink_runs} simulated runs",
             summary.minimal.len(),
-            started.elapsed().as_secs_f64()
         ));
     }
-    let started = Instant::now();
+    let started = Phase::start();
     if let Err(e) = files::write(out, &summary, &timelines, jobs) {
         eprintln!("error: writing the report to {}: {e}", out.display());
         return ExitCode::from(EXIT_UNMET);
     }
-    eprintln!("page and figures: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!("page and figures: {}", started.took());
     emit(format_args!(
         "report: {} (numbers: {})",
         out.join("index.html").display(),

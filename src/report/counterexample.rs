@@ -10,8 +10,9 @@ use crate::check;
 use crate::history::History;
 use crate::search::story::{self, GrantShare};
 
-/// One violating run shown in full: its timeline and the events that matter.
-#[derive(Debug, Clone)]
+/// One violating run shown in full: its timeline and the events that matter. (Serde: a
+/// report keeps it in its cache of runs.)
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Counterexample {
     /// A name usable in file names and page anchors (`single-node-gc-pause-seed-0`).
     pub id: String,

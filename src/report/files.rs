@@ -34,17 +34,18 @@ pub fn write(
 }
 
 /// A page written while the report's last sweeps run (`summary.provisional` set), with
-/// its figures inline: `out/index.html` only, until the final [`write`] replaces it;
-/// returns the figures, which the same page written again (as the sweeps go on) reuses.
+/// its figures inline: `out/index.html` only, until the final [`write`] replaces it.
+/// `timelines` (those the page written before did not show) are drawn into `drawn`, which
+/// keeps that page's figures for the same page written again.
 pub fn write_provisional_page(
     out: &Path,
     summary: &Summary,
     timelines: &[(String, Timeline)],
     jobs: usize,
-) -> std::io::Result<Figures> {
-    let figures = draw_figures(None, timelines, summary, jobs)?;
-    write_page(out, &page::render(summary, &figures))?;
-    Ok(figures)
+    drawn: &mut Figures,
+) -> std::io::Result<()> {
+    drawn.extend(draw_figures(None, timelines, summary, jobs)?);
+    write_page(out, &page::render(summary, drawn))
 }
 
 /// Writes `out/index.html` whole or not at all (a temporary file renamed over it), so a

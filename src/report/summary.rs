@@ -52,6 +52,9 @@ pub struct Provisional {
     pub to_run: usize,
     /// Whether the safety envelopes are still being swept (the page has none yet).
     pub envelopes_pending: bool,
+    /// Whether the minimal counterexamples are still being shrunk (the page has none yet,
+    /// and says so: its counterexamples are the cells' first violating seeds, unshrunk).
+    pub minimal_pending: bool,
 }
 
 impl Provisional {

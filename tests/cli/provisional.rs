@@ -119,8 +119,12 @@ fn the_first_seeds_come_first_and_the_two_passes_end_where_one_pass_does() {
         done: 0,
         to_run: remaining.sweeps,
         envelopes_pending: false,
+        minimal_pending: false,
     };
-    let html = page::render(&summary(first, Some(provisional)), &Default::default());
+    let html = page::render(
+        &summary(first.clone(), Some(provisional.clone())),
+        &Default::default(),
+    );
     assert!(html.contains("<h1>locksim safety report — provisional</h1>"));
     assert!(html.contains("<strong>Provisional.</strong>"), "the banner");
     assert_eq!(
@@ -131,6 +135,19 @@ fn the_first_seeds_come_first_and_the_two_passes_end_where_one_pass_does() {
     assert!(
         !html.contains(">holds ("),
         "no cell holds on the provisional page"
+    );
+    // Written before its minimal counterexamples are shrunk, it says so.
+    let shrinking = Provisional {
+        minimal_pending: true,
+        ..provisional.clone()
+    };
+    let html = page::render(&summary(first.clone(), Some(shrinking)), &Default::default());
+    assert!(html.contains("the minimal counterexamples are being shrunk"));
+    assert!(html.contains("<a href=\"#minimal\">"), "listed in the contents");
+    let html = page::render(&summary(first, Some(provisional)), &Default::default());
+    assert!(
+        !html.contains("being shrunk"),
+        "once shrunk, not said to be shrinking"
     );
 
     // The final numbers are those of one pass, and its page is not provisional.
@@ -184,7 +201,10 @@ fn seeds_replayed(said: &str) -> u64 {
         .lines()
         .find(|line| line.starts_with("counterexamples replayed and shrunk: "))
         .unwrap_or_else(|| panic!("no replays said: {said}"));
-    let count = line.split('(').nth(1).and_then(|rest| rest.split(' ').next());
+    let count = line
+        .split(" seeds replayed in this report")
+        .next()
+        .and_then(|before| before.rsplit(' ').next());
     count
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{line}"))
@@ -211,6 +231,17 @@ fn the_report_says_where_its_first_page_is_and_replaces_it() {
         first < sweeps,
         "the first page comes before the sweeps end: {said}"
     );
+    // It comes before the minimal counterexamples are shrunk, then shows them.
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(
+        lines[first].contains("its minimal counterexamples are being shrunk"),
+        "{said}"
+    );
+    let shrunk = lines
+        .iter()
+        .position(|line| line.starts_with("the first report now shows its "))
+        .unwrap_or_else(|| panic!("no page with the shrinks said: {said}"));
+    assert!(first < shrunk && shrunk < sweeps, "{said}");
     let html = std::fs::read_to_string(Path::new(out).join("index.html")).unwrap();
     assert!(!says_provisional(&html), "the final page replaced it");
     assert!(!Path::new(out).join(".index.html.partial").exists());

@@ -1,7 +1,10 @@
 //! `locksim report` keeps the runs of its sweeps in DIR/.cache: a second report with the
 //! same scenarios and the same binary simulates nothing and writes the same numbers; a
 //! changed scenario runs again (and only it), and so does every run of another binary.
-//! Sweeps side by side (`--jobs 2`) write the report one at a time (`--jobs 1`) writes.
+//! Its counterexamples' replays and shrinks are kept there too: the second report replays
+//! and shrinks nothing and writes the same page. Sweeps side by side (`--jobs 2`) write
+//! the report one at a time (`--jobs 1`) writes; without a cache (`--no-cache`) the
+//! provisional page's shrinks still serve the final page.
 
 use crate::support;
 
@@ -74,6 +77,38 @@ fn seeds_run(output: &Output) -> (u64, u64) {
     (number_before("seeds simulated"), number_before("reused"))
 }
 
+/// (computed in this report, taken from the cache) of `what` ("seeds replayed", "shrinks
+/// run"), as the report's last count of them on stderr says.
+fn computed_and_kept(output: &Output, what: &str) -> (u64, u64) {
+    let said = String::from_utf8_lossy(&output.stderr);
+    let line = said
+        .lines()
+        .find(|line| line.starts_with("counterexamples replayed and shrunk: "))
+        .unwrap_or_else(|| panic!("no counterexamples line in {said}"));
+    let counts = line
+        .split(&format!(" {what} in this report, "))
+        .nth(1)
+        .map(|rest| rest.split(" taken from the cache").next().unwrap());
+    let computed = line
+        .split(&format!(" {what} in this report"))
+        .next()
+        .and_then(|before| before.rsplit(' ').next());
+    let number = |text: Option<&str>| {
+        text.and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no count of {what} in {line}"))
+    };
+    (number(computed), number(counts))
+}
+
+/// How many counterexamples a report's numbers show: (replayed ones, minimal ones).
+fn shown(numbers: &Value) -> (u64, u64) {
+    let count = |key: &str| numbers[key].as_array().map_or(0, Vec::len) as u64;
+    (
+        count("counterexamples") + count("matrix_counterexamples"),
+        count("minimal_counterexamples"),
+    )
+}
+
 /// A report's summary.json without its host-time fields and without how it was made
 /// (its command line).
 fn numbers(out: &str) -> Value {
@@ -103,10 +138,30 @@ fn a_second_report_reuses_every_run_until_a_scenario_or_the_binary_changes() {
     let (simulated, reused) = seeds_run(&first);
     assert!(simulated > 0 && reused == 0, "{simulated} {reused}");
     let before = numbers(&out);
+    let page = std::fs::read_to_string(Path::new(&out).join("index.html")).unwrap();
+    let (replays, minimal) = shown(&before);
+    assert!(replays > 0 && minimal > 0, "the plan has counterexamples");
+    assert_eq!(computed_and_kept(&first, "seeds replayed"), (replays, 0));
+    assert_eq!(computed_and_kept(&first, "shrinks run"), (minimal, 0));
 
     let again = report(&scenarios, &grid, &out, &[]);
     assert_eq!(seeds_run(&again), (0, simulated), "nothing runs twice");
     assert_eq!(numbers(&out), before, "the same numbers from the kept runs");
+    assert_eq!(
+        computed_and_kept(&again, "seeds replayed"),
+        (0, replays),
+        "no counterexample is replayed twice"
+    );
+    assert_eq!(
+        computed_and_kept(&again, "shrinks run"),
+        (0, minimal),
+        "no counterexample is shrunk twice"
+    );
+    let page_again = std::fs::read_to_string(Path::new(&out).join("index.html")).unwrap();
+    assert!(
+        page_again == page,
+        "the same page, figures and stories from the kept replays"
+    );
 
     // One scenario changed: its seeds run again, nothing else does.
     let changed = Path::new(&scenarios).join(SCENARIOS[1]);
@@ -143,7 +198,22 @@ fn sweeps_side_by_side_write_the_report_one_at_a_time_writes() {
     );
     let serial = numbers(&out);
     std::fs::remove_dir_all(&out).unwrap();
-    report(&scenarios, &grid, &out, &["--jobs", "2", "--no-cache"]);
+    let side_by_side = report(&scenarios, &grid, &out, &["--jobs", "2", "--no-cache"]);
     assert_eq!(serial, numbers(&out));
+    // The envelopes ran after a provisional page; its shrinks served the final page too.
+    let said = String::from_utf8_lossy(&side_by_side.stderr);
+    assert!(said.contains("a first report is ready: "), "{said}");
+    let (replays, minimal) = shown(&serial);
+    assert!(minimal > 0, "the plan has minimal counterexamples");
+    assert_eq!(
+        computed_and_kept(&side_by_side, "shrinks run"),
+        (minimal, 0),
+        "{said}"
+    );
+    assert_eq!(
+        computed_and_kept(&side_by_side, "seeds replayed"),
+        (replays, 0),
+        "{said}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -52,6 +52,15 @@ pub fn provenance(page: &mut String, summary: &Summary) {
 /// One shrunk counterexample per fault class that broke something, each folded under a
 /// line that says what it shows, with its timeline and story inside.
 pub fn minimal_counterexamples(page: &mut String, summary: &Summary, figures: &Figures) {
+    if summary.provisional.as_ref().is_some_and(|p| p.minimal_pending) {
+        page.push_str(
+            "<section id=\"minimal\">\n<h2>Minimal counterexamples</h2>\n<p class=\"provisional small\">Provisional: \
+             the minimal counterexamples are being shrunk; this page is written again with them when they are. \
+             Until then each scenario's and cell's first violating seed is shown as it ran, not shrunk, under \
+             <a href=\"#counterexamples\">All counterexamples</a>.</p>\n</section>\n",
+        );
+        return;
+    }
     if summary.minimal.is_empty() {
         return;
     }

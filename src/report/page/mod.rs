@@ -178,7 +178,11 @@ fn contents(page: &mut String, summary: &Summary) {
         ),
         ("matrix", "Safety matrix", has_matrix),
         ("clients", "Clients compared", has_clients),
-        ("minimal", "Minimal counterexamples", !summary.minimal.is_empty()),
+        (
+            "minimal",
+            "Minimal counterexamples",
+            !summary.minimal.is_empty() || summary.provisional.as_ref().is_some_and(|p| p.minimal_pending),
+        ),
         ("envelopes", "Safety envelopes", !summary.envelopes.is_empty()),
         (
             "counterexamples",

@@ -65,7 +65,7 @@ pub(super) fn grants_behind_each_acquire(history: &History) -> BTreeMap<usize, A
 }
 
 /// How many of the nodes it asked granted a client the lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrantShare {
     pub granted: usize,
     pub asked: usize,

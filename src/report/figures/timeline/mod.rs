@@ -11,10 +11,12 @@
 //! whose sub-lanes hold the labels.
 
 mod draw;
+mod rgb;
 
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::{CLIENT_COLOURS, OVERLAP, text_width};
 use crate::check::Verdict;
@@ -24,18 +26,20 @@ use crate::history::{EventKind, History, names_node};
 use crate::search::story::last_time_named;
 
 /// A span on one row.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bar {
     pub row: usize,
     pub from_ms: f64,
     pub to_ms: f64,
+    #[serde(with = "rgb")]
     pub colour: RGBColor,
     /// A key or a holding drawn solid; a down span drawn light.
     pub solid: bool,
 }
 
-/// Everything the chart shows, in chart units (ms of true time, rows from the top).
-#[derive(Debug, Clone, PartialEq)]
+/// Everything the chart shows, in chart units (ms of true time, rows from the top). (Serde:
+/// a report keeps it in its cache of runs.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     pub title: String,
     pub from_ms: f64,
@@ -67,7 +71,7 @@ pub struct Timeline {
 }
 
 /// A fault in the fault lane: a span, or an instant when `to_ms == from_ms`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultMark {
     pub from_ms: f64,
     pub to_ms: f64,
