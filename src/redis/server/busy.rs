@@ -37,7 +37,8 @@ use crate::redis::lua::Watcher;
 use crate::redis::request::{self, Parsed};
 
 /// The refusal of every other command while an EVAL script runs long (`shared.slowevalerr`).
-const BUSY: &[u8] = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+const BUSY: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
 /// SCRIPT KILL of a script that wrote.
 const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands against the \
     dataset. You can either wait the script termination or kill the server in a hard way using the \
@@ -324,7 +325,11 @@ impl<S: AsyncWrite + Unpin> Watched<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Watched<S> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         ready!(self.poll_unsent(cx))?;
         let this = &mut *self;
         let Some(socket) = &this.socket else {
