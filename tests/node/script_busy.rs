@@ -58,7 +58,7 @@ fn ping_until_busy(other: &mut RespClient) -> Value {
 /// Runs `script` (which loops for ever unless killed) with a pipelined PING after it on
 /// the same connection; another client waits for BUSY and sends SCRIPT KILL. Returns what
 /// the other client got (busy refusal, SCRIPT KILL's reply) and what the script's
-/// connection got (the script's reply, then its PING's).
+/// connection got (the script's reply, then its PING's), then the node's error statistics.
 fn killed_script(addr: SocketAddr, script: &str) -> Vec<Value> {
     let mut runner = RespClient::connect(addr);
     let mut other = RespClient::connect(addr);
@@ -75,7 +75,8 @@ fn killed_script(addr: SocketAddr, script: &str) -> Vec<Value> {
     let script_reply = runner.read();
     let pipelined_reply = runner.read();
     let after = other.request(&words("PING"));
-    vec![busy, kill, script_reply, pipelined_reply, after]
+    let errors = other.request(&words("INFO errorstats"));
+    vec![busy, kill, script_reply, pipelined_reply, after, errors]
 }
 
 /// The error a killed `script` replies with (raised from its first line, where it loops).
@@ -92,6 +93,11 @@ fn killed_dialogue(script: &str) -> Vec<Value> {
         Value::Error(killed(script)),
         Value::Simple("PONG".into()),
         Value::Simple("PONG".into()),
+        // Each error counted once, the BUSY refusal too (INFO errorstats).
+        Value::Bulk(
+            "# Errorstats\r\nerrorstat_BUSY:count=1\r\nerrorstat_ERR:count=1\r\nerrorstat_NOTBUSY:count=1\r\n"
+                .into(),
+        ),
     ]
 }
 

@@ -14,8 +14,9 @@
 //! nothing half read or unwritten, may run commands: see [`Socket::waiting`]); the
 //! script's own connection is busy running it, so its pipelined requests wait for the
 //! script's reply. What the pass read but did not answer (a half request, or the allowed
-//! commands that need the node or the connection's session: AUTH, HELLO, MULTI, WATCH…,
-//! and whatever follows them) is handed back: the connection's stream ([`Watched`]) gives
+//! commands that need the node or the connection's session: AUTH, HELLO, MULTI, WATCH…;
+//! an unknown command or a wrong word count, whose error Redis gives at once; and whatever
+//! follows them) is handed back: the connection's stream ([`Watched`]) gives
 //! those bytes before the socket's, once the script is over. BUSY replies the socket did
 //! not take are sent by the stream before anything else it writes.
 //!
@@ -32,18 +33,28 @@ use std::task::{Context, Poll, Waker, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::redis::cmd::full_name;
+use crate::redis::Frame;
+use crate::redis::cmd::Lookup;
+use crate::redis::connection::{Protocol, Reply};
 use crate::redis::lua::Watcher;
 use crate::redis::request::{self, Parsed};
 
 /// The refusal of every other command while an EVAL script runs long (`shared.slowevalerr`).
-const BUSY: &[u8] =
-    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+pub(super) const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 /// SCRIPT KILL of a script that wrote.
-const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands against the \
+const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the \
     dataset. You can either wait the script termination or kill the server in a hard way using the \
-    SHUTDOWN NOSAVE command.\r\n";
-const OK: &[u8] = b"+OK\r\n";
+    SHUTDOWN NOSAVE command.";
+
+/// What the pass did with a request, for the node's statistics once the script is over
+/// (the pass cannot reach the node).
+pub(super) enum Answered {
+    /// Refused BUSY before it ran: a rejected call of `name`.
+    Refused { name: String },
+    /// Ran (SCRIPT KILL, FUNCTION KILL) and replied `reply`.
+    Ran { name: String, reply: Frame },
+}
 
 /// The commands Redis 7.0 flags `ALLOW_BUSY` (src/commands/*.json) that the pass does not
 /// answer itself: each needs the node or the connection's session, so it waits, with what
@@ -78,6 +89,8 @@ pub(super) struct BusyPass {
     killed: Cell<bool>,
     /// SHUTDOWN NOSAVE came in: the script stops, and the node with it.
     shutdown: Cell<bool>,
+    /// What the pass answered since the node last counted it.
+    answered: RefCell<Vec<Answered>>,
 }
 
 /// One client connection's socket, as the pass and the connection's stream share it.
@@ -129,7 +142,13 @@ impl BusyPass {
             busy_after_ms: Cell::new(0),
             killed: Cell::new(false),
             shutdown: Cell::new(false),
+            answered: RefCell::default(),
         }
+    }
+
+    /// What the pass answered since the last call, for the node's statistics.
+    pub(super) fn take_answered(&self) -> Vec<Answered> {
+        self.answered.take()
     }
 
     /// Registers connection `id`'s socket `fd`; the connection's stream shares it.
@@ -189,7 +208,7 @@ impl BusyPass {
             match request::parse(&unread[answered..]) {
                 Ok(Parsed::Request { words, consumed }) => match self.answer(&words, wrote) {
                     Some(reply) => {
-                        out.extend(reply);
+                        out.extend(&reply);
                         answered += consumed;
                     }
                     None => return (answered, true),
@@ -201,28 +220,48 @@ impl BusyPass {
         }
     }
 
-    /// The pass's reply to one request, or `None` if the connection must answer it.
-    fn answer(&self, words: &[Vec<u8>], wrote: bool) -> Option<&'static [u8]> {
-        if words.is_empty() {
-            return Some(b"");
+    /// The pass's reply to one request (no bytes for one with no words, or SHUTDOWN
+    /// NOSAVE), or `None` if the connection must answer it.
+    fn answer(&self, words: &[Vec<u8>], wrote: bool) -> Option<Vec<u8>> {
+        let Some(command) = words.first() else {
+            return Some(Vec::new());
+        };
+        // Not served by the node (a SHUTDOWN at another time is an unknown command).
+        if command.eq_ignore_ascii_case(b"SHUTDOWN")
+            && words[1..].iter().any(|w| w.eq_ignore_ascii_case(b"NOSAVE"))
+        {
+            self.shutdown.set(true);
+            return Some(Vec::new());
         }
-        let name = full_name(words);
-        match name.as_str() {
-            "script|kill" | "function|kill" if words.len() != 2 => None,
-            "script|kill" | "function|kill" if wrote => Some(UNKILLABLE),
+        let lookup = Lookup::of(words);
+        // An unknown command, or a wrong word count: its error, after the script.
+        if !lookup.fits(words) {
+            return None;
+        }
+        let name = lookup.name(words).into_owned();
+        let reply = match name.as_str() {
+            "script|kill" | "function|kill" if wrote => Frame::Error(UNKILLABLE.into()),
             "script|kill" => {
                 self.killed.set(true);
-                Some(OK)
+                Frame::SimpleString(b"OK".to_vec())
             }
-            "shutdown" if words[1..].iter().any(|word| word.eq_ignore_ascii_case(b"NOSAVE")) => {
-                self.shutdown.set(true);
-                Some(b"")
+            // FUNCTION KILL cannot stop an EVAL script.
+            "function|kill" => Frame::Error(BUSY.into()),
+            name if LEFT_TO_THE_CONNECTION.contains(&name) => return None,
+            _ => {
+                self.answered.borrow_mut().push(Answered::Refused { name });
+                return Some(encode(Frame::Error(BUSY.into())));
             }
-            name if LEFT_TO_THE_CONNECTION.contains(&name) => None,
-            // FUNCTION KILL cannot stop an EVAL script: BUSY, as every other command.
-            _ => Some(BUSY),
-        }
+        };
+        let bytes = encode(reply.clone());
+        self.answered.borrow_mut().push(Answered::Ran { name, reply });
+        Some(bytes)
     }
+}
+
+/// A reply's bytes (the pass's replies read the same in RESP2 and RESP3).
+fn encode(reply: Frame) -> Vec<u8> {
+    Reply::from(reply).encode(Protocol::Resp2)
 }
 
 impl Watcher for BusyPass {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::busy::{Socket, Watched};
+use super::busy::{Answered, BUSY, Socket, Watched};
 use super::context::{Context, EXPIRY_CYCLE_MS};
 use super::links::serve_replica;
 use crate::platform::Clock;
@@ -207,6 +207,15 @@ pub(super) async fn serve_connection<S, C, D>(
                 Tally::Began => stats.end(&name, &reply),
                 Tally::Rejected { credited } => stats.refusal(credited.then_some(&*name), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
+            }
+            // What the busy pass answered while this connection's script ran.
+            for answered in context.busy.take_answered() {
+                match answered {
+                    Answered::Refused { name } => {
+                        stats.refusal(Some(&name), &Frame::Error(BUSY.into()).into())
+                    }
+                    Answered::Ran { name, reply } => stats.call(&name, &reply.into()),
+                }
             }
         }
         // Messages the command published to this very connection go first, as in Redis.
