@@ -62,6 +62,12 @@ pub trait Listener {
 
     /// Waits for the next connection; the stream and the address of its other end.
     fn accept(&self) -> impl Future<Output = io::Result<(Self::Stream, SocketAddr)>>;
+
+    /// The host socket under an accepted stream, which a node's busy pass reads and writes
+    /// while a script runs long (`redis/server/busy.rs`); none for a simulated stream.
+    fn socket_fd(_stream: &Self::Stream) -> Option<std::os::fd::RawFd> {
+        None
+    }
 }
 
 /// Opens byte streams to one server (a client's way to reconnect after a reset).

@@ -257,6 +257,10 @@ impl Listener for TcpListener {
         stream.set_nodelay(true)?;
         Ok((stream, peer))
     }
+
+    fn socket_fd(stream: &Self::Stream) -> Option<std::os::fd::RawFd> {
+        Some(std::os::fd::AsRawFd::as_raw_fd(stream))
+    }
 }
 
 /// Raises this process's soft limit on open files to its hard limit, as redis-server does

@@ -81,6 +81,14 @@ const PARAMETERS: &[Parameter] = &[
         check: Check::YesNo,
     },
     Parameter {
+        name: "busy-reply-threshold",
+        initial: "5000",
+        check: Check::Integer {
+            min: 0,
+            max: i64::MAX,
+        },
+    },
+    Parameter {
         name: "databases",
         initial: "16",
         check: Check::Immutable,
@@ -177,6 +185,22 @@ const PARAMETERS: &[Parameter] = &[
     },
 ];
 
+/// Other names Redis 7.0 takes for a parameter (its `ALIAS` configs): CONFIG GET lists them
+/// too, CONFIG SET of either sets both.
+const ALIASES: &[(&str, &str)] = &[("lua-time-limit", "busy-reply-threshold")];
+
+/// Every name CONFIG GET matches, each with the parameter it names, in name order.
+fn names() -> impl Iterator<Item = (&'static str, &'static Parameter)> {
+    let mut all: Vec<_> = PARAMETERS.iter().map(|p| (p.name, p)).collect();
+    all.extend(
+        ALIASES
+            .iter()
+            .filter_map(|(alias, name)| Some((*alias, parameter(name)?))),
+    );
+    all.sort_by_key(|(name, _)| *name);
+    all.into_iter()
+}
+
 /// The values of a node's parameters.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -204,19 +228,19 @@ impl Config {
         let mut found: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for pattern in patterns {
             let lower = pattern.to_ascii_lowercase();
-            for parameter in PARAMETERS {
-                let named = lower == parameter.name.as_bytes();
-                if !named && !glob_match(&lower, parameter.name.as_bytes()) {
+            for (listed, parameter) in names() {
+                let named = lower == listed.as_bytes();
+                if !named && !glob_match(&lower, listed.as_bytes()) {
                     continue;
                 }
                 let shown = if named {
                     pattern.clone()
                 } else {
-                    parameter.name.as_bytes().to_vec()
+                    listed.as_bytes().to_vec()
                 };
                 if found
                     .iter()
-                    .all(|(name, _)| !name.eq_ignore_ascii_case(parameter.name.as_bytes()))
+                    .all(|(name, _)| !name.eq_ignore_ascii_case(listed.as_bytes()))
                 {
                     found.push((shown, self.value(parameter.name).as_bytes().to_vec()));
                 }
@@ -323,7 +347,12 @@ fn memory_bytes(value: &str) -> Option<u64> {
     number.checked_mul(multiplier)
 }
 
+/// The parameter `name` names, itself or by an alias.
 fn parameter(name: &str) -> Option<&'static Parameter> {
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, canonical)| canonical);
     PARAMETERS.iter().find(|p| p.name == name)
 }
 
@@ -392,6 +421,29 @@ mod tests {
         assert_eq!(
             (config.value("hz"), config.value("appendfsync")),
             ("20", "always")
+        );
+    }
+
+    // As redis-server 7.0.15 answers.
+    #[test]
+    fn lua_time_limit_is_another_name_for_busy_reply_threshold() {
+        let mut config = Config::default();
+        assert_eq!(
+            config.get(&words("lua-time-limit")),
+            vec![(b"lua-time-limit".to_vec(), b"5000".to_vec())]
+        );
+        assert_eq!(
+            config.set(&pairs("lua-time-limit 10")),
+            Ok(vec!["busy-reply-threshold"])
+        );
+        assert_eq!(config.value("busy-reply-threshold"), "10");
+        assert_eq!(
+            config.get(&words("busy-*")),
+            vec![(b"busy-reply-threshold".to_vec(), b"10".to_vec())]
+        );
+        assert_eq!(
+            config.get(&words("LUA-TIME-LIMIT")),
+            vec![(b"LUA-TIME-LIMIT".to_vec(), b"10".to_vec())]
         );
     }
 

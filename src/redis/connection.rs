@@ -353,6 +353,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         request::is_complete(&self.buffer)
     }
 
+    /// Whether nothing is half read and nothing unwritten: the connection stands between
+    /// requests.
+    pub fn is_drained(&self) -> bool {
+        self.buffer.is_empty() && self.out.is_empty()
+    }
+
     /// Queues one reply in the connection's protocol; [`Connection::flush`] writes it.
     pub fn queue_reply(&mut self, reply: &Reply, protocol: Protocol) {
         reply.encode_into(protocol, &mut self.out);

@@ -19,25 +19,21 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, IntoLua, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+use mlua::{Function, IntoLua, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
 use super::Frame;
 use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
 use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, frame_to_lua, lua_to_frame, marked_counted};
+pub use super::lua_watchdog::Watcher;
+use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, Watchdog};
 use super::number::format_g;
 use super::shebang::{self, ScriptFlags};
 use super::stats::Stats;
 
 /// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
-const SCRIPT_CHUNK_NAME: &str = "@user_script";
-
-/// A script that runs longer than this many Lua instructions is stopped. Redis would let it
-/// run (and answer BUSY to everyone else) until SCRIPT KILL; a simulation cannot wait that
-/// long, so the node stops it and says so.
-const INSTRUCTION_BUDGET: u64 = 200_000_000;
-const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
+pub(super) const SCRIPT_CHUNK_NAME: &str = "@user_script";
 
 /// The chunk name of `prelude.lua`; the `=` makes Lua show it as is in messages.
 const PRELUDE_CHUNK_NAME: &str = "=prelude";
@@ -188,8 +184,8 @@ pub struct Scripts {
     sha_of_body: BTreeMap<Vec<u8>, String>,
     /// What each cached script with a `#!lua` shebang declares (the others declare nothing).
     declared: BTreeMap<String, ScriptFlags>,
-    /// Lua instructions the running script has executed, in hook periods.
-    hook_periods: Rc<Cell<u64>>,
+    /// The count hook's state.
+    watchdog: Rc<Watchdog>,
 }
 
 /// Why a script could not be compiled: the reply Redis gives.
@@ -263,6 +259,7 @@ impl Scripts {
             now_ms: Cell::new(0),
             rules: Cell::new(CallRules::default()),
             command: Cell::new(None),
+            wrote: Rc::default(),
             events: RefCell::default(),
         });
         let script = running.clone();
@@ -295,21 +292,8 @@ impl Scripts {
         let redis: Table = bridge.get("redis")?;
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
-        let hook_periods = Rc::new(Cell::new(0));
-        let periods = hook_periods.clone();
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY_INSTRUCTIONS),
-            move |_, _| {
-                periods.set(periods.get() + 1);
-                if periods.get() * u64::from(HOOK_EVERY_INSTRUCTIONS) > INSTRUCTION_BUDGET {
-                    return Err(mlua::Error::RuntimeError(format!(
-                        "locksim stopped the script after {INSTRUCTION_BUDGET} Lua instructions \
-                         (Redis would block every client until SCRIPT KILL)"
-                    )));
-                }
-                Ok(VmState::Continue)
-            },
-        )?;
+        let watchdog = Rc::new(Watchdog::new(running.wrote.clone()));
+        watchdog.hook_every(&lua, HOOK_EVERY_INSTRUCTIONS)?;
         Ok(Scripts {
             sandbox: bridge.get("sandbox")?,
             run: bridge.get("run")?,
@@ -320,8 +304,20 @@ impl Scripts {
             cache: BTreeMap::new(),
             sha_of_body: BTreeMap::new(),
             declared: BTreeMap::new(),
-            hook_periods,
+            watchdog,
         })
+    }
+
+    /// Has `watcher` told of every script run from now on, and asked whether to stop it
+    /// (a node served on real sockets: see `server::busy`).
+    pub fn set_watcher(&mut self, watcher: Rc<dyn Watcher>) {
+        *self.watchdog.watcher.borrow_mut() = Some(watcher);
+    }
+
+    /// `busy-reply-threshold`: how long (ms) a script runs before the node's other clients
+    /// are answered BUSY.
+    pub fn set_busy_after_ms(&mut self, busy_after_ms: u64) {
+        self.watchdog.busy_after_ms.set(busy_after_ms);
     }
 
     /// Compiles `body` into the cache (SCRIPT LOAD, and EVAL's first run); returns its SHA1.
@@ -446,7 +442,8 @@ impl Scripts {
         // The prelude's `run` makes them the globals KEYS and ARGV.
         let keys = self.string_sequence(keys)?;
         let args = self.string_sequence(args)?;
-        self.hook_periods.set(0);
+        self.watchdog.start(&self.lua)?;
+        self.running.wrote.set(false);
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
@@ -455,6 +452,7 @@ impl Scripts {
         let outcome = self
             .run
             .call::<(bool, Value)>((function, &self.on_error, keys, args));
+        self.watchdog.end();
         let keyspace = self
             .running
             .db
@@ -497,6 +495,9 @@ struct RunningScript {
     now_ms: Cell<u64>,
     rules: Cell<CallRules>,
     command: Cell<Option<ScriptCommand>>,
+    /// The script has run a write command (Redis's `SCRIPT_WRITE_DIRTY`): SCRIPT KILL
+    /// cannot stop it.
+    wrote: Rc<Cell<bool>>,
     /// What each `redis.call` did, counted by the node after the run.
     events: RefCell<Vec<CallEvent>>,
 }
@@ -527,6 +528,7 @@ impl RunningScript {
         let rules = self.rules.get();
         let called = run(command, rules, db, self.now_ms.get());
         if let Called::Ran { wrote: true, .. } = called {
+            self.wrote.set(true);
             self.rules.set(CallRules {
                 out_of_memory: false,
                 ..rules

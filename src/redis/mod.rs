@@ -20,6 +20,7 @@ mod lua_bit;
 mod lua_cjson;
 mod lua_cmsgpack;
 mod lua_reply;
+mod lua_watchdog;
 pub mod memory;
 pub mod node;
 mod number;

@@ -17,7 +17,7 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
-use super::lua::Scripts;
+use super::lua::{Scripts, Watcher};
 use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
 use super::stats::Stats;
@@ -204,11 +204,25 @@ impl Node {
         }
         // The server loop looks again at whether it fsyncs and checks save points.
         self.cycle_replan.notify_one();
-        let number = |name: &str| self.config.value(name).parse::<u64>().unwrap_or_default();
-        let needed = u32::try_from(number("min-replicas-to-write")).unwrap_or(u32::MAX);
-        self.min_replicas = (needed > 0).then(|| (needed, number("min-replicas-max-lag")));
-        self.maxmemory_bytes = number("maxmemory");
+        let needed = u32::try_from(self.config_number("min-replicas-to-write")).unwrap_or(u32::MAX);
+        self.min_replicas = (needed > 0).then(|| (needed, self.config_number("min-replicas-max-lag")));
+        self.maxmemory_bytes = self.config_number("maxmemory");
+        self.scripts
+            .set_busy_after_ms(self.config_number("busy-reply-threshold"));
         self.count_good_replicas(now_ms);
+    }
+
+    /// A numeric parameter's value (0 if it is not a number).
+    fn config_number(&self, name: &str) -> u64 {
+        self.config.value(name).parse().unwrap_or_default()
+    }
+
+    /// Has `watcher` watch every script this node runs from now on (a node served on real
+    /// sockets: see [`super::lua::Watcher`]), with the node's `busy-reply-threshold`.
+    pub fn watch_scripts(&mut self, watcher: Rc<dyn Watcher>) {
+        self.scripts.set_watcher(watcher);
+        self.scripts
+            .set_busy_after_ms(self.config_number("busy-reply-threshold"));
     }
 
     /// Counts the good replicas at wall time `now_ms`, as Redis's `refreshGoodSlavesCount`

@@ -6,8 +6,8 @@
 //! commands Redis allows while busy (SCRIPT KILL, SHUTDOWN NOSAVE …); SCRIPT KILL ends a
 //! script that has not written with an error `pcall` cannot swallow, and answers
 //! UNKILLABLE for one that wrote; the script's own pipelined request is answered after the
-//! script's reply. The same dialogue against the fake node is the specification of the
-//! busy pass it does not have yet, so it is ignored until then.
+//! script's reply. The fake node holds the same dialogue (its busy pass,
+//! `src/redis/server/busy.rs`).
 
 use crate::support;
 
@@ -15,6 +15,11 @@ use std::net::SocketAddr;
 
 use support::resp::{RespClient, Value, encode};
 use support::{FakeServer, RedisServer};
+
+/// A read-only script that loops until killed.
+const SPINS: &str = "while true do end";
+/// One that loops inside `pcall`, which must not catch SCRIPT KILL.
+const SPINS_IN_PCALL: &str = "local f = function() while true do end end while true do pcall(f) end";
 
 /// How many PINGs a client sends, each answered, before the script must have become busy.
 const PINGS_BEFORE_BUSY: usize = 1000;
@@ -53,7 +58,7 @@ fn ping_until_busy(other: &mut RespClient) -> Value {
 /// Runs `script` (which loops for ever unless killed) with a pipelined PING after it on
 /// the same connection; another client waits for BUSY and sends SCRIPT KILL. Returns what
 /// the other client got (busy refusal, SCRIPT KILL's reply) and what the script's
-/// connection got (the script's reply, then its PING's).
+/// connection got (the script's reply, then its PING's), then the node's error statistics.
 fn killed_script(addr: SocketAddr, script: &str) -> Vec<Value> {
     let mut runner = RespClient::connect(addr);
     let mut other = RespClient::connect(addr);
@@ -70,7 +75,8 @@ fn killed_script(addr: SocketAddr, script: &str) -> Vec<Value> {
     let script_reply = runner.read();
     let pipelined_reply = runner.read();
     let after = other.request(&words("PING"));
-    vec![busy, kill, script_reply, pipelined_reply, after]
+    let errors = other.request(&words("INFO errorstats"));
+    vec![busy, kill, script_reply, pipelined_reply, after, errors]
 }
 
 /// The error a killed `script` replies with (raised from its first line, where it loops).
@@ -87,6 +93,11 @@ fn killed_dialogue(script: &str) -> Vec<Value> {
         Value::Error(killed(script)),
         Value::Simple("PONG".into()),
         Value::Simple("PONG".into()),
+        // Each error counted once, the BUSY refusal too (INFO errorstats).
+        Value::Bulk(
+            "# Errorstats\r\nerrorstat_BUSY:count=1\r\nerrorstat_ERR:count=1\r\nerrorstat_NOTBUSY:count=1\r\n"
+                .into(),
+        ),
     ]
 }
 
@@ -102,6 +113,38 @@ fn unkillable_script(addr: SocketAddr) -> Vec<Value> {
     vec![busy, kill, shutdown, runner.read()]
 }
 
+/// A request split across the busy pass: a client pipelines PING and half another PING
+/// while the script runs long, and sends the other half after SCRIPT KILL. The first is
+/// refused, the half read with it waits, and the whole is answered after the script.
+fn split_request(addr: SocketAddr) -> Vec<Value> {
+    let mut runner = RespClient::connect(addr);
+    let mut other = RespClient::connect(addr);
+    let mut splitter = RespClient::connect(addr);
+    set_time_limit(&mut other);
+    runner.send(&eval(SPINS));
+    let busy = ping_until_busy(&mut other);
+    let ping = encode(&words("PING"));
+    let (head, tail) = ping.split_at(ping.len() - 3);
+    let mut pipeline = ping.clone();
+    pipeline.extend(head);
+    splitter.send(&pipeline);
+    let refused = splitter.read();
+    let kill = other.request(&words("SCRIPT KILL"));
+    let script_reply = runner.read();
+    splitter.send(tail);
+    vec![busy, refused, kill, script_reply, splitter.read()]
+}
+
+fn split_dialogue() -> Vec<Value> {
+    vec![
+        Value::Error(BUSY.into()),
+        Value::Error(BUSY.into()),
+        Value::Simple("OK".into()),
+        Value::Error(killed(SPINS)),
+        Value::Simple("PONG".into()),
+    ]
+}
+
 fn unkillable_dialogue() -> Vec<Value> {
     vec![
         Value::Error(BUSY.into()),
@@ -114,15 +157,16 @@ fn unkillable_dialogue() -> Vec<Value> {
 #[test]
 fn redis_kills_a_timed_out_read_only_script() {
     let server = RedisServer::start(&[]);
-    let script = "while true do end";
-    assert_eq!(killed_script(server.addr, script), killed_dialogue(script));
+    assert_eq!(killed_script(server.addr, SPINS), killed_dialogue(SPINS));
 }
 
 #[test]
 fn redis_kills_a_timed_out_script_even_inside_pcall() {
     let server = RedisServer::start(&[]);
-    let script = "local f = function() while true do end end while true do pcall(f) end";
-    assert_eq!(killed_script(server.addr, script), killed_dialogue(script));
+    assert_eq!(
+        killed_script(server.addr, SPINS_IN_PCALL),
+        killed_dialogue(SPINS_IN_PCALL)
+    );
 }
 
 #[test]
@@ -132,16 +176,34 @@ fn redis_refuses_to_kill_a_script_that_wrote() {
 }
 
 #[test]
-#[ignore = "issue 31 point 7: the fake node has no busy pass yet"]
 fn the_fake_node_kills_a_timed_out_read_only_script() {
     let server = FakeServer::start();
-    let script = "while true do end";
-    assert_eq!(killed_script(server.addr, script), killed_dialogue(script));
+    assert_eq!(killed_script(server.addr, SPINS), killed_dialogue(SPINS));
 }
 
 #[test]
-#[ignore = "issue 31 point 7: the fake node has no busy pass yet"]
 fn the_fake_node_refuses_to_kill_a_script_that_wrote() {
     let server = FakeServer::start();
     assert_eq!(unkillable_script(server.addr), unkillable_dialogue());
+}
+
+#[test]
+fn the_fake_node_kills_a_timed_out_script_even_inside_pcall() {
+    let server = FakeServer::start();
+    assert_eq!(
+        killed_script(server.addr, SPINS_IN_PCALL),
+        killed_dialogue(SPINS_IN_PCALL)
+    );
+}
+
+#[test]
+fn redis_answers_a_request_split_across_a_busy_script_after_it() {
+    let server = RedisServer::start(&[]);
+    assert_eq!(split_request(server.addr), split_dialogue());
+}
+
+#[test]
+fn the_fake_node_answers_a_request_split_across_a_busy_script_after_it() {
+    let server = FakeServer::start();
+    assert_eq!(split_request(server.addr), split_dialogue());
 }

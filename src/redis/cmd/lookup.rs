@@ -125,6 +125,12 @@ impl Lookup {
         }
     }
 
+    /// Whether a command was found and the request's word count fits its arity: Redis
+    /// answers the others with their error even while a script runs long.
+    pub fn fits(self, words: &[Vec<u8>]) -> bool {
+        self.checked(words).is_ok()
+    }
+
     /// The flags of the command found, whatever the word count.
     pub(super) fn flags(self) -> Option<Flags> {
         self.spec.map(|spec| spec.flags)

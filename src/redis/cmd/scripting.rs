@@ -47,7 +47,7 @@ pub(super) const fn commands<
             name: "script",
             arity: -2,
             flags: Flags::NOSCRIPT,
-            summary: "LOAD, EXISTS, FLUSH",
+            summary: "LOAD, EXISTS, FLUSH, KILL (NOTBUSY: no script runs between commands)",
             handler: Handler::Parse(|args| Ok(C::from(Script::parse(args)?))),
         },
         Spec {
@@ -289,7 +289,13 @@ fn script_request(command: &[u8], script: Vec<u8>, keys: Vec<Vec<u8>>, args: Vec
     request(words)
 }
 
-/// `SCRIPT LOAD body | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]`.
+/// SCRIPT KILL's and FUNCTION KILL's reply when no script runs: always, between commands
+/// (a script that runs long is killed by the server's busy pass, `server/busy.rs`).
+fn not_busy() -> Frame {
+    Frame::Error("NOTBUSY No scripts in execution right now.".into())
+}
+
+/// `SCRIPT LOAD body | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC] | KILL`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Script {
     /// Compiles and caches a script; replies with its SHA1.
@@ -298,6 +304,8 @@ pub enum Script {
     Exists(Vec<String>),
     /// Empties the cache.
     Flush,
+    /// Stops the running script: none runs between commands.
+    Kill,
 }
 
 impl Script {
@@ -314,6 +322,8 @@ impl Script {
                     .map(|sha| String::from_utf8_lossy(sha).into_owned())
                     .collect(),
             )),
+            b"KILL" if rest.is_empty() => Ok(Script::Kill),
+            b"KILL" => Err(wrong_arity("kill")),
             b"FLUSH" => match rest.as_slice() {
                 [] => Ok(Script::Flush),
                 [mode] if mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC") => {
@@ -345,6 +355,7 @@ impl Script {
                 scripts.flush();
                 ok()
             }
+            Script::Kill => not_busy(),
         }
     }
 }
@@ -450,7 +461,7 @@ impl Function {
                 ),
             ]),
             Function::Dump => Frame::BulkString(crate::redis::rdb::empty_function_dump()).into(),
-            Function::Kill => Frame::Error("NOTBUSY No scripts in execution right now.".into()).into(),
+            Function::Kill => not_busy().into(),
             Function::Delete => Frame::Error("ERR Library not found".into()).into(),
         }
     }

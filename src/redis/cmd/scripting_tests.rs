@@ -336,6 +336,70 @@ fn a_runaway_script_is_stopped() {
     );
 }
 
+/// A watcher that stops the script at its `stop_at`th look (none: never), and records
+/// what it was told.
+#[derive(Default)]
+struct CountingWatcher {
+    stop_at: Option<u32>,
+    looks: std::cell::Cell<u32>,
+    wrote: std::cell::Cell<bool>,
+    busy_after_ms: std::cell::Cell<u64>,
+}
+
+impl crate::redis::lua::Watcher for CountingWatcher {
+    fn script_started(&self, busy_after_ms: u64) {
+        self.looks.set(0);
+        self.busy_after_ms.set(busy_after_ms);
+    }
+
+    fn script_running(&self, wrote: bool) -> bool {
+        self.looks.set(self.looks.get() + 1);
+        self.wrote.set(wrote);
+        self.stop_at.is_some_and(|at| self.looks.get() >= at)
+    }
+
+    fn script_ended(&self) {}
+}
+
+#[test]
+fn a_watched_script_stops_when_told_even_inside_pcall_and_the_next_runs_whole() {
+    let mut node = Node::new().unwrap();
+    let watcher = std::rc::Rc::new(CountingWatcher {
+        stop_at: Some(3),
+        ..CountingWatcher::default()
+    });
+    node.watch_scripts(watcher.clone());
+    assert_eq!(watcher.busy_after_ms.get(), 0, "not told before a run");
+    run(&mut node, &["CONFIG", "SET", "lua-time-limit", "10"]);
+    let spins = "local f = function() while true do end end while true do pcall(f) end";
+    assert_eq!(
+        eval(&mut node, spins),
+        script_err(spins, "ERR Script killed by user with SCRIPT KILL...", 1)
+    );
+    assert_eq!(watcher.looks.get(), 3);
+    assert_eq!(watcher.busy_after_ms.get(), 10, "the threshold CONFIG SET gave");
+    assert!(!watcher.wrote.get());
+    // A script that runs long but ends, after a write: told so, and not stopped early.
+    let counts = "redis.call('set','k','v') local n = 0 for i = 1, 300000 do n = n + 1 end return n";
+    let patient = std::rc::Rc::new(CountingWatcher::default());
+    node.watch_scripts(patient.clone());
+    assert_eq!(eval(&mut node, counts), Frame::Integer(300000));
+    assert!(patient.looks.get() >= 3 && patient.wrote.get());
+}
+
+#[test]
+fn the_instruction_budget_holds_only_on_an_unwatched_node() {
+    // Two instructions a turn (ADD, FORLOOP): past the 200,000,000 budget.
+    let long = "local n = 0 for i = 1, 110000000 do n = n + 1 end return n";
+    let mut node = Node::new().unwrap();
+    let Frame::Error(message) = eval(&mut node, long) else {
+        panic!("expected the budget's error")
+    };
+    assert!(message.contains("locksim stopped the script"), "{message}");
+    node.watch_scripts(std::rc::Rc::new(CountingWatcher::default()));
+    assert_eq!(eval(&mut node, long), Frame::Integer(110000000));
+}
+
 #[test]
 fn a_client_eval_parses_back_to_itself() {
     let eval = Eval {

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
+use super::busy::{Answered, BUSY, Socket, Watched};
 use super::context::{Context, EXPIRY_CYCLE_MS};
 use super::links::serve_replica;
 use crate::platform::Clock;
@@ -23,6 +24,7 @@ use crate::redis::replication::Dialer;
 /// turns out to be a replica (PSYNC), which gets the replication stream instead.
 pub(super) async fn serve_connection<S, C, D>(
     stream: S,
+    socket: Option<Rc<Socket>>,
     peer: SocketAddr,
     mut session: Session,
     context: Rc<Context<C, D>>,
@@ -31,7 +33,7 @@ pub(super) async fn serve_connection<S, C, D>(
     C: Clock,
     D: Dialer,
 {
-    let mut connection = Connection::new(stream);
+    let mut connection = Connection::new(Watched::new(stream, socket.clone()));
     let node = &context.node;
     // Pub/sub messages for this connection, written out between its replies.
     let (mailbox, mut messages) = mpsc::unbounded_channel();
@@ -57,6 +59,17 @@ pub(super) async fn serve_connection<S, C, D>(
             let _ = connection.flush().await;
             return;
         }
+        // A script that runs long may answer this connection's next requests meanwhile, if
+        // nothing it cannot see stands in the way (see `busy.rs`).
+        let waiting = socket
+            .as_ref()
+            .filter(|_| {
+                connection.is_drained()
+                    && !listening
+                    && session.transaction.is_none()
+                    && (session.authenticated || node.borrow().config.value("requirepass").is_empty())
+            })
+            .map(Socket::waiting);
         // The next request of a pipeline is already read, and no message waits: the select
         // below would take the request (a wake is ready only once polled), so skip it.
         let read = if std::mem::take(&mut pipelined) && messages.is_empty() {
@@ -78,6 +91,7 @@ pub(super) async fn serve_connection<S, C, D>(
                 read = connection.read_request() => read,
             }
         };
+        drop(waiting);
         let words = match read {
             Ok(Some(words)) if words.is_empty() => continue,
             Ok(Some(words)) => words,
@@ -178,6 +192,10 @@ pub(super) async fn serve_connection<S, C, D>(
                 Frame::from(refused.error).into()
             }
         };
+        if context.busy.shutting_down() {
+            // SHUTDOWN NOSAVE while this connection's script ran: the node ends, unanswered.
+            return;
+        }
         {
             let mut node = node.borrow_mut();
             node.clients.record_session(&session);
@@ -189,6 +207,15 @@ pub(super) async fn serve_connection<S, C, D>(
                 Tally::Began => stats.end(&name, &reply),
                 Tally::Rejected { credited } => stats.refusal(credited.then_some(&*name), &reply),
                 Tally::Queued => stats.errors.count_reply(&reply),
+            }
+            // What the busy pass answered while this connection's script ran.
+            for answered in context.busy.take_answered() {
+                match answered {
+                    Answered::Refused { name } => {
+                        stats.refusal(Some(&name), &Frame::Error(BUSY.into()).into())
+                    }
+                    Answered::Ran { name, reply } => stats.call(&name, &reply.into()),
+                }
             }
         }
         // Messages the command published to this very connection go first, as in Redis.

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use tokio::sync::mpsc;
 
+use super::busy::BusyPass;
 use crate::redis::node::Node;
 
 /// How often active expiry runs: Redis's default `hz 10`.
@@ -22,4 +23,6 @@ pub(super) struct Context<C, D> {
     pub(super) links: mpsc::UnboundedSender<u64>,
     /// See [`ServeOptions::replication_lag_ms`](super::ServeOptions::replication_lag_ms).
     pub(super) replication_lag_ms: u64,
+    /// The client sockets a script that runs long serves (real sockets only).
+    pub(super) busy: Rc<BusyPass>,
 }

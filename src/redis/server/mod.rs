@@ -6,8 +6,10 @@
 //!
 //! Split by what each room serves: this one accepts connections and runs the node's
 //! timers; `client` answers one client connection; `links` carries replication, a
-//! master's side and a replica's; `context` is what they all share.
+//! master's side and a replica's; `busy` answers the other clients while a script runs
+//! long; `context` is what they all share.
 
+mod busy;
 mod client;
 mod context;
 mod links;
@@ -26,6 +28,7 @@ use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
 use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
 use super::replication::{Dialer, REPLICA_CRON_MS, next_request};
 use crate::platform::{Clock, Listener};
+use busy::BusyPass;
 use client::serve_connection;
 use context::Context;
 pub use context::EXPIRY_CYCLE_MS;
@@ -140,7 +143,9 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         node.replication.follow(master, &mut node.db);
         let _ = links.send(node.replication.generation);
     }
+    let monotonic = clock.clone();
     let context = Rc::new(Context {
+        busy: Rc::new(BusyPass::new(Box::new(move || monotonic.monotonic_ms()))),
         node: node.clone(),
         clock: clock.clone(),
         dialer,
@@ -155,7 +160,13 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let mut next_save_check_ms = clock.monotonic_ms() + SAVE_CHECK_MS;
     let mut accept_after_ms = 0;
     let replan = node.borrow().cycle_replan.clone();
+    // Whether the busy pass watches the node's scripts: from the first real socket on.
+    let mut watching_scripts = false;
     loop {
+        if context.busy.shutting_down() {
+            // SHUTDOWN NOSAVE during a script: every connection closes as the tasks drop.
+            return Ok(());
+        }
         // The expiry cycle ticks every EXPIRY_CYCLE_MS, but only a tick that finds work
         // does anything: sleep through the others, and plan again when a write brings the
         // work closer (Node::propagate then notifies `replan`).
@@ -173,7 +184,13 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
             stream = listener.accept(), if accept_after_ms <= clock.monotonic_ms() => match stream {
                 Ok((stream, peer)) => {
                     let session = Session { id: node.borrow_mut().clients.next_id(), ..Session::default() };
-                    tasks.push(Box::pin(serve_connection(stream, peer, session, context.clone())));
+                    let socket = L::socket_fd(&stream).map(|fd| {
+                        if !std::mem::replace(&mut watching_scripts, true) {
+                            node.borrow_mut().watch_scripts(context.busy.clone());
+                        }
+                        context.busy.register(session.id, fd)
+                    });
+                    tasks.push(Box::pin(serve_connection(stream, socket, peer, session, context.clone())));
                 }
                 // Out of file descriptors (or another failed accept): the clients already
                 // connected are served on, and accepting resumes a moment later, as
