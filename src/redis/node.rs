@@ -17,7 +17,7 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
-use super::lua::Scripts;
+use super::lua_pool::PooledScripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
 use super::stats::Stats;
@@ -88,8 +88,9 @@ pub struct Node {
     pub db: Db,
     /// Connections blocked on lists (BLPOP, BRPOP).
     pub blocked: Blocked,
-    /// The Lua interpreter and its script cache.
-    pub scripts: Scripts,
+    /// The Lua interpreter and its script cache (kept for the next node when this one is
+    /// dropped, if it can be reset).
+    pub scripts: PooledScripts,
     /// Master or replica, and the links.
     pub replication: Replication,
     /// Where write effects are persisted (AOF) or counted towards a snapshot (RDB), if
@@ -146,7 +147,7 @@ impl Node {
         Ok(Node {
             db: Db::default(),
             blocked: Blocked::default(),
-            scripts: Scripts::new()?,
+            scripts: PooledScripts::take()?,
             replication: Replication::default(),
             persistence: Persister::default(),
             ttl_replication: TtlReplication::default(),
