@@ -84,13 +84,13 @@ pub fn kept() -> usize {
 /// library (a read-only proxy; its functions reach the keyspace, not the interpreter), the
 /// run's own KEYS and ARGV, and functions that keep no state.
 const HARMLESS_GLOBALS: &[&str] = &[
-    "redis", "KEYS", "ARGV", "tonumber", "tostring", "type", "pairs", "ipairs", "next", "unpack",
-    "select", "error", "assert", "pcall",
+    "redis", "KEYS", "ARGV", "tonumber", "tostring", "type", "pairs", "ipairs", "next", "unpack", "select",
+    "error", "assert", "pcall",
 ];
 
 const KEYWORDS: &[&str] = &[
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
-    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local", "nil",
+    "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
 /// Whether the script `body` cannot change the interpreter it runs in: every name it uses
@@ -111,7 +111,10 @@ pub fn leaves_no_trace(body: &[u8], is_global: impl Fn(&str) -> bool) -> bool {
                 if byte(at + 2) == Some(b'[') {
                     return false;
                 }
-                at = body[at..].iter().position(|&b| b == b'\n').map_or(body.len(), |n| at + n);
+                at = body[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(body.len(), |n| at + n);
             }
             b'[' if matches!(byte(at + 1), Some(b'[' | b'=')) => return false,
             b'"' | b'\'' => {
@@ -184,8 +187,18 @@ mod tests {
     /// The fresh interpreter's globals, as far as these tests name them.
     fn is_global(name: &str) -> bool {
         [
-            "string", "table", "math", "loadstring", "rawset", "getmetatable", "setmetatable", "_G",
-            "collectgarbage", "cjson", "coroutine", "bit",
+            "string",
+            "table",
+            "math",
+            "loadstring",
+            "rawset",
+            "getmetatable",
+            "setmetatable",
+            "_G",
+            "collectgarbage",
+            "cjson",
+            "coroutine",
+            "bit",
         ]
         .contains(&name)
             || HARMLESS_GLOBALS.contains(&name)

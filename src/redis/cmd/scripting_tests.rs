@@ -470,7 +470,11 @@ fn a_restarted_node_gets_the_interpreter_a_node_that_ran_only_lock_scripts_left_
     use crate::redis::lua_pool::kept;
     let first_draw = |node: &mut Node| eval(node, "return math.random(1000000)");
     let fresh_draw = first_draw(&mut Node::new().unwrap());
-    assert_eq!(kept(), 0, "a node that drew from math.random left nothing to keep");
+    assert_eq!(
+        kept(),
+        0,
+        "a node that drew from math.random left nothing to keep"
+    );
     let mut node = Node::new().unwrap();
     node.db.set(b"lock".to_vec(), b"mine".to_vec(), Some(1000));
     assert_eq!(
