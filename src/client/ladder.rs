@@ -14,9 +14,9 @@ use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Info, Set, SetExpiry, Setnx, Wait};
 
-/// An attempt's `SET`, the same on every node: the first node's request builds it and
-/// every node sends it (a frame built per node cost about a thousand instructions and its
-/// drop as many again, issue 33).
+/// An attempt's request, the same on every node (its `SET`, a release's script): the first
+/// node's request builds it and every node sends it (a frame built per node cost about a
+/// thousand instructions and its drop as many again, issue 33).
 pub(crate) type AttemptRequest = std::sync::OnceLock<Frame>;
 
 /// Tries to take the key on one node; `Ok(true)` when this node granted it, and with
@@ -147,13 +147,15 @@ pub(crate) async fn confirm_replicated<C: Connect, K: Clock>(
 }
 
 /// Releases the key on one node; `Ok(true)` when a key was deleted, which for tiers 1–3
-/// may have been another client's: that is their defect.
+/// may have been another client's: that is their defect. `shared` holds the release's
+/// script request once a node built it.
 pub(crate) async fn release_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     algorithm: Algorithm,
     key: &[u8],
     token: &str,
     steps: &dyn Steps,
+    shared: &AttemptRequest,
 ) -> Result<bool, LockError> {
     let del = Del {
         keys: vec![key.to_vec()],
@@ -174,7 +176,8 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
             }
         }
         Algorithm::LuaRelease | Algorithm::Redlock => {
-            Ok(eval(conn, scripts::RELEASE, key, &[token.as_bytes()]).await? == 1)
+            let release = shared.get_or_init(|| eval_request(scripts::RELEASE, key, &[token.as_bytes()]));
+            Ok(integer(conn.request(release).await?)? == 1)
         }
     }
 }
@@ -217,12 +220,17 @@ async fn eval<C: Connect, K: Clock>(
     key: &[u8],
     args: &[&[u8]],
 ) -> Result<i64, LockError> {
-    let eval = Eval {
+    integer(conn.request(&eval_request(script, key, args)).await?)
+}
+
+/// `EVAL script 1 key args…`.
+fn eval_request(script: &str, key: &[u8], args: &[&[u8]]) -> Frame {
+    Eval {
         script: script.to_string(),
         keys: vec![key.to_vec()],
         args: args.iter().map(|a| a.to_vec()).collect(),
-    };
-    integer(conn.request(&eval.into_frame()).await?)
+    }
+    .into_frame()
 }
 
 fn integer(reply: Frame) -> Result<i64, LockError> {

@@ -548,9 +548,10 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
+        let shared = &ladder::AttemptRequest::new();
         let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
             chosen.then_some(async move {
-                profiles::release_on(node, options, key, token, request_id, steps).await
+                profiles::release_on(node, options, key, token, request_id, steps, shared).await
             })
         });
         yes_or_no(requests.collect(), options.resolve, observer, Request::Release).await

@@ -186,6 +186,11 @@ pub struct Scripts {
     declared: BTreeMap<String, ScriptFlags>,
     /// The count hook's state.
     watchdog: Rc<Watchdog>,
+    /// `math.random`'s state.
+    random: Rc<Cell<Lrand48>>,
+    /// Every script compiled here left the interpreter as the prelude made it, so that a
+    /// reset makes it as good as new (see [`super::lua_pool`]).
+    reusable: bool,
 }
 
 /// Why a script could not be compiled: the reply Redis gives.
@@ -212,10 +217,11 @@ impl Scripts {
         let bridge = lua.create_table()?;
         let random = Rc::new(Cell::new(Lrand48::START));
         bridge.set("random", random_function(&lua, random.clone())?)?;
+        let seeded = random.clone();
         bridge.set(
             "randomseed",
             lua.create_function(move |_, seed: f64| {
-                random.set(Lrand48::seeded(seed as i32));
+                seeded.set(Lrand48::seeded(seed as i32));
                 Ok(())
             })?,
         )?;
@@ -305,6 +311,8 @@ impl Scripts {
             sha_of_body: BTreeMap::new(),
             declared: BTreeMap::new(),
             watchdog,
+            random,
+            reusable: true,
         })
     }
 
@@ -320,6 +328,31 @@ impl Scripts {
         self.watchdog.busy_after_ms.set(busy_after_ms);
     }
 
+    /// Makes a kept interpreter as good as new for the next node: forgets its scripts, the
+    /// last run's KEYS and ARGV and what `redis.call` reaches, and restarts `math.random`;
+    /// `false` (and nothing done) if some script it compiled may have changed it otherwise.
+    pub(super) fn reset_for_reuse(&mut self) -> bool {
+        if !self.reusable {
+            return false;
+        }
+        let globals = self.lua.globals();
+        if globals.raw_set("KEYS", Value::Nil).is_err() || globals.raw_set("ARGV", Value::Nil).is_err() {
+            return false;
+        }
+        self.flush();
+        self.random.set(Lrand48::START);
+        if self.watchdog.reset(&self.lua).is_err() {
+            return false;
+        }
+        let running = &self.running;
+        running.db.replace(None);
+        running.now_ms.set(0);
+        running.rules.set(CallRules::default());
+        running.command.set(None);
+        running.events.take();
+        true
+    }
+
     /// Compiles `body` into the cache (SCRIPT LOAD, and EVAL's first run); returns its SHA1.
     pub fn load(&mut self, body: &[u8]) -> Result<String, Frame> {
         if let Some(sha) = self.sha_of_body.get(body) {
@@ -327,6 +360,9 @@ impl Scripts {
         }
         let sha = sha1_hex(body);
         if !self.cache.contains_key(&sha) {
+            let globals = self.lua.globals();
+            let is_global = |name: &str| !matches!(globals.raw_get::<Value>(name), Ok(Value::Nil));
+            self.reusable = self.reusable && super::lua_pool::leaves_no_trace(body, is_global);
             let (flags, shebang) = shebang::parse(body).map_err(|why| error_frame(format!("ERR {why}")))?;
             let function = self
                 .lua

@@ -116,6 +116,19 @@ impl Watchdog {
         Ok(())
     }
 
+    /// As a new watchdog is, for an interpreter kept for the next node (see
+    /// `super::lua_pool`): no watcher, no count, the hook back to its period.
+    pub(super) fn reset(self: &Rc<Self>, lua: &Lua) -> mlua::Result<()> {
+        self.periods.set(0);
+        self.watcher.replace(None);
+        self.busy_after_ms.set(0);
+        self.wrote.set(false);
+        if self.stopping.replace(false) {
+            self.hook_every(lua, HOOK_EVERY_INSTRUCTIONS)?;
+        }
+        Ok(())
+    }
+
     /// A run ended, however.
     pub(super) fn end(&self) {
         if let Some(watcher) = self.watcher.borrow().as_ref() {

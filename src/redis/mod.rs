@@ -19,6 +19,7 @@ mod lua_args;
 mod lua_bit;
 mod lua_cjson;
 mod lua_cmsgpack;
+pub mod lua_pool;
 mod lua_reply;
 mod lua_watchdog;
 pub mod memory;

@@ -17,7 +17,8 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
-use super::lua::{Scripts, Watcher};
+use super::lua::Watcher;
+use super::lua_pool::PooledScripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
 use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
 use super::stats::Stats;
@@ -88,8 +89,9 @@ pub struct Node {
     pub db: Db,
     /// Connections blocked on lists (BLPOP, BRPOP).
     pub blocked: Blocked,
-    /// The Lua interpreter and its script cache.
-    pub scripts: Scripts,
+    /// The Lua interpreter and its script cache (kept for the next node when this one is
+    /// dropped, if it can be reset).
+    pub scripts: PooledScripts,
     /// Master or replica, and the links.
     pub replication: Replication,
     /// Where write effects are persisted (AOF) or counted towards a snapshot (RDB), if
@@ -146,7 +148,7 @@ impl Node {
         Ok(Node {
             db: Db::default(),
             blocked: Blocked::default(),
-            scripts: Scripts::new()?,
+            scripts: PooledScripts::take()?,
             replication: Replication::default(),
             persistence: Persister::default(),
             ttl_replication: TtlReplication::default(),
@@ -207,8 +209,8 @@ impl Node {
         let needed = u32::try_from(self.config_number("min-replicas-to-write")).unwrap_or(u32::MAX);
         self.min_replicas = (needed > 0).then(|| (needed, self.config_number("min-replicas-max-lag")));
         self.maxmemory_bytes = self.config_number("maxmemory");
-        self.scripts
-            .set_busy_after_ms(self.config_number("busy-reply-threshold"));
+        let busy_after_ms = self.config_number("busy-reply-threshold");
+        self.scripts.set_busy_after_ms(busy_after_ms);
         self.count_good_replicas(now_ms);
     }
 
@@ -220,9 +222,9 @@ impl Node {
     /// Has `watcher` watch every script this node runs from now on (a node served on real
     /// sockets: see [`super::lua::Watcher`]), with the node's `busy-reply-threshold`.
     pub fn watch_scripts(&mut self, watcher: Rc<dyn Watcher>) {
+        let busy_after_ms = self.config_number("busy-reply-threshold");
         self.scripts.set_watcher(watcher);
-        self.scripts
-            .set_busy_after_ms(self.config_number("busy-reply-threshold"));
+        self.scripts.set_busy_after_ms(busy_after_ms);
     }
 
     /// Counts the good replicas at wall time `now_ms`, as Redis's `refreshGoodSlavesCount`

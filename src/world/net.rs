@@ -125,9 +125,10 @@ pub struct Nic {
     loss: Arc<Mutex<Covers<Option<IpAddr>, f64>>>,
     /// Bumped by each reset: a stream opened under an older count is dead.
     resets: Arc<AtomicU64>,
-    /// When (true ns) this node last wrote to each peer socket: for a server, the instant
-    /// it answered that connection's last request (any extra delay comes after).
-    writes_began: Arc<Mutex<BTreeMap<SocketAddr, u64>>>,
+    /// When (true ns, plus one: 0 is never) this node last wrote to each peer socket: for
+    /// a server, the instant it answered that connection's last request (any extra delay
+    /// comes after). Each stream holds its peer's slot, found once when it opens.
+    writes_began: Arc<Mutex<BTreeMap<SocketAddr, Arc<AtomicU64>>>>,
 }
 
 impl Nic {
@@ -175,7 +176,8 @@ impl Nic {
     /// quotes a server's clock at that instant, when it acted, not when its reply landed.
     pub fn last_write_began(&self, peer: SocketAddr) -> Option<u64> {
         let began = self.writes_began.lock().expect("writes lock poisoned");
-        began.get(&peer).copied()
+        let stamp = began.get(&peer)?.load(Ordering::Relaxed);
+        stamp.checked_sub(1)
     }
 
     /// The extra delay of the next message to `peer`, drawn from the run's seeded
@@ -216,17 +218,24 @@ pub struct NicStream<S> {
     nic: Nic,
     /// The NIC's reset count when the stream opened.
     opened_at_reset: u64,
-    /// The other end's address (where [`Nic::last_write_began`] files this stream's writes).
-    peer: SocketAddr,
+    /// Where [`Nic::last_write_began`] finds this stream's last write (its peer's slot).
+    last_write: Arc<AtomicU64>,
 }
 
 impl<S> NicStream<S> {
     fn new(inner: S, nic: Nic, peer: SocketAddr) -> Self {
+        let last_write = nic
+            .writes_began
+            .lock()
+            .expect("writes lock poisoned")
+            .entry(peer)
+            .or_default()
+            .clone();
         NicStream {
             inner,
             opened_at_reset: nic.resets(),
             nic,
-            peer,
+            last_write,
         }
     }
 
@@ -261,9 +270,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for NicStream<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.alive()?;
         let written = std::task::ready!(Pin::new(&mut self.inner).poll_write(cx, buf));
-        let mut began = self.nic.writes_began.lock().expect("writes lock poisoned");
-        began.insert(self.peer, true_now_ns());
-        drop(began);
+        self.last_write.store(true_now_ns() + 1, Ordering::Relaxed);
         events::message();
         Poll::Ready(written)
     }

@@ -50,7 +50,8 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
 
 /// Releases on one node; `Ok(true)` when the key held our value and the release took
 /// (Redisson: one hold of a reentrant lock given back). `request_id` names Redisson's
-/// unlock latch; the other protocols have none.
+/// unlock latch; the other protocols have none. `shared`: the ladder's release request,
+/// built once for every node of the release.
 pub(crate) async fn release_on<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     options: &LockOptions,
@@ -58,9 +59,10 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
     token: &str,
     request_id: &str,
     steps: &dyn Steps,
+    shared: &ladder::AttemptRequest,
 ) -> Result<bool, LockError> {
     match options.protocol {
-        Protocol::Ladder => ladder::release_on(conn, options.algorithm, name, token, steps).await,
+        Protocol::Ladder => ladder::release_on(conn, options.algorithm, name, token, steps, shared).await,
         Protocol::Redisson => redisson::release_on(conn, options, name, token, request_id).await,
         Protocol::PythonRedisLock => python_redis_lock::release_on(conn, name, token).await,
     }

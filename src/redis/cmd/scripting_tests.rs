@@ -528,3 +528,45 @@ fn an_interpreter_made_from_the_compiled_prelude_answers_as_redis_does() {
         assert_eq!(eval(&mut node, script), reply, "{script}");
     }
 }
+
+#[test]
+fn a_restarted_node_gets_the_interpreter_a_node_that_ran_only_lock_scripts_left_as_good_as_new() {
+    use crate::redis::lua_pool::kept;
+    let first_draw = |node: &mut Node| eval(node, "return math.random(1000000)");
+    let fresh_draw = first_draw(&mut Node::new().unwrap());
+    assert_eq!(
+        kept(),
+        0,
+        "a node that drew from math.random left nothing to keep"
+    );
+    let mut node = Node::new().unwrap();
+    node.db.set(b"lock".to_vec(), b"mine".to_vec(), Some(1000));
+    assert_eq!(
+        run(&mut node, &["EVAL", scripts::RELEASE, "1", "lock", "mine"]),
+        Frame::Integer(1)
+    );
+    assert_eq!(node.scripts.cached(), 1);
+    drop(node);
+    assert_eq!(kept(), 1);
+    let mut restarted = Node::new().unwrap();
+    assert_eq!(kept(), 0, "the kept interpreter was taken");
+    assert_eq!(restarted.scripts.cached(), 0);
+    let release_sha = sha1_hex(scripts::RELEASE.as_bytes());
+    assert_eq!(
+        run(&mut restarted, &["SCRIPT", "EXISTS", &release_sha]),
+        Frame::Array(vec![Frame::Integer(0)])
+    );
+    assert_eq!(first_draw(&mut restarted), fresh_draw);
+}
+
+#[test]
+fn an_interpreter_a_script_may_have_changed_is_closed_with_its_node() {
+    use crate::redis::lua_pool::kept;
+    let mut node = Node::new().unwrap();
+    assert_eq!(eval(&mut node, "string.locksim = 1 return 1"), Frame::Integer(1));
+    assert_eq!(eval(&mut node, "return string.locksim"), Frame::Integer(1));
+    drop(node);
+    assert_eq!(kept(), 0);
+    let mut next = Node::new().unwrap();
+    assert_eq!(eval(&mut next, "return string.locksim"), Frame::Null);
+}
