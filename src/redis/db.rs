@@ -8,7 +8,8 @@
 //!
 //! A replica expires nothing itself: it hides logically expired keys from reads and waits
 //! for its master's DEL, as Redis replicas do. Every change is recorded, per database, so a
-//! master can stream its effects to replicas and its AOF (`replication.rs`).
+//! master can write its effects to its AOF (`effects.rs`); each call that wrote is also
+//! recorded as the command Redis propagates (`propagation.rs`), for the replicas.
 //!
 //! Hashes keep their fields in insertion order and lists are deques: what Redis's small
 //! encodings (listpacks) answer, which is what lock libraries' small values get. Sorted

@@ -155,4 +155,3 @@ pub fn snapshot(db: &Db) -> Vec<u8> {
     }
     bytes
 }
-

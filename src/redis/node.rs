@@ -17,9 +17,9 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
+use super::effects::{effects, in_transaction, snapshot};
 use super::lua::Scripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
-use super::effects::{effects, in_transaction, snapshot};
 use super::propagation::relative;
 use super::replication::Replication;
 use super::stats::Stats;
@@ -290,7 +290,11 @@ impl Node {
             TtlReplication::Absolute => units,
             TtlReplication::Relative => units
                 .into_iter()
-                .map(|unit| unit.into_iter().map(|op| op.map_words(|w| relative(w, now_ms))).collect())
+                .map(|unit| {
+                    unit.into_iter()
+                        .map(|op| op.map_words(|w| relative(w, now_ms)))
+                        .collect()
+                })
                 .collect(),
         };
         self.replication

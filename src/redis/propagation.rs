@@ -17,9 +17,9 @@
 //! with `SELECT` whenever it differs from the last one sent, and always first after a
 //! replica synchronised (`server.slaveseldb = -1`).
 
+use super::Frame;
 use super::connection::Reply;
 use super::db::Database;
-use super::Frame;
 
 /// One command to propagate, and the database it ran in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +99,11 @@ pub fn rewrite(words: Vec<Vec<u8>>, reply: &Reply, database: &Database) -> Vec<V
         None => words_of(&[b"DEL", key]),
     };
     match name.as_slice() {
-        b"set" if words[3..].iter().any(|w| [&b"EX"[..], b"PX", b"EXAT", b"PXAT"].iter().any(|o| is(w, o))) => {
+        b"set"
+            if words[3..]
+                .iter()
+                .any(|w| [&b"EX"[..], b"PX", b"EXAT", b"PXAT"].iter().any(|o| is(w, o))) =>
+        {
             vec![set_pxat(&words[2])]
         }
         b"set" => vec![
@@ -212,7 +216,10 @@ fn with_stream_id(mut words: Vec<Vec<u8>>, reply: &Reply) -> Vec<Vec<u8>> {
 /// (`SET … PX`, `PEXPIRE`): the time left at `now_ms`, at least 1 ms.
 pub fn relative(mut words: Vec<Vec<u8>>, now_ms: u64) -> Vec<Vec<u8>> {
     let left = |at: &[u8]| {
-        let at: u64 = std::str::from_utf8(at).ok().and_then(|t| t.parse().ok()).unwrap_or(now_ms);
+        let at: u64 = std::str::from_utf8(at)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(now_ms);
         at.saturating_sub(now_ms).max(1).to_string().into_bytes()
     };
     match words.as_mut_slice() {

@@ -164,7 +164,11 @@ impl Replication {
             }
         }
         for (channel, message) in published {
-            self.encode_in(&mut bytes, publish_database, vec![b"PUBLISH".to_vec(), channel, message]);
+            self.encode_in(
+                &mut bytes,
+                publish_database,
+                vec![b"PUBLISH".to_vec(), channel, message],
+            );
         }
         self.propagate(&bytes);
     }
@@ -172,7 +176,10 @@ impl Replication {
     /// Appends `words` to `bytes`, after a `SELECT` when the stream is in another database.
     fn encode_in(&mut self, bytes: &mut Vec<u8>, database: usize, words: Vec<Vec<u8>>) {
         if self.stream_database != Some(database) {
-            bytes.extend(encode(vec![b"SELECT".to_vec(), database.to_string().into_bytes()]));
+            bytes.extend(encode(vec![
+                b"SELECT".to_vec(),
+                database.to_string().into_bytes(),
+            ]));
             self.stream_database = Some(database);
         }
         bytes.extend(encode(words));
