@@ -115,7 +115,7 @@ impl Default for Replication {
 }
 
 impl Replication {
-    /// Whether [`Replication::propagate`] does anything with the effects it is given: not
+    /// Whether [`Replication::propagate`] does anything with the commands it is given: not
     /// until a backlog exists (a replica attached, or the node followed a master).
     pub fn streams(&self) -> bool {
         self.backlog
