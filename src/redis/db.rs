@@ -8,7 +8,8 @@
 //!
 //! A replica expires nothing itself: it hides logically expired keys from reads and waits
 //! for its master's DEL, as Redis replicas do. Every change is recorded, per database, so a
-//! master can stream its effects to replicas and its AOF (`replication.rs`).
+//! master can write its effects to its AOF (`effects.rs`); each call that wrote is also
+//! recorded as the command Redis propagates (`propagation.rs`), for the replicas.
 //!
 //! Hashes keep their fields in insertion order and lists are deques: what Redis's small
 //! encodings (listpacks) answer, which is what lock libraries' small values get. Sorted
@@ -23,6 +24,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cmd::acl_users::Users;
 use super::cmd::error::ReplyError;
+use super::connection::Reply;
+use super::propagation::{Log, rewrite};
 use super::subscriptions::PubSub;
 
 mod set;
@@ -305,6 +308,11 @@ pub struct Database {
     /// On a replica: expired keys are hidden from reads, never deleted here.
     replica: bool,
     changes: Changes,
+    /// How many writes the database took (Redis's `server.dirty`, but counting a write
+    /// that found nothing to change too): a call that moved it is propagated.
+    dirty: u64,
+    /// Keys deleted because they expired, in order, not yet propagated as their `DEL`.
+    expired: Vec<Vec<u8>>,
 }
 
 impl Database {
@@ -314,6 +322,7 @@ impl Database {
         if !self.replica && self.entries.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.remove_entry(key);
             self.changes.keys.insert(key.to_vec());
+            self.expired.push(key.to_vec());
         }
         self.entries.get(key).filter(|e| !e.is_expired(now_ms))
     }
@@ -375,8 +384,14 @@ impl Database {
             .is_some_and(|e| e.value.is_empty_collection())
         {
             self.remove_entry(key);
-            self.changes.keys.insert(key.to_vec());
+            self.touch(key);
         }
+    }
+
+    /// Records a write to `key`.
+    fn touch(&mut self, key: &[u8]) {
+        self.changes.keys.insert(key.to_vec());
+        self.dirty += 1;
     }
 
     /// The entry under `key`, expired or not (what a master's snapshot sends).
@@ -391,7 +406,7 @@ impl Database {
 
     fn live_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
         self.get(key, now_ms)?;
-        self.changes.keys.insert(key.to_vec());
+        self.touch(key);
         self.entries.get_mut(key)
     }
 
@@ -419,6 +434,7 @@ impl Database {
 
     /// Stores `value` under `key`, replacing any entry and its expiry.
     pub fn store(&mut self, key: Vec<u8>, value: Value, expires_at_ms: Option<u64>) {
+        self.dirty += 1;
         self.changes.keys.insert(key.clone());
         self.deadlines.add(expires_at_ms);
         if let Some(old) = self.entries.insert(key, Entry { value, expires_at_ms }) {
@@ -436,7 +452,7 @@ impl Database {
         let live = self.get(key, now_ms).is_some();
         let entry = self.remove_entry(key);
         if entry.is_some() {
-            self.changes.keys.insert(key.to_vec());
+            self.touch(key);
         }
         entry.filter(|_| live)
     }
@@ -455,6 +471,7 @@ impl Database {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.deadlines = Deadlines::default();
+        self.dirty += 1;
         self.changes = Changes {
             cleared: true,
             keys: BTreeSet::new(),
@@ -487,7 +504,9 @@ impl Database {
             self.remove_entry(key);
         }
         self.changes.keys.extend(due.iter().cloned());
-        due.len()
+        let count = due.len();
+        self.expired.extend(due);
+        count
     }
 
     fn earliest_expiry_ms(&self) -> Option<u64> {
@@ -514,6 +533,9 @@ pub struct Db {
     /// The ACL users, beside the keys because a script's `redis.acl_check_cmd` reaches
     /// only the keyspace.
     pub users: Users,
+    /// What the calls on the keyspace propagate (`propagation.rs`), here because a
+    /// script's `redis.call` reaches only the keyspace.
+    pub log: Log,
 }
 
 impl Default for Db {
@@ -524,6 +546,7 @@ impl Default for Db {
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
             users: Users::default(),
+            log: Log::default(),
         }
     }
 }
@@ -574,6 +597,7 @@ impl Db {
         std::mem::swap(&mut first[low].deadlines, &mut rest[0].deadlines);
         for index in [a, b] {
             let database = &mut self.databases[index];
+            database.dirty += 1;
             database.changes.cleared = true;
             let keys: Vec<Vec<u8>> = database.entries.keys().cloned().collect();
             database.changes.keys = keys.into_iter().collect();
@@ -607,6 +631,45 @@ impl Db {
         changes
     }
 
+    /// How many writes the keyspace took (see [`Database`]'s `dirty`).
+    pub fn dirty(&self) -> u64 {
+        self.databases.iter().map(|d| d.dirty).sum()
+    }
+
+    /// Records what a call propagates, once it ran: the `DEL` of each key that expired
+    /// meanwhile, then the call's `words` (kept when the log records) as `propagation.rs`
+    /// rewrites them with its `reply`, if the keyspace took a write since `dirty_before`.
+    pub fn record(&mut self, words: Option<Vec<Vec<u8>>>, dirty_before: u64, reply: &Reply) {
+        self.record_expired(false);
+        if let Some(words) = words
+            && self.dirty() != dirty_before
+        {
+            let ops = rewrite(words, reply, self);
+            self.log.push(self.selected, ops);
+        }
+    }
+
+    /// Records the `DEL` of each key that expired since last asked, each a unit of its own
+    /// when `apart` (the expiry cycle's), or forgets them while the log does not record.
+    pub fn record_expired(&mut self, apart: bool) {
+        for (index, database) in self.databases.iter_mut().enumerate() {
+            if database.expired.is_empty() {
+                continue;
+            }
+            for key in std::mem::take(&mut database.expired) {
+                if self.log.recording {
+                    if apart {
+                        self.log.close_unit();
+                    }
+                    self.log.push(index, [vec![b"DEL".to_vec(), key]]);
+                    if apart {
+                        self.log.close_unit();
+                    }
+                }
+            }
+        }
+    }
+
     /// Deletes every key whose time has come, in every database (never on a replica);
     /// returns how many.
     ///
@@ -614,7 +677,9 @@ impl Db {
     /// expired; scanning all of them in key order deletes the same keys without drawing
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
-        self.databases.iter_mut().map(|d| d.expire_due(now_ms)).sum()
+        let expired = self.databases.iter_mut().map(|d| d.expire_due(now_ms)).sum();
+        self.record_expired(true);
+        expired
     }
 
     /// The earliest time (node wall clock, ms) at which a key is expired: when

@@ -4,8 +4,8 @@
 //! Split as mini-redis is: [`request`] parses requests as Redis does and [`connection`]
 //! frames bytes, [`cmd`] holds one type per command (shared with the lock client, which
 //! builds the same types to send), [`db`] owns the keyspace and expiry, [`lua`] runs
-//! scripts, [`replication`] and [`persistence`] carry write effects to replicas and to an
-//! AOF or RDB snapshot, [`node`] holds one node's state
+//! scripts, [`propagation`] and [`replication`] carry write commands to replicas as Redis 7
+//! propagates them, [`effects`] and [`persistence`] write effects to an AOF or RDB snapshot, [`node`] holds one node's state
 //! (its [`stats`] among it), [`server`] accepts connections and runs the
 //! expiry cycle, the fsync clock and replication links.
 
@@ -13,6 +13,7 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod db;
+pub mod effects;
 pub mod glob;
 pub mod lua;
 mod lua_args;
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod node;
 mod number;
 pub mod persistence;
+pub mod propagation;
 pub mod rdb;
 pub mod replication;
 pub mod request;

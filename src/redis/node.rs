@@ -17,21 +17,23 @@ use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
 use super::config::Config;
 use super::db::{Changes, Database, Db};
+use super::effects::{effects, in_transaction, snapshot};
 use super::lua::Watcher;
 use super::lua_pool::PooledScripts;
 use super::persistence::{Fsync, Persister, parse_save_parameter};
-use super::replication::{Replication, effects, in_transaction, publishes, snapshot};
+use super::propagation::relative;
+use super::replication::Replication;
 use super::stats::Stats;
 
 /// How a master tells its replicas when keys expire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TtlReplication {
-    /// Redis 7: absolute times (`SET … PXAT t`), so after a failover the promoted
-    /// replica's clock decides when the key dies.
+    /// Redis 7: absolute times (`SET … PXAT t`, `PEXPIREAT`), so after a failover the
+    /// promoted replica's clock decides when the key dies.
     #[default]
     Absolute,
-    /// Redis 6: the time left (`SET … PX ms`), counted from when the replica applies it,
-    /// so a lagging replica keeps the key a little longer.
+    /// Redis 6: the time left (`SET … PX ms`, `PEXPIRE`), counted from when the replica
+    /// applies it, so a lagging replica keeps the key a little longer.
     Relative,
 }
 
@@ -259,10 +261,13 @@ impl Node {
         saved
     }
 
-    /// Persists what the last command or expiry cycle changed and streams it, with what it
-    /// published, to the replicas. The AOF always stores absolute expiry times; replicas get them in the form
+    /// Persists what the last command or expiry cycle changed (its effects) and streams
+    /// what it propagates (its commands, `propagation.rs`), with what it published, to the
+    /// replicas. The AOF always stores absolute expiry times; replicas get them in the form
     /// of `ttl_replication`, relative ones computed at `now_ms` (the node's wall clock).
     pub fn propagate(&mut self, now_ms: u64) {
+        self.db.record_expired(false);
+        let units = self.db.log.take();
         let changes = self.db.take_changes();
         self.watches.touch(&changes);
         // Redis wraps a transaction's effects in MULTI … EXEC when there is more than one.
@@ -285,32 +290,42 @@ impl Node {
         {
             self.gate = Some(gate);
         }
-        let streamed = if self.persistence.appends() || self.replication.streams() {
-            let saved = in_transaction(wrap, effects(&changes, &self.db, None));
-            self.persistence.append(&saved, changed);
-            let mut streamed = match self.ttl_replication {
-                TtlReplication::Absolute => saved,
-                TtlReplication::Relative => in_transaction(wrap, effects(&changes, &self.db, Some(now_ms))),
-            };
-            streamed.extend(publishes(self.db.pubsub.take_published()));
-            streamed
+        // Without an AOF the effects are not encoded only to be dropped.
+        let saved = if self.persistence.appends() {
+            in_transaction(wrap, effects(&changes, &self.db))
         } else {
-            // No AOF and no backlog read the effects (nor move an offset by them): a lone
-            // master's writes, as `locksim serve` and single-node runs make them, are not
-            // encoded only to be dropped.
-            self.persistence.append(&[], changed);
-            self.db.pubsub.take_published();
             Vec::new()
         };
+        self.persistence.append(&saved, changed);
+        let published = self.db.pubsub.take_published();
         if self.gate.as_ref().is_some_and(Gate::is_open) {
             self.gate = None;
         }
         self.replication.hold(self.gate.is_some());
-        self.replication.propagate(&streamed);
+        let units = match self.ttl_replication {
+            TtlReplication::Absolute => units,
+            TtlReplication::Relative => units
+                .into_iter()
+                .map(|unit| {
+                    unit.into_iter()
+                        .map(|op| op.map_words(|w| relative(w, now_ms)))
+                        .collect()
+                })
+                .collect(),
+        };
+        self.replication
+            .propagate_units(units, published, self.db.selected());
+        self.refresh_recording();
         let work = self.next_cycle_work_ms();
         if work.is_some_and(|work| self.cycle_planned_ms.is_none_or(|planned| work < planned)) {
             self.cycle_replan.notify_one();
         }
+    }
+
+    /// Makes the keyspace record what calls propagate exactly while the node streams to
+    /// replicas: a master with a backlog (`propagation.rs`).
+    pub fn refresh_recording(&mut self) {
+        self.db.log.recording = self.replication.streams() && !self.replication.is_replica();
     }
 
     /// The node wall time (ms) from which the expiry cycle has work: the earliest expiry

@@ -3,11 +3,10 @@
 //! A replica dials its master, sends `REPLCONF listening-port` and `PSYNC ? -1`, gets
 //! `+FULLRESYNC <replid> <offset>` and a snapshot (here: the commands that rebuild the
 //! keyspace, sent as one `$len` payload where Redis sends an RDB file), then the stream:
-//! the *effects* of every write, as Redis 7 propagates them (`SET key value PXAT t` with an
-//! absolute expiry, `DEL` for keys that expired or were deleted, `FLUSHALL`; a hash, list or
-//! sorted set is rebuilt whole: `DEL`, `HSET`/`RPUSH`/`ZADD`, `PEXPIREAT`; keys outside
-//! database 0 between `SELECT n` and `SELECT 0`; `PUBLISH` after a command's effects).
-//! Nothing waits
+//! every write command as Redis 7 propagates it (`propagation.rs`: `SET key value PXAT t`,
+//! `PEXPIREAT`, `SREM` for `SPOP`, `DEL` for a key that expired; a unit of several between
+//! `MULTI` and `EXEC`; `SELECT n` whenever the database differs from the last one sent, and
+//! first after a sync; `PUBLISH` after a command's writes). Nothing waits
 //! for replicas: the lag is the network's, and a cut link leaves the replica behind until
 //! it reconnects and resynchronises. Replicas acknowledge their offset every second and
 //! when asked (`REPLCONF GETACK *`), which is what WAIT counts. Replicas expire nothing
@@ -22,10 +21,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
 
 use super::Frame;
-use super::connection::format_double;
-use super::connection::{Protocol, Reply};
-use super::db::{DATABASES, Database, Db, KeyspaceChanges, Stream, Value};
-use super::request::{Parsed, build as request, parse};
+use super::db::Db;
+use super::effects::{encode, snapshot};
+use super::propagation::Op;
+use super::request::{Parsed, parse};
 
 /// Opens connections to other nodes (a replica to its master).
 pub trait Dialer: Clone + 'static {
@@ -94,6 +93,9 @@ pub struct Replication {
     acks: Rc<Notify>,
     /// Whether the stream waits at the links instead of going out (see [`Replication::hold`]).
     holding: bool,
+    /// The database the stream last selected; `None` until its first `SELECT`, and again
+    /// after every new sync (Redis's `server.slaveseldb = -1`).
+    stream_database: Option<usize>,
 }
 
 impl Default for Replication {
@@ -107,177 +109,13 @@ impl Default for Replication {
             replicas: BTreeMap::new(),
             acks: Rc::new(Notify::new()),
             holding: false,
+            stream_database: None,
         }
     }
-}
-
-/// The request bytes of a command, as a stream carries it.
-fn encode(words: Vec<Vec<u8>>) -> Vec<u8> {
-    Reply::Frame(request(words)).encode(Protocol::Resp2)
-}
-
-/// The commands that bring a replica's key to the master's state: its expiry as an
-/// absolute time (`PXAT`, `PEXPIREAT`), or with `relative_to` (the master's now) as the time
-/// left (`PX`, `PEXPIRE`). A string is one SET; another type is deleted and rebuilt.
-fn key_effect(database: &Database, key: &[u8], relative_to: Option<u64>) -> Vec<u8> {
-    let Some(entry) = database.raw(key) else {
-        return encode(vec![b"DEL".to_vec(), key.to_vec()]);
-    };
-    let expiry = entry.expires_at_ms.map(|at| match relative_to {
-        None => (at.to_string().into_bytes(), true),
-        Some(now) => (at.saturating_sub(now).max(1).to_string().into_bytes(), false),
-    });
-    let mut words = vec![key.to_vec()];
-    let rebuild: &[u8] = match &entry.value {
-        Value::String(value) => {
-            words.insert(0, b"SET".to_vec());
-            words.push(value.clone());
-            if let Some((time, absolute)) = expiry {
-                words.push(if absolute {
-                    b"PXAT".to_vec()
-                } else {
-                    b"PX".to_vec()
-                });
-                words.push(time);
-            }
-            return encode(words);
-        }
-        Value::Hash(hash) => {
-            words.extend(hash.iter().flat_map(|(f, v)| [f.clone(), v.clone()]));
-            b"HSET"
-        }
-        Value::List(list) => {
-            words.extend(list.iter().cloned());
-            b"RPUSH"
-        }
-        Value::SortedSet(set) => {
-            words.extend(
-                set.iter()
-                    .flat_map(|(member, score)| [format_double(score).into_bytes(), member.to_vec()]),
-            );
-            b"ZADD"
-        }
-        Value::Set(set) => {
-            words.extend(set.members().into_iter().map(<[u8]>::to_vec));
-            b"SADD"
-        }
-        Value::Stream(stream) => {
-            let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
-            stream_rebuild(key, stream)
-                .into_iter()
-                .for_each(|command| bytes.extend(encode(command)));
-            return with_expiry(bytes, key, expiry);
-        }
-    };
-    words.insert(0, rebuild.to_vec());
-    let mut bytes = encode(vec![b"DEL".to_vec(), key.to_vec()]);
-    bytes.extend(encode(words));
-    with_expiry(bytes, key, expiry)
-}
-
-/// The commands that rebuild a stream: its entries (XADD with their IDs), then its groups
-/// (XGROUP CREATE at what each delivered; what is pending is not carried).
-fn stream_rebuild(key: &[u8], stream: &Stream) -> Vec<Vec<Vec<u8>>> {
-    let entries = stream.entries.iter().map(|(id, fields)| {
-        let mut words = vec![b"XADD".to_vec(), key.to_vec(), id.text()];
-        words.extend(fields.iter().flat_map(|(f, v)| [f.clone(), v.clone()]));
-        words
-    });
-    let groups = stream.groups.iter().map(|(name, group)| {
-        let words = [
-            &b"XGROUP"[..],
-            b"CREATE",
-            key,
-            name,
-            &group.last_delivered.text(),
-            b"MKSTREAM",
-        ];
-        words.map(<[u8]>::to_vec).to_vec()
-    });
-    entries.chain(groups).collect()
-}
-
-/// `bytes` followed by the command that sets the key's `expiry` (see [`key_effect`]).
-fn with_expiry(mut bytes: Vec<u8>, key: &[u8], expiry: Option<(Vec<u8>, bool)>) -> Vec<u8> {
-    if let Some((time, absolute)) = expiry {
-        let command: &[u8] = if absolute { b"PEXPIREAT" } else { b"PEXPIRE" };
-        bytes.extend(encode(vec![command.to_vec(), key.to_vec(), time]));
-    }
-    bytes
-}
-
-/// Effects in database `index`, bracketed by `SELECT index` and `SELECT 0` outside
-/// database 0, so that a stream or an AOF is always in database 0 between commands.
-fn in_database(index: usize, body: Vec<u8>) -> Vec<u8> {
-    if index == 0 || body.is_empty() {
-        return body;
-    }
-    let mut bytes = encode(vec![b"SELECT".to_vec(), index.to_string().into_bytes()]);
-    bytes.extend(body);
-    bytes.extend(encode(vec![b"SELECT".to_vec(), b"0".to_vec()]));
-    bytes
-}
-
-/// The commands that replay `changes` (what replicas and the AOF receive); see
-/// [`key_effect`] for `relative_to`.
-pub fn effects(changes: &KeyspaceChanges, db: &Db, relative_to: Option<u64>) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let flushed_all = changes.len() == DATABASES && changes.values().all(|c| c.cleared);
-    if flushed_all {
-        bytes.extend(encode(vec![b"FLUSHALL".to_vec()]));
-    }
-    for (index, change) in changes {
-        let database = db.database(*index);
-        let mut body = Vec::new();
-        if change.cleared && !flushed_all {
-            body.extend(encode(vec![b"FLUSHDB".to_vec()]));
-        }
-        for key in &change.keys {
-            body.extend(key_effect(database, key, relative_to));
-        }
-        bytes.extend(in_database(*index, body));
-    }
-    bytes
-}
-
-/// `body` between `MULTI` and `EXEC` when `wrap` (a transaction's effects), as it is
-/// otherwise.
-pub fn in_transaction(wrap: bool, body: Vec<u8>) -> Vec<u8> {
-    if !wrap || body.is_empty() {
-        return body;
-    }
-    let mut bytes = encode(vec![b"MULTI".to_vec()]);
-    bytes.extend(body);
-    bytes.extend(encode(vec![b"EXEC".to_vec()]));
-    bytes
-}
-
-/// The PUBLISH commands that carry `messages` (channel, message) to replicas, which
-/// deliver them to their own subscribers. Redis sends them to replicas only, never to the AOF.
-pub fn publishes(messages: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {
-    messages
-        .into_iter()
-        .flat_map(|(channel, message)| encode(vec![b"PUBLISH".to_vec(), channel, message]))
-        .collect()
-}
-
-/// What a new replica loads first, and what an RDB snapshot holds: every key of every
-/// database, expiry times absolute.
-pub(super) fn snapshot(db: &Db) -> Vec<u8> {
-    let mut bytes = encode(vec![b"FLUSHALL".to_vec()]);
-    for index in 0..DATABASES {
-        let database = db.database(index);
-        let body = database
-            .entries()
-            .flat_map(|(key, _)| key_effect(database, key, None))
-            .collect();
-        bytes.extend(in_database(index, body));
-    }
-    bytes
 }
 
 impl Replication {
-    /// Whether [`Replication::propagate`] does anything with the effects it is given: not
+    /// Whether [`Replication::propagate`] does anything with the commands it is given: not
     /// until a backlog exists (a replica attached, or the node followed a master).
     pub fn streams(&self) -> bool {
         self.backlog
@@ -288,12 +126,63 @@ impl Replication {
         matches!(self.role, Role::Replica { .. })
     }
 
-    /// Streams effects to every replica (a master's job after each command and expiry
+    /// Streams bytes to every replica (a master's job after each command and expiry
     /// cycle). A replica's own changes come from its master and go no further.
-    pub fn propagate(&mut self, effects: &[u8]) {
-        if !self.is_replica() && !effects.is_empty() {
-            self.send(effects.to_vec());
+    pub fn propagate(&mut self, bytes: &[u8]) {
+        if !self.is_replica() && !bytes.is_empty() {
+            self.send(bytes.to_vec());
         }
+    }
+
+    /// Streams `units` of commands (see `propagation.rs`), then the PUBLISH commands of
+    /// `published` (channel, message) in database `publish_database`: each unit of more
+    /// than one command between `MULTI` and `EXEC`, each command after a `SELECT` of its
+    /// database when the stream last selected another.
+    pub fn propagate_units(
+        &mut self,
+        units: Vec<Vec<Op>>,
+        published: Vec<(Vec<u8>, Vec<u8>)>,
+        publish_database: usize,
+    ) {
+        if self.is_replica() || !self.backlog {
+            return;
+        }
+        let mut bytes = Vec::new();
+        for unit in units {
+            let wrap = match (unit.first(), unit.last()) {
+                (Some(first), Some(last)) if unit.len() > 1 => Some((first.database, last.database)),
+                _ => None,
+            };
+            if let Some((first, _)) = wrap {
+                self.encode_in(&mut bytes, first, vec![b"MULTI".to_vec()]);
+            }
+            for op in unit {
+                self.encode_in(&mut bytes, op.database, op.words);
+            }
+            if let Some((_, last)) = wrap {
+                self.encode_in(&mut bytes, last, vec![b"EXEC".to_vec()]);
+            }
+        }
+        for (channel, message) in published {
+            self.encode_in(
+                &mut bytes,
+                publish_database,
+                vec![b"PUBLISH".to_vec(), channel, message],
+            );
+        }
+        self.propagate(&bytes);
+    }
+
+    /// Appends `words` to `bytes`, after a `SELECT` when the stream is in another database.
+    fn encode_in(&mut self, bytes: &mut Vec<u8>, database: usize, words: Vec<Vec<u8>>) {
+        if self.stream_database != Some(database) {
+            bytes.extend(encode(vec![
+                b"SELECT".to_vec(),
+                database.to_string().into_bytes(),
+            ]));
+            self.stream_database = Some(database);
+        }
+        bytes.extend(encode(words));
     }
 
     /// Writes `bytes` to the backlog, if there is one: the offset advances at once, as
@@ -477,6 +366,7 @@ impl Replication {
         let mut handshake = handshake.into_bytes();
         handshake.extend(snapshot);
         self.backlog = true;
+        self.stream_database = None;
         let (stream, receiver) = mpsc::unbounded_channel();
         self.replicas.insert(
             id,

@@ -13,6 +13,7 @@ mod redis_command;
 mod redis_differential;
 mod redis_fuzz;
 mod redis_persistence;
+mod redis_propagation;
 mod redis_pubsub;
 mod redis_replication;
 mod redis_script_cache;

@@ -1,4 +1,4 @@
-//! Hash commands: HSET, HGET, HDEL, HEXISTS, HINCRBY, HLEN, HKEYS, HGETALL. Fields keep
+//! Hash commands: HSET, HGET, HMGET, HDEL, HEXISTS, HINCRBY, HLEN, HKEYS, HGETALL. Fields keep
 //! the order they were added in, as Redis's small hashes (listpacks) keep them.
 
 use super::error::ReplyError;
@@ -8,7 +8,7 @@ use crate::redis::connection::Reply;
 use crate::redis::db::{Db, Hash};
 
 /// The hash commands.
-pub(super) const fn commands<C>() -> [Spec<C>; 8] {
+pub(super) const fn commands<C>() -> [Spec<C>; 9] {
     [
         Spec {
             name: "hset",
@@ -23,6 +23,13 @@ pub(super) const fn commands<C>() -> [Spec<C>; 8] {
             flags: Flags::READ,
             summary: "a field's value, or nil",
             handler: Handler::Keyspace(hget),
+        },
+        Spec {
+            name: "hmget",
+            arity: -3,
+            flags: Flags::READ,
+            summary: "the fields' values (nil for a missing one)",
+            handler: Handler::Keyspace(hmget),
         },
         Spec {
             name: "hdel",
@@ -112,6 +119,20 @@ fn hget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
         .and_then(|hash| field(hash, &name))
         .map_or(Frame::Null, |v| Frame::BulkString(v.clone()))
         .into())
+}
+
+fn hmget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let names = args.rest();
+    let hash = db.read::<Hash>(&key, now_ms)?;
+    let values = names
+        .iter()
+        .map(|name| {
+            hash.and_then(|hash| field(hash, name))
+                .map_or(Frame::Null, |v| Frame::BulkString(v.clone()))
+        })
+        .collect();
+    Ok(Frame::Array(values).into())
 }
 
 fn hdel(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {

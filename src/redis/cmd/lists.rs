@@ -14,6 +14,7 @@ use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::Db;
+use crate::redis::propagation::served_pop;
 
 /// The list commands.
 pub(super) const fn commands<C: From<BlockingPop>>() -> [Spec<C>; 11] {
@@ -317,6 +318,20 @@ impl BlockingPop {
         Ok(None)
     }
 
+    /// Pops now as [`BlockingPop::try_pop`] does, and records the pop as Redis propagates
+    /// a blocking pop (an `LPOP` or `RPOP` of the key served, `propagation.rs`).
+    pub(crate) fn try_pop_recorded(&self, db: &mut Db, now_ms: u64) -> Result<Option<Frame>, ReplyError> {
+        let popped = self.try_pop(db, now_ms)?;
+        if let Some(frame) = &popped {
+            db.record_expired(false);
+            if db.log.recording {
+                let database = db.selected();
+                db.log.push(database, served_pop(self.end == End::Left, frame));
+            }
+        }
+        Ok(popped)
+    }
+
     /// As a transaction runs it: never blocks.
     pub(crate) fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
         match self.try_pop(db, now_ms) {
@@ -382,11 +397,14 @@ impl Blocked {
                 continue;
             }
             db.select(waiter.database);
-            if let Ok(Some(reply)) = waiter.pop.try_pop(db, now_ms)
+            // Each connection served is propagated apart, as Redis serves it.
+            db.log.close_unit();
+            if let Ok(Some(reply)) = waiter.pop.try_pop_recorded(db, now_ms)
                 && let Some(waiter) = self.waiters.remove(&ticket)
             {
                 let _ = waiter.reply.send(reply);
             }
+            db.log.close_unit();
         }
         db.select(selected);
     }

@@ -270,6 +270,7 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
         };
     }
     let name = lookup.name(&words).into_owned();
+    let kept = kept_for_propagation(db, lookup, &words);
     let refused = match Command::from_script_words(words, lookup, rules) {
         Ok((mut command, flags)) => {
             match &mut command {
@@ -277,7 +278,10 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
                 Command::Xread(read) => read.from_script = true,
                 _ => {}
             }
-            let reply = command.apply_to_db(db, now_ms).into_resp2();
+            let dirty = db.dirty();
+            let reply = command.apply_to_db(db, now_ms);
+            db.record(kept, dirty, &reply);
+            let reply = reply.into_resp2();
             return Called::Ran {
                 name,
                 reply,
@@ -299,6 +303,15 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
             error: refused.error.0,
         },
     }
+}
+
+/// The words of a request, kept to be propagated once it ran (`propagation.rs`): a command
+/// that may write (XGROUP's subcommands too), while the keyspace records. Never a script or
+/// EXEC, whose calls are propagated each by itself.
+pub fn kept_for_propagation(db: &Db, lookup: Lookup, words: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    let flags = lookup.flags()?;
+    let writes = flags.write || lookup.name(words).starts_with("xgroup|");
+    (db.log.recording && writes).then(|| words.to_vec())
 }
 
 impl Command {
@@ -645,11 +658,14 @@ fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
         let name = full_name(&words);
         // Each queued command is a call of its own, counted as it runs.
         node.stats.begin();
+        let kept = kept_for_propagation(&node.db, Lookup::of(&words), &words);
+        let dirty = node.db.dirty();
         let reply = match Command::from_words(words, writes) {
             Ok(Command::Wait(_)) => Frame::Integer(node.replication.acked(session.write_offset)).into(),
             Ok(command) => command.apply(node, session, now_ms),
             Err(error) => Frame::from(error).into(),
         };
+        node.db.record(kept, dirty, &reply);
         node.stats.end(&name, &reply);
         replies.push(reply);
     }

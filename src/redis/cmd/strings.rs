@@ -1,9 +1,10 @@
 //! String commands: GET, SET, SETNX, SETEX, PSETEX, GETDEL, GETEX, INCR, INCRBY, DECR,
-//! DECRBY, MGET, MSET, MSETNX, APPEND, STRLEN, GETRANGE. A command reading a string answers
+//! DECRBY, INCRBYFLOAT, MGET, MSET, MSETNX, APPEND, STRLEN, GETRANGE. A command reading a string answers
 //! WRONGTYPE on a key of another type; SET and MSET replace any type.
 
 use super::error::ReplyError;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
+use super::zsets::parse_double;
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::db::{Db, wrong_type};
@@ -12,7 +13,7 @@ use crate::redis::request::build as request;
 /// The string commands.
 pub(super) const fn commands<
     C: From<Get> + From<Set> + From<SetGet> + From<Setnx> + From<Incr> + From<Incrby> + From<Getrange>,
->() -> [Spec<C>; 17] {
+>() -> [Spec<C>; 18] {
     [
         Spec {
             name: "get",
@@ -95,6 +96,13 @@ pub(super) const fn commands<
             flags: Flags::WRITE_DENYOOM,
             summary: "subtract an integer from an integer string",
             handler: Handler::Keyspace(decrby),
+        },
+        Spec {
+            name: "incrbyfloat",
+            arity: 3,
+            flags: Flags::WRITE_DENYOOM,
+            summary: "add a float to a number string: the new value",
+            handler: Handler::Keyspace(incrbyfloat),
         },
         Spec {
             name: "mget",
@@ -610,6 +618,27 @@ fn decrby(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
         .checked_neg()
         .ok_or_else(|| ReplyError("ERR decrement would overflow".into()))?;
     add_to_integer(key, increment, db, now_ms)
+}
+
+/// `INCRBYFLOAT key increment`: the key keeps its expiry. Redis adds in `long double` and
+/// writes the sum with `%.17Lf` and no trailing zeros; here the sum is an `f64`, written
+/// in the fewest digits that read back as it (the same for sums of short decimals, which
+/// `long double` rounds back; `0.1 + 0.2` writes `0.30000000000000004` here, `0.3` there).
+fn incrbyfloat(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
+    let key = args.next_bytes()?;
+    let increment = args.next_bytes()?;
+    let invalid = || ReplyError("ERR value is not a valid float".into());
+    let (current, expires_at_ms) = match string_entry(db, &key, now_ms)? {
+        None => (0.0, None),
+        Some((text, expires_at_ms)) => (parse_double(text).ok_or_else(invalid)?, expires_at_ms),
+    };
+    let sum = current + parse_double(&increment).ok_or_else(invalid)?;
+    if !sum.is_finite() {
+        return Err(ReplyError("ERR increment would produce NaN or Infinity".into()));
+    }
+    let written = format!("{sum}").into_bytes();
+    db.set(key, written.clone(), expires_at_ms);
+    Ok(Frame::BulkString(written).into())
 }
 
 fn mget(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {

@@ -15,7 +15,9 @@ use super::links::serve_replica;
 use crate::platform::Clock;
 use crate::redis::Frame;
 use crate::redis::cmd::Writes;
-use crate::redis::cmd::{BlockingPop, Command, Connected, Link, Lookup, Replicaof, Session, Stage, Wait};
+use crate::redis::cmd::{
+    BlockingPop, Command, Connected, Link, Lookup, Replicaof, Session, Stage, Wait, kept_for_propagation,
+};
 use crate::redis::connection::{Connection, ConnectionError, Protocol, Reply};
 use crate::redis::node::Node;
 use crate::redis::replication::Dialer;
@@ -119,6 +121,7 @@ pub(super) async fn serve_connection<S, C, D>(
                 !node.config.value("requirepass").is_empty(),
             )
         };
+        let kept = kept_for_propagation(&node.borrow().db, lookup, &words);
         let command = Command::for_session(
             words,
             lookup,
@@ -175,8 +178,10 @@ pub(super) async fn serve_connection<S, C, D>(
                     _ => Tally::Began,
                 };
                 node.stats.begin();
+                let dirty = node.db.dirty();
                 let reply = command.apply(&mut node, &mut session, now_ms);
                 let node = &mut *node;
+                node.db.record(kept, dirty, &reply);
                 node.blocked.serve(&mut node.db, now_ms);
                 node.propagate(now_ms);
                 session.write_offset = node.replication.offset;
@@ -308,7 +313,7 @@ where
         let mut node = context.node.borrow_mut();
         let now_ms = clock.wall_ms();
         node.db.select(session.db);
-        match pop.try_pop(&mut node.db, now_ms) {
+        match pop.try_pop_recorded(&mut node.db, now_ms) {
             Err(error) => return Some((Frame::from(error).into(), false)),
             Ok(Some(popped)) => {
                 node.propagate(now_ms);

@@ -68,6 +68,7 @@ pub(super) async fn serve_replica<S, C, D>(
             clock.wall_ms(),
         );
         node.count_good_replicas(clock.wall_ms());
+        node.refresh_recording();
         added
     };
     let mut incoming = buffered;
