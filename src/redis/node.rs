@@ -339,3 +339,46 @@ impl Node {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redis::cmd::{Command, Lookup, Session, Writes, kept_for_propagation};
+
+    /// The bytes a master in `mode` streams to a replica for `command`, run at 1 s.
+    fn streamed(mode: TtlReplication, command: &str) -> String {
+        const NOW_MS: u64 = 1_000;
+        let mut node = Node::new().unwrap();
+        node.ttl_replication = mode;
+        let (_, mut stream) =
+            node.replication
+                .add_replica(1, ("10.1.1.1".into(), 6379), false, false, &node.db, NOW_MS);
+        node.refresh_recording();
+        let words: Vec<Vec<u8>> = command.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+        let kept = kept_for_propagation(&node.db, Lookup::of(&words), &words);
+        let dirty = node.db.dirty();
+        let reply = Command::from_words(words, Writes::Taken).unwrap().apply(
+            &mut node,
+            &mut Session::default(),
+            NOW_MS,
+        );
+        node.db.record(kept, dirty, &reply);
+        node.propagate(NOW_MS);
+        String::from_utf8(stream.try_recv().unwrap())
+            .unwrap()
+            .replace("\r\n", " ")
+    }
+
+    #[test]
+    fn a_redis_7_master_streams_absolute_expiry_times_and_a_redis_6_one_the_time_left() {
+        let select = "*2 $6 SELECT $1 0 ";
+        assert_eq!(
+            streamed(TtlReplication::Absolute, "SET k v PX 30000"),
+            format!("{select}*5 $3 SET $1 k $1 v $4 PXAT $5 31000 ")
+        );
+        assert_eq!(
+            streamed(TtlReplication::Relative, "SET k v PX 30000"),
+            format!("{select}*5 $3 SET $1 k $1 v $2 PX $5 30000 ")
+        );
+    }
+}
