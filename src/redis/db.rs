@@ -24,8 +24,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cmd::acl_users::Users;
 use super::cmd::error::ReplyError;
-use super::connection::Reply;
-use super::propagation::{Log, rewrite};
+use super::propagation_log::Log;
 use super::subscriptions::PubSub;
 
 mod set;
@@ -634,19 +633,6 @@ impl Db {
     /// How many writes the keyspace took (see [`Database`]'s `dirty`).
     pub fn dirty(&self) -> u64 {
         self.databases.iter().map(|d| d.dirty).sum()
-    }
-
-    /// Records what a call propagates, once it ran: the `DEL` of each key that expired
-    /// meanwhile, then the call's `words` (kept when the log records) as `propagation.rs`
-    /// rewrites them with its `reply`, if the keyspace took a write since `dirty_before`.
-    pub fn record(&mut self, words: Option<Vec<Vec<u8>>>, dirty_before: u64, reply: &Reply) {
-        self.record_expired(false);
-        if let Some(words) = words
-            && self.dirty() != dirty_before
-        {
-            let ops = rewrite(words, reply, self);
-            self.log.push(self.selected, ops);
-        }
     }
 
     /// Records the `DEL` of each key that expired since last asked, each a unit of its own

@@ -27,13 +27,10 @@ use super::connection::Reply;
 use super::db::Db;
 use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, frame_to_lua, lua_to_frame, marked_counted};
 pub use super::lua_watchdog::Watcher;
-use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, Watchdog};
+use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, SCRIPT_CHUNK_NAME, Watchdog};
 use super::number::format_g;
 use super::shebang::{self, ScriptFlags};
 use super::stats::Stats;
-
-/// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
-pub(super) const SCRIPT_CHUNK_NAME: &str = "@user_script";
 
 /// The chunk name of `prelude.lua`; the `=` makes Lua show it as is in messages.
 const PRELUDE_CHUNK_NAME: &str = "=prelude";
@@ -189,7 +186,7 @@ pub struct Scripts {
     /// `math.random`'s state.
     random: Rc<Cell<Lrand48>>,
     /// Every script compiled here left the interpreter as the prelude made it, so that a
-    /// reset makes it as good as new (see [`super::lua_pool`]).
+    /// reset makes it as good as new (see `super::lua_pool`).
     reusable: bool,
 }
 
@@ -362,7 +359,7 @@ impl Scripts {
         if !self.cache.contains_key(&sha) {
             let globals = self.lua.globals();
             let is_global = |name: &str| !matches!(globals.raw_get::<Value>(name), Ok(Value::Nil));
-            self.reusable = self.reusable && super::lua_pool::leaves_no_trace(body, is_global);
+            self.reusable = self.reusable && super::lua_scan::leaves_no_trace(body, is_global);
             let (flags, shebang) = shebang::parse(body).map_err(|why| error_frame(format!("ERR {why}")))?;
             let function = self
                 .lua

@@ -11,7 +11,9 @@ use std::rc::Rc;
 
 use mlua::{HookTriggers, Lua, VmState};
 
-use super::lua::SCRIPT_CHUNK_NAME;
+/// The chunk name Redis gives user scripts; Lua shows it in messages as `user_script:LINE:`.
+/// Here because the hook tells the script's own code by it (`super::lua` names the chunks).
+pub(super) const SCRIPT_CHUNK_NAME: &str = "@user_script";
 
 /// A script that runs longer than this many Lua instructions on a node with no [`Watcher`]
 /// (a simulated one) is stopped. Redis would let it run (and answer BUSY to everyone else)

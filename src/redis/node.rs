@@ -362,7 +362,7 @@ mod tests {
             &mut Session::default(),
             NOW_MS,
         );
-        node.db.record(kept, dirty, &reply);
+        crate::redis::propagation::record(&mut node.db, kept, dirty, &reply);
         node.propagate(NOW_MS);
         String::from_utf8(stream.try_recv().unwrap())
             .unwrap()

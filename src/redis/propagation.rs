@@ -19,61 +19,8 @@
 
 use super::Frame;
 use super::connection::Reply;
-use super::db::Database;
-
-/// One command to propagate, and the database it ran in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Op {
-    pub database: usize,
-    pub words: Vec<Vec<u8>>,
-}
-
-impl Op {
-    /// The op with its words changed by `change`.
-    pub fn map_words(self, change: impl FnOnce(Vec<Vec<u8>>) -> Vec<Vec<u8>>) -> Op {
-        Op {
-            database: self.database,
-            words: change(self.words),
-        }
-    }
-}
-
-/// The commands propagated since the node last streamed them, unit by unit.
-#[derive(Debug, Default)]
-pub struct Log {
-    /// Whether calls are recorded at all: only on a master with a backlog (a lone master
-    /// copies no words only to drop them).
-    pub recording: bool,
-    units: Vec<Vec<Op>>,
-    /// Whether the next op starts a unit of its own.
-    unit_closed: bool,
-}
-
-impl Log {
-    /// Ends the current unit: what is recorded next is propagated apart from it.
-    pub fn close_unit(&mut self) {
-        self.unit_closed = true;
-    }
-
-    /// Appends `ops`, run in `database`, to the current unit.
-    pub fn push(&mut self, database: usize, ops: impl IntoIterator<Item = Vec<Vec<u8>>>) {
-        for words in ops {
-            if self.unit_closed || self.units.is_empty() {
-                self.units.push(Vec::new());
-                self.unit_closed = false;
-            }
-            if let Some(unit) = self.units.last_mut() {
-                unit.push(Op { database, words });
-            }
-        }
-    }
-
-    /// The units recorded since last taken.
-    pub fn take(&mut self) -> Vec<Vec<Op>> {
-        self.unit_closed = false;
-        std::mem::take(&mut self.units)
-    }
-}
+use super::db::{Database, Db};
+pub use super::propagation_log::{Log, Op};
 
 /// Whether `word` is `expected` (upper case), in any case.
 fn is(word: &[u8], expected: &[u8]) -> bool {
@@ -234,6 +181,20 @@ pub fn relative(mut words: Vec<Vec<u8>>, now_ms: u64) -> Vec<Vec<u8>> {
         _ => {}
     }
     words
+}
+
+/// Records what a call propagates, once it ran: the `DEL` of each key that expired
+/// meanwhile, then the call's `words` (kept when the log records) as [`rewrite`] rewrites
+/// them with its `reply`, if the keyspace took a write since `dirty_before`.
+pub fn record(db: &mut Db, words: Option<Vec<Vec<u8>>>, dirty_before: u64, reply: &Reply) {
+    db.record_expired(false);
+    if let Some(words) = words
+        && db.dirty() != dirty_before
+    {
+        let ops = rewrite(words, reply, db);
+        let selected = db.selected();
+        db.log.push(selected, ops);
+    }
 }
 
 #[cfg(test)]

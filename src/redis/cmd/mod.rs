@@ -280,7 +280,7 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
             }
             let dirty = db.dirty();
             let reply = command.apply_to_db(db, now_ms);
-            db.record(kept, dirty, &reply);
+            crate::redis::propagation::record(db, kept, dirty, &reply);
             let reply = reply.into_resp2();
             return Called::Ran {
                 name,
@@ -665,7 +665,7 @@ fn exec(node: &mut Node, session: &mut Session, now_ms: u64) -> Reply {
             Ok(command) => command.apply(node, session, now_ms),
             Err(error) => Frame::from(error).into(),
         };
-        node.db.record(kept, dirty, &reply);
+        crate::redis::propagation::record(&mut node.db, kept, dirty, &reply);
         node.stats.end(&name, &reply);
         replies.push(reply);
     }

@@ -181,7 +181,7 @@ pub(super) async fn serve_connection<S, C, D>(
                 let dirty = node.db.dirty();
                 let reply = command.apply(&mut node, &mut session, now_ms);
                 let node = &mut *node;
-                node.db.record(kept, dirty, &reply);
+                crate::redis::propagation::record(&mut node.db, kept, dirty, &reply);
                 node.blocked.serve(&mut node.db, now_ms);
                 node.propagate(now_ms);
                 session.write_offset = node.replication.offset;
