@@ -1,4 +1,5 @@
-//! The keyspace's expiry as Redis has it: lazy on access (live at its own millisecond), active for due keys only, and an expired key neither removed nor extended.
+//! The keyspace's expiry as Redis has it: lazy on access (live at its own millisecond),
+//! active for due keys only, and an expired key neither removed nor extended.
 
 use super::*;
 
