@@ -34,5 +34,6 @@ pub mod report;
 pub mod scenario;
 pub mod schedule;
 pub mod search;
+mod seed_thread;
 pub mod sweep;
 pub mod world;

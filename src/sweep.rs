@@ -1,12 +1,12 @@
-//! Runs many seeds of a scenario in parallel, each seed on a fresh thread.
+//! Runs many seeds of a scenario in parallel, each on a long-lived thread of its worker
+//! (`seed_thread`).
 //!
 //! A seed whose run panics is reported with its seed and message; the other seeds go on,
 //! and nothing already computed is lost.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
@@ -15,6 +15,7 @@ use crate::check::evidence::{Evidence, FaultEvidence, evidence};
 use crate::check::{self, CheckSettings, Verdict, check_all};
 use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
+use crate::seed_thread::run_on_seed_thread;
 use crate::world;
 use crate::world::events::EventCounts;
 
@@ -197,10 +198,10 @@ impl SeedRun {
     }
 }
 
-/// Runs one seed on a fresh thread, catching a panic as an error message.
+/// Runs one seed on the caller's seed thread, catching a panic as an error message.
 pub fn run_seed(scenario: &Arc<Scenario>, seed: u64) -> Result<History, String> {
     let scenario = scenario.clone();
-    on_fresh_thread(seed, scenario.wall_budget(), move || world::run(&scenario, seed))
+    run_on_seed_thread(seed, scenario.wall_budget(), move || world::run(&scenario, seed))
 }
 
 /// [`run_seed`], keeping every frame the clients wrote and read too (`replay --commands`).
@@ -209,12 +210,12 @@ pub fn run_seed_keeping_wire(
     seed: u64,
 ) -> Result<(History, Vec<WireRecord>), String> {
     let scenario = scenario.clone();
-    on_fresh_thread(seed, scenario.wall_budget(), move || {
+    run_on_seed_thread(seed, scenario.wall_budget(), move || {
         world::run_keeping_wire(&scenario, seed)
     })
 }
 
-/// Runs one seed and its checkers on a fresh thread: a panic in either is that seed's
+/// Runs one seed and its checkers on the caller's seed thread: a panic in either is that seed's
 /// failure, reported with its message, and the sweep goes on.
 pub fn run_and_check(
     scenario: &Arc<Scenario>,
@@ -222,42 +223,10 @@ pub fn run_and_check(
     settings: &CheckSettings,
 ) -> Result<RunSummary, String> {
     let (scenario, settings) = (scenario.clone(), settings.clone());
-    on_fresh_thread(seed, scenario.wall_budget(), move || {
+    run_on_seed_thread(seed, scenario.wall_budget(), move || {
         let history = world::run(&scenario, seed);
         RunSummary::of(&history, &settings, world::events::take())
     })
-}
-
-fn on_fresh_thread<T: Send + 'static>(
-    seed: u64,
-    limit: Duration,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
-    let (done, result) = mpsc::channel();
-    let thread = std::thread::Builder::new()
-        .name(format!("seed {seed}"))
-        .spawn(move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let _ = done.send(outcome);
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    match result.recv_timeout(limit) {
-        Ok(outcome) => {
-            let _ = thread.join();
-            outcome.map_err(|panic| {
-                panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "the run panicked".to_string())
-            })
-        }
-        // The thread cannot be stopped; it is left behind, and the sweep goes on.
-        Err(_) => Err(format!(
-            "the run did not finish within {} s of host time (budget.wall_s)",
-            limit.as_secs_f64()
-        )),
-    }
 }
 
 /// Runs every seed of `seeds` with up to `jobs` at a time; results are in seed order.
@@ -469,21 +438,5 @@ mod tests {
         line["coverage"] = json!(["clock-jump-in-quorum", "a-state-from-the-future"]);
         let unknown = SeedRun::from_json(&line).unwrap_err();
         assert!(unknown.contains("a-state-from-the-future"), "{unknown}");
-    }
-
-    #[test]
-    fn a_panicking_run_is_an_error_with_its_message() {
-        let outcome: Result<(), String> =
-            on_fresh_thread(7, Duration::from_secs(60), || panic!("boom at seed 7"));
-        assert_eq!(outcome, Err("boom at seed 7".to_string()));
-    }
-
-    #[test]
-    fn a_hung_run_is_reported_and_left_behind() {
-        let outcome = on_fresh_thread(8, Duration::from_millis(20), || {
-            std::thread::sleep(Duration::from_millis(500));
-        });
-        let message = outcome.unwrap_err();
-        assert!(message.contains("did not finish within 0.02 s"), "{message}");
     }
 }

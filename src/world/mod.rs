@@ -51,8 +51,9 @@ const SENTINEL_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 2, 2));
 
 /// Runs one seed of a scenario on the current thread and returns its history.
 ///
-/// Run each seed on a fresh thread: std's `HashMap` keys are seeded once per thread,
-/// and madsim's runtime state is thread-local. [`events::take`] afterwards, on the same
+/// Run seeds one at a time on a thread, as `crate::sweep` does (on long-lived threads:
+/// see `crate::seed_thread` for why a thread may run seed after seed): madsim's runtime
+/// state is thread-local. [`events::take`] afterwards, on the same
 /// thread, says how many events the run processed; a run past the scenario's event
 /// budget panics.
 pub fn run(scenario: &Arc<Scenario>, seed: u64) -> History {

@@ -82,7 +82,9 @@ fn baseline_pause_shorter_than_ttl_holds() {
 /// channel, which clocks once used to wake their sleepers at a step, woke them in an order
 /// drawn from a process-wide counter: seed 86 of this scenario (a clock drift wakes a
 /// node's sleepers together) gave three different traces depending on how many seeds the
-/// process had run before.
+/// process had run before. Seeds now run one after another on a long-lived thread
+/// (src/seed_thread.rs): the first run here is on a new thread, the others on one that ran
+/// the earlier seeds and kept their nodes' Lua interpreters.
 #[test]
 fn a_seed_replays_the_same_whatever_ran_before() {
     let swarm = scenario("replicated-swarm-nemesis.json");
