@@ -1,5 +1,5 @@
 //! Interpreters kept for the next node made on the same thread (issue 33): a node that
-//! restarts within a seed gets the interpreter a stopped node left, reset, instead of a new
+//! restarts, or the next seed's node, gets the interpreter a stopped node left, reset, instead of a new
 //! one (making one costs ~700,000 instructions, closing it ~290,000).
 //!
 //! A reset interpreter must be one no script can tell from a new one, so an interpreter is
@@ -11,8 +11,9 @@
 //! the prelude made it. An interpreter that compiled any other script is closed with its
 //! node, as before. Every lock client's script is of the first kind.
 //!
-//! Kept per thread: an interpreter is not `Send`, and every seed runs on a thread of its own
-//! (see [`crate::sweep`]), so no interpreter outlives its seed.
+//! Kept per thread: an interpreter is not `Send`. Seeds run one after another on
+//! long-lived threads (`crate::seed_thread`), so the next seed's nodes get the interpreters
+//! the last seed's nodes left.
 
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
