@@ -1,6 +1,6 @@
 //! Interpreters kept for the next node made on the same thread (issue 33): a node that
-//! restarts, or the next seed's node, gets the interpreter a stopped node left, reset, instead of a new
-//! one (making one costs ~700,000 instructions, closing it ~290,000).
+//! restarts, or the next seed's node, gets the interpreter a stopped node left, reset,
+//! instead of a new one (making one costs ~700,000 instructions, closing it ~290,000).
 //!
 //! A reset interpreter must be one no script can tell from a new one, so an interpreter is
 //! kept only while every script it compiled is one that cannot change it: a script that
