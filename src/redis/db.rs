@@ -516,6 +516,19 @@ impl Database {
 /// What changed in each database since the keyspace was last asked, by database number.
 pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 
+// One bit of `Db::touched` for each database.
+const _: () = assert!(DATABASES <= u16::BITS as usize);
+
+/// The numbers of the databases whose bits are set in `touched` (see `Db::touched`), in
+/// order.
+fn touched(mut touched: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let index = (touched != 0).then(|| touched.trailing_zeros() as usize)?;
+        touched &= touched - 1;
+        Some(index)
+    })
+}
+
 /// A node's keyspace: [`DATABASES`] databases, one of them selected. It derefs to the
 /// selected one, which is what every key command works on; the server selects the
 /// connection's database before each command (SELECT changes it).
@@ -523,6 +536,10 @@ pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 pub struct Db {
     databases: Vec<Database>,
     selected: usize,
+    /// Bit `i` for each database `i` reached for a write since its changes and expired keys
+    /// were last taken: only those can hold any, so what takes them after every command
+    /// looks at these alone, not at all [`DATABASES`] (issue 33).
+    touched: u16,
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
@@ -542,6 +559,7 @@ impl Default for Db {
         Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
+            touched: 0,
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
             users: Users::default(),
@@ -560,6 +578,7 @@ impl Deref for Db {
 
 impl DerefMut for Db {
     fn deref_mut(&mut self) -> &mut Database {
+        self.touched |= 1 << self.selected;
         &mut self.databases[self.selected]
     }
 }
@@ -582,6 +601,7 @@ impl Db {
 
     /// Database `index` for a write (below [`DATABASES`]).
     pub fn database_mut(&mut self, index: usize) -> &mut Database {
+        self.touched |= 1 << index;
         &mut self.databases[index]
     }
 
@@ -595,7 +615,7 @@ impl Db {
         std::mem::swap(&mut first[low].entries, &mut rest[0].entries);
         std::mem::swap(&mut first[low].deadlines, &mut rest[0].deadlines);
         for index in [a, b] {
-            let database = &mut self.databases[index];
+            let database = self.database_mut(index);
             database.dirty += 1;
             database.changes.cleared = true;
             let keys: Vec<Vec<u8>> = database.entries.keys().cloned().collect();
@@ -608,6 +628,7 @@ impl Db {
         for database in &mut self.databases {
             database.clear();
         }
+        self.touched = u16::MAX;
     }
 
     /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
@@ -622,9 +643,13 @@ impl Db {
     /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
         let mut changes = KeyspaceChanges::new();
-        for (index, database) in self.databases.iter_mut().enumerate() {
+        for index in touched(self.touched) {
+            let database = &mut self.databases[index];
             if !database.changes.is_empty() {
                 changes.insert(index, std::mem::take(&mut database.changes));
+            }
+            if database.expired.is_empty() {
+                self.touched &= !(1 << index);
             }
         }
         changes
@@ -638,11 +663,8 @@ impl Db {
     /// Records the `DEL` of each key that expired since last asked, each a unit of its own
     /// when `apart` (the expiry cycle's), or forgets them while the log does not record.
     pub fn record_expired(&mut self, apart: bool) {
-        for (index, database) in self.databases.iter_mut().enumerate() {
-            if database.expired.is_empty() {
-                continue;
-            }
-            for key in std::mem::take(&mut database.expired) {
+        for index in touched(self.touched) {
+            for key in std::mem::take(&mut self.databases[index].expired) {
                 if self.log.recording {
                     if apart {
                         self.log.close_unit();
@@ -663,7 +685,14 @@ impl Db {
     /// expired; scanning all of them in key order deletes the same keys without drawing
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
-        let expired = self.databases.iter_mut().map(|d| d.expire_due(now_ms)).sum();
+        let mut expired = 0;
+        for (index, database) in self.databases.iter_mut().enumerate() {
+            let count = database.expire_due(now_ms);
+            if count > 0 {
+                self.touched |= 1 << index;
+            }
+            expired += count;
+        }
         self.record_expired(true);
         expired
     }
