@@ -516,15 +516,15 @@ impl Database {
 /// What changed in each database since the keyspace was last asked, by database number.
 pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 
-// One bit of `Db::touched` for each database.
+// One bit of `Db::touched` and `Db::written` for each database.
 const _: () = assert!(DATABASES <= u16::BITS as usize);
 
-/// The numbers of the databases whose bits are set in `touched` (see `Db::touched`), in
+/// The numbers of the databases whose bits are set in `bits` (see `Db::touched`), in
 /// order.
-fn touched(mut touched: u16) -> impl Iterator<Item = usize> {
+fn databases_in(mut bits: u16) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
-        let index = (touched != 0).then(|| touched.trailing_zeros() as usize)?;
-        touched &= touched - 1;
+        let index = (bits != 0).then(|| bits.trailing_zeros() as usize)?;
+        bits &= bits - 1;
         Some(index)
     })
 }
@@ -540,6 +540,9 @@ pub struct Db {
     /// were last taken: only those can hold any, so what takes them after every command
     /// looks at these alone, not at all [`DATABASES`] (issue 33).
     touched: u16,
+    /// Bit `i` for each database `i` ever reached for a write: the others hold nothing and
+    /// took no write, so the earliest expiry and the write count skip them.
+    written: u16,
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
@@ -560,6 +563,7 @@ impl Default for Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
             touched: 0,
+            written: 0,
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
             users: Users::default(),
@@ -578,8 +582,7 @@ impl Deref for Db {
 
 impl DerefMut for Db {
     fn deref_mut(&mut self) -> &mut Database {
-        self.touched |= 1 << self.selected;
-        &mut self.databases[self.selected]
+        self.database_mut(self.selected)
     }
 }
 
@@ -602,6 +605,7 @@ impl Db {
     /// Database `index` for a write (below [`DATABASES`]).
     pub fn database_mut(&mut self, index: usize) -> &mut Database {
         self.touched |= 1 << index;
+        self.written |= 1 << index;
         &mut self.databases[index]
     }
 
@@ -629,6 +633,7 @@ impl Db {
             database.clear();
         }
         self.touched = u16::MAX;
+        self.written = u16::MAX;
     }
 
     /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
@@ -643,7 +648,7 @@ impl Db {
     /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
         let mut changes = KeyspaceChanges::new();
-        for index in touched(self.touched) {
+        for index in databases_in(self.touched) {
             let database = &mut self.databases[index];
             if !database.changes.is_empty() {
                 changes.insert(index, std::mem::take(&mut database.changes));
@@ -657,13 +662,13 @@ impl Db {
 
     /// How many writes the keyspace took (see [`Database`]'s `dirty`).
     pub fn dirty(&self) -> u64 {
-        self.databases.iter().map(|d| d.dirty).sum()
+        databases_in(self.written).map(|index| self.databases[index].dirty).sum()
     }
 
     /// Records the `DEL` of each key that expired since last asked, each a unit of its own
     /// when `apart` (the expiry cycle's), or forgets them while the log does not record.
     pub fn record_expired(&mut self, apart: bool) {
-        for index in touched(self.touched) {
+        for index in databases_in(self.touched) {
             for key in std::mem::take(&mut self.databases[index].expired) {
                 if self.log.recording {
                     if apart {
@@ -686,8 +691,8 @@ impl Db {
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
         let mut expired = 0;
-        for (index, database) in self.databases.iter_mut().enumerate() {
-            let count = database.expire_due(now_ms);
+        for index in databases_in(self.written) {
+            let count = self.databases[index].expire_due(now_ms);
             if count > 0 {
                 self.touched |= 1 << index;
             }
@@ -703,9 +708,8 @@ impl Db {
         if self.databases[0].replica {
             return None;
         }
-        self.databases
-            .iter()
-            .filter_map(Database::earliest_expiry_ms)
+        databases_in(self.written)
+            .filter_map(|index| self.databases[index].earliest_expiry_ms())
             .min()
     }
 }
