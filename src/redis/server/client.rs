@@ -113,7 +113,7 @@ pub(super) async fn serve_connection<S, C, D>(
         // One reading of the clock for the request, as Redis takes one per command (the
         // clock cannot move before the command runs: nothing is awaited in between).
         let now_ms = context.clock.wall_ms();
-        let (writes, out_of_memory, subscribed, password_required) = {
+        let (writes, out_of_memory, subscribed, unauthenticated) = {
             node.borrow_mut().clients.record_request(session.id, &name, now_ms);
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
@@ -121,7 +121,8 @@ pub(super) async fn serve_connection<S, C, D>(
                 node.writes(),
                 node.out_of_memory(),
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
-                !node.config.value("requirepass").is_empty(),
+                // The password is looked up only for a connection that may need it.
+                !session.authenticated && !node.config.value("requirepass").is_empty(),
             )
         };
         let kept = kept_for_propagation(&node.borrow().db, lookup, &words);
@@ -131,7 +132,7 @@ pub(super) async fn serve_connection<S, C, D>(
             writes,
             out_of_memory,
             subscribed,
-            password_required,
+            unauthenticated,
             &mut session,
             &mut node.borrow_mut().watches,
         );
