@@ -26,7 +26,9 @@ use super::cmd::acl_users::Users;
 use super::cmd::error::ReplyError;
 use super::propagation_log::Log;
 use super::subscriptions::PubSub;
+use reached::Reached;
 
+mod reached;
 mod set;
 mod stream;
 pub use set::Set;
@@ -516,19 +518,6 @@ impl Database {
 /// What changed in each database since the keyspace was last asked, by database number.
 pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 
-// One bit of `Db::touched` and `Db::written` for each database.
-const _: () = assert!(DATABASES <= u16::BITS as usize);
-
-/// The numbers of the databases whose bits are set in `bits` (see `Db::touched`), in
-/// order.
-fn databases_in(mut bits: u16) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let index = (bits != 0).then(|| bits.trailing_zeros() as usize)?;
-        bits &= bits - 1;
-        Some(index)
-    })
-}
-
 /// A node's keyspace: [`DATABASES`] databases, one of them selected. It derefs to the
 /// selected one, which is what every key command works on; the server selects the
 /// connection's database before each command (SELECT changes it).
@@ -536,13 +525,8 @@ fn databases_in(mut bits: u16) -> impl Iterator<Item = usize> {
 pub struct Db {
     databases: Vec<Database>,
     selected: usize,
-    /// Bit `i` for each database `i` reached for a write since its changes and expired keys
-    /// were last taken: only those can hold any, so what takes them after every command
-    /// looks at these alone, not at all [`DATABASES`] (issue 33).
-    touched: u16,
-    /// Bit `i` for each database `i` ever reached for a write: the others hold nothing and
-    /// took no write, so the earliest expiry and the write count skip them.
-    written: u16,
+    /// The databases written since their changes were taken, and ever.
+    reached: Reached,
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
@@ -562,8 +546,7 @@ impl Default for Db {
         Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
-            touched: 0,
-            written: 0,
+            reached: Reached::default(),
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
             users: Users::default(),
@@ -604,8 +587,7 @@ impl Db {
 
     /// Database `index` for a write (below [`DATABASES`]).
     pub fn database_mut(&mut self, index: usize) -> &mut Database {
-        self.touched |= 1 << index;
-        self.written |= 1 << index;
+        self.reached.reach(index);
         &mut self.databases[index]
     }
 
@@ -632,8 +614,7 @@ impl Db {
         for database in &mut self.databases {
             database.clear();
         }
-        self.touched = u16::MAX;
-        self.written = u16::MAX;
+        self.reached.reach_all();
     }
 
     /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
@@ -648,13 +629,13 @@ impl Db {
     /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
         let mut changes = KeyspaceChanges::new();
-        for index in databases_in(self.touched) {
+        for index in self.reached.since_taken() {
             let database = &mut self.databases[index];
             if !database.changes.is_empty() {
                 changes.insert(index, std::mem::take(&mut database.changes));
             }
             if database.expired.is_empty() {
-                self.touched &= !(1 << index);
+                self.reached.taken(index);
             }
         }
         changes
@@ -662,13 +643,13 @@ impl Db {
 
     /// How many writes the keyspace took (see [`Database`]'s `dirty`).
     pub fn dirty(&self) -> u64 {
-        databases_in(self.written).map(|index| self.databases[index].dirty).sum()
+        self.reached.ever().map(|index| self.databases[index].dirty).sum()
     }
 
     /// Records the `DEL` of each key that expired since last asked, each a unit of its own
     /// when `apart` (the expiry cycle's), or forgets them while the log does not record.
     pub fn record_expired(&mut self, apart: bool) {
-        for index in databases_in(self.touched) {
+        for index in self.reached.since_taken() {
             for key in std::mem::take(&mut self.databases[index].expired) {
                 if self.log.recording {
                     if apart {
@@ -691,10 +672,10 @@ impl Db {
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
         let mut expired = 0;
-        for index in databases_in(self.written) {
+        for index in self.reached.ever() {
             let count = self.databases[index].expire_due(now_ms);
             if count > 0 {
-                self.touched |= 1 << index;
+                self.reached.reach(index);
             }
             expired += count;
         }
@@ -708,7 +689,8 @@ impl Db {
         if self.databases[0].replica {
             return None;
         }
-        databases_in(self.written)
+        self.reached
+            .ever()
             .filter_map(|index| self.databases[index].earliest_expiry_ms())
             .min()
     }
