@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::error::ReplyError;
-use crate::redis::name_hash::BuildNameHasher;
 use super::spec::{Flags, Spec};
 use super::{
     Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings,
 };
 use super::{sets, sort, streams, transactions, zsets};
+use crate::redis::name_hash::BuildNameHasher;
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
 pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[

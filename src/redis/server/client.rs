@@ -114,7 +114,9 @@ pub(super) async fn serve_connection<S, C, D>(
         // clock cannot move before the command runs: nothing is awaited in between).
         let now_ms = context.clock.wall_ms();
         let (writes, out_of_memory, subscribed, unauthenticated) = {
-            node.borrow_mut().clients.record_request(session.id, &name, now_ms);
+            node.borrow_mut()
+                .clients
+                .record_request(session.id, &name, now_ms);
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
