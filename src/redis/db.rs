@@ -26,7 +26,9 @@ use super::cmd::acl_users::Users;
 use super::cmd::error::ReplyError;
 use super::propagation_log::Log;
 use super::subscriptions::PubSub;
+use reached::Reached;
 
+mod reached;
 mod set;
 mod stream;
 pub use set::Set;
@@ -523,6 +525,8 @@ pub type KeyspaceChanges = BTreeMap<usize, Changes>;
 pub struct Db {
     databases: Vec<Database>,
     selected: usize,
+    /// The databases written since their changes were taken, and ever.
+    reached: Reached,
     /// The node's pub/sub subscriptions: here, beside the keys, because a script's
     /// `redis.call` reaches only the keyspace and may PUBLISH.
     pub pubsub: PubSub,
@@ -542,6 +546,7 @@ impl Default for Db {
         Db {
             databases: (0..DATABASES).map(|_| Database::default()).collect(),
             selected: 0,
+            reached: Reached::default(),
             pubsub: PubSub::default(),
             draws: ChaCha8Rng::seed_from_u64(0),
             users: Users::default(),
@@ -560,7 +565,7 @@ impl Deref for Db {
 
 impl DerefMut for Db {
     fn deref_mut(&mut self) -> &mut Database {
-        &mut self.databases[self.selected]
+        self.database_mut(self.selected)
     }
 }
 
@@ -582,6 +587,7 @@ impl Db {
 
     /// Database `index` for a write (below [`DATABASES`]).
     pub fn database_mut(&mut self, index: usize) -> &mut Database {
+        self.reached.reach(index);
         &mut self.databases[index]
     }
 
@@ -595,7 +601,7 @@ impl Db {
         std::mem::swap(&mut first[low].entries, &mut rest[0].entries);
         std::mem::swap(&mut first[low].deadlines, &mut rest[0].deadlines);
         for index in [a, b] {
-            let database = &mut self.databases[index];
+            let database = self.database_mut(index);
             database.dirty += 1;
             database.changes.cleared = true;
             let keys: Vec<Vec<u8>> = database.entries.keys().cloned().collect();
@@ -608,6 +614,7 @@ impl Db {
         for database in &mut self.databases {
             database.clear();
         }
+        self.reached.reach_all();
     }
 
     /// Makes this keyspace a replica's (it stops expiring keys) or a master's.
@@ -622,9 +629,13 @@ impl Db {
     /// allocation after every command.
     pub fn take_changes(&mut self) -> KeyspaceChanges {
         let mut changes = KeyspaceChanges::new();
-        for (index, database) in self.databases.iter_mut().enumerate() {
+        for index in self.reached.since_taken() {
+            let database = &mut self.databases[index];
             if !database.changes.is_empty() {
                 changes.insert(index, std::mem::take(&mut database.changes));
+            }
+            if database.expired.is_empty() {
+                self.reached.taken(index);
             }
         }
         changes
@@ -632,17 +643,14 @@ impl Db {
 
     /// How many writes the keyspace took (see [`Database`]'s `dirty`).
     pub fn dirty(&self) -> u64 {
-        self.databases.iter().map(|d| d.dirty).sum()
+        self.reached.ever().map(|index| self.databases[index].dirty).sum()
     }
 
     /// Records the `DEL` of each key that expired since last asked, each a unit of its own
     /// when `apart` (the expiry cycle's), or forgets them while the log does not record.
     pub fn record_expired(&mut self, apart: bool) {
-        for (index, database) in self.databases.iter_mut().enumerate() {
-            if database.expired.is_empty() {
-                continue;
-            }
-            for key in std::mem::take(&mut database.expired) {
+        for index in self.reached.since_taken() {
+            for key in std::mem::take(&mut self.databases[index].expired) {
                 if self.log.recording {
                     if apart {
                         self.log.close_unit();
@@ -663,7 +671,14 @@ impl Db {
     /// expired; scanning all of them in key order deletes the same keys without drawing
     /// random numbers, and keys here are few.
     pub fn expire_due(&mut self, now_ms: u64) -> usize {
-        let expired = self.databases.iter_mut().map(|d| d.expire_due(now_ms)).sum();
+        let mut expired = 0;
+        for index in self.reached.ever() {
+            let count = self.databases[index].expire_due(now_ms);
+            if count > 0 {
+                self.reached.reach(index);
+            }
+            expired += count;
+        }
         self.record_expired(true);
         expired
     }
@@ -674,9 +689,9 @@ impl Db {
         if self.databases[0].replica {
             return None;
         }
-        self.databases
-            .iter()
-            .filter_map(Database::earliest_expiry_ms)
+        self.reached
+            .ever()
+            .filter_map(|index| self.databases[index].earliest_expiry_ms())
             .min()
     }
 }

@@ -25,6 +25,7 @@ mod lua_reply;
 mod lua_scan;
 mod lua_watchdog;
 pub mod memory;
+mod name_hash;
 pub mod node;
 mod number;
 pub mod persistence;

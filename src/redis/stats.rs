@@ -16,10 +16,11 @@
 //! whose mark every nested call moves, so an EXEC fails by its own error (EXECABORT) and
 //! not by its queued commands'.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::Frame;
 use super::connection::Reply;
+use super::name_hash::BuildNameHasher;
 
 /// Redis finds an error's code (the text before its first space) within this many bytes of
 /// the reply, its leading `-` included; an error without a space there counts as `ERR`.
@@ -118,7 +119,9 @@ struct Calls {
 /// `client|list`), since the start or CONFIG RESETSTAT.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CommandStats {
-    by_name: BTreeMap<String, Calls>,
+    /// Hashed, not ordered: every call finds its entry, where a `BTreeMap` compared about
+    /// four names a call (issue 33); INFO, rare, puts them in order.
+    by_name: HashMap<String, Calls, BuildNameHasher>,
     /// The error count when the last call began or ended, or the last refusal was counted.
     errors_seen: u64,
 }
@@ -187,7 +190,7 @@ impl CommandStats {
 
     /// `INFO commandstats`'s lines, for every command called or refused (no time spent).
     pub fn info_lines(&self) -> impl Iterator<Item = String> + '_ {
-        self.by_name.iter().map(|(name, calls)| {
+        self.in_name_order().map(|(name, calls)| {
             format!(
                 "cmdstat_{name}:calls={},usec=0,usec_per_call=0.00,rejected_calls={},failed_calls={}",
                 calls.calls, calls.rejected, calls.failed
@@ -197,10 +200,16 @@ impl CommandStats {
 
     /// `INFO latencystats`'s lines, for every command that replied but by a timeout.
     pub fn latency_lines(&self) -> impl Iterator<Item = String> + '_ {
-        self.by_name
-            .iter()
+        self.in_name_order()
             .filter(|(_, calls)| calls.timed)
             .map(|(name, _)| format!("latency_percentiles_usec_{name}:{LATENCY_PERCENTILES}"))
+    }
+
+    /// Every command's calls, by name in byte order (as Redis's INFO lists them).
+    fn in_name_order(&self) -> impl Iterator<Item = (&String, &Calls)> {
+        let mut calls: Vec<_> = self.by_name.iter().collect();
+        calls.sort_unstable_by_key(|(name, _)| *name);
+        calls.into_iter()
     }
 }
 

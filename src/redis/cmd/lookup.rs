@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use super::error::ReplyError;
@@ -17,6 +16,7 @@ use super::{
     Command, acl, geo, hashes, keys, lists, pubsub, replication, scripting, server, session, strings,
 };
 use super::{sets, sort, streams, transactions, zsets};
+use crate::redis::name_hash::BuildNameHasher;
 
 /// Every family's table: the order docs/redis-coverage.md lists them in.
 pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
@@ -42,30 +42,8 @@ pub(crate) const FAMILIES: &[(&str, &[Spec<Command>])] = &[
 /// unknown without being looked at further.
 const MAX_NAME_BYTES: usize = 24;
 
-/// FNV-1a: command names are a few bytes, for which SipHash's set-up costs more than the
-/// hash; the table is fixed, so no hash-flooding defence is needed.
-struct NameHasher(u64);
-
-impl Default for NameHasher {
-    fn default() -> Self {
-        NameHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Every command by its lower-case name, built at the first lookup.
-static BY_NAME: LazyLock<HashMap<&'static [u8], &'static Spec<Command>, BuildHasherDefault<NameHasher>>> =
+static BY_NAME: LazyLock<HashMap<&'static [u8], &'static Spec<Command>, BuildNameHasher>> =
     LazyLock::new(|| {
         FAMILIES
             .iter()

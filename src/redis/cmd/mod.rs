@@ -344,9 +344,9 @@ impl Command {
     /// Parses a request of the connection of `session`, as Redis checks it there: a RESP2
     /// connection with subscriptions (`subscribed`) may send only the subscription commands,
     /// PING, QUIT and RESET; a connection in MULTI has its requests queued once their name
-    /// and arity passed, and a refusal then fails its transaction. While the node has a
-    /// password (`password_required`), an unauthenticated connection may send only AUTH,
-    /// HELLO, QUIT and RESET. A refused EXEC discards the transaction and the connection's
+    /// and arity passed, and a refusal then fails its transaction. An `unauthenticated`
+    /// connection (the node has a password it was not given) may send only AUTH, HELLO,
+    /// QUIT and RESET. A refused EXEC discards the transaction and the connection's
     /// `watches`. `lookup` is the lookup of `words`. While the node is `out_of_memory`, a
     /// command that may grow the dataset is refused, and so is every request of a connection
     /// in MULTI but EXEC, DISCARD, QUIT and RESET (server.c `processCommand`); EXEC too when
@@ -358,13 +358,12 @@ impl Command {
         writes: Writes,
         out_of_memory: bool,
         subscribed: bool,
-        password_required: bool,
+        unauthenticated: bool,
         session: &mut Session,
         watches: &mut Watches,
     ) -> Result<Command, Refused> {
         let exec = words.first().is_some_and(|w| w.eq_ignore_ascii_case(b"exec"));
         let queuing = session.transaction.is_some();
-        let unauthenticated = password_required && !session.authenticated;
         let memory = match &session.transaction {
             _ if !out_of_memory => Memory::Enough,
             Some(transaction) if exec => Memory::Over {

@@ -1,5 +1,6 @@
 //! The keyspace's expiry as Redis has it: lazy on access (live at its own millisecond),
-//! active for due keys only, and an expired key neither removed nor extended.
+//! active for due keys only, and an expired key neither removed nor extended; and what a
+//! node takes after each command, from whichever databases were written.
 
 use super::*;
 
@@ -45,4 +46,22 @@ fn expired_keys_cannot_be_removed_or_extended() {
     db.set(b"k".to_vec(), b"v".to_vec(), Some(1000));
     assert!(db.set_expiry(b"k", 5000, 500));
     assert!(db.remove(b"k", 4000));
+}
+
+#[test]
+fn changes_expiries_and_writes_come_from_whichever_databases_were_written() {
+    let mut db = Db::default();
+    db.select(5);
+    db.set(b"five".to_vec(), b"v".to_vec(), Some(1000));
+    db.database_mut(2).set(b"two".to_vec(), b"v".to_vec(), None);
+    assert_eq!(db.take_changes().into_keys().collect::<Vec<_>>(), [2, 5]);
+    assert!(db.take_changes().is_empty(), "changes are taken once");
+    assert_eq!(db.earliest_expiry_ms(), Some(1001));
+    assert_eq!(db.expire_due(1001), 1, "the cycle reaches database 5");
+    assert!(db.take_changes()[&5].keys.contains(&b"five"[..]));
+    let before = db.dirty();
+    db.database_mut(7).set(b"seven".to_vec(), b"v".to_vec(), None);
+    assert_eq!(db.dirty(), before + 1);
+    db.swap(7, 9);
+    assert_eq!(db.take_changes().into_keys().collect::<Vec<_>>(), [7, 9]);
 }

@@ -333,25 +333,23 @@ fn send(fd: RawFd, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// A client connection's stream: the accepted one, with the bytes the busy pass read from
-/// its socket and did not answer given first, and the replies it could not send sent
-/// first. Without a socket (simulated TCP) it is the stream as is.
+/// A real client connection's stream: the accepted one, with the bytes the busy pass read
+/// from its socket and did not answer given first, and the replies it could not send sent
+/// first. A simulated connection has no socket and no pass, so it is served on its stream
+/// as is, without this wrapper in every read and write (issue 33).
 pub(super) struct Watched<S> {
     stream: S,
-    socket: Option<Rc<Socket>>,
+    socket: Rc<Socket>,
 }
 
 impl<S: AsyncWrite + Unpin> Watched<S> {
-    pub(super) fn new(stream: S, socket: Option<Rc<Socket>>) -> Self {
+    pub(super) fn new(stream: S, socket: Rc<Socket>) -> Self {
         Watched { stream, socket }
     }
 
     /// Sends the replies the pass could not.
     fn poll_unsent(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some(socket) = &self.socket else {
-            return Poll::Ready(Ok(()));
-        };
-        let mut unsent = socket.unsent.borrow_mut();
+        let mut unsent = self.socket.unsent.borrow_mut();
         while !unsent.is_empty() {
             let written = ready!(Pin::new(&mut self.stream).poll_write(cx, &unsent))?;
             if written == 0 {
@@ -371,11 +369,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Watched<S> {
     ) -> Poll<io::Result<()>> {
         ready!(self.poll_unsent(cx))?;
         let this = &mut *self;
-        let Some(socket) = &this.socket else {
-            return Pin::new(&mut this.stream).poll_read(cx, buf);
-        };
         {
-            let mut unread = socket.unread.borrow_mut();
+            let mut unread = this.socket.unread.borrow_mut();
             if !unread.is_empty() {
                 let n = unread.len().min(buf.remaining());
                 buf.put_slice(&unread[..n]);
@@ -385,7 +380,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Watched<S> {
         }
         let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
         if polled.is_pending() {
-            let mut waker = socket.waker.borrow_mut();
+            let mut waker = this.socket.waker.borrow_mut();
             if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 *waker = Some(cx.waker().clone());
             }

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::busy::{Answered, BUSY, Socket, Watched};
+use super::busy::{Answered, BUSY, Socket};
 use super::context::{Context, EXPIRY_CYCLE_MS};
 use super::links::serve_replica;
 use crate::platform::Clock;
@@ -24,6 +24,8 @@ use crate::redis::replication::Dialer;
 
 /// Answers one client's requests in order until it hangs up, quits, speaks nonsense, or
 /// turns out to be a replica (PSYNC), which gets the replication stream instead.
+/// `socket` is a real connection's, registered with the busy pass (its `stream` is then
+/// [`Watched`](super::busy::Watched)); a simulated connection has none.
 pub(super) async fn serve_connection<S, C, D>(
     stream: S,
     socket: Option<Rc<Socket>>,
@@ -35,7 +37,7 @@ pub(super) async fn serve_connection<S, C, D>(
     C: Clock,
     D: Dialer,
 {
-    let mut connection = Connection::new(Watched::new(stream, socket.clone()));
+    let mut connection = Connection::new(stream);
     let node = &context.node;
     // Pub/sub messages for this connection, written out between its replies.
     let (mailbox, mut messages) = mpsc::unbounded_channel();
@@ -108,17 +110,21 @@ pub(super) async fn serve_connection<S, C, D>(
         // The command is looked up once, and names the request for CLIENT LIST and INFO.
         let lookup = Lookup::of(&words);
         let name = lookup.name(&words);
-        let (writes, out_of_memory, subscribed, password_required) = {
+        // One reading of the clock for the request, as Redis takes one per command (the
+        // clock cannot move before the command runs: nothing is awaited in between).
+        let now_ms = context.clock.wall_ms();
+        let (writes, out_of_memory, subscribed, unauthenticated) = {
             node.borrow_mut()
                 .clients
-                .record_request(session.id, &name, context.clock.wall_ms());
+                .record_request(session.id, &name, now_ms);
             let node = node.borrow();
             let subscriptions = node.db.pubsub.subscriptions(session.id);
             (
                 node.writes(),
                 node.out_of_memory(),
                 session.protocol == Protocol::Resp2 && subscriptions > 0,
-                !node.config.value("requirepass").is_empty(),
+                // The password is looked up only for a connection that may need it.
+                !session.authenticated && !node.config.value("requirepass").is_empty(),
             )
         };
         let kept = kept_for_propagation(&node.borrow().db, lookup, &words);
@@ -128,7 +134,7 @@ pub(super) async fn serve_connection<S, C, D>(
             writes,
             out_of_memory,
             subscribed,
-            password_required,
+            unauthenticated,
             &mut session,
             &mut node.borrow_mut().watches,
         );
@@ -172,7 +178,6 @@ pub(super) async fn serve_connection<S, C, D>(
             Ok(command) => {
                 let following = matches!(command, Command::Replicaof(Replicaof::Master(_)));
                 let mut node = node.borrow_mut();
-                let now_ms = context.clock.wall_ms();
                 tally = match command {
                     Command::Queued(_) => Tally::Queued,
                     _ => Tally::Began,

@@ -28,7 +28,7 @@ use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
 use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
 use super::replication::{Dialer, REPLICA_CRON_MS, next_request};
 use crate::platform::{Clock, Listener};
-use busy::BusyPass;
+use busy::{BusyPass, Watched};
 use client::serve_connection;
 use context::Context;
 pub use context::EXPIRY_CYCLE_MS;
@@ -184,13 +184,18 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
             stream = listener.accept(), if accept_after_ms <= clock.monotonic_ms() => match stream {
                 Ok((stream, peer)) => {
                     let session = Session { id: node.borrow_mut().clients.next_id(), ..Session::default() };
-                    let socket = L::socket_fd(&stream).map(|fd| {
-                        if !std::mem::replace(&mut watching_scripts, true) {
-                            node.borrow_mut().watch_scripts(context.busy.clone());
+                    let task: Task = match L::socket_fd(&stream) {
+                        Some(fd) => {
+                            if !std::mem::replace(&mut watching_scripts, true) {
+                                node.borrow_mut().watch_scripts(context.busy.clone());
+                            }
+                            let socket = context.busy.register(session.id, fd);
+                            let stream = Watched::new(stream, socket.clone());
+                            Box::pin(serve_connection(stream, Some(socket), peer, session, context.clone()))
                         }
-                        context.busy.register(session.id, fd)
-                    });
-                    tasks.push(Box::pin(serve_connection(stream, socket, peer, session, context.clone())));
+                        None => Box::pin(serve_connection(stream, None, peer, session, context.clone())),
+                    };
+                    tasks.push(task);
                 }
                 // Out of file descriptors (or another failed accept): the clients already
                 // connected are served on, and accepting resumes a moment later, as
