@@ -158,15 +158,15 @@ globals.loadstring = function(chunk, name)
 end
 
 -- User scripts run in this environment: reads of missing globals and all writes fail, with
--- Redis's words, at the script's own line (level 2).
+-- Redis's words, at the script's own line (level 2). A read goes from the empty sandbox to
+-- the globals by a table `__index` (no Lua call, as every script reads `redis`, KEYS and
+-- ARGV), and only a name the globals lack reaches their own metatable's function, as in
+-- Redis, whose globals carry that metatable too (`luaSetErrorMetatable`).
+setmetatable(globals, { __index = function(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end })
 local sandbox_metatable = readonly_metatable()
-sandbox_metatable.__index = function(_, name)
-  local value = globals[name]
-  if value == nil then
-    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-  end
-  return value
-end
+sandbox_metatable.__index = globals
 local sandbox = setmetatable({}, sandbox_metatable)
 protected[sandbox] = true
 globals._G = sandbox
