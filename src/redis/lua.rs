@@ -26,7 +26,7 @@ use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
 use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, lua_to_frame, marked_counted};
-use super::lua_stack::{CallReply, CallWords, call_run};
+use super::lua_stack::{CallReply, CallWords, call_script};
 pub use super::lua_watchdog::Watcher;
 use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, SCRIPT_CHUNK_NAME, Watchdog};
 use super::number::format_g;
@@ -165,9 +165,8 @@ pub struct ScriptCall<'a> {
 pub struct Scripts {
     lua: Lua,
     /// What `prelude.lua` left in its private bridge table, read once: the environment
-    /// user scripts are compiled in, and the function that runs one.
+    /// user scripts are compiled in.
     sandbox: Table,
-    run: Function,
     /// An empty keyspace that stands in the node's place while a script borrows the
     /// node's own (`None` only during a run): made once, not at every run.
     stand_in: Cell<Option<Db>>,
@@ -298,7 +297,6 @@ impl Scripts {
         watchdog.hook_every(&lua, HOOK_EVERY_INSTRUCTIONS)?;
         Ok(Scripts {
             sandbox: bridge.get("sandbox")?,
-            run: bridge.get("run")?,
             stand_in: Cell::new(Some(Db::default())),
             lua,
             running,
@@ -476,9 +474,7 @@ impl Scripts {
         self.running.command.set(Some(command));
         let stand_in = self.stand_in.take().unwrap_or_default();
         *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
-        // The prelude's `run` makes KEYS and ARGV (new tables of the words, as Redis makes for
-        // each run) the globals.
-        let outcome = call_run(&self.lua, &self.run, function, &self.on_error, (keys, args));
+        let outcome = call_script(&self.lua, function, &self.on_error, (keys, args));
         self.watchdog.end();
         let keyspace = self
             .running

@@ -166,52 +166,44 @@ unsafe fn push_sequence(state: *mut ffi::lua_State, words: &[Vec<u8>]) {
     }
 }
 
-/// Calls the prelude's `run(script, on_error, KEYS, ARGV)` and returns its first two
-/// results: whether the script ran without error, and its first result or what `on_error`
-/// made of its error.
-pub(super) fn call_run(
+/// Runs a compiled script as Redis does: KEYS and ARGV made new tables of the words and set
+/// as globals, then the script called under `on_error` as its message handler (which sees
+/// the stack where the error happened, to find the script's line). Whether it ran without
+/// error, and its first result or what `on_error` made of its error: what `xpcall` would
+/// return, without a Lua function around it to make that call.
+pub(super) fn call_script(
     lua: &Lua,
-    run: &Function,
     script: &Function,
     on_error: &Function,
     (keys, args): (&[Vec<u8>], &[Vec<u8>]),
 ) -> mlua::Result<(bool, Value)> {
-    /// The function, its four arguments, and one spare.
-    const STACK_ROOM: c_int = 6;
+    /// The handler, the script, and a global's table above them before it is set.
+    const STACK_ROOM: c_int = 4;
     lua.exec_raw_lua(|raw| {
         let state = raw.state();
-        // SAFETY: the stack is grown for the six values before anything is pushed, and put
-        // back to where it was on every way out; the functions are this interpreter's own
-        // (their pushes copy a reference); `lua_pcall` catches every error of the call.
+        // SAFETY: the stack is grown for the values before anything is pushed, and put back
+        // to where it was on every way out; the functions are this interpreter's own (their
+        // pushes copy a reference); the globals table has no `__newindex`, so setting KEYS
+        // and ARGV only stores them (see the module comment for why nothing here raises but
+        // the script, whose errors `lua_pcall` catches).
         unsafe {
             let top = ffi::lua_gettop(state);
             if ffi::lua_checkstack(state, STACK_ROOM) == 0 {
                 return Err(mlua::Error::StackError);
             }
-            let pushed = (|| {
-                raw.push(run)?;
-                raw.push(script)?;
-                raw.push(on_error)
-            })();
+            for (name, words) in [(c"KEYS", keys), (c"ARGV", args)] {
+                push_sequence(state, words);
+                ffi::lua_setfield(state, ffi::LUA_GLOBALSINDEX, name.as_ptr());
+            }
+            let pushed = raw.push(on_error).and_then(|()| raw.push(script));
             if let Err(error) = pushed {
                 ffi::lua_settop(state, top);
                 return Err(error);
             }
-            push_sequence(state, keys);
-            push_sequence(state, args);
-            let status = ffi::lua_pcall(state, 4, 2, 0);
-            let last = raw.pop_value();
-            let result = if status == 0 {
-                Ok((ffi::lua_toboolean(state, -1) != 0, last))
-            } else {
-                Err(match last {
-                    Value::Error(error) => *error,
-                    Value::String(message) => mlua::Error::RuntimeError(message.to_string_lossy()),
-                    other => mlua::Error::RuntimeError(other.type_name().to_string()),
-                })
-            };
+            let ran = ffi::lua_pcall(state, 0, 1, top + 1) == 0;
+            let outcome = raw.pop_value();
             ffi::lua_settop(state, top);
-            result
+            Ok((ran, outcome))
         }
     })
 }

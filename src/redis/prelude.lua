@@ -2,7 +2,7 @@
 -- private bridge table to Rust (src/redis/lua.rs). It builds Redis 7.0's `redis` library
 -- and the read-only global environment user scripts run in, as Redis's script_lua.c does.
 local bridge = ...
-local error, select, type, tostring, xpcall = error, select, type, tostring, xpcall
+local error, select, type, tostring = error, select, type, tostring
 local lua_pcall, setmetatable = pcall, setmetatable
 local globals = _G
 
@@ -171,10 +171,3 @@ local sandbox = setmetatable({}, sandbox_metatable)
 protected[sandbox] = true
 globals._G = sandbox
 bridge.sandbox = sandbox
-
--- Runs a compiled script with its KEYS and ARGV (set here, in the VM, rather than by
--- two protected table writes from Rust); `on_error` records where it failed.
-bridge.run = function(script, on_error, keys, argv)
-  globals.KEYS, globals.ARGV = keys, argv
-  return xpcall(script, on_error)
-end
