@@ -167,9 +167,6 @@ pub struct Scripts {
     /// What `prelude.lua` left in its private bridge table, read once: the environment
     /// user scripts are compiled in.
     sandbox: Table,
-    /// An empty keyspace that stands in the node's place while a script borrows the
-    /// node's own (`None` only during a run): made once, not at every run.
-    stand_in: Cell<Option<Db>>,
     /// What `redis.call` and `redis.pcall` reach while a script runs.
     running: Rc<RunningScript>,
     /// The error handler that finds the script's line, made once with the interpreter.
@@ -258,7 +255,8 @@ impl Scripts {
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
-            db: RefCell::new(None),
+            db: RefCell::default(),
+            lent: Cell::new(false),
             now_ms: Cell::new(0),
             rules: Cell::new(CallRules::default()),
             command: Cell::new(None),
@@ -297,7 +295,6 @@ impl Scripts {
         watchdog.hook_every(&lua, HOOK_EVERY_INSTRUCTIONS)?;
         Ok(Scripts {
             sandbox: bridge.get("sandbox")?,
-            stand_in: Cell::new(Some(Db::default())),
             lua,
             running,
             on_error,
@@ -339,7 +336,7 @@ impl Scripts {
             return false;
         }
         let running = &self.running;
-        running.db.replace(None);
+        running.lent.set(false);
         running.now_ms.set(0);
         running.rules.set(CallRules::default());
         running.command.set(None);
@@ -472,17 +469,13 @@ impl Scripts {
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
-        let stand_in = self.stand_in.take().unwrap_or_default();
-        *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
+        // The node's keyspace and the stand-in trade places, and back after the run.
+        std::mem::swap(&mut *self.running.db.borrow_mut(), db);
+        self.running.lent.set(true);
         let outcome = call_script(&self.lua, function, &self.on_error, (keys, args));
         self.watchdog.end();
-        let keyspace = self
-            .running
-            .db
-            .borrow_mut()
-            .take()
-            .expect("the keyspace comes back after the run");
-        self.stand_in.set(Some(std::mem::replace(db, keyspace)));
+        self.running.lent.set(false);
+        std::mem::swap(&mut *self.running.db.borrow_mut(), db);
         let (ok, outcome) = outcome?;
         if ok {
             return Ok(Ok(lua_to_frame(outcome, 0, reply_errors)));
@@ -501,11 +494,14 @@ impl Scripts {
 }
 
 /// The keyspace and settings of the script that is running, for `redis.call` and
-/// `redis.pcall`. The node's keyspace is moved in for the run and back out after it, so the
-/// two functions are made once per interpreter rather than once per run.
+/// `redis.pcall`. The node's keyspace is swapped in for the run and back out after it, so
+/// the two functions are made once per interpreter rather than once per run.
 struct RunningScript {
-    /// The node's keyspace while a script runs; `None` between runs.
-    db: RefCell<Option<Db>>,
+    /// The node's keyspace while a script runs (`lent`); between runs, an empty keyspace
+    /// made once with the interpreter, which stands in the node's place during a run.
+    db: RefCell<Db>,
+    /// A script runs: `db` is the node's.
+    lent: Cell<bool>,
     now_ms: Cell<u64>,
     rules: Cell<CallRules>,
     command: Cell<Option<ScriptCommand>>,
@@ -531,16 +527,17 @@ impl RunningScript {
             Ok(command) => command,
             Err(message) => return refused(message),
         };
+        let outside = || mlua::Error::RuntimeError("redis.call outside a script run".into());
+        if !self.lent.get() {
+            return Err(outside());
+        }
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
-        let db = db
-            .as_mut()
-            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
         let run = self
             .command
             .get()
-            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
+            .ok_or_else(outside)?;
         let rules = self.rules.get();
-        let called = run(command, rules, db, self.now_ms.get());
+        let called = run(command, rules, &mut db, self.now_ms.get());
         if let Called::Ran { wrote: true, .. } = called {
             self.wrote.set(true);
             self.rules.set(CallRules {
@@ -586,10 +583,12 @@ impl RunningScript {
             })
         };
         let words = words.map_err(|message| raise(message.into()))?;
+        if !self.lent.get() {
+            return Err(raise(
+                "ERR redis.acl_check_cmd can only be called inside a script invocation".into(),
+            ));
+        }
         let db = self.db.try_borrow().map_err(mlua::Error::external)?;
-        let db = db.as_ref().ok_or_else(|| {
-            raise("ERR redis.acl_check_cmd can only be called inside a script invocation".into())
-        })?;
         db.users.check_for_script(&words).map_err(raise)
     }
 }
