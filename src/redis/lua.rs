@@ -532,10 +532,7 @@ impl RunningScript {
             return Err(outside());
         }
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
-        let run = self
-            .command
-            .get()
-            .ok_or_else(outside)?;
+        let run = self.command.get().ok_or_else(outside)?;
         let rules = self.rules.get();
         let called = run(command, rules, &mut db, self.now_ms.get());
         if let Called::Ran { wrote: true, .. } = called {

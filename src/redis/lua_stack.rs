@@ -66,11 +66,13 @@ impl FromLuaMulti for CallWords {
                 _ => None,
             })
             .collect();
-        Ok(CallWords::read(values.len(), |i| match (&values[i], &strings[i]) {
-            (_, Some(bytes)) => Argument::Bytes(bytes),
-            (Value::Integer(n), _) => Argument::Number(*n as f64),
-            (Value::Number(x), _) => Argument::Number(*x),
-            _ => Argument::Other,
+        Ok(CallWords::read(values.len(), |i| {
+            match (&values[i], &strings[i]) {
+                (_, Some(bytes)) => Argument::Bytes(bytes),
+                (Value::Integer(n), _) => Argument::Number(*n as f64),
+                (Value::Number(x), _) => Argument::Number(*x),
+                _ => Argument::Other,
+            }
         }))
     }
 
