@@ -19,13 +19,14 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, IntoLua, Lua, LuaOptions, StdLib, Table, Value, Variadic};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
 use super::Frame;
 use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
-use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, frame_to_lua, lua_to_frame, marked_counted};
+use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, lua_to_frame, marked_counted};
+use super::lua_stack::{CallReply, CallWords, call_script};
 pub use super::lua_watchdog::Watcher;
 use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, SCRIPT_CHUNK_NAME, Watchdog};
 use super::number::format_g;
@@ -164,12 +165,8 @@ pub struct ScriptCall<'a> {
 pub struct Scripts {
     lua: Lua,
     /// What `prelude.lua` left in its private bridge table, read once: the environment
-    /// user scripts are compiled in, and the function that runs one.
+    /// user scripts are compiled in.
     sandbox: Table,
-    run: Function,
-    /// An empty keyspace that stands in the node's place while a script borrows the
-    /// node's own (`None` only during a run): made once, not at every run.
-    stand_in: Cell<Option<Db>>,
     /// What `redis.call` and `redis.pcall` reach while a script runs.
     running: Rc<RunningScript>,
     /// The error handler that finds the script's line, made once with the interpreter.
@@ -258,7 +255,8 @@ impl Scripts {
         bridge.set("version", super::REDIS_VERSION)?;
         bridge.set("version_num", version_number(super::REDIS_VERSION))?;
         let running = Rc::new(RunningScript {
-            db: RefCell::new(None),
+            db: RefCell::default(),
+            lent: Cell::new(false),
             now_ms: Cell::new(0),
             rules: Cell::new(CallRules::default()),
             command: Cell::new(None),
@@ -266,19 +264,17 @@ impl Scripts {
             events: RefCell::default(),
         });
         let script = running.clone();
-        let call =
-            lua.create_function(move |lua, words: Variadic<Value>| match script.command(words)? {
-                Ok(reply) => frame_to_lua(lua, reply),
-                Err(error) => Err(mlua::Error::external(error)),
-            })?;
+        let call = lua.create_function(move |lua, words: CallWords| match script.command(words)? {
+            Ok(reply) => CallReply::new(lua, reply),
+            Err(error) => Err(mlua::Error::external(error)),
+        })?;
         let script = running.clone();
-        let pcall =
-            lua.create_function(move |lua, words: Variadic<Value>| match script.command(words)? {
-                Ok(reply) => frame_to_lua(lua, reply),
-                Err(error) => error.into_table(lua),
-            })?;
+        let pcall = lua.create_function(move |lua, words: CallWords| match script.command(words)? {
+            Ok(reply) => CallReply::new(lua, reply),
+            Err(error) => Ok(CallReply::Converted(error.into_table(lua)?)),
+        })?;
         let script = running.clone();
-        let acl_check = lua.create_function(move |_, words: Variadic<Value>| script.acl_check(words))?;
+        let acl_check = lua.create_function(move |_, words: CallWords| script.acl_check(words))?;
         bridge.set("acl_check", acl_check)?;
         let on_error = lua.create_function(|lua, reason: Value| {
             let info = lua.create_table()?;
@@ -299,8 +295,6 @@ impl Scripts {
         watchdog.hook_every(&lua, HOOK_EVERY_INSTRUCTIONS)?;
         Ok(Scripts {
             sandbox: bridge.get("sandbox")?,
-            run: bridge.get("run")?,
-            stand_in: Cell::new(Some(Db::default())),
             lua,
             running,
             on_error,
@@ -342,7 +336,7 @@ impl Scripts {
             return false;
         }
         let running = &self.running;
-        running.db.replace(None);
+        running.lent.set(false);
         running.now_ms.set(0);
         running.rules.set(CallRules::default());
         running.command.set(None);
@@ -434,7 +428,8 @@ impl Scripts {
         };
         // A call's reply, as far as the statistics look at it: its error, if any.
         let call_reply = |error: Option<String>| Reply::Frame(error.map_or(Frame::Null, Frame::Error));
-        for event in self.running.events.take() {
+        let mut events = self.running.events.take();
+        for event in events.drain(..) {
             match event {
                 CallEvent::Ran { name, error } => stats.call(&name, &call_reply(error)),
                 CallEvent::Rejected { name, error } => {
@@ -442,6 +437,8 @@ impl Scripts {
                 }
             }
         }
+        // The list goes back empty, its room kept for the next run's calls.
+        self.running.events.replace(events);
         for message in &reply_errors.uncounted {
             stats.errors.count(message);
         }
@@ -449,11 +446,6 @@ impl Scripts {
             stats.commands.fail(call.caller);
         }
         reply
-    }
-
-    /// KEYS or ARGV: a new table of the words as Lua strings, as Redis makes for each run.
-    fn string_sequence(&self, words: &[Vec<u8>]) -> mlua::Result<Table> {
-        self.lua.create_sequence_from(words.iter().map(|word| Word(word)))
     }
 
     /// Runs the script; the error replies in what it returns go to `reply_errors`.
@@ -472,27 +464,18 @@ impl Scripts {
             command,
             caller: _,
         } = call;
-        // The prelude's `run` makes them the globals KEYS and ARGV.
-        let keys = self.string_sequence(keys)?;
-        let args = self.string_sequence(args)?;
         self.watchdog.start(&self.lua)?;
         self.running.wrote.set(false);
         self.running.now_ms.set(now_ms);
         self.running.rules.set(rules);
         self.running.command.set(Some(command));
-        let stand_in = self.stand_in.take().unwrap_or_default();
-        *self.running.db.borrow_mut() = Some(std::mem::replace(db, stand_in));
-        let outcome = self
-            .run
-            .call::<(bool, Value)>((function, &self.on_error, keys, args));
+        // The node's keyspace and the stand-in trade places, and back after the run.
+        std::mem::swap(&mut *self.running.db.borrow_mut(), db);
+        self.running.lent.set(true);
+        let outcome = call_script(&self.lua, function, &self.on_error, (keys, args));
         self.watchdog.end();
-        let keyspace = self
-            .running
-            .db
-            .borrow_mut()
-            .take()
-            .expect("the keyspace comes back after the run");
-        self.stand_in.set(Some(std::mem::replace(db, keyspace)));
+        self.running.lent.set(false);
+        std::mem::swap(&mut *self.running.db.borrow_mut(), db);
         let (ok, outcome) = outcome?;
         if ok {
             return Ok(Ok(lua_to_frame(outcome, 0, reply_errors)));
@@ -510,21 +493,15 @@ impl Scripts {
     }
 }
 
-/// A request's word, made a Lua string where it goes (no list of strings gathered first).
-struct Word<'a>(&'a [u8]);
-
-impl IntoLua for Word<'_> {
-    fn into_lua(self, lua: &Lua) -> mlua::Result<Value> {
-        lua.create_string(self.0).map(Value::String)
-    }
-}
-
 /// The keyspace and settings of the script that is running, for `redis.call` and
-/// `redis.pcall`. The node's keyspace is moved in for the run and back out after it, so the
-/// two functions are made once per interpreter rather than once per run.
+/// `redis.pcall`. The node's keyspace is swapped in for the run and back out after it, so
+/// the two functions are made once per interpreter rather than once per run.
 struct RunningScript {
-    /// The node's keyspace while a script runs; `None` between runs.
-    db: RefCell<Option<Db>>,
+    /// The node's keyspace while a script runs (`lent`); between runs, an empty keyspace
+    /// made once with the interpreter, which stands in the node's place during a run.
+    db: RefCell<Db>,
+    /// A script runs: `db` is the node's.
+    lent: Cell<bool>,
     now_ms: Cell<u64>,
     rules: Cell<CallRules>,
     command: Cell<Option<ScriptCommand>>,
@@ -539,27 +516,25 @@ impl RunningScript {
     /// Runs the arguments of `redis.call`/`redis.pcall` as a command, checking and
     /// converting them as Redis does; its error reply is counted, the library's own
     /// refusals are not.
-    fn command(&self, words: Variadic<Value>) -> mlua::Result<Result<Frame, RedisCallError>> {
+    fn command(&self, CallWords(words): CallWords) -> mlua::Result<Result<Frame, RedisCallError>> {
         let refused = |message: &str| {
             Ok(Err(RedisCallError {
                 message: message.into(),
                 counted: false,
             }))
         };
-        let command = match command_words(&words) {
+        let command = match words {
             Ok(command) => command,
             Err(message) => return refused(message),
         };
+        let outside = || mlua::Error::RuntimeError("redis.call outside a script run".into());
+        if !self.lent.get() {
+            return Err(outside());
+        }
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
-        let db = db
-            .as_mut()
-            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
-        let run = self
-            .command
-            .get()
-            .ok_or_else(|| mlua::Error::RuntimeError("redis.call outside a script run".into()))?;
+        let run = self.command.get().ok_or_else(outside)?;
         let rules = self.rules.get();
-        let called = run(command, rules, db, self.now_ms.get());
+        let called = run(command, rules, &mut db, self.now_ms.get());
         if let Called::Ran { wrote: true, .. } = called {
             self.wrote.set(true);
             self.rules.set(CallRules {
@@ -597,41 +572,22 @@ impl RunningScript {
 
     /// `redis.acl_check_cmd(command, args…)`: whether the script's user may run the words
     /// (script_lua.c `luaRedisAclCheckCmdPermissionsCommand`).
-    fn acl_check(&self, words: Variadic<Value>) -> mlua::Result<bool> {
+    fn acl_check(&self, CallWords(words): CallWords) -> mlua::Result<bool> {
         let raise = |message: String| {
             mlua::Error::external(RedisCallError {
                 message,
                 counted: false,
             })
         };
-        let words = command_words(&words).map_err(|message| raise(message.into()))?;
+        let words = words.map_err(|message| raise(message.into()))?;
+        if !self.lent.get() {
+            return Err(raise(
+                "ERR redis.acl_check_cmd can only be called inside a script invocation".into(),
+            ));
+        }
         let db = self.db.try_borrow().map_err(mlua::Error::external)?;
-        let db = db.as_ref().ok_or_else(|| {
-            raise("ERR redis.acl_check_cmd can only be called inside a script invocation".into())
-        })?;
         db.users.check_for_script(&words).map_err(raise)
     }
-}
-
-/// The arguments of a `redis.call` (or `redis.acl_check_cmd`) as a command's words, or the
-/// library's refusal.
-fn command_words(words: &Variadic<Value>) -> Result<Vec<Vec<u8>>, &'static str> {
-    if words.is_empty() {
-        return Err("ERR Please specify at least one argument for this redis lib call");
-    }
-    let mut command = Vec::with_capacity(words.len());
-    for word in words.iter() {
-        command.push(match word {
-            Value::String(text) => text.as_bytes().to_vec(),
-            // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of Lua's
-            // `string.format` would need stack room that a call with 7999 arguments (all
-            // Lua 5.1 gives a C function) does not leave.
-            Value::Integer(n) => format_g(*n as f64, 17).into_bytes(),
-            Value::Number(x) => format_g(*x, 17).into_bytes(),
-            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
-        });
-    }
-    Ok(command)
 }
 
 /// `redis.REDIS_VERSION_NUM`: major, minor and patch in one byte each (7.0.15 → 0x07000f).

@@ -23,6 +23,7 @@ mod lua_cmsgpack;
 pub mod lua_pool;
 mod lua_reply;
 mod lua_scan;
+mod lua_stack;
 mod lua_watchdog;
 pub mod memory;
 mod name_hash;

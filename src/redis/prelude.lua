@@ -2,7 +2,7 @@
 -- private bridge table to Rust (src/redis/lua.rs). It builds Redis 7.0's `redis` library
 -- and the read-only global environment user scripts run in, as Redis's script_lua.c does.
 local bridge = ...
-local error, select, type, tostring, xpcall = error, select, type, tostring, xpcall
+local error, select, type, tostring = error, select, type, tostring
 local lua_pcall, setmetatable = pcall, setmetatable
 local globals = _G
 
@@ -158,23 +158,16 @@ globals.loadstring = function(chunk, name)
 end
 
 -- User scripts run in this environment: reads of missing globals and all writes fail, with
--- Redis's words, at the script's own line (level 2).
+-- Redis's words, at the script's own line (level 2). A read goes from the empty sandbox to
+-- the globals by a table `__index` (no Lua call, as every script reads `redis`, KEYS and
+-- ARGV), and only a name the globals lack reaches their own metatable's function, as in
+-- Redis, whose globals carry that metatable too (`luaSetErrorMetatable`).
+setmetatable(globals, { __index = function(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end })
 local sandbox_metatable = readonly_metatable()
-sandbox_metatable.__index = function(_, name)
-  local value = globals[name]
-  if value == nil then
-    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-  end
-  return value
-end
+sandbox_metatable.__index = globals
 local sandbox = setmetatable({}, sandbox_metatable)
 protected[sandbox] = true
 globals._G = sandbox
 bridge.sandbox = sandbox
-
--- Runs a compiled script with its KEYS and ARGV (set here, in the VM, rather than by
--- two protected table writes from Rust); `on_error` records where it failed.
-bridge.run = function(script, on_error, keys, argv)
-  globals.KEYS, globals.ARGV = keys, argv
-  return xpcall(script, on_error)
-end
