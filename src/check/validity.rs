@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::Verdict;
+use super::by_node::ByNode;
 use crate::history::{EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
@@ -77,7 +78,7 @@ enum Failure<'a> {
 /// Everything the checker knows of the nodes at one point of the history.
 struct Nodes<'a> {
     history: &'a History,
-    keys: BTreeMap<&'a str, Key<'a>>,
+    keys: ByNode<'a, Key<'a>>,
     /// The last time each token left each node, by token first: tokens are long random
     /// strings that differ from the first byte, node names share their prefix (issue 33).
     left: BTreeMap<(&'a str, &'a str), Left<'a>>,
@@ -182,27 +183,27 @@ impl<'a> Nodes<'a> {
 pub fn check(history: &History) -> Verdict {
     let mut nodes = Nodes {
         history,
-        keys: BTreeMap::new(),
+        keys: ByNode::default(),
         left: BTreeMap::new(),
     };
     // The nodes each client's current attempt has heard from.
-    let mut asked: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut grants: BTreeMap<&str, Grant> = BTreeMap::new();
+    let mut asked: ByNode<Vec<&str>> = ByNode::default();
+    let mut grants: ByNode<Grant> = ByNode::default();
     let violation = history.events.iter().find_map(|event| {
         let (node, at_us) = (event.node.as_str(), event.true_us);
         match &event.kind {
             EventKind::AcquireStarted | EventKind::AttemptFailed { .. } => {
-                asked.remove(node);
+                asked.clear(node);
             }
             EventKind::NodeAnswered {
                 request: "acquire",
                 redis,
                 ..
-            } => asked.entry(node).or_default().push(redis),
+            } => asked.or_insert_with(node, Vec::new).push(redis),
             EventKind::Acquired {
                 token, validity_ms, ..
             } => {
-                let mut asked = asked.remove(node).unwrap_or_default();
+                let mut asked = asked.take_copy(node);
                 asked.dedup();
                 let grant = Grant {
                     token,
