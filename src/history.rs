@@ -376,9 +376,10 @@ impl History {
     /// `Xxh3` fed field by field gives, for a fraction of the cost of its ~10 updates an
     /// event (issue 33).
     ///
-    /// The buffer has room for 128 bytes an event: a seed's events take about 80 each (a
-    /// node's answer, a token), and a buffer sized for 64 grew once, copying every byte
-    /// gathered so far (issue 33). Room never written costs nothing.
+    /// The buffer has room for 128 bytes an event: the bench workloads' events took more
+    /// than 64 each (a node's answer, a token), so a buffer sized for 64 grew once a seed,
+    /// copying every byte gathered so far (issue 33); with 128 it never grew there. Room
+    /// never written costs nothing.
     pub fn digest(&self) -> String {
         let mut bytes = Bytes(Vec::with_capacity(DIGEST_BYTES_AN_EVENT * self.events.len() + 16));
         self.events.hash(&mut bytes);
