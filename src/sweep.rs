@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::check::coverage::{self, State};
 use crate::check::evidence::{Evidence, FaultEvidence, evidence};
-use crate::check::{self, CheckSettings, Verdict, check_all};
+use crate::check::{self, CheckSettings, Spans, Verdict, check_with};
 use crate::history::{History, WireRecord};
 use crate::scenario::Scenario;
 use crate::seed_thread::run_on_seed_thread;
@@ -45,10 +45,11 @@ impl RunSummary {
     /// Judges one finished run: its digest, every checker's verdict, its evidence and
     /// the dangerous states it reached, with `events` as the world counted them.
     pub fn of(history: &History, settings: &CheckSettings, events: EventCounts) -> Self {
+        let spans = Spans::of(history);
         RunSummary {
             digest: history.digest(),
-            verdicts: check_all(history, settings),
-            evidence: evidence(history, settings.faults),
+            verdicts: check_with(history, &spans, settings),
+            evidence: evidence(history, &spans.waits, settings.faults),
             events,
             coverage: coverage::reached(history),
         }

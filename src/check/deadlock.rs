@@ -15,9 +15,8 @@
 //! client's key. Attempts that got no answer (a partition, a dead node) say nothing about
 //! the key: unavailability, not deadlock.
 
-use std::collections::BTreeSet;
-
-use super::mutual_exclusion::holdings;
+use super::by_node::ByNode;
+use super::mutual_exclusion::Holding;
 use super::{CheckSettings, Verdict};
 use crate::history::{Answer, Event, EventKind, History, fmt_ms};
 
@@ -26,19 +25,19 @@ pub const NAME: &str = "deadlock";
 
 /// Crashes of clients that were between starting an acquire and finishing a release.
 fn crashes_in_the_lock(history: &History) -> Vec<&Event> {
-    let mut busy: BTreeSet<&str> = BTreeSet::new();
+    let mut busy: ByNode<()> = ByNode::default();
     let mut crashes = Vec::new();
     for event in &history.events {
         match event.kind {
             EventKind::AcquireStarted => {
-                busy.insert(&event.node);
+                busy.insert(&event.node, ());
             }
             EventKind::AcquireFailed { .. }
             | EventKind::Released { .. }
             | EventKind::ReleaseFailed { .. } => {
-                busy.remove(event.node.as_str());
+                busy.remove(&event.node);
             }
-            EventKind::Crashed if busy.remove(event.node.as_str()) => crashes.push(event),
+            EventKind::Crashed if busy.remove(&event.node).is_some() => crashes.push(event),
             _ => {}
         }
     }
@@ -59,10 +58,10 @@ fn is_refusal(kind: &EventKind) -> bool {
     )
 }
 
-/// Finds the first crash of a holder after which the lock stayed unavailable too long.
-pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
+/// Finds the first crash of a holder after which the lock stayed unavailable too long;
+/// `holdings` are the history's.
+pub fn check(history: &History, holdings: &[Holding], settings: &CheckSettings) -> Verdict {
     let bound_us = (settings.ttl_ms + settings.deadlock_slack_ms) * 1000;
-    let holdings = holdings(history);
     let violation = crashes_in_the_lock(history).into_iter().find_map(|crash| {
         let later = || history.events.iter().filter(|e| e.true_us > crash.true_us);
         let next_grant = later().find(|e| matches!(e.kind, EventKind::Acquired { .. }));
@@ -101,7 +100,12 @@ pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::mutual_exclusion::holdings;
     use crate::check::testing::*;
+
+    fn check(history: &History, settings: &CheckSettings) -> Verdict {
+        super::check(history, &holdings(history), settings)
+    }
 
     /// client-1 starts an acquire at 50 ms and is granted the lock at 100 ms.
     fn holder() -> Vec<Event> {

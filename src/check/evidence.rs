@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use super::liveness::{Wait, WaitEnd};
 use crate::history::{EventKind, History, fmt_ms};
 
 /// What one run did with its faults.
@@ -74,8 +75,9 @@ impl fmt::Display for NotExercised {
     }
 }
 
-/// Counts the grants after each of the `faults` scheduled faults struck.
-pub fn evidence(history: &History, faults: usize) -> Evidence {
+/// Counts the grants after each of the `faults` scheduled faults struck; `waits` are the
+/// history's ([`waits`](super::liveness::waits)).
+pub fn evidence(history: &History, waits: &[Wait], faults: usize) -> Evidence {
     // The position of each grant in the log: a grant follows a strike when it was recorded
     // after it, which tells apart events of the same microsecond.
     let grants: Vec<usize> = history
@@ -96,9 +98,9 @@ pub fn evidence(history: &History, faults: usize) -> Evidence {
             }
         })
         .collect();
-    let longest_wait_us = super::liveness::waits(history)
+    let longest_wait_us = waits
         .iter()
-        .filter(|wait| wait.end == super::liveness::WaitEnd::Acquired)
+        .filter(|wait| wait.end == WaitEnd::Acquired)
         .map(|wait| wait.to_us - wait.from_us)
         .max()
         .unwrap_or(0);
@@ -157,6 +159,10 @@ mod tests {
     use super::super::testing::{acquired, history};
     use super::*;
     use crate::history::Strike;
+
+    fn evidence(history: &History, faults: usize) -> Evidence {
+        super::evidence(history, &super::super::liveness::waits(history), faults)
+    }
 
     /// `history` with fault `fault` struck at `at_ms`, after every event before then.
     fn struck(mut history: History, fault: usize, at_ms: u64) -> History {

@@ -15,10 +15,9 @@
 //! by a pause fault still counts as wanting the lock: the history records a pause only
 //! as the fault's text, and a pause longer than the bound of the only waiter is reported.
 
-use std::collections::BTreeMap;
-
-use super::mutual_exclusion::{Holding, holdings};
-use super::{CheckSettings, Verdict};
+use super::by_node::ByNode;
+use super::mutual_exclusion::Holding;
+use super::{CheckSettings, Spans, Verdict};
 use crate::history::{EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
@@ -36,8 +35,8 @@ pub enum WaitEnd {
 
 /// A span of true time during which one client wanted the lock and did not have it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wait {
-    pub client: String,
+pub struct Wait<'h> {
+    pub client: &'h str,
     pub from_us: u64,
     pub to_us: u64,
     pub end: WaitEnd,
@@ -46,13 +45,13 @@ pub struct Wait {
 /// Every client's waits, ordered by start. A wait opens at an `AcquireStarted` and stays
 /// open through `AcquireFailed` and the next `AcquireStarted`: a client whose acquire gave
 /// up pauses (its think time) and tries again, still wanting the lock.
-pub fn waits(history: &History) -> Vec<Wait> {
-    let mut open: BTreeMap<&str, u64> = BTreeMap::new();
+pub fn waits(history: &History) -> Vec<Wait<'_>> {
+    let mut open: ByNode<u64> = ByNode::default();
     let mut done = Vec::new();
     for event in &history.events {
         let end = match event.kind {
             EventKind::AcquireStarted => {
-                open.entry(&event.node).or_insert(event.true_us);
+                open.or_insert_with(&event.node, || event.true_us);
                 continue;
             }
             EventKind::Acquired { .. } => WaitEnd::Acquired,
@@ -61,15 +60,15 @@ pub fn waits(history: &History) -> Vec<Wait> {
         };
         if let Some(from_us) = open.remove(event.node.as_str()) {
             done.push(Wait {
-                client: event.node.clone(),
+                client: &event.node,
                 from_us,
                 to_us: event.true_us,
                 end,
             });
         }
     }
-    done.extend(open.into_iter().map(|(client, from_us)| Wait {
-        client: client.to_string(),
+    done.extend(open.into_sorted().into_iter().map(|(client, from_us)| Wait {
+        client,
         from_us,
         to_us: history.end_us,
         end: WaitEnd::RunEnded,
@@ -80,22 +79,25 @@ pub fn waits(history: &History) -> Vec<Wait> {
 
 /// The spans of true time during which some client waited and no client held the lock.
 fn free_while_wanted(waits: &[Wait], holdings: &[Holding]) -> Vec<(u64, u64)> {
-    // At each instant: (change in waiting clients, change in holders).
-    let mut changes: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
+    // Each start and end: (instant, change in waiting clients, change in holders), summed
+    // by instant once sorted.
+    let mut changes: Vec<(u64, i64, i64)> = Vec::with_capacity(2 * (waits.len() + holdings.len()));
     for wait in waits {
-        changes.entry(wait.from_us).or_default().0 += 1;
-        changes.entry(wait.to_us).or_default().0 -= 1;
+        changes.extend([(wait.from_us, 1, 0), (wait.to_us, -1, 0)]);
     }
     for holding in holdings {
-        changes.entry(holding.from_us).or_default().1 += 1;
-        changes.entry(holding.to_us).or_default().1 -= 1;
+        changes.extend([(holding.from_us, 0, 1), (holding.to_us, 0, -1)]);
     }
+    changes.sort_unstable_by_key(|&(at_us, ..)| at_us);
     let (mut waiting, mut holders) = (0, 0);
     let mut free_since = None;
     let mut spans = Vec::new();
-    for (at_us, (waiting_change, holders_change)) in changes {
+    for (i, &(at_us, waiting_change, holders_change)) in changes.iter().enumerate() {
         waiting += waiting_change;
         holders += holders_change;
+        if changes.get(i + 1).is_some_and(|&(next_us, ..)| next_us == at_us) {
+            continue;
+        }
         match (free_since, waiting > 0 && holders == 0) {
             (None, true) => free_since = Some(at_us),
             (Some(from_us), false) => {
@@ -109,10 +111,10 @@ fn free_while_wanted(waits: &[Wait], holdings: &[Holding]) -> Vec<(u64, u64)> {
 }
 
 /// Finds the longest span the lock stayed free while wanted, if it exceeds the bound.
-pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
+pub fn check(spans: &Spans, settings: &CheckSettings) -> Verdict {
     let bound_us = settings.liveness_bound_ms * 1000;
-    let waits = waits(history);
-    let longest = free_while_wanted(&waits, &holdings(history))
+    let waits = &spans.waits;
+    let longest = free_while_wanted(waits, &spans.holdings)
         .into_iter()
         .max_by_key(|&(from_us, to_us)| (to_us - from_us, std::cmp::Reverse(from_us)));
     let violation = longest
@@ -121,7 +123,7 @@ pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
             let mut waiting: Vec<&str> = waits
                 .iter()
                 .filter(|w| w.from_us < to_us && w.to_us > from_us)
-                .map(|w| w.client.as_str())
+                .map(|w| w.client)
                 .collect();
             waiting.sort_unstable();
             waiting.dedup();
@@ -147,7 +149,8 @@ mod tests {
     use crate::check::testing::*;
 
     fn verdict(end_ms: u64, events: Vec<crate::history::Event>) -> Option<String> {
-        check(&history(end_ms, events), &SETTINGS).violation
+        let history = history(end_ms, events);
+        check(&Spans::of(&history), &SETTINGS).violation
     }
 
     #[test]
@@ -276,7 +279,7 @@ mod tests {
         ];
         let spans: Vec<(String, u64, u64, WaitEnd)> = waits(&history(1000, events))
             .into_iter()
-            .map(|w| (w.client, w.from_us / 1000, w.to_us / 1000, w.end))
+            .map(|w| (w.client.to_string(), w.from_us / 1000, w.to_us / 1000, w.end))
             .collect();
         let expected = [
             ("client-1", 0, 200, WaitEnd::Acquired),

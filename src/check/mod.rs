@@ -3,6 +3,7 @@
 //! Every checker is proven both ways in its tests: a hand-written history that must
 //! violate the invariant and one that must not.
 
+mod by_node;
 pub mod coverage;
 pub mod deadlock;
 pub mod evidence;
@@ -17,6 +18,8 @@ pub mod validity;
 mod testing;
 
 use crate::history::History;
+use liveness::{Wait, waits};
+use mutual_exclusion::{Holding, holdings};
 
 /// One checker's judgement of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +52,6 @@ pub struct CheckSettings {
 /// five whole cycles, each of which it could have won, is not unlucky but starved.
 pub const STARVATION_CYCLES: u64 = 5;
 
-/// Runs every checker over one history.
 /// Every checker's name, in the order [`check_all`] judges.
 pub const NAMES: [&str; 7] = [
     mutual_exclusion::NAME,
@@ -61,14 +63,39 @@ pub const NAMES: [&str; 7] = [
     starvation::NAME,
 ];
 
+/// Who held the lock when and who waited for it when, over one history: found once and
+/// read by every checker (and the [`evidence`] rule) that needs them, instead of each
+/// walking the history for them again (issue 33).
+pub struct Spans<'h> {
+    /// [`holdings`], ordered by start.
+    pub holdings: Vec<Holding<'h>>,
+    /// [`waits`], ordered by start.
+    pub waits: Vec<Wait<'h>>,
+}
+
+impl<'h> Spans<'h> {
+    pub fn of(history: &'h History) -> Self {
+        Spans {
+            holdings: holdings(history),
+            waits: waits(history),
+        }
+    }
+}
+
+/// Runs every checker over one history.
 pub fn check_all(history: &History, settings: &CheckSettings) -> Vec<Verdict> {
+    check_with(history, &Spans::of(history), settings)
+}
+
+/// [`check_all`] with the history's spans already found.
+pub fn check_with(history: &History, spans: &Spans, settings: &CheckSettings) -> Vec<Verdict> {
     vec![
-        mutual_exclusion::check(history),
+        mutual_exclusion::check(&spans.holdings),
         resource_safety::check(history),
         stale_write::check(history),
-        deadlock::check(history, settings),
+        deadlock::check(history, &spans.holdings, settings),
         validity::check(history),
-        liveness::check(history, settings),
-        starvation::check(history, settings),
+        liveness::check(spans, settings),
+        starvation::check(spans, settings),
     ]
 }

@@ -4,9 +4,8 @@
 //! its release, its process crashes, or the run ends. This is the *lease* view: it flags two believed holders
 //! even when the protected resource happens to survive it.
 
-use std::collections::BTreeMap;
-
 use super::Verdict;
+use super::by_node::ByNode;
 use crate::history::{EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
@@ -14,15 +13,15 @@ pub const NAME: &str = "mutual_exclusion";
 
 /// A span of true time during which one client believed it held the lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holding {
-    pub client: String,
+pub struct Holding<'h> {
+    pub client: &'h str,
     pub from_us: u64,
     pub to_us: u64,
 }
 
 /// Every holding interval in the history, ordered by start.
-pub fn holdings(history: &History) -> Vec<Holding> {
-    let mut open: BTreeMap<&str, u64> = BTreeMap::new();
+pub fn holdings(history: &History) -> Vec<Holding<'_>> {
+    let mut open: ByNode<u64> = ByNode::default();
     let mut done = Vec::new();
     for event in &history.events {
         match event.kind {
@@ -32,7 +31,7 @@ pub fn holdings(history: &History) -> Vec<Holding> {
             EventKind::ReleaseSent { .. } | EventKind::Crashed => {
                 if let Some(from_us) = open.remove(event.node.as_str()) {
                     done.push(Holding {
-                        client: event.node.clone(),
+                        client: &event.node,
                         from_us,
                         to_us: event.true_us,
                     });
@@ -41,8 +40,8 @@ pub fn holdings(history: &History) -> Vec<Holding> {
             _ => {}
         }
     }
-    done.extend(open.into_iter().map(|(client, from_us)| Holding {
-        client: client.to_string(),
+    done.extend(open.into_sorted().into_iter().map(|(client, from_us)| Holding {
+        client,
         from_us,
         to_us: history.end_us,
     }));
@@ -52,20 +51,25 @@ pub fn holdings(history: &History) -> Vec<Holding> {
 
 /// The first pair of different clients whose holding intervals overlap, earlier first:
 /// the two grants a violation rests on (the story of a run starts at the first).
-pub fn overlap(history: &History) -> Option<(Holding, Holding)> {
-    let holdings = holdings(history);
+pub fn overlap(history: &History) -> Option<(Holding<'_>, Holding<'_>)> {
+    first_overlap(&holdings(history)).map(|(earlier, later)| (earlier.clone(), later.clone()))
+}
+
+/// [`overlap`] among holdings already found.
+fn first_overlap<'s, 'h>(holdings: &'s [Holding<'h>]) -> Option<(&'s Holding<'h>, &'s Holding<'h>)> {
     holdings.iter().enumerate().find_map(|(i, earlier)| {
         holdings[i + 1..]
             .iter()
             .take_while(|later| later.from_us < earlier.to_us)
             .find(|later| later.client != earlier.client)
-            .map(|later| (earlier.clone(), later.clone()))
+            .map(|later| (earlier, later))
     })
 }
 
-/// Finds the first pair of clients whose holding intervals overlap.
-pub fn check(history: &History) -> Verdict {
-    let violation = overlap(history).map(|(earlier, later)| {
+/// Finds the first pair of clients whose holding intervals overlap, among the history's
+/// [`holdings`].
+pub fn check(holdings: &[Holding]) -> Verdict {
+    let violation = first_overlap(holdings).map(|(earlier, later)| {
         format!(
             "{} held the lock [{}, {}] ms while {} held it [{}, {}] ms",
             earlier.client,
@@ -86,6 +90,10 @@ pub fn check(history: &History) -> Verdict {
 mod tests {
     use super::*;
     use crate::check::testing::*;
+
+    fn check(history: &History) -> Verdict {
+        super::check(&holdings(history))
+    }
 
     #[test]
     fn back_to_back_holders_do_not_violate() {

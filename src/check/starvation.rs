@@ -5,17 +5,17 @@
 //! its own release), while the others poll on a fixed retry timer and keep finding the
 //! key taken. The lock is live — `liveness` holds — yet one client never gets it.
 //!
-//! A client's wait ([`waits`]) runs from its `AcquireStarted` through any failed acquires
-//! until it is granted the lock; a crash ends it (a dead client wants nothing), and a
+//! A client's wait ([`waits`](super::liveness::waits)) runs from its `AcquireStarted`
+//! through any failed acquires until it is granted the lock; a crash ends it (a dead client wants nothing), and a
 //! wait still open at the end of the run counts up to the end. What counts against the
 //! bound is the part of the wait during which *other clients held the lock*: time the
 //! lock stood free while the client waited is a loss of progress for everyone, which
 //! `liveness` reports, not unfairness to this client.
 
-use super::liveness::{Wait, WaitEnd, waits};
-use super::mutual_exclusion::{Holding, holdings};
-use super::{CheckSettings, Verdict};
-use crate::history::{History, fmt_ms};
+use super::liveness::{Wait, WaitEnd};
+use super::mutual_exclusion::Holding;
+use super::{CheckSettings, Spans, Verdict};
+use crate::history::fmt_ms;
 
 /// The checker's name in scenario files and reports.
 pub const NAME: &str = "starvation";
@@ -30,14 +30,13 @@ struct Behind {
 
 /// The holdings ordered by start, and how far they reach: `reach_us[i]` is the latest end
 /// among the first `i + 1`, so a wait skips at once every holding that ended before it.
-struct Timeline {
-    holdings: Vec<Holding>,
+struct Timeline<'s, 'h> {
+    holdings: &'s [Holding<'h>],
     reach_us: Vec<u64>,
 }
 
-impl Timeline {
-    fn of(history: &History) -> Self {
-        let holdings = holdings(history);
+impl<'s, 'h> Timeline<'s, 'h> {
+    fn of(holdings: &'s [Holding<'h>]) -> Self {
         let reach_us = holdings
             .iter()
             .scan(0, |reach, holding| {
@@ -50,7 +49,7 @@ impl Timeline {
 
     /// The holdings that may touch `wait`: from the first not ended before it began, to
     /// the last begun before it ended (the others add no time and no grant).
-    fn during<'t>(&'t self, wait: &Wait) -> impl Iterator<Item = &'t Holding> {
+    fn during(&self, wait: &Wait) -> impl Iterator<Item = &'s Holding<'h>> {
         let first = self.reach_us.partition_point(|&reach| reach < wait.from_us);
         let to_us = wait.to_us;
         self.holdings[first..]
@@ -74,11 +73,12 @@ fn behind(wait: &Wait, timeline: &Timeline) -> Behind {
 }
 
 /// Finds the wait spent longest behind other holders, if that is longer than the bound.
-pub fn check(history: &History, settings: &CheckSettings) -> Verdict {
-    let timeline = Timeline::of(history);
-    let violation = waits(history)
-        .into_iter()
-        .map(|wait| (behind(&wait, &timeline), wait))
+pub fn check(spans: &Spans, settings: &CheckSettings) -> Verdict {
+    let timeline = Timeline::of(&spans.holdings);
+    let violation = spans
+        .waits
+        .iter()
+        .map(|wait| (behind(wait, &timeline), wait))
         .filter(|(behind, _)| behind.held_us > settings.starvation_bound_ms * 1000)
         .max_by_key(|(behind, wait)| (behind.held_us, std::cmp::Reverse(wait.from_us)))
         .map(|(behind, wait)| {
@@ -112,7 +112,8 @@ mod tests {
     use crate::history::Event;
 
     fn verdict(end_ms: u64, events: Vec<Event>) -> Option<String> {
-        check(&history(end_ms, events), &SETTINGS).violation
+        let history = history(end_ms, events);
+        check(&Spans::of(&history), &SETTINGS).violation
     }
 
     /// client-1 takes the lock for 500 ms and asks again at once, `rounds` times from

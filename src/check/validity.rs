@@ -18,7 +18,10 @@
 
 use std::collections::BTreeMap;
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use super::Verdict;
+use super::by_node::ByNode;
 use crate::history::{EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
@@ -77,10 +80,23 @@ enum Failure<'a> {
 /// Everything the checker knows of the nodes at one point of the history.
 struct Nodes<'a> {
     history: &'a History,
-    keys: BTreeMap<&'a str, Key<'a>>,
-    /// The last time each token left each node, by token first: tokens are long random
-    /// strings that differ from the first byte, node names share their prefix (issue 33).
-    left: BTreeMap<(&'a str, &'a str), Left<'a>>,
+    keys: ByNode<'a, Key<'a>>,
+    /// The last time each token left each node, by [`Departed`].
+    left: BTreeMap<Departed<'a>, Left<'a>>,
+}
+
+/// Which token left which node: the token's hash, the token, the node. The tree compares
+/// the hashes, and the strings only where two hashes are equal: a run has thousands of
+/// departures, and comparing their long tokens byte by byte at every step of the tree cost
+/// more than the rest of the checker (issue 33). The node comes last: node names share
+/// their prefix.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Departed<'a>(u64, &'a str, &'a str);
+
+impl<'a> Departed<'a> {
+    fn of(token: &'a str, node: &'a str) -> Self {
+        Departed(xxh3_64(token.as_bytes()), token, node)
+    }
 }
 
 impl<'a> Nodes<'a> {
@@ -100,7 +116,7 @@ impl<'a> Nodes<'a> {
     }
 
     fn leave(&mut self, node: &'a str, token: &'a str, at_us: u64, why: Why<'a>) {
-        self.left.insert((token, node), Left { at_us, why });
+        self.left.insert(Departed::of(token, node), Left { at_us, why });
     }
 
     /// A node stored the key (set, renewed, replicated, read back from its AOF). The key it
@@ -131,7 +147,7 @@ impl<'a> Nodes<'a> {
 
     /// Why `grant` does not stand on `node` at true time `true_us`, or `None` if it does.
     fn fails_on(&self, grant: &Grant, node: &str, true_us: u64) -> Option<Failure<'a>> {
-        let left = self.left.get(&(grant.token, node)).copied();
+        let left = self.left.get(&Departed::of(grant.token, node)).copied();
         if let Some(left) = left
             && left.at_us > grant.granted_us
         {
@@ -182,27 +198,27 @@ impl<'a> Nodes<'a> {
 pub fn check(history: &History) -> Verdict {
     let mut nodes = Nodes {
         history,
-        keys: BTreeMap::new(),
+        keys: ByNode::default(),
         left: BTreeMap::new(),
     };
     // The nodes each client's current attempt has heard from.
-    let mut asked: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut grants: BTreeMap<&str, Grant> = BTreeMap::new();
+    let mut asked: ByNode<Vec<&str>> = ByNode::default();
+    let mut grants: ByNode<Grant> = ByNode::default();
     let violation = history.events.iter().find_map(|event| {
         let (node, at_us) = (event.node.as_str(), event.true_us);
         match &event.kind {
             EventKind::AcquireStarted | EventKind::AttemptFailed { .. } => {
-                asked.remove(node);
+                asked.clear(node);
             }
             EventKind::NodeAnswered {
                 request: "acquire",
                 redis,
                 ..
-            } => asked.entry(node).or_default().push(redis),
+            } => asked.or_insert_with(node, Vec::new).push(redis),
             EventKind::Acquired {
                 token, validity_ms, ..
             } => {
-                let mut asked = asked.remove(node).unwrap_or_default();
+                let mut asked = asked.take_copy(node);
                 asked.dedup();
                 let grant = Grant {
                     token,

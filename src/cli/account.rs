@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use locksim::check::evidence::evidence;
+use locksim::check::liveness::waits;
 use locksim::check::{Verdict, check_all};
 use locksim::history::{Event, History, WireRecord, fmt_ms};
 use locksim::report::mode::RunMode;
@@ -108,7 +109,7 @@ pub fn verdict_lines(
 ) -> Vec<String> {
     let settings = scenario.check_settings();
     let mut lines = Vec::new();
-    let evidence = evidence(history, settings.faults);
+    let evidence = evidence(history, &waits(history), settings.faults);
     lines.extend(
         evidence
             .lines()

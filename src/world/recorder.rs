@@ -1,6 +1,7 @@
 //! Collects the history of a run as it happens, stamped with true and local time, and,
 //! when asked, every frame on the clients' connections beside it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -18,6 +19,10 @@ const EVENTS_RESERVED: usize = 16_384;
 pub struct Recorder {
     events: Arc<Mutex<Vec<Event>>>,
     recorded: Arc<Notify>,
+    /// How many [`Recorder::next_event`] calls are waiting: an event wakes them only when
+    /// some are, since most runs have none, and waking nobody still took `Notify`'s lock
+    /// for every event (issue 33).
+    waiting: Arc<AtomicUsize>,
     strikes: Arc<Mutex<Vec<Strike>>>,
     drawn: Arc<Mutex<Vec<String>>>,
     /// The clients' wire traffic, for a recorder made with [`Recorder::keeping_wire`].
@@ -29,6 +34,7 @@ impl Default for Recorder {
         Recorder {
             events: Arc::new(Mutex::new(Vec::with_capacity(EVENTS_RESERVED))),
             recorded: Arc::default(),
+            waiting: Arc::default(),
             strikes: Arc::default(),
             drawn: Arc::default(),
             wire: None,
@@ -87,7 +93,11 @@ impl Recorder {
             kind,
         };
         self.events.lock().expect("recorder lock poisoned").push(event);
-        self.recorded.notify_waiters();
+        // A waiter counts itself before it looks at the log: if it is not counted yet, it
+        // will find this event there.
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.recorded.notify_waiters();
+        }
     }
 
     /// Notes that scheduled fault `fault` strikes now, `on` those nodes (only its first
@@ -122,6 +132,7 @@ impl Recorder {
 
     /// The first event at index `from` or later that `matches`, waiting for it if needed.
     pub async fn next_event(&self, mut from: usize, matches: impl Fn(&Event) -> bool) -> Event {
+        let _counted = Waiting::counted(&self.waiting);
         loop {
             let recorded = self.recorded.notified();
             tokio::pin!(recorded);
@@ -178,5 +189,22 @@ impl Recorder {
             drawn: std::mem::take(&mut *self.drawn.lock().expect("recorder lock poisoned")),
             clocks: Default::default(),
         }
+    }
+}
+
+/// One [`Recorder::next_event`] counted among the waiting while it lives (it may be dropped
+/// unfinished, with the future that waits).
+struct Waiting<'r>(&'r AtomicUsize);
+
+impl<'r> Waiting<'r> {
+    fn counted(waiting: &'r AtomicUsize) -> Self {
+        waiting.fetch_add(1, Ordering::SeqCst);
+        Waiting(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -385,7 +385,8 @@ fn a_holder_fault_that_waited_for_the_next_grant_counts_no_grant_of_its_victim_a
             .find(|e| e.kind == EventKind::Crashed)
             .unwrap();
         waited += usize::from(crash.true_us > 5_000_100);
-        let evidence = locksim::check::evidence::evidence(&history, 1);
+        let evidence =
+            locksim::check::evidence::evidence(&history, &locksim::check::liveness::waits(&history), 1);
         assert_eq!(evidence.faults[0].struck_us, Some(crash.true_us), "seed {seed}");
         assert_eq!(evidence.faults[0].grants_after, 0, "seed {seed}");
     }

@@ -127,7 +127,7 @@ fn a_violation_the_workload_alone_makes_shrinks_to_no_faults_and_is_told_from_it
         "faults": [ { "kind": "pause", "target": "holder", "at_ms": 9000, "duration_ms": 100 } ]
     });
     let history = run(&scenario, 0);
-    let verdict = mutual_exclusion::check(&history);
+    let verdict = mutual_exclusion::check(&mutual_exclusion::holdings(&history));
     let violation = verdict.violation.expect("work past the TTL overlaps");
     let (earlier, _) = mutual_exclusion::overlap(&history).unwrap();
     let steps = story::story(&history, mutual_exclusion::NAME, &violation);

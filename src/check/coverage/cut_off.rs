@@ -19,7 +19,9 @@ pub(super) fn reached(history: &History, holds: &[Hold]) -> bool {
                 cut.remove(&(event.node.as_str(), to.as_str()));
                 return false;
             }
-            EventKind::Acquired { .. } => {}
+            // A grant with no link cut cannot leave a holder cut off: the common case, and
+            // no need to look through the holds for it.
+            EventKind::Acquired { .. } if !cut.is_empty() => {}
             _ => return false,
         }
         holds.iter().any(|hold| {

@@ -20,9 +20,9 @@ mod pause;
 mod release;
 mod renewal;
 
-use std::collections::BTreeMap;
 use std::fmt;
 
+use super::by_node::ByNode;
 use crate::history::{Answer, EventKind, History};
 
 /// A dangerous state a run may reach.
@@ -183,23 +183,23 @@ impl Hold<'_> {
 /// Every hold of the history, in the order they began.
 fn holds(history: &History) -> Vec<Hold<'_>> {
     // The nodes that said yes to each client's current attempt.
-    let mut granting: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut open: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut granting: ByNode<Vec<&str>> = ByNode::default();
+    let mut open: ByNode<usize> = ByNode::default();
     let mut holds: Vec<Hold> = Vec::new();
     for (at, event) in history.events.iter().enumerate() {
         let client = event.node.as_str();
         match &event.kind {
             EventKind::AcquireStarted | EventKind::AttemptFailed { .. } => {
-                granting.remove(client);
+                granting.clear(client);
             }
             EventKind::NodeAnswered {
                 request: "acquire",
                 redis,
                 answer: Answer::Yes,
                 ..
-            } => granting.entry(client).or_default().push(redis),
+            } => granting.or_insert_with(client, Vec::new).push(redis),
             EventKind::Acquired { token, .. } => {
-                let mut quorum = granting.remove(client).unwrap_or_default();
+                let mut quorum = granting.take_copy(client);
                 quorum.sort_unstable();
                 quorum.dedup();
                 // A grant while still holding (a re-acquire) ends the hold before it.
@@ -233,7 +233,7 @@ struct LatestHolds<'h, 'a> {
     /// How many holds (in the order they began) have begun so far.
     begun: usize,
     /// Each client's latest hold so far, as an index into `holds`.
-    by_client: BTreeMap<&'a str, usize>,
+    by_client: ByNode<'a, usize>,
 }
 
 impl<'h, 'a> LatestHolds<'h, 'a> {
@@ -241,7 +241,7 @@ impl<'h, 'a> LatestHolds<'h, 'a> {
         LatestHolds {
             holds,
             begun: 0,
-            by_client: BTreeMap::new(),
+            by_client: ByNode::default(),
         }
     }
 
@@ -275,12 +275,12 @@ enum Change<'a> {
 /// The lock key's life on every node, event by event.
 struct KeyLog<'a> {
     /// Per node: (event index, the node's clock then, the change).
-    nodes: BTreeMap<&'a str, Vec<(usize, i64, Change<'a>)>>,
+    nodes: ByNode<'a, Vec<(usize, i64, Change<'a>)>>,
 }
 
 impl<'a> KeyLog<'a> {
     fn of(history: &'a History) -> Self {
-        let mut nodes: BTreeMap<&str, Vec<(usize, i64, Change)>> = BTreeMap::new();
+        let mut nodes: ByNode<Vec<(usize, i64, Change)>> = ByNode::default();
         for (at, event) in history.events.iter().enumerate() {
             let change = match &event.kind {
                 EventKind::KeySet { token, expires_at_us } => Change::Set(token, *expires_at_us),
@@ -289,8 +289,7 @@ impl<'a> KeyLog<'a> {
                 _ => continue,
             };
             nodes
-                .entry(event.node.as_str())
-                .or_default()
+                .or_insert_with(&event.node, Vec::new)
                 .push((at, event.local_us, change));
         }
         KeyLog { nodes }

@@ -11,8 +11,7 @@
 //! began while the lease still ran and before the client's first write under it, and ended
 //! (or the run did) once the lease had run out.
 
-use std::collections::BTreeMap;
-
+use super::super::by_node::ByNode;
 use super::{KeyLog, local_us};
 use crate::history::{Answer, EventKind, History};
 
@@ -50,9 +49,9 @@ fn until(at_us: u64, validity_ms: u64) -> Option<Deadline<'static>> {
 
 /// Whether some client was paused past its lease before its write.
 pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
-    let mut leases: BTreeMap<&str, Lease> = BTreeMap::new();
+    let mut leases: ByNode<Lease> = ByNode::default();
     // Each frozen client's deadline.
-    let mut frozen: BTreeMap<&str, Deadline> = BTreeMap::new();
+    let mut frozen: ByNode<Deadline> = ByNode::default();
     for (at, event) in history.events.iter().enumerate() {
         let (client, now_us) = (event.node.as_str(), event.true_us);
         match &event.kind {
@@ -67,7 +66,7 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
                 redis,
                 answer: Answer::Yes,
                 ..
-            } if !leases.contains_key(client) => {
+            } if leases.get(client).is_none() => {
                 // The key the node said yes with; one already gone leaves no lease to outlast.
                 if let Some((_, expires_at_us)) = keys.before(redis, at) {
                     let deadline = expires_at_us.map(|expiry| Deadline::Node(redis, expiry));
@@ -125,7 +124,7 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
         }
     }
     frozen
-        .into_values()
+        .values_mut()
         .any(|deadline| deadline.passed(history, history.end_us))
 }
 

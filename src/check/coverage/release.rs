@@ -11,15 +11,14 @@
 //! key after the release was sent must be the release deleting it before its expiry. A
 //! release that got no answer says nothing.
 
-use std::collections::BTreeMap;
-
+use super::super::by_node::ByNode;
 use super::{Change, Hold, KeyLog, LatestHolds, live, local_us};
 use crate::history::{Answer, EventKind, History};
 
 /// Whether some release reached a granting node after the client's key had left it.
 pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool {
     // Each releasing client's release-sent event.
-    let mut sent: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut sent: ByNode<usize> = ByNode::default();
     let mut latest = LatestHolds::new(holds);
     history.events.iter().enumerate().any(|(at, event)| {
         let client = event.node.as_str();

@@ -29,7 +29,7 @@ pub fn window(history: &History, checker: &str, violation: &str) -> Window {
         && let Some((earlier, later)) = mutual_exclusion::overlap(history)
     {
         return Window {
-            clients: BTreeSet::from([earlier.client, later.client]),
+            clients: BTreeSet::from([earlier.client.to_string(), later.client.to_string()]),
             from_us: earlier.from_us,
             to_us: earlier.to_us.min(later.to_us),
         };

@@ -288,12 +288,12 @@ impl Timeline {
         }
         let held = holdings(history);
         for h in &held {
-            if let Some(row) = row_of(&h.client) {
+            if let Some(row) = row_of(h.client) {
                 bars.push(Bar {
                     row,
                     from_ms: ms(h.from_us),
                     to_ms: ms(h.to_us),
-                    colour: colour_of(&h.client),
+                    colour: colour_of(h.client),
                     solid: true,
                 });
             }
@@ -310,7 +310,7 @@ impl Timeline {
         let holders: Vec<(usize, f64, f64)> = first_pair
             .iter()
             .flat_map(|(earlier, later)| [earlier, later])
-            .filter_map(|h| Some((row_of(&h.client)?, ms(h.from_us), ms(h.to_us))))
+            .filter_map(|h| Some((row_of(h.client)?, ms(h.from_us), ms(h.to_us))))
             .collect();
         let lost_write = lost_update(history)
             .and_then(|lost| lost.lost)

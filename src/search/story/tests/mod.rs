@@ -125,7 +125,9 @@ fn overlap_and_a_fault_at(fault_ms: u64) -> History {
 #[test]
 fn a_violation_before_the_first_fault_is_told_from_its_earliest_grant() {
     let history = overlap_and_a_fault_at(7000);
-    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let violation = mutual_exclusion::check(&mutual_exclusion::holdings(&history))
+        .violation
+        .unwrap();
     let window = window(&history, mutual_exclusion::NAME, &violation);
     assert_eq!((window.from_us, window.to_us), (2_000_000, 4_500_000));
     let steps = story(&history, mutual_exclusion::NAME, &violation);
@@ -143,7 +145,9 @@ fn a_violation_before_the_first_fault_is_told_from_its_earliest_grant() {
 #[test]
 fn a_violation_after_the_first_fault_is_told_from_its_earliest_grant_with_the_fault_it_met() {
     let history = overlap_and_a_fault_at(300);
-    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let violation = mutual_exclusion::check(&mutual_exclusion::holdings(&history))
+        .violation
+        .unwrap();
     let steps = story(&history, mutual_exclusion::NAME, &violation);
     assert_eq!(steps[0].text, "fault: partition [redis-1] | [client-3]");
     assert_eq!(steps[1].true_us, 2_000_000, "{steps:?}");
@@ -163,7 +167,9 @@ fn a_promotion_before_the_earliest_grant_is_told_while_its_master_stands() {
         at(300, "sentinel-1", promote("redis-5", "redis-4")),
     ]);
     history.events.sort_by_key(|e| e.true_us);
-    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let violation = mutual_exclusion::check(&mutual_exclusion::holdings(&history))
+        .violation
+        .unwrap();
     let texts = texts(&history, mutual_exclusion::NAME, &violation);
     assert_eq!(
         texts[..2],
@@ -193,7 +199,9 @@ fn the_failover_controller_and_each_sentinel_are_named_as_such() {
         ),
     ]);
     history.events.sort_by_key(|e| e.true_us);
-    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let violation = mutual_exclusion::check(&mutual_exclusion::holdings(&history))
+        .violation
+        .unwrap();
     let texts = texts(&history, mutual_exclusion::NAME, &violation);
     assert_eq!(
         texts[1..5],
@@ -218,7 +226,9 @@ fn a_fault_over_before_the_earliest_grant_is_not_told() {
         },
     ));
     history.events.sort_by_key(|e| e.true_us);
-    let violation = mutual_exclusion::check(&history).violation.unwrap();
+    let violation = mutual_exclusion::check(&mutual_exclusion::holdings(&history))
+        .violation
+        .unwrap();
     let steps = story(&history, mutual_exclusion::NAME, &violation);
     assert_eq!(steps[0].true_us, 2_000_000, "{steps:?}");
 }
