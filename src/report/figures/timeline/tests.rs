@@ -3,7 +3,7 @@
 use super::super::{png, svg};
 use super::draw::draw;
 use super::*;
-use crate::history::Event;
+use crate::history::{Event, EventKind, History};
 
 fn at(ms: u64, node: &str, kind: EventKind) -> Event {
     Event {
