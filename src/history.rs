@@ -11,6 +11,9 @@ use std::hash::{Hash, Hasher};
 use xxhash_rust::xxh3::xxh3_128;
 
 pub use crate::clock_model::ClockLog;
+pub use node_name::{NodeName, same_text_at};
+
+mod node_name;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -86,7 +89,7 @@ pub enum EventKind {
     /// (began writing the reply), or, for no answer, when the client gave up.
     NodeAnswered {
         request: &'static str,
-        redis: String,
+        redis: NodeName,
         answer: Answer,
         redis_local_us: i64,
     },
@@ -258,7 +261,7 @@ pub struct Event {
     /// True time since the start of the run, in microseconds.
     pub true_us: u64,
     /// The node it happened on (`client-2`, `redis-1`, `world` for injected faults).
-    pub node: String,
+    pub node: NodeName,
     /// That node's wall clock, in microseconds since the run's epoch (true time 0).
     pub local_us: i64,
     pub kind: EventKind,
@@ -445,7 +448,7 @@ mod tests {
         for i in 0..40 {
             long.events.push(Event {
                 true_us: 2000 + i,
-                node: format!("redis-{i}"),
+                node: format!("redis-{i}").into(),
                 local_us: i as i64 - 3,
                 kind: EventKind::AcquireFailed {
                     reason: "no quorum".repeat(i as usize),

@@ -5,6 +5,13 @@
 //! in fewer instructions than a `BTreeMap` walks its tree, and allocates once instead of on
 //! every insert (issue 33). It has no order of its own: whoever reads it out in order asks
 //! for [`ByNode::into_sorted`].
+//!
+//! A recorded history's names are shared ([`crate::history::NodeName`]): every event of a
+//! node, and every answer naming a Redis node, points at the same text. So a name is first
+//! looked for by where its text is, comparing no bytes, and only if that finds nothing
+//! (a history made elsewhere, or a name not in the map) by its text.
+
+use crate::history::same_text_at;
 
 /// Values by node name, at most one a name.
 #[derive(Debug)]
@@ -18,7 +25,11 @@ impl<V> Default for ByNode<'_, V> {
 
 impl<'a, V> ByNode<'a, V> {
     fn position(&self, node: &str) -> Option<usize> {
-        self.0.iter().position(|(name, _)| *name == node)
+        let entries = &self.0;
+        entries
+            .iter()
+            .position(|(name, _)| same_text_at(name, node))
+            .or_else(|| entries.iter().position(|(name, _)| *name == node))
     }
 
     pub fn get(&self, node: &str) -> Option<&V> {

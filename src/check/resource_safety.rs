@@ -46,7 +46,7 @@ pub fn lost_update(history: &History) -> Option<LostUpdate> {
                     && basis != now
                 {
                     return Some(LostUpdate {
-                        writer: event.node.clone(),
+                        writer: event.node.to_string(),
                         at_us: event.true_us,
                         value,
                         basis,

@@ -22,7 +22,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::Verdict;
 use super::by_node::ByNode;
-use crate::history::{EventKind, History, fmt_ms};
+use crate::history::{ClockLog, EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
 pub const NAME: &str = "validity";
@@ -30,6 +30,8 @@ pub const NAME: &str = "validity";
 /// A client's grant while it holds it.
 struct Grant<'a> {
     token: &'a str,
+    /// The token's hash, by which its departures are found ([`Departed`]).
+    token_hash: u64,
     granted_us: u64,
     /// The nodes the granting attempt asked (every one that answered), each renamed to the
     /// replica promoted in its place by any failover since.
@@ -80,64 +82,90 @@ enum Failure<'a> {
 /// Everything the checker knows of the nodes at one point of the history.
 struct Nodes<'a> {
     history: &'a History,
-    keys: ByNode<'a, Key<'a>>,
-    /// The last time each token left each node, by [`Departed`].
+    /// Each Redis node's state, found by its name once an event: a run names a handful.
+    nodes: ByNode<'a, Node<'a>>,
+}
+
+/// What the checker knows of one Redis node.
+struct Node<'a> {
+    /// The lock key it holds, if any.
+    key: Option<Key<'a>>,
+    /// Its clock over the run, if the history has one (else it reads true time): looked up
+    /// once, not at every expiry (issue 33).
+    clock: Option<&'a ClockLog>,
+    /// The last time each token left it, by [`Departed`].
     left: BTreeMap<Departed<'a>, Left<'a>>,
 }
 
-/// Which token left which node: the token's hash, the token, the node. The tree compares
-/// the hashes, and the strings only where two hashes are equal: a run has thousands of
+/// Which token left a node: the token's hash, then the token. The tree compares the
+/// hashes, and the strings only where two hashes are equal: a run has thousands of
 /// departures, and comparing their long tokens byte by byte at every step of the tree cost
-/// more than the rest of the checker (issue 33). The node comes last: node names share
-/// their prefix.
+/// more than the rest of the checker (issue 33).
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Departed<'a>(u64, &'a str, &'a str);
+struct Departed<'a>(u64, &'a str);
 
-impl<'a> Departed<'a> {
-    fn of(token: &'a str, node: &'a str) -> Self {
-        Departed(xxh3_64(token.as_bytes()), token, node)
-    }
+/// The hash [`Departed`] orders tokens by.
+fn token_hash(token: &str) -> u64 {
+    xxh3_64(token.as_bytes())
 }
 
-impl<'a> Nodes<'a> {
-    /// Node `node`'s clock at true time `true_us`, in µs since the run's epoch; a node the
-    /// history has no clock for reads true time.
-    fn local_us(&self, node: &str, true_us: u64) -> i64 {
-        self.history
-            .clocks
-            .get(node)
+impl<'a> Node<'a> {
+    /// The node's clock at true time `true_us`, in µs since the run's epoch.
+    fn local_us(&self, true_us: u64) -> i64 {
+        self.clock
             .and_then(|log| log.local_us(true_us))
             .unwrap_or(true_us as i64)
     }
 
-    fn expired(&self, node: &str, key: Key, true_us: u64) -> bool {
-        key.expires_at_us
-            .is_some_and(|at| self.local_us(node, true_us) >= at)
+    fn expired(&self, key: Key, true_us: u64) -> bool {
+        key.expires_at_us.is_some_and(|at| self.local_us(true_us) >= at)
     }
 
-    fn leave(&mut self, node: &'a str, token: &'a str, at_us: u64, why: Why<'a>) {
-        self.left.insert(Departed::of(token, node), Left { at_us, why });
+    fn leave(&mut self, token: &'a str, at_us: u64, why: Why<'a>) {
+        self.left
+            .insert(Departed(token_hash(token), token), Left { at_us, why });
+    }
+}
+
+impl<'a> Nodes<'a> {
+    /// Node `node`'s state, made empty on its first event.
+    fn node(&mut self, node: &'a str) -> &mut Node<'a> {
+        let clocks = &self.history.clocks;
+        self.nodes.or_insert_with(node, || Node {
+            key: None,
+            clock: clocks.get(node),
+            left: BTreeMap::new(),
+        })
     }
 
     /// A node stored the key (set, renewed, replicated, read back from its AOF). The key it
     /// replaced left, if it held another value or its time had come.
     fn set(&mut self, node: &'a str, at_us: u64, key: Key<'a>) {
-        if let Some(old) = self.keys.insert(node, key) {
+        let node = self.node(node);
+        if let Some(old) = node.key.replace(key) {
             if old.token != key.token {
-                self.leave(node, old.token, at_us, Why::Replaced(key.token));
-            } else if self.expired(node, old, at_us) {
-                self.leave(node, old.token, at_us, Why::Expired(old));
+                node.leave(old.token, at_us, Why::Replaced(key.token));
+            } else if node.expired(old, at_us) {
+                node.leave(old.token, at_us, Why::Expired(old));
             }
         }
     }
 
     /// The key left a node.
     fn gone(&mut self, node: &'a str, at_us: u64, token: &'a str) {
-        let why = match self.keys.remove(node) {
-            Some(old) if self.expired(node, old, at_us) => Why::Expired(old),
+        let node = self.node(node);
+        let why = match node.key.take() {
+            Some(old) if node.expired(old, at_us) => Why::Expired(old),
             _ => Why::Deleted,
         };
-        self.leave(node, token, at_us, why);
+        node.leave(token, at_us, why);
+    }
+
+    /// A node's process started again: it holds nothing until its AOF says otherwise.
+    fn restarted(&mut self, node: &str) {
+        if let Some(node) = self.nodes.get_mut(node) {
+            node.key = None;
+        }
     }
 
     fn expiry(&self, node: &str, key: Key) -> String {
@@ -147,18 +175,19 @@ impl<'a> Nodes<'a> {
 
     /// Why `grant` does not stand on `node` at true time `true_us`, or `None` if it does.
     fn fails_on(&self, grant: &Grant, node: &str, true_us: u64) -> Option<Failure<'a>> {
-        let left = self.left.get(&Departed::of(grant.token, node)).copied();
+        let Some(state) = self.nodes.get(node) else {
+            return Some(Failure::NoKey(None));
+        };
+        let left = state.left.get(&Departed(grant.token_hash, grant.token)).copied();
         if let Some(left) = left
             && left.at_us > grant.granted_us
         {
             return Some(Failure::LeftSince(left));
         }
-        match self.keys.get(node) {
+        match state.key {
             None => Some(Failure::NoKey(left)),
             Some(key) if key.token != grant.token => Some(Failure::OtherToken(key.token)),
-            Some(&key) if self.expired(node, key, true_us) => {
-                Some(Failure::Expired(key, self.local_us(node, true_us)))
-            }
+            Some(key) if state.expired(key, true_us) => Some(Failure::Expired(key, state.local_us(true_us))),
             Some(_) => None,
         }
     }
@@ -198,8 +227,7 @@ impl<'a> Nodes<'a> {
 pub fn check(history: &History) -> Verdict {
     let mut nodes = Nodes {
         history,
-        keys: ByNode::default(),
-        left: BTreeMap::new(),
+        nodes: ByNode::default(),
     };
     // The nodes each client's current attempt has heard from.
     let mut asked: ByNode<Vec<&str>> = ByNode::default();
@@ -222,6 +250,7 @@ pub fn check(history: &History) -> Verdict {
                 asked.dedup();
                 let grant = Grant {
                     token,
+                    token_hash: token_hash(token),
                     granted_us: at_us,
                     nodes: asked,
                     believed_ms: *validity_ms,
@@ -237,10 +266,7 @@ pub fn check(history: &History) -> Verdict {
             EventKind::ReleaseSent { .. } | EventKind::Crashed => {
                 grants.remove(node);
             }
-            EventKind::Restarted => {
-                // A restarted process holds nothing until its AOF says otherwise.
-                nodes.keys.remove(node);
-            }
+            EventKind::Restarted => nodes.restarted(node),
             EventKind::Failover { promoted, replaced } => {
                 for grant in grants.values_mut() {
                     for asked in grant.nodes.iter_mut().filter(|n| **n == replaced.as_str()) {

@@ -164,7 +164,11 @@ impl Backend for Faults {
             TriggerEvent::Released => matches!(kind, EventKind::ReleaseSent { .. }),
             TriggerEvent::CrashPoint | TriggerEvent::WriteBeforeReplication => false,
         };
-        self.recorder.next_event(from, |e| wanted(&e.kind)).await.node
+        self.recorder
+            .next_event(from, |e| wanted(&e.kind))
+            .await
+            .node
+            .to_string()
     }
 
     /// Refused by `supported`: a crash point stops the client at a step of its lock code,

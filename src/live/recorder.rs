@@ -62,7 +62,7 @@ impl LiveRecorder {
         let true_us = log.started.elapsed().as_micros() as u64;
         log.events.push(Event {
             true_us,
-            node: node.to_string(),
+            node: node.into(),
             local_us: true_us as i64,
             kind,
         });

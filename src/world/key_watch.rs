@@ -18,7 +18,7 @@ use crate::redis::node::KeyWatch;
 /// A watch of `key` for one incarnation of node `name`: it starts believing the key absent,
 /// as a freshly started process holds nothing until its AOF or its master says otherwise.
 pub fn key_watch(name: &str, key: Vec<u8>, clock: SimClock, recorder: Recorder) -> KeyWatch {
-    let name = name.to_string();
+    let name = recorder.name(name);
     let present: Mutex<Option<String>> = Mutex::new(None);
     KeyWatch(Arc::new(move |changes, db| {
         if !changes.cleared && !changes.keys.contains(key.as_slice()) {
@@ -33,7 +33,7 @@ pub fn key_watch(name: &str, key: Vec<u8>, clock: SimClock, recorder: Recorder) 
                 if let Some(old) = present.replace(token.clone())
                     && old != token
                 {
-                    recorder.record(&name, clock.local_us(), EventKind::KeyGone { token: old });
+                    recorder.record_as(&name, clock.local_us(), EventKind::KeyGone { token: old });
                 }
                 EventKind::KeySet {
                     token,
@@ -47,7 +47,7 @@ pub fn key_watch(name: &str, key: Vec<u8>, clock: SimClock, recorder: Recorder) 
                 None => return,
             },
         };
-        recorder.record(&name, clock.local_us(), event);
+        recorder.record_as(&name, clock.local_us(), event);
     }))
 }
 

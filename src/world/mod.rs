@@ -180,7 +180,11 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
             .map(|(name, addr)| {
                 (
                     *addr,
-                    (name.clone(), nodes.clocks[name].clone(), nodes.nics[name].clone()),
+                    (
+                        recorder.name(name),
+                        nodes.clocks[name].clone(),
+                        nodes.nics[name].clone(),
+                    ),
                 )
             })
             .collect(),
@@ -202,7 +206,7 @@ async fn build_and_run(scenario: Arc<Scenario>, seed: u64, recorder: Recorder) -
         let clock = new_clock(clock, &scenario);
         let nic = Nic::default();
         let process = ClientProcess {
-            name: name.clone(),
+            name: recorder.name(&name),
             clock: clock.clone(),
             recorder: recorder.clone(),
             resource: resource.clone(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::clock::true_now_ns;
-use crate::history::{Direction, Event, EventKind, History, Strike, StruckOn, WireRecord};
+use crate::history::{Direction, Event, EventKind, History, NodeName, Strike, StruckOn, WireRecord};
 
 /// Room for this many events from the start: a seed of the bench workloads records about
 /// 9,000, and a log grown by doubling copied each of its (large) events about twice on the
@@ -25,6 +25,9 @@ pub struct Recorder {
     waiting: Arc<AtomicUsize>,
     strikes: Arc<Mutex<Vec<Strike>>>,
     drawn: Arc<Mutex<Vec<String>>>,
+    /// The one [`NodeName`] of each node recorded so far (a handful): every event of a node
+    /// shares it ([`Recorder::name`]).
+    names: Arc<Mutex<Vec<NodeName>>>,
     /// The clients' wire traffic, for a recorder made with [`Recorder::keeping_wire`].
     wire: Option<Arc<Mutex<Vec<WireRecord>>>>,
 }
@@ -37,6 +40,7 @@ impl Default for Recorder {
             waiting: Arc::default(),
             strikes: Arc::default(),
             drawn: Arc::default(),
+            names: Arc::default(),
             wire: None,
         }
     }
@@ -84,11 +88,28 @@ impl Recorder {
             .unwrap_or_default()
     }
 
+    /// The name this recorder's events of `node` share: whoever records many events holds
+    /// it and records them [`Recorder::record_as`] it.
+    pub fn name(&self, node: &str) -> NodeName {
+        let mut names = self.names.lock().expect("recorder lock poisoned");
+        if let Some(name) = names.iter().find(|name| name.as_str() == node) {
+            return name.clone();
+        }
+        let name = NodeName::from(node);
+        names.push(name.clone());
+        name
+    }
+
     /// Appends an event that happened now on `node`, whose wall clock reads `local_us`.
     pub fn record(&self, node: &str, local_us: i64, kind: EventKind) {
+        self.record_as(&self.name(node), local_us, kind);
+    }
+
+    /// [`Recorder::record`] by a name this recorder gave ([`Recorder::name`]).
+    pub fn record_as(&self, node: &NodeName, local_us: i64, kind: EventKind) {
         let event = Event {
             true_us: true_now_ns() / 1000,
-            node: node.to_string(),
+            node: node.clone(),
             local_us,
             kind,
         };
@@ -154,11 +175,11 @@ impl Recorder {
     /// sent its release nor crashed).
     pub fn current_holder(&self) -> Option<String> {
         let events = self.events.lock().expect("recorder lock poisoned");
-        let mut holders: Vec<&str> = Vec::new();
+        let mut holders: Vec<&NodeName> = Vec::new();
         for event in events.iter() {
             match event.kind {
                 EventKind::Acquired { .. } => holders.push(&event.node),
-                EventKind::ReleaseSent { .. } | EventKind::Crashed => holders.retain(|h| *h != event.node),
+                EventKind::ReleaseSent { .. } | EventKind::Crashed => holders.retain(|h| **h != event.node),
                 _ => {}
             }
         }
@@ -170,11 +191,11 @@ impl Recorder {
         let from = self.len();
         match self.current_holder() {
             Some(holder) => holder,
-            None => {
-                self.next_event(from, |e| matches!(e.kind, EventKind::Acquired { .. }))
-                    .await
-                    .node
-            }
+            None => self
+                .next_event(from, |e| matches!(e.kind, EventKind::Acquired { .. }))
+                .await
+                .node
+                .into(),
         }
     }
 

@@ -19,7 +19,7 @@ use super::sentinel::discovery::SentinelRoute;
 use crate::client::{
     Held, Lease, Lock, LockError, LockGuard, Observe, RenewalStops, Request, Steps, Traffic,
 };
-use crate::history::{Answer, Direction, EventKind};
+use crate::history::{Answer, Direction, EventKind, NodeName};
 use crate::platform::{Clock, Connect};
 use crate::redis::text::{reply_text, request_text};
 use crate::scenario::Scenario;
@@ -77,7 +77,7 @@ impl Register {
 /// Everything one client process needs.
 #[derive(Clone)]
 pub struct ClientProcess {
-    pub name: String,
+    pub name: NodeName,
     pub clock: SimClock,
     pub recorder: Recorder,
     pub resource: Register,
@@ -87,7 +87,7 @@ pub struct ClientProcess {
     pub redis: Vec<Route>,
     /// Every Redis node's name, clock and NIC, by address: to say which node answered a
     /// request, and what its clock read when it answered.
-    pub redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock, Nic)>>,
+    pub redis_nodes: Arc<BTreeMap<SocketAddr, (NodeName, SimClock, Nic)>>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
@@ -101,7 +101,7 @@ pub struct ClientProcess {
 
 impl ClientProcess {
     fn record(&self, kind: EventKind) {
-        self.recorder.record(&self.name, self.clock.local_us(), kind);
+        self.recorder.record_as(&self.name, self.clock.local_us(), kind);
     }
 
     /// A lock client of this process's Redis nodes, on connections of its own, whose every
@@ -334,10 +334,10 @@ impl PeerConnector {
 /// Records what a client's lock hears: each node's answer with that node's clock, each
 /// failed attempt and renewal.
 struct TraceObserver {
-    client: String,
+    client: NodeName,
     clock: SimClock,
     recorder: Recorder,
-    redis_nodes: Arc<BTreeMap<SocketAddr, (String, SimClock, Nic)>>,
+    redis_nodes: Arc<BTreeMap<SocketAddr, (NodeName, SimClock, Nic)>>,
     /// Where each of the lock's connections goes, by node index.
     peers: Vec<Arc<Mutex<SocketAddr>>>,
     /// Where each comes from (once connected), by node index.
@@ -346,7 +346,7 @@ struct TraceObserver {
 
 impl TraceObserver {
     fn record(&self, kind: EventKind) {
-        self.recorder.record(&self.client, self.clock.local_us(), kind);
+        self.recorder.record_as(&self.client, self.clock.local_us(), kind);
     }
 }
 

@@ -51,7 +51,7 @@ fn demotion(history: &History) -> Option<(u64, String)> {
                 .starts_with("redis-1 becomes a replica of redis-1-replica-")
                 && e.kind.to_string().contains("(it answered as a master)")
         })
-        .map(|e| (e.true_us, e.node.clone()))
+        .map(|e| (e.true_us, e.node.to_string()))
 }
 
 /// The true times at which `redis` granted an acquire.

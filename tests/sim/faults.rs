@@ -125,7 +125,7 @@ fn an_event_trigger_fires_after_the_event_and_its_delay() {
     let after_us = start.true_us - trigger.true_us;
     assert!((50_000..50_005).contains(&after_us), "{after_us} µs");
     assert!(
-        start.kind.to_string().contains(&trigger.node),
+        start.kind.to_string().contains(trigger.node.as_str()),
         "holder means the client of the event"
     );
 }
@@ -234,7 +234,7 @@ fn acquire_times(
                 if let Some(from) = started.remove(event.node.as_str())
                     && (from_ms * 1000..to_ms * 1000).contains(&from)
                 {
-                    took.entry(event.node.clone())
+                    took.entry(event.node.to_string())
                         .or_default()
                         .push((event.true_us - from) / 1000);
                 }

@@ -110,7 +110,7 @@ fn failovers(history: &History) -> Vec<(String, String)> {
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Failover { promoted, .. } => Some((e.node.clone(), promoted.clone())),
+            EventKind::Failover { promoted, .. } => Some((e.node.to_string(), promoted.clone())),
             _ => None,
         })
         .collect()
@@ -146,7 +146,7 @@ fn elections(history: &History) -> Vec<(String, u64, usize, bool)> {
                 votes,
                 elected,
                 ..
-            } => Some((e.node.clone(), *epoch, *votes, *elected)),
+            } => Some((e.node.to_string(), *epoch, *votes, *elected)),
             _ => None,
         })
         .collect()

@@ -77,7 +77,7 @@ fn holder_at_crash(history: &History) -> String {
         .rfind(|e| matches!(e.kind, EventKind::Acquired { .. }))
         .expect("a grant before the crash")
         .node
-        .clone()
+        .to_string()
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! mean anything. Whether a client then believed it held the lost key is what the checkers
 //! judge.
 
-use super::{Change, Hold, KeyLog, Stored, live, local_us};
+use super::{Change, Hold, KeyLog, Stored, live};
 use crate::history::{EventKind, History};
 
 /// Whether some failover came while a lock the replaced master granted was held, and
@@ -27,7 +27,7 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> (bool
             .any(|hold| hold.open_at(at) && hold.quorum.contains(&replaced.as_str()));
         let held = held_by(history, keys, replaced, at);
         unreplicated |= held.is_some_and(|(token, expires_at_us)| {
-            live(held, token, local_us(history, replaced, event.true_us))
+            live(held, token, keys.local_us(replaced, event.true_us))
                 && !covers(keys.before(promoted, at), token, expires_at_us)
         });
     }

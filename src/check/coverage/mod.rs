@@ -23,7 +23,7 @@ mod renewal;
 use std::fmt;
 
 use super::by_node::ByNode;
-use crate::history::{Answer, EventKind, History};
+use crate::history::{Answer, ClockLog, EventKind, History};
 
 /// A dangerous state a run may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -272,15 +272,20 @@ enum Change<'a> {
     Wiped,
 }
 
-/// The lock key's life on every node, event by event.
+/// The lock key's life on every node, event by event, and the clocks of those nodes.
 struct KeyLog<'a> {
+    history: &'a History,
     /// Per node: (event index, the node's clock then, the change).
     nodes: ByNode<'a, Vec<(usize, i64, Change<'a>)>>,
+    /// Per node that ever held the key, its clock over the run, if the history has one:
+    /// looked up once, not at every reading (issue 33).
+    clocks: ByNode<'a, Option<&'a ClockLog>>,
 }
 
 impl<'a> KeyLog<'a> {
     fn of(history: &'a History) -> Self {
         let mut nodes: ByNode<Vec<(usize, i64, Change)>> = ByNode::default();
+        let mut clocks = ByNode::default();
         for (at, event) in history.events.iter().enumerate() {
             let change = match &event.kind {
                 EventKind::KeySet { token, expires_at_us } => Change::Set(token, *expires_at_us),
@@ -289,10 +294,29 @@ impl<'a> KeyLog<'a> {
                 _ => continue,
             };
             nodes
-                .or_insert_with(&event.node, Vec::new)
+                .or_insert_with(&event.node, || {
+                    clocks.insert(&event.node, history.clocks.get(event.node.as_str()));
+                    Vec::new()
+                })
                 .push((at, event.local_us, change));
         }
-        KeyLog { nodes }
+        KeyLog {
+            history,
+            nodes,
+            clocks,
+        }
+    }
+
+    /// Node `node`'s clock at true time `true_us`; a node the history has no clock for
+    /// reads true time.
+    fn local_us(&self, node: &str, true_us: u64) -> i64 {
+        let clock = match self.clocks.get(node) {
+            Some(&clock) => clock,
+            None => self.history.clocks.get(node),
+        };
+        clock
+            .and_then(|log| log.local_us(true_us))
+            .unwrap_or(true_us as i64)
     }
 
     /// `node`'s changes recorded after event `after` and before event `before`.
@@ -317,16 +341,6 @@ impl<'a> KeyLog<'a> {
 /// Whether `stored` is `token`'s key, unexpired when the node's clock reads `local_us`.
 fn live(stored: Stored, token: &str, local_us: i64) -> bool {
     stored.is_some_and(|(held, expires_at_us)| held == token && expires_at_us.is_none_or(|at| local_us < at))
-}
-
-/// Node `node`'s clock at true time `true_us`; a node the history has no clock for reads
-/// true time.
-fn local_us(history: &History, node: &str, true_us: u64) -> i64 {
-    history
-        .clocks
-        .get(node)
-        .and_then(|log| log.local_us(true_us))
-        .unwrap_or(true_us as i64)
 }
 
 #[cfg(test)]

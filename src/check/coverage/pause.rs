@@ -12,7 +12,7 @@
 //! (or the run did) once the lease had run out.
 
 use super::super::by_node::ByNode;
-use super::{KeyLog, local_us};
+use super::KeyLog;
 use crate::history::{Answer, EventKind, History};
 
 /// When a client's lease runs out.
@@ -27,10 +27,10 @@ enum Deadline<'a> {
 
 impl Deadline<'_> {
     /// Whether the lease had run out at true time `true_us`.
-    fn passed(self, history: &History, true_us: u64) -> bool {
+    fn passed(self, keys: &KeyLog, true_us: u64) -> bool {
         match self {
             Deadline::True(until_us) => until_us <= true_us,
-            Deadline::Node(node, expires_at_us) => local_us(history, node, true_us) >= expires_at_us,
+            Deadline::Node(node, expires_at_us) => keys.local_us(node, true_us) >= expires_at_us,
         }
     }
 }
@@ -107,7 +107,7 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
                     deadline: Some(deadline),
                     wrote: false,
                 }) = leases.get(client)
-                    && !deadline.passed(history, now_us)
+                    && !deadline.passed(keys, now_us)
                 {
                     frozen.insert(client, *deadline);
                 }
@@ -115,7 +115,7 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
             EventKind::Resumed => {
                 let woke_past = frozen
                     .remove(client)
-                    .is_some_and(|deadline| deadline.passed(history, now_us));
+                    .is_some_and(|deadline| deadline.passed(keys, now_us));
                 if woke_past {
                     return true;
                 }
@@ -125,7 +125,7 @@ pub(super) fn reached<'a>(history: &'a History, keys: &KeyLog<'a>) -> bool {
     }
     frozen
         .values_mut()
-        .any(|deadline| deadline.passed(history, history.end_us))
+        .any(|deadline| deadline.passed(keys, history.end_us))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! release that got no answer says nothing.
 
 use super::super::by_node::ByNode;
-use super::{Change, Hold, KeyLog, LatestHolds, live, local_us};
+use super::{Change, Hold, KeyLog, LatestHolds, live};
 use crate::history::{Answer, EventKind, History};
 
 /// Whether some release reached a granting node after the client's key had left it.
@@ -48,7 +48,7 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool 
         match answer {
             Answer::No => true,
             Answer::Yes => {
-                let sent_local_us = local_us(history, redis, history.events[sent_at].true_us);
+                let sent_local_us = keys.local_us(redis, history.events[sent_at].true_us);
                 let at_send = keys.before(redis, sent_at);
                 if !live(at_send, hold.token, sent_local_us) {
                     return true;

@@ -9,7 +9,7 @@
 //! When the answer came back is the true time the client recorded it, read on the node's
 //! clock, against the key as the node then held it.
 
-use super::{Change, Hold, KeyLog, LatestHolds, Stored, live, local_us};
+use super::{Change, Hold, KeyLog, LatestHolds, Stored, live};
 use crate::history::{Answer, EventKind, History};
 
 /// Whether some renewal reached or was answered by a granting node after the key left it.
@@ -43,7 +43,7 @@ pub(super) fn reached(history: &History, holds: &[Hold], keys: &KeyLog) -> bool 
         let answered_late = !live(
             keys.before(redis, at),
             hold.token,
-            local_us(history, redis, event.true_us),
+            keys.local_us(redis, event.true_us),
         );
         landed_late || answered_late
     })

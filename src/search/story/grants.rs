@@ -48,9 +48,9 @@ pub(super) fn grants_behind_each_acquire(history: &History) -> BTreeMap<usize, A
                 let answers = open.entry(client).or_default();
                 answers.asked += 1;
                 match answer {
-                    Answer::Yes => answers.granted.push(redis.clone()),
+                    Answer::Yes => answers.granted.push(redis.to_string()),
                     Answer::No => {}
-                    Answer::Failed(_) => answers.silent.push(redis.clone()),
+                    Answer::Failed(_) => answers.silent.push(redis.to_string()),
                 }
             }
             EventKind::Acquired { .. } => {

@@ -239,7 +239,7 @@ impl<'h> Teller<'h> {
                     client: self
                         .tells_key(self.owners.storing(token, index), token)?
                         .to_string(),
-                    nodes: vec![(e.node.clone(), *expires_at_us)],
+                    nodes: vec![(e.node.to_string(), *expires_at_us)],
                     stored: true,
                 };
                 return Some((
@@ -255,7 +255,7 @@ impl<'h> Teller<'h> {
                     client: self
                         .tells_key(self.owners.holding(token, index), token)?
                         .to_string(),
-                    nodes: vec![(e.node.clone(), None)],
+                    nodes: vec![(e.node.to_string(), None)],
                     stored: false,
                 };
                 return Some((Step::of(e, note.to_string(), Some(Routine::KeyGone)), Some(note)));

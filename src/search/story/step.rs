@@ -30,7 +30,7 @@ impl Step {
     pub fn of(event: &Event, text: String, routine: Option<Routine>) -> Step {
         Step {
             true_us: event.true_us,
-            node: event.node.clone(),
+            node: event.node.to_string(),
             local_us: event.local_us,
             text,
             routine,

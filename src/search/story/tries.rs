@@ -94,7 +94,10 @@ fn failed_tries<'h>(
                     }
                     Answer::Failed(why) => Outcome::Error(reason(why)),
                 };
-                open.entry(client).or_default().0.push((redis.clone(), outcome));
+                open.entry(client)
+                    .or_default()
+                    .0
+                    .push((redis.to_string(), outcome));
                 None
             }
             EventKind::AttemptFailed { reason: why, .. } => open.get_mut(client).map(|(answers, tried)| {
@@ -150,7 +153,7 @@ impl Group<'_> {
     fn step(&self, history: &History) -> Step {
         let first = self.tries[0].event;
         let last = self.tries[self.tries.len() - 1].event;
-        let clients: Vec<String> = self.tries.iter().map(|t| t.event.node.clone()).collect();
+        let clients: Vec<String> = self.tries.iter().map(|t| t.event.node.to_string()).collect();
         let n = self.tries.len();
         let who = match n {
             1 => format!("a try by {}", first.node),
@@ -372,7 +375,7 @@ fn elections(history: &History, (from_us, to_us): (u64, u64)) -> Vec<Step> {
                 count(votes, "vote", "votes")
             ),
             _ => {
-                let sentinels: Vec<String> = lost.iter().map(|(e, ..)| e.node.clone()).collect();
+                let sentinels: Vec<String> = lost.iter().map(|(e, ..)| e.node.to_string()).collect();
                 let epochs: Vec<u64> = lost.iter().map(|&(_, epoch, ..)| epoch).collect();
                 let most = lost.iter().map(|&(.., votes, _)| votes).max().unwrap_or(0);
                 let needed = lost.iter().map(|&(.., needed)| needed).max().unwrap_or(needed);

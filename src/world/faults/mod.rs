@@ -102,7 +102,11 @@ impl Backend for Reach {
             }
         };
         let from = self.recorder.len();
-        self.recorder.next_event(from, |e| wanted(&e.kind)).await.node
+        self.recorder
+            .next_event(from, |e| wanted(&e.kind))
+            .await
+            .node
+            .to_string()
     }
 
     async fn spring(&self, trap: Trap) -> (String, Hold) {

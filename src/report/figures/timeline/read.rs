@@ -38,7 +38,7 @@ impl Timeline {
             .events
             .iter()
             .filter(|e| e.node.starts_with("client-"))
-            .map(|e| e.node.clone())
+            .map(|e| e.node.to_string())
             .collect();
         clients.sort_by_key(|c| (c.len(), c.clone()));
         clients.dedup();
@@ -46,7 +46,7 @@ impl Timeline {
             .events
             .iter()
             .filter(|e| e.node.starts_with("redis-"))
-            .map(|e| e.node.clone())
+            .map(|e| e.node.to_string())
             .collect();
         redis.sort();
         redis.dedup();

@@ -134,7 +134,7 @@ fn restart_with(expires_ms: i64, reloaded: Option<(&str, u64)>) -> String {
     let life = super::super::keys::KeyLife::of(&history);
     let owner = |token: &str| {
         history.events.iter().find_map(|e| match &e.kind {
-            EventKind::Acquired { token: t, .. } if t == token => Some(e.node.clone()),
+            EventKind::Acquired { token: t, .. } if t == token => Some(e.node.to_string()),
             _ => None,
         })
     };
