@@ -13,6 +13,7 @@ use std::task::Poll;
 
 use super::error::RequestError;
 use super::observe::{Tap, Traffic};
+use super::woken::Woken;
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};
@@ -22,6 +23,8 @@ pub struct Conn<C: Connect, K: Clock> {
     link: Link<C>,
     clock: K,
     timeout_ms: u64,
+    /// Polls each request's timeout only when its timer (or a step of the clock) woke it.
+    timeout_wakes: Woken,
     /// A request was sent and its reply not read: set before each exchange, cleared after.
     awaiting_reply: bool,
 }
@@ -54,6 +57,7 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             },
             clock,
             timeout_ms,
+            timeout_wakes: Woken::default(),
             awaiting_reply: false,
         }
     }
@@ -92,14 +96,16 @@ impl<C: Connect, K: Clock> Conn<C, K> {
             // The exchange raced against its timeout, the exchange polled first (a
             // `biased` `select!` moved both futures into a tuple of its own at each
             // request; these are pinned where they are made). Declared in this order so
-            // that they are dropped as that tuple dropped them: the exchange first.
+            // that they are dropped as that tuple dropped them: the exchange first. The
+            // timeout is polled only when something woke it (`woken.rs`).
             let mut timeout = pin!(self.clock.sleep_ms(timeout_ms));
             let mut exchange = pin!(self.link.exchange_following_master(request));
+            let timeout_wakes = &mut self.timeout_wakes;
+            timeout_wakes.start();
             std::future::poll_fn(|cx| match exchange.as_mut().poll(cx) {
                 Poll::Ready(result) => Poll::Ready(result.map_err(RequestError::from)),
-                Poll::Pending => timeout
-                    .as_mut()
-                    .poll(cx)
+                Poll::Pending => timeout_wakes
+                    .poll(timeout.as_mut(), cx)
                     .map(|()| Err(RequestError::Timeout(timeout_ms))),
             })
             .await

@@ -22,6 +22,7 @@ mod profile;
 pub mod profiles;
 pub mod scripts;
 pub mod steps;
+mod woken;
 
 pub use conn::Conn;
 pub use error::{LockError, RequestError};
