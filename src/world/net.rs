@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use madsim::net::NetSim;
@@ -112,11 +112,12 @@ impl Dialer for SimDialer {
 /// link) or to every peer (a congested NIC); and resets of its connections.
 ///
 /// madsim has one latency for the whole network, and its node reset leaves a stream's
-/// sending half working; this is how a single node or link gets slower (madsim, patched,
-/// asks [`Nic::delay`] for each message: see [`Nic::attach`]), and how a reset connection
-/// refuses the next request as a real RST does. A delay never holds the writer back: a
-/// write goes into the socket at once, as write(2) into a kernel buffer does, and the
-/// message arrives at its send time plus its delay, in order.
+/// sending half working and its reader waiting; this is how a single node or link gets
+/// slower (madsim, patched, asks [`Nic::delay`] for each message: see [`Nic::attach`]), and
+/// how a reset connection wakes its reader and refuses the next request as a real RST
+/// does. A delay never holds the writer back: a write goes into the socket at once, as
+/// write(2) into a kernel buffer does, and the message arrives at its send time plus its
+/// delay, in order.
 #[derive(Debug, Clone, Default)]
 pub struct Nic {
     /// Each latency fault's extra latency range (ms), per peer (`None`: to anyone).
@@ -125,6 +126,9 @@ pub struct Nic {
     loss: Arc<Mutex<Covers<Option<IpAddr>, f64>>>,
     /// Bumped by each reset: a stream opened under an older count is dead.
     resets: Arc<AtomicU64>,
+    /// The read side of every stream open on this node since the last reset: a reset wakes
+    /// the task parked on each.
+    readers: Arc<Mutex<Readers>>,
     /// When (true ns, plus one: 0 is never) this node last wrote to each peer socket: for
     /// a server, the instant it answered that connection's last request (any extra delay
     /// comes after). Each stream holds its peer's slot, found once when it opens.
@@ -162,10 +166,16 @@ impl Nic {
     }
 
     /// Kills every connection open now: their next read or write fails with
-    /// `ConnectionReset`. (A read already waiting is not woken: what was in flight is lost
-    /// and times out.) Connections opened afterwards work.
+    /// `ConnectionReset`, and a task parked reading one is woken to see it at once, as a
+    /// RST wakes a blocked read(2) with `ECONNRESET`. The parked readers are woken in the
+    /// order their streams opened. (madsim's writes and flushes never wait, so no writer is
+    /// parked.) Connections opened afterwards work.
     pub fn reset_connections(&self) {
         self.resets.fetch_add(1, Ordering::SeqCst);
+        let killed = std::mem::take(&mut self.readers.lock().expect("readers lock poisoned").open);
+        for reader in killed.values() {
+            reader.wake_if_parked();
+        }
     }
 
     fn resets(&self) -> u64 {
@@ -212,6 +222,35 @@ impl Nic {
 const MIN_RETRANSMISSION_TIMEOUT: Duration = Duration::from_millis(200);
 const MAX_RETRANSMISSION_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The read sides of a node's open streams, by the order they opened.
+#[derive(Debug, Default)]
+struct Readers {
+    /// How many streams the node has opened: the next one's number.
+    opened: u64,
+    /// The read side of each stream open since the last reset, by stream number.
+    open: BTreeMap<u64, Arc<Reader>>,
+}
+
+/// The read side of one stream, as a reset of its NIC sees it.
+#[derive(Debug, Default)]
+struct Reader {
+    /// The stream's last read waited: its task is parked on it.
+    parked: AtomicBool,
+    /// The waker of the task that last waited on the stream.
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Reader {
+    /// Wakes the task parked reading the stream, if one is.
+    fn wake_if_parked(&self) {
+        if self.parked.swap(false, Ordering::Relaxed)
+            && let Some(waker) = &*self.waker.lock().expect("reader lock poisoned")
+        {
+            waker.wake_by_ref();
+        }
+    }
+}
+
 /// A stream on a node's [`Nic`]: once the node's connections are reset it fails.
 pub struct NicStream<S> {
     inner: S,
@@ -220,6 +259,12 @@ pub struct NicStream<S> {
     opened_at_reset: u64,
     /// Where [`Nic::last_write_began`] finds this stream's last write (its peer's slot).
     last_write: Arc<AtomicU64>,
+    /// This stream's number among the NIC's, and its read side, which a reset wakes.
+    number: u64,
+    reader: Arc<Reader>,
+    /// The waker `reader` holds, kept here too: a read that waits stores its task's waker
+    /// only when it is another one (without a lock), which a stream's reads seldom see.
+    reader_waker: Option<Waker>,
 }
 
 impl<S> NicStream<S> {
@@ -231,11 +276,22 @@ impl<S> NicStream<S> {
             .entry(peer)
             .or_default()
             .clone();
+        let reader = Arc::new(Reader::default());
+        let number = {
+            let mut readers = nic.readers.lock().expect("readers lock poisoned");
+            let number = readers.opened;
+            readers.opened += 1;
+            readers.open.insert(number, reader.clone());
+            number
+        };
         NicStream {
             inner,
             opened_at_reset: nic.resets(),
             nic,
             last_write,
+            number,
+            reader,
+            reader_waker: None,
         }
     }
 
@@ -262,7 +318,33 @@ impl<S: AsyncRead + Unpin> AsyncRead for NicStream<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         self.alive()?;
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let this = &mut *self;
+        let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+        let parked = read.is_pending();
+        if parked
+            && !this
+                .reader_waker
+                .as_ref()
+                .is_some_and(|kept| kept.will_wake(cx.waker()))
+        {
+            let waker = cx.waker().clone();
+            *this.reader.waker.lock().expect("reader lock poisoned") = Some(waker.clone());
+            this.reader_waker = Some(waker);
+        }
+        // A reset wakes only a task still parked here.
+        this.reader.parked.store(parked, Ordering::Relaxed);
+        read
+    }
+}
+
+impl<S> Drop for NicStream<S> {
+    fn drop(&mut self) {
+        self.nic
+            .readers
+            .lock()
+            .expect("readers lock poisoned")
+            .open
+            .remove(&self.number);
     }
 }
 

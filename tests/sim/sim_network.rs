@@ -44,6 +44,43 @@ fn a_reset_connection_refuses_the_next_request_at_once_and_the_one_after_reconne
     });
 }
 
+/// A request parked on its reply when the connection is reset fails at the reset's instant,
+/// as a read(2) blocked on a socket returns `ECONNRESET` when the RST arrives: the peer at
+/// 10.0.0.9 accepts and never answers, so only the reset can end the wait before the
+/// request's 1000 ms timeout.
+#[test]
+fn a_reset_wakes_a_request_parked_on_its_reply_at_once() {
+    simulate(7, || async {
+        let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9)), 7000);
+        Handle::current()
+            .create_node()
+            .name("silent")
+            .ip(addr.ip())
+            .init(move || async move {
+                let listener = SimListener::bind(addr, Nic::default()).await.unwrap();
+                let (_stream, _) = listener.accept().await.unwrap();
+                madsim::time::sleep(Duration::from_secs(3600)).await;
+            })
+            .build();
+        let nic = Nic::default();
+        let client_nic = nic.clone();
+        let client = client_node(1).spawn(async move {
+            let mut conn = Conn::new(SimConnector(Address::new(addr), client_nic), clock(), 1000);
+            let failed = conn.request(&get()).await;
+            (failed, now_ms())
+        });
+        madsim::time::sleep(Duration::from_millis(100)).await;
+        let reset_at = now_ms();
+        nic.reset_connections();
+        let (failed, failed_at) = client.await.unwrap();
+        assert!(
+            matches!(failed, Err(RequestError::Connection(_))),
+            "the reset reaches the parked request: {failed:?}"
+        );
+        assert_eq!(failed_at, reset_at, "at the reset, not at the 1000 ms timeout");
+    });
+}
+
 #[test]
 fn a_lossy_nic_delays_writes_by_retransmission_timeouts_and_recovers() {
     simulate(2, || async {
