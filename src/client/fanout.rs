@@ -22,11 +22,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
-
-use futures::task::AtomicWaker;
 
 use super::options::Resolve;
 
@@ -77,7 +75,7 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
     let slot_wakers = (asked > 1).then(|| SlotWakers::new(under_way.len()));
     std::future::poll_fn(|cx| {
         if let Some(slot_wakers) = &slot_wakers {
-            slot_wakers.task.register(cx.waker());
+            slot_wakers.task_polled_by(cx.waker());
         }
         for (i, (slot, vote)) in under_way.iter_mut().zip(votes.iter_mut()).enumerate() {
             let Some(request) = slot else { continue };
@@ -125,7 +123,7 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
 /// The wakers the requests are polled with, one a master, and the waker of the task that
 /// polls the fan-out, which each of them wakes.
 struct SlotWakers {
-    task: Arc<AtomicWaker>,
+    task: Arc<Mutex<Waker>>,
     slots: Vec<(Arc<SlotWaker>, Waker)>,
 }
 
@@ -133,7 +131,7 @@ impl SlotWakers {
     /// Wakers for `masters` requests, each marked woken: every request is polled in the
     /// first pass.
     fn new(masters: usize) -> Self {
-        let task = Arc::new(AtomicWaker::new());
+        let task = Arc::new(Mutex::new(Waker::noop().clone()));
         let slots = (0..masters)
             .map(|_| {
                 let slot = Arc::new(SlotWaker {
@@ -144,6 +142,14 @@ impl SlotWakers {
             })
             .collect();
         SlotWakers { task, slots }
+    }
+
+    /// Makes every request's wake wake `task`, the fan-out's task as it polls it now.
+    fn task_polled_by(&self, task: &Waker) {
+        let mut current = self.task.lock().expect("fan-out waker lock poisoned");
+        if !current.will_wake(task) {
+            current.clone_from(task);
+        }
     }
 
     /// The waker to poll request `i` with, if it was woken since it was last polled (and
@@ -159,8 +165,12 @@ impl SlotWakers {
 struct SlotWaker {
     /// The request has been woken since it was last polled.
     woken: AtomicBool,
-    /// The fan-out's task, as it last polled the fan-out.
-    task: Arc<AtomicWaker>,
+    /// The fan-out's task, as it last polled the fan-out. Kept, not taken by a wake (as
+    /// an `AtomicWaker` would): every wake of a request wakes the task, as when the
+    /// requests were polled with the task's own waker. A request dropped undecided leaves
+    /// timers that still wake it, and each such wake runs the task once more, drawing
+    /// the executor's random numbers: waking it only once moved digests.
+    task: Arc<Mutex<Waker>>,
 }
 
 impl Wake for SlotWaker {
@@ -170,6 +180,9 @@ impl Wake for SlotWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
-        self.task.wake();
+        self.task
+            .lock()
+            .expect("fan-out waker lock poisoned")
+            .wake_by_ref();
     }
 }
