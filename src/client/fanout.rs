@@ -8,15 +8,23 @@
 //! new connection (`conn.rs`), as after any abandoned request (ioredis would keep the
 //! connection and read the reply before the next one's).
 //!
-//! Deterministic by construction: the requests are polled in the masters' order, all of
-//! them at each wake-up, and the decision is taken after each full pass (no `select!`, no
-//! draw). Every request is polled at least once, so each goes on the wire before the
-//! fan-out can be decided without it, and with [`Resolve::AllNodes`] this is exactly a
-//! `join_all`.
+//! Deterministic by construction: the requests are polled in the masters' order, and the
+//! decision is taken after each pass (no `select!`, no draw). Every request is polled at
+//! least once, so each goes on the wire before the fan-out can be decided without it, and
+//! with [`Resolve::AllNodes`] this is exactly a `join_all`.
+//!
+//! A pass polls only the requests whose own waker fired since they were last polled
+//! ([`SlotWaker`]): polling all of them at every wake-up polled each master's request at
+//! every other master's reply, ~9 polls a request with five masters (issue 33). A request
+//! moves only when something wakes it (its socket, its timer, a clock step), so skipping
+//! the others changes no outcome; a request woken during the pass, behind the one being
+//! polled, is still polled in this pass, as before.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::Poll;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 
 use super::options::Resolve;
 
@@ -63,15 +71,27 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
             None => Vote::Skipped,
         })
         .collect();
+    // One request alone has nothing to be told apart from: it is polled at every wake-up.
+    let slot_wakers = (asked > 1).then(|| SlotWakers::new(under_way.len()));
     std::future::poll_fn(|cx| {
+        if let Some(slot_wakers) = &slot_wakers {
+            slot_wakers.task_polled_by(cx.waker());
+        }
         for (i, (slot, vote)) in under_way.iter_mut().zip(votes.iter_mut()).enumerate() {
             let Some(request) = slot else { continue };
+            let waker = match &slot_wakers {
+                Some(slot_wakers) => match slot_wakers.take_woken(i) {
+                    Some(waker) => waker,
+                    None => continue,
+                },
+                None => cx.waker(),
+            };
             // SAFETY: `under_way` is never grown, shrunk or moved out of while its requests
             // live: a request leaves its slot only by being dropped in place (`*slot = None`
             // here, again after the fan-out is decided, or `under_way`'s own drop), so
             // the future polled here stays at this address until it is dropped.
             let request = unsafe { Pin::new_unchecked(request) };
-            if let Poll::Ready(answer) = request.poll(cx) {
+            if let Poll::Ready(answer) = request.poll(&mut Context::from_waker(waker)) {
                 report(i, Some(&answer));
                 *vote = Vote::Answered(answer);
                 *slot = None;
@@ -98,4 +118,71 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
         }
     }
     votes
+}
+
+/// The wakers the requests are polled with, one a master, and the waker of the task that
+/// polls the fan-out, which each of them wakes.
+struct SlotWakers {
+    task: Arc<Mutex<Waker>>,
+    slots: Vec<(Arc<SlotWaker>, Waker)>,
+}
+
+impl SlotWakers {
+    /// Wakers for `masters` requests, each marked woken: every request is polled in the
+    /// first pass.
+    fn new(masters: usize) -> Self {
+        let task = Arc::new(Mutex::new(Waker::noop().clone()));
+        let slots = (0..masters)
+            .map(|_| {
+                let slot = Arc::new(SlotWaker {
+                    woken: AtomicBool::new(true),
+                    task: task.clone(),
+                });
+                (slot.clone(), Waker::from(slot))
+            })
+            .collect();
+        SlotWakers { task, slots }
+    }
+
+    /// Makes every request's wake wake `task`, the fan-out's task as it polls it now.
+    fn task_polled_by(&self, task: &Waker) {
+        let mut current = self.task.lock().expect("fan-out waker lock poisoned");
+        if !current.will_wake(task) {
+            current.clone_from(task);
+        }
+    }
+
+    /// The waker to poll request `i` with, if it was woken since it was last polled (and
+    /// now counts as not woken).
+    fn take_woken(&self, i: usize) -> Option<&Waker> {
+        let (slot, waker) = &self.slots[i];
+        slot.woken.swap(false, Ordering::AcqRel).then_some(waker)
+    }
+}
+
+/// The waker one request is polled with: it marks the request as woken and wakes the task
+/// that polls the fan-out.
+struct SlotWaker {
+    /// The request has been woken since it was last polled.
+    woken: AtomicBool,
+    /// The fan-out's task, as it last polled the fan-out. Kept, not taken by a wake (as
+    /// an `AtomicWaker` would): every wake of a request wakes the task, as when the
+    /// requests were polled with the task's own waker. A request dropped undecided leaves
+    /// timers that still wake it, and each such wake runs the task once more, drawing
+    /// the executor's random numbers: waking it only once moved digests.
+    task: Arc<Mutex<Waker>>,
+}
+
+impl Wake for SlotWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.task
+            .lock()
+            .expect("fan-out waker lock poisoned")
+            .wake_by_ref();
+    }
 }
