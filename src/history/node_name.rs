@@ -180,7 +180,11 @@ mod tests {
         assert!(!shared.is_shared_with(&copy));
         assert_eq!(shared, "redis-1");
         assert_ne!(shared, NodeName::from("redis-2"));
-        assert!(NodeName::from("client-1").cmp(&NodeName::from("client-2")).is_lt());
+        assert!(
+            NodeName::from("client-1")
+                .cmp(&NodeName::from("client-2"))
+                .is_lt()
+        );
         assert_eq!(String::from(shared), "redis-1");
     }
 }
