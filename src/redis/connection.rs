@@ -3,13 +3,15 @@
 //! reads requests (as Redis's own parser does, see [`super::request`]) and writes replies
 //! in the RESP version each connection chose with HELLO.
 
+use std::ops::Range;
+
 use bytes::{Buf, BytesMut};
 use redis_protocol::resp2::decode::decode;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Frame;
 use super::number::format_g;
-use super::request::{self, Parsed};
+use super::request::{self, Found};
 
 /// The RESP version a connection speaks: 2 until HELLO 3.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -292,6 +294,12 @@ pub struct Connection<S> {
     buffer: BytesMut,
     /// Encoded replies not yet written to the stream.
     out: Vec<u8>,
+    /// The request [`Connection::next_request`] found at the front of `buffer`, until
+    /// [`Connection::end_request`]: where its words are (a multibulk request's), ...
+    spans: Vec<Range<usize>>,
+    /// ... or its words (an inline request's), and its length in bytes.
+    inline: Vec<Vec<u8>>,
+    consumed: usize,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -301,6 +309,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             stream,
             buffer: BytesMut::with_capacity(4096),
             out: Vec::new(),
+            spans: Vec::new(),
+            inline: Vec::new(),
+            consumed: 0,
         }
     }
 
@@ -327,27 +338,64 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
     }
 
-    /// Reads the next request's words, parsed as Redis parses them; `Ok(None)` when the
-    /// peer closed cleanly between requests. Empty words mean a request with nothing to
-    /// run (Redis answers nothing).
+    /// Reads the next request's words, parsed as Redis parses them, copied out of the
+    /// buffer; `Ok(None)` when the peer closed cleanly between requests. Empty words mean
+    /// a request with nothing to run (Redis answers nothing).
     pub async fn read_request(&mut self) -> Result<Option<Vec<Vec<u8>>>, ConnectionError> {
+        if !self.next_request().await? {
+            return Ok(None);
+        }
+        let words = self.request_words().into_iter().map(<[u8]>::to_vec).collect();
+        self.end_request();
+        Ok(Some(words))
+    }
+
+    /// Reads until a whole request is at the front of the buffer, parsed as Redis parses
+    /// them: its words are then [`Connection::request_words`] until
+    /// [`Connection::end_request`]. `Ok(false)` when the peer closed cleanly between
+    /// requests. Cancel-safe: a request is taken only as this returns.
+    pub async fn next_request(&mut self) -> Result<bool, ConnectionError> {
+        self.end_request();
         loop {
-            match request::parse(&self.buffer) {
-                Ok(Parsed::Request { words, consumed }) => {
-                    self.buffer.advance(consumed);
-                    return Ok(Some(words));
+            match request::find(&self.buffer, &mut self.spans) {
+                Ok(Found::Multibulk { consumed }) => {
+                    self.consumed = consumed;
+                    return Ok(true);
                 }
-                Ok(Parsed::Incomplete) => {}
+                Ok(Found::Inline { words, consumed }) => {
+                    self.inline = words;
+                    self.consumed = consumed;
+                    return Ok(true);
+                }
+                Ok(Found::Incomplete) => {}
                 Err(reason) => return Err(ConnectionError::Protocol(reason)),
             }
             if self.stream.read_buf(&mut self.buffer).await? == 0 {
                 return if self.buffer.is_empty() {
-                    Ok(None)
+                    Ok(false)
                 } else {
                     Err(ConnectionError::Closed)
                 };
             }
         }
+    }
+
+    /// The words of the request [`Connection::next_request`] found, borrowed from the
+    /// buffer (no words: nothing to run, and Redis answers nothing).
+    pub fn request_words(&self) -> Vec<&[u8]> {
+        if self.inline.is_empty() {
+            self.spans.iter().map(|span| &self.buffer[span.clone()]).collect()
+        } else {
+            self.inline.iter().map(Vec::as_slice).collect()
+        }
+    }
+
+    /// Takes the request [`Connection::next_request`] found out of the buffer (nothing if
+    /// it found none since the last call).
+    pub fn end_request(&mut self) {
+        self.buffer.advance(std::mem::take(&mut self.consumed));
+        self.spans.clear();
+        self.inline.clear();
     }
 
     /// Reads whatever bytes arrive next into the buffer, without parsing them (a blocked

@@ -7,6 +7,8 @@
 //! without a reply, the two bytes after a bulk string are skipped unchecked, and every
 //! malformed header gets its own protocol error.
 
+use std::ops::Range;
+
 use super::Frame;
 
 /// Builds a request frame from words (what a client sends).
@@ -30,18 +32,47 @@ pub enum Parsed {
     Request { words: Vec<Vec<u8>>, consumed: usize },
 }
 
-/// Parses one request from the front of `buffer`. `Err` holds the protocol error's text
-/// (after `ERR Protocol error: `); Redis sends it and closes the connection.
+/// Parses one request from the front of `buffer`, its words copied out. `Err` holds the
+/// protocol error's text (after `ERR Protocol error: `); Redis sends it and closes the
+/// connection.
 pub fn parse(buffer: &[u8]) -> Result<Parsed, String> {
+    let mut spans = Vec::new();
+    Ok(match find(buffer, &mut spans)? {
+        Found::Incomplete => Parsed::Incomplete,
+        Found::Multibulk { consumed } => Parsed::Request {
+            words: spans.into_iter().map(|span| buffer[span].to_vec()).collect(),
+            consumed,
+        },
+        Found::Inline { words, consumed } => Parsed::Request { words, consumed },
+    })
+}
+
+/// A request found at the front of the input buffer by [`find`], its words left where they
+/// are when it can.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Found {
+    /// Not a whole request yet: read more bytes.
+    Incomplete,
+    /// A `*N` request of `consumed` bytes, whose words are the spans of the buffer `find`
+    /// wrote (none: nothing to run, and no reply).
+    Multibulk { consumed: usize },
+    /// An inline request of `consumed` bytes: its words are the line's, unquoted and
+    /// unescaped, which no span of the buffer holds.
+    Inline { words: Vec<Vec<u8>>, consumed: usize },
+}
+
+/// Finds one request at the front of `buffer` as [`parse`] does, without copying a
+/// multibulk request's words: their places in `buffer` replace what `spans` held. The node
+/// parses its commands from those slices (issue 33: a request's words were a `Vec` each,
+/// most dropped once parsed).
+pub fn find(buffer: &[u8], spans: &mut Vec<Range<usize>>) -> Result<Found, String> {
+    spans.clear();
     match buffer.first() {
-        None => Ok(Parsed::Incomplete),
-        Some(b'*') => {
-            let mut words = Vec::new();
-            Ok(match parse_multibulk(buffer, Some(&mut words))? {
-                Some(consumed) => Parsed::Request { words, consumed },
-                None => Parsed::Incomplete,
-            })
-        }
+        None => Ok(Found::Incomplete),
+        Some(b'*') => Ok(match parse_multibulk(buffer, Some(spans))? {
+            Some(consumed) => Found::Multibulk { consumed },
+            None => Found::Incomplete,
+        }),
         Some(_) => parse_inline(buffer),
     }
 }
@@ -57,19 +88,19 @@ pub fn is_complete(buffer: &[u8]) -> bool {
     }
 }
 
-fn parse_inline(buffer: &[u8]) -> Result<Parsed, String> {
+fn parse_inline(buffer: &[u8]) -> Result<Found, String> {
     let Some(newline) = buffer.iter().position(|&b| b == b'\n') else {
         if buffer.len() > INLINE_MAX_BYTES {
             return Err("too big inline request".into());
         }
-        return Ok(Parsed::Incomplete);
+        return Ok(Found::Incomplete);
     };
     let mut line = &buffer[..newline];
     if let Some(stripped) = line.strip_suffix(b"\r") {
         line = stripped;
     }
     let words = split_args(line).ok_or("unbalanced quotes in request")?;
-    Ok(Parsed::Request {
+    Ok(Found::Inline {
         words,
         consumed: newline + 1,
     })
@@ -96,8 +127,11 @@ fn header(buffer: &[u8], start: usize, too_big: &str) -> Result<Header, String> 
 }
 
 /// Parses a `*N` request at the front of `buffer`: how many bytes it takes, or `None` while
-/// it is incomplete. Its words go to `words`, when given.
-fn parse_multibulk(buffer: &[u8], mut words: Option<&mut Vec<Vec<u8>>>) -> Result<Option<usize>, String> {
+/// it is incomplete. Where its words are goes to `words`, when given.
+fn parse_multibulk(
+    buffer: &[u8],
+    mut words: Option<&mut Vec<Range<usize>>>,
+) -> Result<Option<usize>, String> {
     /// Words reserved at once: a count is only a claim until its words arrive.
     const RESERVED_WORDS: usize = 64;
     let Some((count, mut pos)) = header(buffer, 0, "too big mbulk count string")? else {
@@ -128,7 +162,7 @@ fn parse_multibulk(buffer: &[u8], mut words: Option<&mut Vec<Vec<u8>>>) -> Resul
             return Ok(None);
         }
         if let Some(words) = words.as_mut() {
-            words.push(buffer[start..end].to_vec());
+            words.push(start..end);
         }
         pos = end + 2;
     }

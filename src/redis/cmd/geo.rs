@@ -3,7 +3,7 @@
 //! turns the request into a ZADD; geohash.c `geohashEncodeWGS84`).
 
 use super::error::ReplyError;
-use super::spec::{Args, Flags, Handler, Spec};
+use super::spec::{Args, Flags, Handler, Spec, borrowed};
 use super::zsets::{parse_score, zadd};
 use crate::redis::connection::Reply;
 use crate::redis::db::Db;
@@ -60,7 +60,7 @@ fn geoadd(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
         zadd_words.push(hash.to_string().into_bytes());
         zadd_words.push(triple[2].clone());
     }
-    zadd(&mut Args::new(zadd_words), db, now_ms)
+    zadd(&mut Args::new(&borrowed(&zadd_words)), db, now_ms)
 }
 
 /// The 52-bit geohash of a point (`geohashEncodeWGS84` at 26 steps, `interleave64`):

@@ -83,16 +83,16 @@ pub struct Lookup {
 
 impl Lookup {
     /// Looks up the command the request `words` names.
-    pub fn of(words: &[Vec<u8>]) -> Lookup {
+    pub fn of<W: AsRef<[u8]>>(words: &[W]) -> Lookup {
         Lookup {
-            spec: words.first().and_then(|name| find(name)),
+            spec: words.first().and_then(|name| find(name.as_ref())),
         }
     }
 
     /// The name Redis gives the request `words`: its command's, lower-case (`get`), with
     /// the subcommand of a container (`client|list`).
-    pub fn name(self, words: &[Vec<u8>]) -> Cow<'static, str> {
-        let lower = |word: &Vec<u8>| String::from_utf8_lossy(word).to_ascii_lowercase();
+    pub fn name<W: AsRef<[u8]>>(self, words: &[W]) -> Cow<'static, str> {
+        let lower = |word: &W| String::from_utf8_lossy(word.as_ref()).to_ascii_lowercase();
         match (self.spec, words) {
             (Some(spec), [_, subcommand, ..]) if CONTAINERS.contains(&spec.name) => {
                 Cow::Owned(format!("{}|{}", spec.name, lower(subcommand)))
@@ -105,7 +105,7 @@ impl Lookup {
 
     /// Whether a command was found and the request's word count fits its arity: Redis
     /// answers the others with their error even while a script runs long.
-    pub fn fits(self, words: &[Vec<u8>]) -> bool {
+    pub fn fits<W: AsRef<[u8]>>(self, words: &[W]) -> bool {
         self.checked(words).is_ok()
     }
 
@@ -115,18 +115,18 @@ impl Lookup {
     }
 
     /// The command found, once the request's word count fits its arity.
-    pub(super) fn checked(self, words: &[Vec<u8>]) -> Result<&'static Spec<Command>, Rejection> {
+    pub(super) fn checked<W: AsRef<[u8]>>(self, words: &[W]) -> Result<&'static Spec<Command>, Rejection> {
         let spec = self.spec.ok_or(Rejection::Unknown)?;
-        if !fits_arity(spec.arity, words) {
+        if !fits_arity(spec.arity, words.len()) {
             return Err(Rejection::WrongArity(spec.name));
         }
         Ok(spec)
     }
 }
 
-/// Whether the request `words` has the word count `arity` asks (`n` exactly, `-n` at least).
-fn fits_arity(arity: i32, words: &[Vec<u8>]) -> bool {
-    let (count, arity) = (words.len() as i64, i64::from(arity));
+/// Whether a request of `words` words has the count `arity` asks (`n` exactly, `-n` at least).
+fn fits_arity(arity: i32, words: usize) -> bool {
+    let (count, arity) = (words as i64, i64::from(arity));
     if arity >= 0 {
         count == arity
     } else {
@@ -148,22 +148,25 @@ const UNSERVED_NOSCRIPT: &[(&str, Option<&str>, i32)] = &[
 /// How Redis refuses a script's call `words` of a command in [`UNSERVED_NOSCRIPT`], as it
 /// looks the command up: its arity first, then its `noscript` flag. With the refusal, the
 /// name INFO commandstats credits it to (`cluster|reset`). `None` for any other command.
-pub(super) fn refused_to_scripts_unserved(lookup: Lookup, words: &[Vec<u8>]) -> Option<(ReplyError, String)> {
+pub(super) fn refused_to_scripts_unserved<W: AsRef<[u8]>>(
+    lookup: Lookup,
+    words: &[W],
+) -> Option<(ReplyError, String)> {
     if lookup.spec.is_some() {
         return None;
     }
-    let first = words.first()?;
+    let first = words.first()?.as_ref();
     let (command, subcommand, arity) = UNSERVED_NOSCRIPT
         .iter()
         .find(|(name, _, _)| first.eq_ignore_ascii_case(name.as_bytes()))?;
-    if !fits_arity(*arity, words) {
+    if !fits_arity(*arity, words.len()) {
         return Some((ReplyError::wrong_arity_from_script(), command.to_string()));
     }
     let name = match subcommand {
         Some(subcommand)
             if words
                 .get(1)
-                .is_some_and(|word| word.eq_ignore_ascii_case(subcommand.as_bytes())) =>
+                .is_some_and(|word| word.as_ref().eq_ignore_ascii_case(subcommand.as_bytes())) =>
         {
             format!("{command}|{subcommand}")
         }
@@ -174,13 +177,13 @@ pub(super) fn refused_to_scripts_unserved(lookup: Lookup, words: &[Vec<u8>]) -> 
 }
 
 /// The name Redis gives the request `words` (see [`Lookup::name`]).
-pub fn full_name(words: &[Vec<u8>]) -> String {
+pub fn full_name<W: AsRef<[u8]>>(words: &[W]) -> String {
     Lookup::of(words).name(words).into_owned()
 }
 
 /// Redis's reply to an unknown command: the name and the first arguments (about 128
 /// bytes of them), each quoted.
-pub(super) fn unknown_command(words: &[Vec<u8>]) -> ReplyError {
+pub(super) fn unknown_command(words: &[&[u8]]) -> ReplyError {
     const SHOWN_BYTES: usize = 128;
     let Some((name, args)) = words.split_first() else {
         return ReplyError("ERR unknown command '', with args beginning with: ".into());

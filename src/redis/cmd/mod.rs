@@ -54,7 +54,7 @@ pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 pub(crate) use lookup::FAMILIES;
 pub use lookup::{Lookup, full_name};
 use lookup::{Rejection, unknown_command};
-pub(crate) use spec::{Args, Flags, Handler, KeyspaceHandler, Spec, ok};
+pub(crate) use spec::{Args, Flags, Handler, KeyspaceHandler, Spec, borrowed, ok};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
@@ -235,7 +235,8 @@ pub struct KeyspaceCall {
 
 impl KeyspaceCall {
     fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
-        let mut args = Args::new(self.args);
+        let words = borrowed(&self.args);
+        let mut args = Args::new(&words);
         (self.handler)(&mut args, db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
     }
 }
@@ -262,6 +263,7 @@ impl std::fmt::Debug for KeyspaceCall {
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
 pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
+    let words = borrowed(&words);
     let lookup = Lookup::of(&words);
     if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, &words) {
         return Called::Rejected {
@@ -271,7 +273,7 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
     }
     let name = lookup.name(&words).into_owned();
     let kept = kept_for_propagation(db, lookup, &words);
-    let refused = match Command::from_script_words(words, lookup, rules) {
+    let refused = match Command::from_script_words(&words, lookup, rules) {
         Ok((mut command, flags)) => {
             match &mut command {
                 Command::Sort(sort) => sort.from_script = true,
@@ -308,10 +310,10 @@ pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db,
 /// The words of a request, kept to be propagated once it ran (`propagation.rs`): a command
 /// that may write (XGROUP's subcommands too), while the keyspace records. Never a script or
 /// EXEC, whose calls are propagated each by itself.
-pub fn kept_for_propagation(db: &Db, lookup: Lookup, words: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+pub fn kept_for_propagation<W: AsRef<[u8]>>(db: &Db, lookup: Lookup, words: &[W]) -> Option<Vec<Vec<u8>>> {
     let flags = lookup.flags()?;
     let writes = flags.write || lookup.name(words).starts_with("xgroup|");
-    (db.log.recording && writes).then(|| words.to_vec())
+    (db.log.recording && writes).then(|| words.iter().map(|word| word.as_ref().to_vec()).collect())
 }
 
 impl Command {
@@ -336,8 +338,9 @@ impl Command {
     /// Parses a client's request words, with the errors Redis gives clients; a node that
     /// does not take `writes` refuses them before looking at their arguments.
     pub fn from_words(words: Vec<Vec<u8>>, writes: Writes) -> Result<Command, ReplyError> {
+        let words = borrowed(&words);
         let lookup = Lookup::of(&words);
-        Command::for_connection(words, lookup, writes, Memory::Enough, false, false, false)
+        Command::for_connection(&words, lookup, writes, Memory::Enough, false, false, false)
             .map_err(|refused| refused.error)
     }
 
@@ -353,7 +356,7 @@ impl Command {
     /// its queue holds one that may grow the dataset.
     #[allow(clippy::too_many_arguments)]
     pub fn for_session(
-        words: Vec<Vec<u8>>,
+        words: &[&[u8]],
         lookup: Lookup,
         writes: Writes,
         out_of_memory: bool,
@@ -406,7 +409,7 @@ impl Command {
     /// The checks of [`Command::for_session`], on a connection `subscribed` or not,
     /// `queuing` (in MULTI) or not, and `unauthenticated` or not, on a node with `memory`.
     fn for_connection(
-        words: Vec<Vec<u8>>,
+        words: &[&[u8]],
         lookup: Lookup,
         writes: Writes,
         memory: Memory,
@@ -414,12 +417,12 @@ impl Command {
         queuing: bool,
         unauthenticated: bool,
     ) -> Result<Command, Refused> {
-        let spec = lookup.checked(&words).map_err(|rejection| match rejection {
-            Rejection::Unknown => Refused::rejected(unknown_command(&words), false),
+        let spec = lookup.checked(words).map_err(|rejection| match rejection {
+            Rejection::Unknown => Refused::rejected(unknown_command(words), false),
             Rejection::WrongArity(name) => Refused::rejected(ReplyError::wrong_arity(name), true),
         })?;
         // A refusal before the command runs; an unknown subcommand is found first.
-        let rejected = |refusal: ReplyError| match subcommand_refusal(spec, &words) {
+        let rejected = |refusal: ReplyError| match subcommand_refusal(spec, words) {
             Some(lookup_error) => Refused::by_arguments(lookup_error),
             None => Refused::rejected(refusal, true),
         };
@@ -443,9 +446,8 @@ impl Command {
             return Err(Refused::rejected(refusal, true));
         }
         if subscribed {
-            let parsed = Command::parse(spec, words.clone());
-            if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, &words, parsed.as_ref().err())
-            {
+            let parsed = Command::parse(spec, words);
+            if let Some(refusal) = pubsub::refusal_while_subscribed(spec.name, words, parsed.as_ref().err()) {
                 return Err(Refused::rejected(refusal, true));
             }
         }
@@ -453,10 +455,10 @@ impl Command {
             // A subcommand is looked up before queuing, as Redis looks it up: an unknown one
             // (or its wrong word count) is refused at once and fails the transaction. (PUBSUB's
             // subcommands are checked only as it runs here.)
-            if let Some(refusal) = subcommand_refusal(spec, &words) {
+            if let Some(refusal) = subcommand_refusal(spec, words) {
                 return Err(Refused::by_arguments(refusal));
             }
-            return Ok(Command::Queued(words));
+            return Ok(Command::Queued(words.iter().map(|word| word.to_vec()).collect()));
         }
         Command::parse(spec, words).map_err(Refused::by_arguments)
     }
@@ -465,11 +467,11 @@ impl Command {
     /// (script.c `scriptCall`: the refusals of writes, then of memory), and the command's
     /// flags.
     fn from_script_words(
-        words: Vec<Vec<u8>>,
+        words: &[&[u8]],
         lookup: Lookup,
         rules: CallRules,
     ) -> Result<(Command, Flags), Refused> {
-        let spec = lookup.checked(&words).map_err(|rejection| match rejection {
+        let spec = lookup.checked(words).map_err(|rejection| match rejection {
             Rejection::Unknown => Refused::rejected(
                 ReplyError("ERR Unknown Redis command called from script".into()),
                 false,
@@ -494,10 +496,9 @@ impl Command {
     }
 
     /// Parses the arguments of a command whose name and arity were checked.
-    fn parse(spec: &Spec<Command>, words: Vec<Vec<u8>>) -> Result<Command, ReplyError> {
-        let mut words = words.into_iter();
-        words.next(); // the command's name
-        let mut args = Args::new(words.collect());
+    fn parse(spec: &Spec<Command>, words: &[&[u8]]) -> Result<Command, ReplyError> {
+        // The words after the command's name.
+        let mut args = Args::new(words.get(1..).unwrap_or_default());
         match spec.handler {
             Handler::Parse(parse) => parse(&mut args),
             Handler::Keyspace(handler) => Ok(Command::Keyspace(KeyspaceCall {
@@ -702,8 +703,8 @@ fn counted(reply: impl Into<Reply>) -> Reply {
 
 /// The refusal Redis gives at lookup, before any other check, to a request whose
 /// subcommand is unknown or has the wrong word count.
-fn subcommand_refusal(spec: &Spec<Command>, words: &[Vec<u8>]) -> Option<ReplyError> {
-    Command::parse(spec, words.to_vec())
+fn subcommand_refusal(spec: &Spec<Command>, words: &[&[u8]]) -> Option<ReplyError> {
+    Command::parse(spec, words)
         .err()
         .filter(ReplyError::is_found_at_lookup)
 }

@@ -85,7 +85,7 @@ const ALLOWED_WHILE_SUBSCRIBED: &[&str] = &[
 /// first, as Redis finds it while looking the command up).
 pub(super) fn refusal_while_subscribed(
     name: &str,
-    words: &[Vec<u8>],
+    words: &[&[u8]],
     parse_error: Option<&ReplyError>,
 ) -> Option<ReplyError> {
     if ALLOWED_WHILE_SUBSCRIBED.contains(&name) {
@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn only_the_subscription_commands_run_while_subscribed() {
-        let words = |ws: &[&str]| ws.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+        let words = |ws: &[&'static str]| ws.iter().map(|w| w.as_bytes()).collect::<Vec<_>>();
         assert_eq!(refusal_while_subscribed("ping", &words(&["PING"]), None), None);
         assert_eq!(
             refusal_while_subscribed("client", &words(&["CLIENT", "ID"]), None),

@@ -269,17 +269,18 @@ fn owned_text(word: Vec<u8>) -> String {
 
 fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
     let numkeys = args.next_int()?;
-    let mut keys = args.rest();
     if numkeys < 0 {
         return Err(ReplyError("ERR Number of keys can't be negative".into()));
     }
-    if numkeys as u64 > keys.len() as u64 {
+    if numkeys as u64 > args.len() as u64 {
         return Err(ReplyError(
             "ERR Number of keys can't be greater than number of args".into(),
         ));
     }
-    let args = keys.split_off(numkeys as usize);
-    Ok((keys, args))
+    let keys = (0..numkeys)
+        .map(|_| args.next_bytes())
+        .collect::<Result<_, _>>()?;
+    Ok((keys, args.rest()))
 }
 
 fn script_request(command: &[u8], script: Vec<u8>, keys: Vec<Vec<u8>>, args: Vec<Vec<u8>>) -> Frame {

@@ -152,7 +152,8 @@ mod tests {
     use super::*;
 
     fn run(db: &mut Db, handler: crate::redis::cmd::KeyspaceHandler, words: &[&str]) -> Reply {
-        let mut args = Args::new(words.iter().map(|w| w.as_bytes().to_vec()).collect());
+        let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        let mut args = Args::new(&words);
         handler(&mut args, db, 0).unwrap_or_else(|error| Frame::from(error).into())
     }
 

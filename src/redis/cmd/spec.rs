@@ -95,31 +95,48 @@ impl Flags {
     }
 }
 
-/// The arguments of a request after the command name.
-pub(crate) struct Args {
-    words: std::vec::IntoIter<Vec<u8>>,
+/// The arguments of a request after the command name, borrowed from the request: a
+/// command copies out only the words it keeps (a key, a value), not its options.
+pub(crate) struct Args<'a> {
+    words: std::slice::Iter<'a, &'a [u8]>,
 }
 
-impl Args {
+impl<'a> Args<'a> {
     /// The arguments `words` (the command's name already taken off).
-    pub(crate) fn new(words: Vec<Vec<u8>>) -> Self {
-        Args {
-            words: words.into_iter(),
-        }
+    pub(crate) fn new(words: &'a [&'a [u8]]) -> Self {
+        Args { words: words.iter() }
     }
 
-    /// The next argument; arity was checked before parsing, so a missing one is a syntax error.
+    /// The next argument, copied; arity was checked before parsing, so a missing one is a
+    /// syntax error.
     pub(crate) fn next_bytes(&mut self) -> Result<Vec<u8>, ReplyError> {
-        self.words.next().ok_or_else(ReplyError::syntax)
+        self.next_word().map(<[u8]>::to_vec)
+    }
+
+    /// The next argument, borrowed (an option, a number), as [`Args::next_bytes`] finds it.
+    pub(crate) fn next_word(&mut self) -> Result<&'a [u8], ReplyError> {
+        self.words.next().copied().ok_or_else(ReplyError::syntax)
     }
 
     pub(crate) fn next_int(&mut self) -> Result<i64, ReplyError> {
-        parse_int(&self.next_bytes()?)
+        parse_int(self.next_word()?)
     }
 
-    pub(crate) fn rest(&mut self) -> Vec<Vec<u8>> {
-        self.words.by_ref().collect()
+    /// How many arguments are left.
+    pub(crate) fn len(&self) -> usize {
+        self.words.len()
     }
+
+    /// The arguments left, copied.
+    pub(crate) fn rest(&mut self) -> Vec<Vec<u8>> {
+        self.words.by_ref().map(|word| word.to_vec()).collect()
+    }
+}
+
+/// The words `words` as slices, what [`Args`] and the lookup read (a request kept as owned
+/// words: EXEC's queue, a script's call).
+pub(crate) fn borrowed(words: &[Vec<u8>]) -> Vec<&[u8]> {
+    words.iter().map(Vec::as_slice).collect()
 }
 
 /// Parses a decimal integer as Redis's `string2ll` does: no `+`, no spaces, no leading zeros.

@@ -165,8 +165,8 @@ impl Getrange {
     pub(crate) fn parse(args: &mut Args) -> Result<Self, ReplyError> {
         Ok(Getrange {
             key: args.next_bytes()?,
-            start: parse_int(&args.next_bytes()?)?,
-            end: parse_int(&args.next_bytes()?)?,
+            start: args.next_int()?,
+            end: args.next_int()?,
         })
     }
 
@@ -280,17 +280,17 @@ impl Set {
         let value = args.next_bytes()?;
         let mut condition = None;
         let mut get = false;
-        let mut expiry: Option<(&str, Vec<u8>)> = None;
-        while let Ok(option) = args.next_bytes() {
-            match (option_name(&option, SET_OPTIONS), condition, &expiry) {
+        let mut expiry: Option<(&str, &[u8])> = None;
+        while let Ok(option) = args.next_word() {
+            match (option_name(option, SET_OPTIONS), condition, &expiry) {
                 (Some("NX"), None | Some(Condition::Nx), _) => condition = Some(Condition::Nx),
                 (Some("XX"), None | Some(Condition::Xx), _) => condition = Some(Condition::Xx),
                 (Some("GET"), _, _) => get = true,
-                (Some("KEEPTTL"), _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", vec![])),
+                (Some("KEEPTTL"), _, None | Some(("KEEPTTL", _))) => expiry = Some(("KEEPTTL", &[])),
                 (Some(kind @ ("EX" | "PX" | "EXAT" | "PXAT")), _, previous)
                     if previous.as_ref().is_none_or(|(k, _)| *k == kind) =>
                 {
-                    let amount = args.next_bytes()?;
+                    let amount = args.next_word()?;
                     expiry = Some((kind, amount));
                 }
                 _ => return Err(ReplyError::syntax()),
@@ -300,7 +300,7 @@ impl Set {
             None => None,
             Some(("KEEPTTL", _)) => Some(SetExpiry::KeepTtl),
             Some((kind, amount)) => {
-                let amount = parse_int(&amount)?;
+                let amount = parse_int(amount)?;
                 if amount <= 0 {
                     return Err(ReplyError::invalid_expire("set"));
                 }

@@ -77,7 +77,7 @@ pub(super) async fn serve_connection<S, C, D>(
         // The next request of a pipeline is already read, and no message waits: the select
         // below would take the request (a wake is ready only once polled), so skip it.
         let read = if std::mem::take(&mut pipelined) && messages.is_empty() {
-            connection.read_request().await
+            connection.next_request().await
         } else {
             tokio::select! {
                 biased;
@@ -92,21 +92,26 @@ pub(super) async fn serve_connection<S, C, D>(
                     }
                     continue;
                 }
-                read = connection.read_request() => read,
+                read = connection.next_request() => read,
             }
         };
         drop(waiting);
-        let words = match read {
-            Ok(Some(words)) if words.is_empty() => continue,
-            Ok(Some(words)) => words,
-            Ok(None) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
+        match read {
+            Ok(true) => {}
+            Ok(false) | Err(ConnectionError::Io(_) | ConnectionError::Closed) => return,
             Err(ConnectionError::Protocol(reason)) => {
                 let error = Frame::Error(format!("ERR Protocol error: {reason}")).into();
                 node.borrow_mut().stats.errors.count_reply(&error);
                 let _ = connection.write_reply(&error, session.protocol).await;
                 return;
             }
-        };
+        }
+        // The request's words are borrowed from the connection's buffer until its command
+        // is parsed.
+        let words = connection.request_words();
+        if words.is_empty() {
+            continue;
+        }
         // The command is looked up once, and names the request for CLIENT LIST and INFO.
         let lookup = Lookup::of(&words);
         let name = lookup.name(&words);
@@ -129,7 +134,7 @@ pub(super) async fn serve_connection<S, C, D>(
         };
         let kept = kept_for_propagation(&node.borrow().db, lookup, &words);
         let command = Command::for_session(
-            words,
+            &words,
             lookup,
             writes,
             out_of_memory,
@@ -138,6 +143,8 @@ pub(super) async fn serve_connection<S, C, D>(
             &mut session,
             &mut node.borrow_mut().watches,
         );
+        drop(words);
+        connection.end_request();
         let quit = matches!(command, Ok(Command::Quit(_)));
         let blocks = matches!(
             command,
