@@ -8,9 +8,10 @@
 //! A script reaches the keyspace only through `redis.call`/`redis.pcall`, which parse and
 //! apply the same command types clients send, at the node's clock reading when the script
 //! started (Redis freezes time during a script too). `prelude.lua` builds the `redis`
-//! library and the read-only globals; `lua_reply.rs` converts values both ways; this file
-//! words the errors as Redis does, and counts them in the node's error statistics by Redis's rules
-//! for scripts (see [`super::stats`]).
+//! library and the read-only globals; `lua_reply.rs` converts values both ways;
+//! `lua_errors.rs` words the errors as Redis does, and this file counts them in the node's
+//! error statistics by Redis's rules for scripts (see [`super::stats`]); `lua_random.rs`
+//! is `math.random`.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -25,7 +26,9 @@ use super::Frame;
 use super::cmd::error::CallRules;
 use super::connection::Reply;
 use super::db::Db;
-use super::lua_reply::{COUNTED_FIELD, ReplyErrors, error_frame, lua_to_frame, marked_counted};
+use super::lua_errors::{RedisCallError, ScriptFailure, compile_error, redis_call_error, script_line};
+use super::lua_random::{Lrand48, random_function};
+use super::lua_reply::{ReplyErrors, error_frame, lua_to_frame};
 use super::lua_stack::{CallReply, CallWords, call_script};
 pub use super::lua_watchdog::Watcher;
 use super::lua_watchdog::{HOOK_EVERY_INSTRUCTIONS, SCRIPT_CHUNK_NAME, Watchdog};
@@ -53,75 +56,6 @@ fn prelude_bytecode(lua: &Lua) -> mlua::Result<&'static [u8]> {
         .set_mode(ChunkMode::Text)
         .into_function()?;
     Ok(PRELUDE_BYTECODE.get_or_init(|| compiled.dump(false)))
-}
-
-/// Stack levels searched for the script line an error happened on.
-const MAX_STACK_LEVELS: usize = 200;
-
-/// Redis's `redisLrand48` (rand.c): the 48-bit linear congruential generator behind its
-/// `math.random`, with the same constants and start state, so draws match redis-server.
-#[derive(Debug, Clone, Copy)]
-struct Lrand48(u64);
-
-impl Lrand48 {
-    const MULTIPLIER: u64 = 0x5_DEEC_E66D;
-    const INCREMENT: u64 = 0xB;
-    const MASK: u64 = (1 << 48) - 1;
-    const START: Lrand48 = Lrand48(0x1234_ABCD_330E);
-    /// `REDIS_LRAND48_MAX`.
-    const MAX: i64 = i32::MAX as i64;
-
-    fn seeded(seed: i32) -> Self {
-        Lrand48((((seed as u32) as u64) << 16) | 0x330E)
-    }
-
-    fn next(&mut self) -> i64 {
-        self.0 = (self
-            .0
-            .wrapping_mul(Self::MULTIPLIER)
-            .wrapping_add(Self::INCREMENT))
-            & Self::MASK;
-        (self.0 >> 17) as i64
-    }
-}
-
-/// An error reply to a script's `redis.call` or `redis.pcall`. `redis.call` raises it as
-/// an error value (a script's `pcall` sees its message, as in Redis); `redis.pcall` returns
-/// it as an error table.
-#[derive(Debug)]
-struct RedisCallError {
-    message: String,
-    /// Counted when it arose: the called command's own error. The Lua library's checks of
-    /// the arguments count only if the error reaches the client, as in Redis.
-    counted: bool,
-}
-
-impl RedisCallError {
-    /// `redis.pcall`'s error table: `{err = message}`, and the counted mark.
-    fn into_table(self, lua: &Lua) -> mlua::Result<Value> {
-        let table = lua.create_table_from([("err", lua.create_string(&self.message)?)])?;
-        if self.counted {
-            table.raw_set(COUNTED_FIELD, true)?;
-        }
-        Ok(Value::Table(table))
-    }
-}
-
-impl std::fmt::Display for RedisCallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for RedisCallError {}
-
-/// The [`RedisCallError`] in an error, however deep mlua wrapped it.
-fn redis_call_error(error: &mlua::Error) -> Option<&RedisCallError> {
-    match error {
-        mlua::Error::CallbackError { cause, .. } => redis_call_error(cause),
-        mlua::Error::ExternalError(inner) => inner.downcast_ref::<RedisCallError>(),
-        _ => None,
-    }
 }
 
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
@@ -185,15 +119,6 @@ pub struct Scripts {
     /// Every script compiled here left the interpreter as the prelude made it, so that a
     /// reset makes it as good as new (see `super::lua_pool`).
     reusable: bool,
-}
-
-/// Why a script could not be compiled: the reply Redis gives.
-fn compile_error(error: &mlua::Error) -> Frame {
-    let message = match error {
-        mlua::Error::SyntaxError { message, .. } => message.clone(),
-        other => other.to_string(),
-    };
-    error_frame(format!("ERR Error compiling script (new function): {message}"))
 }
 
 /// The lower-case hex SHA1 Redis names a script by.
@@ -595,91 +520,4 @@ fn version_number(version: &str) -> i64 {
     version
         .split('.')
         .fold(0, |number, part| (number << 8) | part.parse::<i64>().unwrap_or(0))
-}
-
-/// `math.random` as Redis defines it over [`Lrand48`].
-fn random_function(lua: &Lua, state: Rc<Cell<Lrand48>>) -> mlua::Result<Function> {
-    lua.create_function(move |_, bounds: Variadic<f64>| {
-        let mut generator = state.get();
-        let r = (generator.next() % Lrand48::MAX) as f64 / Lrand48::MAX as f64;
-        state.set(generator);
-        let empty = || mlua::Error::RuntimeError("bad argument to 'random' (interval is empty)".into());
-        match bounds[..] {
-            [] => Ok(r),
-            [upper] => {
-                let upper = upper.trunc();
-                if upper < 1.0 {
-                    return Err(empty());
-                }
-                Ok((r * upper).floor() + 1.0)
-            }
-            [lower, upper] => {
-                let (lower, upper) = (lower.trunc(), upper.trunc());
-                if lower > upper {
-                    return Err(empty());
-                }
-                Ok((r * (upper - lower + 1.0)).floor() + lower)
-            }
-            _ => Err(mlua::Error::RuntimeError("wrong number of arguments".into())),
-        }
-    })
-}
-
-/// The line of the innermost user-script frame on the stack (where an error happened).
-fn script_line(lua: &Lua) -> Option<usize> {
-    (1..MAX_STACK_LEVELS)
-        .map_while(|level| {
-            lua.inspect_stack(level, |frame| {
-                let in_script = frame.source().source.as_deref() == Some(SCRIPT_CHUNK_NAME);
-                in_script.then(|| frame.current_line()).flatten()
-            })
-        })
-        .flatten()
-        .next()
-}
-
-/// A script that raised an error: what it raised and on which line.
-struct ScriptFailure {
-    reason: Value,
-    line: Option<usize>,
-}
-
-impl ScriptFailure {
-    /// Redis's wording: an error table's own message, any other value after `ERR`, then
-    /// `script: SHA, on @user_script:LINE.` Goes to `reply_errors`, counted already if it
-    /// is the error a called command replied.
-    fn into_frame(self, sha: &str, reply_errors: &mut ReplyErrors) -> Frame {
-        let counted = match &self.reason {
-            Value::Table(table) => marked_counted(table),
-            Value::Error(error) => redis_call_error(error).is_some_and(|e| e.counted),
-            _ => false,
-        };
-        let message = match &self.reason {
-            Value::Table(table) => match table.raw_get::<Value>("err") {
-                Ok(Value::String(err)) => err.to_string_lossy(),
-                _ => "ERR unknown error".to_string(),
-            },
-            Value::String(text) => format!("ERR {}", text.to_string_lossy()),
-            Value::Nil => "ERR nil".to_string(),
-            Value::Boolean(b) => format!("ERR {b}"),
-            Value::Error(error) => match redis_call_error(error) {
-                Some(call_error) => call_error.message.clone(),
-                None => format!("ERR {}", error_text(error)),
-            },
-            other => format!("ERR {}", other.type_name()),
-        };
-        let line = self.line.map_or_else(|| "?".to_string(), |l| l.to_string());
-        let frame = error_frame(format!("{message} script: {sha}, on @user_script:{line}."));
-        reply_errors.add(&frame, counted);
-        frame
-    }
-}
-
-/// The message of an error raised in Rust (the instruction budget, `math.random`'s checks).
-fn error_text(error: &mlua::Error) -> String {
-    match error {
-        mlua::Error::RuntimeError(message) => message.clone(),
-        mlua::Error::CallbackError { cause, .. } => error_text(cause),
-        other => other.to_string(),
-    }
 }
