@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use super::cmd::Clients;
+use super::cmd::clients::Clients;
 use super::cmd::error::Writes;
 use super::cmd::lists::Blocked;
 use super::cmd::transactions::Watches;
