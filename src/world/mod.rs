@@ -105,6 +105,9 @@ impl Nodes {
         nic: Nic,
         start: impl Fn() -> F + Send + Sync + 'static,
     ) {
+        // Each start's future boxed: madsim's task is then small, and spawning it at every
+        // (re)start copies a pointer rather than the node's whole future.
+        let start = move || Box::pin(start());
         let node = self.handle.create_node().name(name).ip(ip).init(start).build();
         nic.attach(node.id());
         self.ids.insert(name.to_string(), node.id());
