@@ -58,23 +58,38 @@ fn is_refusal(kind: &EventKind) -> bool {
     )
 }
 
+/// The events of `events` after true time `true_us`. A history's events are in the order
+/// they happened, so their true times never go down: a binary search finds where they
+/// start, where the checker scanned from the history's start at every crash (issue 33).
+fn after(events: &[Event], true_us: u64) -> &[Event] {
+    &events[events.partition_point(|e| e.true_us <= true_us)..]
+}
+
+/// The events of `events` up to true time `true_us`, inclusive (see [`after`]).
+fn until(events: &[Event], true_us: u64) -> &[Event] {
+    &events[..events.partition_point(|e| e.true_us <= true_us)]
+}
+
 /// Finds the first crash of a holder after which the lock stayed unavailable too long;
 /// `holdings` are the history's.
 pub fn check(history: &History, holdings: &[Holding], settings: &CheckSettings) -> Verdict {
     let bound_us = (settings.ttl_ms + settings.deadlock_slack_ms) * 1000;
     let violation = crashes_in_the_lock(history).into_iter().find_map(|crash| {
-        let later = || history.events.iter().filter(|e| e.true_us > crash.true_us);
-        let next_grant = later().find(|e| matches!(e.kind, EventKind::Acquired { .. }));
+        let later = after(&history.events, crash.true_us);
+        let next_grant = later
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::Acquired { .. }));
         let stuck_until_us = next_grant.map_or(history.end_us, |e| e.true_us);
-        let first = later()
-            .find(|e| e.true_us <= stuck_until_us && is_refusal(&e.kind))?
-            .true_us;
+        let stuck = until(later, stuck_until_us);
+        let first = stuck.iter().find(|e| is_refusal(&e.kind))?.true_us;
         // A key leaving a node freed the lock there: the refusals after it are another story.
-        let freed_us = later()
-            .find(|e| e.true_us > first && matches!(e.kind, EventKind::KeyGone { .. }))
+        let freed_us = after(later, first)
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::KeyGone { .. }))
             .map_or(stuck_until_us, |e| e.true_us);
-        let last = later()
-            .rfind(|e| e.true_us <= stuck_until_us.min(freed_us) && is_refusal(&e.kind))?
+        let last = until(stuck, freed_us)
+            .iter()
+            .rfind(|e| is_refusal(&e.kind))?
             .true_us;
         // A live client holding the lock explains the refusals (a watchdog may keep it).
         let live_holder = holdings.iter().any(|h| h.from_us < last && h.to_us > first);

@@ -5,9 +5,8 @@
 //! update, the damage a broken lock actually does to data. Rejected accesses (a fenced
 //! resource refusing a stale token) change nothing and are not writes.
 
-use std::collections::BTreeMap;
-
 use super::Verdict;
+use super::by_node::ByNode;
 use crate::history::{EventKind, History, fmt_ms};
 
 /// The checker's name in scenario files and reports.
@@ -33,7 +32,9 @@ pub struct LostUpdate {
 /// erased.
 pub fn lost_update(history: &History) -> Option<LostUpdate> {
     let mut current: Option<i64> = None;
-    let mut read_by: BTreeMap<&str, i64> = BTreeMap::new();
+    // Each client's last read not yet written back, by client: a handful of clients, found
+    // by where their shared name is rather than by comparing names in a tree (issue 33).
+    let mut read_by: ByNode<i64> = ByNode::default();
     let mut last_write: Option<(&str, u64)> = None;
     for event in &history.events {
         match event.kind {

@@ -7,7 +7,7 @@ use crate::history::{EventKind, History};
 /// Whether a node of some hold's quorum crashed during the hold.
 pub(super) fn reached(history: &History, holds: &[Hold]) -> bool {
     history.events.iter().enumerate().any(|(at, event)| {
-        event.kind == EventKind::Crashed
+        matches!(event.kind, EventKind::Crashed)
             && holds
                 .iter()
                 .any(|hold| hold.open_at(at) && hold.quorum.contains(&event.node.as_str()))

@@ -61,7 +61,7 @@ fn held_by<'a>(history: &History, keys: &KeyLog<'a>, node: &str, at: usize) -> S
         match change {
             Change::Set(token, expires_at_us) => held = Some((token, expires_at_us)),
             Change::Gone(token) if held.is_some_and(|(held, _)| held == token) => held = None,
-            Change::Wiped if history.events[change_at].kind == EventKind::Restarted => held = None,
+            Change::Wiped if matches!(history.events[change_at].kind, EventKind::Restarted) => held = None,
             Change::Gone(_) | Change::Wiped => {}
         }
     }
