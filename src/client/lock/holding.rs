@@ -73,7 +73,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     /// A watchdog left behind after its work: renews `lease` every interval until a renewal
     /// finds the key gone or taken, and returns why it stopped. Nobody hears of its
     /// renewals. What a client whose release failed runs on with
-    /// [`RenewalStops::OnSuccessfulRelease`](super::RenewalStops::OnSuccessfulRelease).
+    /// [`RenewalStops::OnSuccessfulRelease`](crate::client::RenewalStops::OnSuccessfulRelease).
     pub async fn keep_renewing(&mut self, lease: &Lease) -> LockError {
         let Some(interval_ms) = self.options.watchdog_interval_ms else {
             return LockError::LockLost {

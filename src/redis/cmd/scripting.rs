@@ -8,6 +8,7 @@ use crate::redis::Frame;
 use crate::redis::connection::Reply;
 use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
 use crate::redis::node::Node;
+use crate::redis::request::build as request;
 
 /// The scripting commands.
 pub(super) const fn commands<
@@ -283,12 +284,10 @@ fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
 }
 
 fn script_request(command: &[u8], script: Vec<u8>, keys: Vec<Vec<u8>>, args: Vec<Vec<u8>>) -> Frame {
-    // One array of the words, made once (a lock's release script is sent by every attempt
-    // that failed, issue 33).
-    let mut words = Vec::with_capacity(3 + keys.len() + args.len());
-    words.extend([command.to_vec(), script, keys.len().to_string().into_bytes()].map(Frame::BulkString));
-    words.extend(keys.into_iter().chain(args).map(Frame::BulkString));
-    Frame::Array(words)
+    let mut words = vec![command.to_vec(), script, keys.len().to_string().into_bytes()];
+    words.extend(keys);
+    words.extend(args);
+    request(words)
 }
 
 /// SCRIPT KILL's and FUNCTION KILL's reply when no script runs: always, between commands

@@ -341,32 +341,25 @@ impl Set {
         ok()
     }
 
-    /// The request frame a client sends, built as one array of its words (no list of
-    /// words to convert; a lock attempt's `SET` cost ~950 instructions so, issue 33).
+    /// The request frame a client sends.
     pub fn into_frame(self) -> Frame {
-        let word = |word: &[u8]| Frame::BulkString(word.to_vec());
-        let mut words = Vec::with_capacity(6);
-        words.extend([
-            word(b"SET"),
-            Frame::BulkString(self.key),
-            Frame::BulkString(self.value),
-        ]);
+        let mut words = vec![b"SET".to_vec(), self.key, self.value];
         match self.condition {
-            Some(Condition::Nx) => words.push(word(b"NX")),
-            Some(Condition::Xx) => words.push(word(b"XX")),
+            Some(Condition::Nx) => words.push(b"NX".to_vec()),
+            Some(Condition::Xx) => words.push(b"XX".to_vec()),
             None => {}
         }
-        let (option, amount): (&[u8], _) = match self.expiry {
-            None => return Frame::Array(words),
-            Some(SetExpiry::KeepTtl) => (b"KEEPTTL", None),
-            Some(SetExpiry::Ex(s)) => (b"EX", Some(s)),
-            Some(SetExpiry::Px(ms)) => (b"PX", Some(ms)),
-            Some(SetExpiry::ExAt(s)) => (b"EXAT", Some(s)),
-            Some(SetExpiry::PxAt(ms)) => (b"PXAT", Some(ms)),
+        let (word, amount) = match self.expiry {
+            None => return request(words),
+            Some(SetExpiry::KeepTtl) => ("KEEPTTL", None),
+            Some(SetExpiry::Ex(s)) => ("EX", Some(s)),
+            Some(SetExpiry::Px(ms)) => ("PX", Some(ms)),
+            Some(SetExpiry::ExAt(s)) => ("EXAT", Some(s)),
+            Some(SetExpiry::PxAt(ms)) => ("PXAT", Some(ms)),
         };
-        words.push(word(option));
-        words.extend(amount.map(|a| Frame::BulkString(a.to_string().into_bytes())));
-        Frame::Array(words)
+        words.push(word.as_bytes().to_vec());
+        words.extend(amount.map(|a| a.to_string().into_bytes()));
+        request(words)
     }
 }
 
