@@ -21,7 +21,7 @@ const NS_PER_MS: u64 = 1_000_000;
 
 /// True time of the running simulation, in ns.
 pub fn true_now_ns() -> u64 {
-    madsim::time::TimeHandle::current().elapsed().as_nanos() as u64
+    madsim::time::elapsed().as_nanos() as u64
 }
 
 /// A node's clock inside a simulated run. Clones share the clock, so the fault injector

@@ -4,7 +4,6 @@
 
 use crate::rand::{GlobalRng, Rng};
 use futures_util::{select_biased, FutureExt};
-use naive_timer::Timer;
 use spin::Mutex;
 #[doc(no_inline)]
 pub use std::time::{Duration, Instant};
@@ -14,6 +13,9 @@ pub mod error;
 mod interval;
 mod sleep;
 mod system_time;
+mod timer;
+
+use self::timer::{Callback, Timer};
 
 pub use self::interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use self::sleep::{sleep, sleep_until, Sleep};
@@ -145,8 +147,18 @@ impl TimeHandle {
         deadline: Instant,
         callback: impl FnOnce() + Send + Sync + 'static,
     ) {
-        let mut timer = self.timer.lock();
-        timer.add(deadline - self.clock.base_instant(), |_| callback());
+        self.add_callback_at(deadline, Callback::Call(Box::new(callback)));
+    }
+
+    /// Wakes `waker` at `deadline` (a `Sleep`'s timer: the waker itself is kept, not a
+    /// boxed closure around it).
+    pub(crate) fn wake_at(&self, deadline: Instant, waker: std::task::Waker) {
+        self.add_callback_at(deadline, Callback::Wake(waker));
+    }
+
+    fn add_callback_at(&self, deadline: Instant, callback: Callback) {
+        let since_start = deadline - self.clock.base_instant();
+        self.timer.lock().add(since_start, callback);
     }
 
     pub(crate) fn add_timer(&self, dur: Duration, callback: impl FnOnce() + Send + Sync + 'static) {
@@ -161,6 +173,12 @@ pub fn timeout<T: Future>(
 ) -> impl Future<Output = Result<T::Output, error::Elapsed>> {
     let handle = TimeHandle::current();
     handle.timeout(duration, future)
+}
+
+/// The simulated time since the runtime started, as `TimeHandle::current().elapsed()` but
+/// without cloning the handle (locksim's patch: the simulation reads it at every event).
+pub fn elapsed() -> Duration {
+    crate::context::current(|h| h.time.elapsed())
 }
 
 /// Advances time.

@@ -64,7 +64,7 @@ impl Future for Sleep {
         }
         let waker = cx.waker().clone();
         this.registered = Some(waker.clone());
-        this.handle.add_timer_at(this.deadline, || waker.wake());
+        this.handle.wake_at(this.deadline, waker);
         Poll::Pending
     }
 }
