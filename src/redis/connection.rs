@@ -7,11 +7,16 @@ use std::ops::Range;
 
 use bytes::{Buf, BytesMut};
 use redis_protocol::resp2::decode::decode;
+use smallvec::SmallVec;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Frame;
 use super::number::format_g;
 use super::request::{self, Found};
+
+/// A request's words, borrowed from the connection's buffer until its command is parsed:
+/// up to eight in place (a lock client's longest request, `SET key value NX PX ms`, has six).
+pub type RequestWords<'a> = SmallVec<[&'a [u8]; 8]>;
 
 /// The RESP version a connection speaks: 2 until HELLO 3.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -381,8 +386,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// The words of the request [`Connection::next_request`] found, borrowed from the
-    /// buffer (no words: nothing to run, and Redis answers nothing).
-    pub fn request_words(&self) -> Vec<&[u8]> {
+    /// buffer (no words: nothing to run, and Redis answers nothing). A lock client's
+    /// requests fit in place: no list is allocated for them.
+    pub fn request_words(&self) -> RequestWords<'_> {
         if self.inline.is_empty() {
             self.spans.iter().map(|span| &self.buffer[span.clone()]).collect()
         } else {
