@@ -36,4 +36,5 @@ pub mod schedule;
 pub mod search;
 mod seed_thread;
 pub mod sweep;
+mod woken;
 pub mod world;

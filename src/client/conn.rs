@@ -13,7 +13,7 @@ use std::task::Poll;
 
 use super::error::RequestError;
 use super::observe::{Tap, Traffic};
-use super::woken::Woken;
+use crate::woken::Woken;
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};

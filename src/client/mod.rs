@@ -22,7 +22,6 @@ mod profile;
 pub mod profiles;
 pub mod scripts;
 pub mod steps;
-mod woken;
 
 pub use conn::Conn;
 pub use error::{LockError, RequestError};

@@ -28,6 +28,7 @@ use super::node::{KeyWatch, Node, TtlReplication, WriteHook};
 use super::persistence::{FSYNC_EVERY_MS, Persistence, Persister, SAVE_CHECK_MS, save_parameter};
 use super::replication::{Dialer, REPLICA_CRON_MS, next_request};
 use crate::platform::{Clock, Listener};
+use crate::woken::Woken;
 use busy::{BusyPass, Watched};
 use client::serve_connection;
 use context::Context;
@@ -162,6 +163,9 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
     let replan = node.borrow().cycle_replan.clone();
     // Whether the busy pass watches the node's scripts: from the first real socket on.
     let mut watching_scripts = false;
+    // Every request wakes the node's task (through its connection's): the other branches
+    // are polled only after their own wakes.
+    let mut gates = Gates::default();
     loop {
         if context.busy.shutting_down() {
             // SHUTDOWN NOSAVE during a script: every connection closes as the tasks drop.
@@ -178,10 +182,10 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
         tokio::select! {
             biased;
             Some(()) = tasks.next(), if !tasks.is_empty() => {}
-            Some(generation) = link_requests.recv() => {
+            Some(generation) = gates.links.gate(link_requests.recv()) => {
                 tasks.push(Box::pin(follow_master(context.clone(), generation)));
             }
-            stream = listener.accept(), if accept_after_ms <= clock.monotonic_ms() => match stream {
+            stream = gates.accept.gate(listener.accept()), if accept_after_ms <= clock.monotonic_ms() => match stream {
                 Ok((stream, peer)) => {
                     let session = Session { id: node.borrow_mut().clients.next_id(), ..Session::default() };
                     let task: Task = match L::socket_fd(&stream) {
@@ -202,9 +206,9 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 // Redis logs the failure and goes on.
                 Err(_) => accept_after_ms = clock.monotonic_ms() + ACCEPT_RETRY_MS,
             },
-            () = clock.sleep_until_monotonic(accept_after_ms), if accept_after_ms > clock.monotonic_ms() => {}
-            () = replan.notified() => {}
-            tick = clock.sleep_until_wall_on_grid(cycle_work_ms.unwrap_or(u64::MAX), next_cycle_ms, EXPIRY_CYCLE_MS),
+            () = gates.accept_retry.gate(clock.sleep_until_monotonic(accept_after_ms)), if accept_after_ms > clock.monotonic_ms() => {}
+            () = gates.replan.gate(replan.notified()) => {}
+            tick = gates.cycle.gate(clock.sleep_until_wall_on_grid(cycle_work_ms.unwrap_or(u64::MAX), next_cycle_ms, EXPIRY_CYCLE_MS)),
                 if cycle_work_ms.is_some() => {
                 let mut node = node.borrow_mut();
                 node.db.expire_due(clock.wall_ms());
@@ -212,18 +216,32 @@ pub async fn serve_node<L: Listener, C: Clock, D: Dialer>(
                 next_cycle_ms = tick + EXPIRY_CYCLE_MS;
             }
             // CONFIG SET appendfsync and save change these two as the node runs.
-            () = clock.sleep_until_monotonic(next_fsync_ms), if node.borrow().persistence.fsyncs_every_second() => {
+            () = gates.fsync.gate(clock.sleep_until_monotonic(next_fsync_ms)), if node.borrow().persistence.fsyncs_every_second() => {
                 node.borrow_mut().persistence.fsync();
                 next_fsync_ms = next_fsync_ms.max(clock.monotonic_ms()) + FSYNC_EVERY_MS;
             }
-            () = clock.sleep_until_monotonic(next_save_check_ms), if node.borrow().persistence.has_save_points() => {
+            () = gates.save_check.gate(clock.sleep_until_monotonic(next_save_check_ms)), if node.borrow().persistence.has_save_points() => {
                 node.borrow_mut().snapshot_if_due(clock.wall_ms());
                 next_save_check_ms = next_save_check_ms.max(clock.monotonic_ms()) + SAVE_CHECK_MS;
             }
-            () = clock.sleep_until_monotonic(next_count_ms), if node.borrow().min_replicas.is_some() => {
+            () = gates.count.gate(clock.sleep_until_monotonic(next_count_ms)), if node.borrow().min_replicas.is_some() => {
                 node.borrow_mut().count_good_replicas(clock.wall_ms());
                 next_count_ms += REPLICA_CRON_MS;
             }
         }
     }
+}
+
+/// A [`Woken`] for each branch of the node's loop but its connections (whose wakes
+/// `FuturesUnordered` tells apart already).
+#[derive(Default)]
+struct Gates {
+    links: Woken,
+    accept: Woken,
+    accept_retry: Woken,
+    replan: Woken,
+    cycle: Woken,
+    fsync: Woken,
+    save_check: Woken,
+    count: Woken,
 }

@@ -1,16 +1,20 @@
-//! A future that is polled beside another on every wake of their task, but only does
-//! anything when its own waker was called: a request's timeout.
+//! A future that is polled beside others on every wake of their task, but only does
+//! anything when its own waker was called: a request's timeout (the client), and the
+//! node's accept, replan and timer branches beside its connections (the server).
 //!
 //! A request races its exchange against a timeout, and the fan-out polls every request at
 //! each wake of the client's task, so a Redlock request's timeout was polled about eight
 //! times (each poll read the clock, found the deadline ahead and the same waker
 //! registered: `Pending`, ~140 instructions) for the one poll that mattered, after its
 //! timer fired (issue 33). [`Woken`] hands the timeout a waker of its own that notes the
-//! wake before waking the task, and polls the timeout only after such a wake.
+//! wake before waking the task, and polls the timeout only after such a wake. A node's
+//! loop is the same: each request wakes its connection, which wakes the node's task, whose
+//! `select!` then polled the listener's accept, the replan notice and every timer too.
 //!
-//! Skipping those polls changes nothing the timeout does: a poll without a wake found the
+//! Skipping those polls changes nothing the future does: a poll without a wake found the
 //! deadline ahead (time moves only when timers fire, and its timer wakes it) and a step of
-//! the clock not yet seen (a step notifies the sleep's waiters). Its timers are added as
+//! the clock not yet seen (a step notifies the sleep's waiters); a channel or a notice
+//! wakes its receiver when something comes. Its timers are added as
 //! before: on its first poll, and again whenever the task's waker is not the one it
 //! registered (then it gets a new waker of its own too, which a timer already set does not
 //! hold). A timer left behind by an earlier request still wakes the task, as it did; it
@@ -52,6 +56,19 @@ impl Woken {
     pub(crate) fn start(&mut self) {
         if let Some((noted, _)) = &self.waker {
             noted.woken.store(true, Ordering::Release);
+        }
+    }
+
+    /// `future`, polled through this from its first poll on (see [`Woken::poll`]): a
+    /// branch of a `select!` made anew at each pass of a loop.
+    pub(crate) fn gate<'a, F: Future + 'a>(
+        &'a mut self,
+        future: F,
+    ) -> impl Future<Output = F::Output> + 'a {
+        self.start();
+        async move {
+            let mut future = std::pin::pin!(future);
+            std::future::poll_fn(|cx| self.poll(future.as_mut(), cx)).await
         }
     }
 
