@@ -59,6 +59,11 @@ impl<K: Ord + Clone, V> Covers<K, V> {
         true
     }
 
+    /// Whether no fault covers anything.
+    pub fn is_empty(&self) -> bool {
+        self.by.is_empty()
+    }
+
     /// Whether any fault covers `key`.
     pub fn covered(&self, key: &K) -> bool {
         self.by.contains_key(key)
