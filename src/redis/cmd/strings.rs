@@ -343,7 +343,9 @@ impl Set {
 
     /// The request frame a client sends.
     pub fn into_frame(self) -> Frame {
-        let mut words = vec![b"SET".to_vec(), self.key, self.value];
+        // A lock's SET has six words (`SET key token NX PX ms`): room for them up front.
+        let mut words = Vec::with_capacity(6);
+        words.extend([b"SET".to_vec(), self.key, self.value]);
         match self.condition {
             Some(Condition::Nx) => words.push(b"NX".to_vec()),
             Some(Condition::Xx) => words.push(b"XX".to_vec()),
@@ -358,7 +360,7 @@ impl Set {
             Some(SetExpiry::PxAt(ms)) => ("PXAT", Some(ms)),
         };
         words.push(word.as_bytes().to_vec());
-        words.extend(amount.map(|a| a.to_string().into_bytes()));
+        words.extend(amount.map(|a| itoa::Buffer::new().format(a).as_bytes().to_vec()));
         request(words)
     }
 }
