@@ -61,10 +61,7 @@ impl Woken {
 
     /// `future`, polled through this from its first poll on (see [`Woken::poll`]): a
     /// branch of a `select!` made anew at each pass of a loop.
-    pub(crate) fn gate<'a, F: Future + 'a>(
-        &'a mut self,
-        future: F,
-    ) -> impl Future<Output = F::Output> + 'a {
+    pub(crate) fn gate<'a, F: Future + 'a>(&'a mut self, future: F) -> impl Future<Output = F::Output> + 'a {
         self.start();
         async move {
             let mut future = std::pin::pin!(future);

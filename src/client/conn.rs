@@ -13,10 +13,10 @@ use std::task::Poll;
 
 use super::error::RequestError;
 use super::observe::{Tap, Traffic};
-use crate::woken::Woken;
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::connection::{Connection, ConnectionError};
+use crate::woken::Woken;
 
 /// A connection to one node that reconnects on demand.
 pub struct Conn<C: Connect, K: Clock> {
