@@ -15,7 +15,6 @@
 //! encodings (listpacks) answer, which is what lock libraries' small values get. Sorted
 //! sets are ordered by score, then member, as Redis orders them.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 
@@ -28,83 +27,18 @@ use super::propagation_log::Log;
 use super::subscriptions::PubSub;
 use reached::Reached;
 
+mod deadlines;
 mod reached;
 mod set;
+mod sorted_set;
 mod stream;
+use deadlines::Deadlines;
 pub use set::Set;
+pub use sorted_set::{Score, SortedSet};
 pub use stream::{Fields, Group, Stream, StreamId};
 
 /// Redis's database count (`databases 16`).
 pub const DATABASES: usize = 16;
-
-/// A sorted-set score: never NaN, so it orders totally (with `-0` equal to `0`, as Redis's
-/// comparisons have it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Score(pub f64);
-
-impl Eq for Score {}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Score {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
-    }
-}
-
-/// A sorted set: each member's score, and the members in (score, member) order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SortedSet {
-    scores: BTreeMap<Vec<u8>, Score>,
-    order: BTreeSet<(Score, Vec<u8>)>,
-}
-
-impl SortedSet {
-    /// The member's score.
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.get(member).map(|s| s.0)
-    }
-
-    /// Sets a member's score; returns its old one.
-    pub fn insert(&mut self, member: Vec<u8>, score: f64) -> Option<f64> {
-        let old = self.remove(&member);
-        self.order.insert((Score(score), member.clone()));
-        self.scores.insert(member, Score(score));
-        old
-    }
-
-    /// Removes a member; returns its score.
-    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        let score = self.scores.remove(member)?;
-        self.order.remove(&(score, member.to_vec()));
-        Some(score.0)
-    }
-
-    pub fn len(&self) -> usize {
-        self.scores.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
-    }
-
-    /// Members and scores, lowest score first (ties by member bytes).
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + ExactSizeIterator {
-        self.order
-            .iter()
-            .map(|(score, member)| (member.as_slice(), score.0))
-    }
-
-    /// The member's position, lowest score first.
-    pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        let score = *self.scores.get(member)?;
-        Some(self.order.range(..(score, member.to_vec())).count())
-    }
-}
 
 /// A hash: fields and values in insertion order.
 pub type Hash = Vec<(Vec<u8>, Vec<u8>)>;
@@ -247,40 +181,6 @@ impl Entry {
     /// Whether the key is still live at `now_ms`.
     pub fn is_live(&self, now_ms: u64) -> bool {
         !self.is_expired(now_ms)
-    }
-}
-
-/// The expiry times of one database's keys, as a multiset: the earliest is what the
-/// server's expiry cycle sleeps until after every command, so it is kept here as keys
-/// change instead of found by a scan of every key. Only times are kept (no keys): a
-/// write costs no copy of its key, and [`Database::expire_due`] still deletes in key order.
-#[derive(Debug, Default)]
-struct Deadlines(BTreeMap<u64, usize>);
-
-impl Deadlines {
-    /// Counts a key that expires at `expires_at_ms` (nothing for a key without expiry).
-    fn add(&mut self, expires_at_ms: Option<u64>) {
-        if let Some(at) = expires_at_ms {
-            *self.0.entry(at).or_default() += 1;
-        }
-    }
-
-    /// Forgets a key that expired at `expires_at_ms` (it was deleted or got another expiry).
-    fn remove(&mut self, expires_at_ms: Option<u64>) {
-        if let Some(at) = expires_at_ms
-            && let std::collections::btree_map::Entry::Occupied(mut count) = self.0.entry(at)
-        {
-            *count.get_mut() -= 1;
-            if *count.get() == 0 {
-                count.remove();
-            }
-        }
-    }
-
-    /// The first millisecond at which some key is expired ([`Entry::is_expired`]'s rule:
-    /// one past its expiry time).
-    fn earliest_expired_ms(&self) -> Option<u64> {
-        self.0.first_key_value().map(|(at, _)| at + 1)
     }
 }
 
