@@ -32,8 +32,8 @@ impl Deadlines {
         }
     }
 
-    /// The first millisecond at which some key is expired ([`Entry::is_expired`](super::Entry)'s rule:
-    /// one past its expiry time).
+    /// The first millisecond at which some key is expired (the rule of
+    /// [`Entry::is_live`](super::Entry::is_live): one past its expiry time).
     pub(super) fn earliest_expired_ms(&self) -> Option<u64> {
         self.0.first_key_value().map(|(at, _)| at + 1)
     }
