@@ -26,8 +26,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
-/// Polls a future only on its first poll and after its waker was called; kept by a
-/// connection for all its requests' timeouts, one after another.
+/// Polls a future only on its first poll and after its waker was called; kept for the
+/// futures one place makes one after another (a connection's request timeouts, a branch
+/// of the node's loop).
 #[derive(Default)]
 pub(crate) struct Woken {
     /// The waker the future is polled with, and its note; `None` until the first poll.
