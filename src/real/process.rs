@@ -100,24 +100,14 @@ fn dies_with_us(command: &mut Command, guardian_pipe: libc::c_int) -> &mut Comma
 }
 
 /// `number` in decimal and a newline, in a stack buffer (no allocation: it runs between
-/// fork and exec), and how many bytes of it are used.
-fn decimal_line(mut number: u64) -> ([u8; 21], usize) {
-    let mut digits = [0u8; 20];
-    let mut count = 0;
-    loop {
-        digits[count] = b'0' + (number % 10) as u8;
-        count += 1;
-        number /= 10;
-        if number == 0 {
-            break;
-        }
-    }
+/// fork and exec; `itoa` formats on the stack too), and how many bytes of it are used.
+fn decimal_line(number: u64) -> ([u8; 21], usize) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(number).as_bytes();
     let mut line = [0u8; 21];
-    for (at, digit) in digits[..count].iter().rev().enumerate() {
-        line[at] = *digit;
-    }
-    line[count] = b'\n';
-    (line, count + 1)
+    line[..digits.len()].copy_from_slice(digits);
+    line[digits.len()] = b'\n';
+    (line, digits.len() + 1)
 }
 
 /// Sends `signal` to every process of a group we created; a group already gone is fine.

@@ -256,26 +256,15 @@ fn push_line(out: &mut Vec<u8>, prefix: u8, n: i64) {
         out.extend_from_slice(&[prefix, b'0' + digit, b'\r', b'\n']);
         return;
     }
-    // The prefix, a sign, 19 digits at most, CRLF.
+    let mut number = itoa::Buffer::new();
+    let digits = number.format(n).as_bytes();
+    // The prefix, a sign and 19 digits at most, CRLF.
     let mut line = [0u8; 23];
-    let mut start = line.len() - 2;
-    line[start..].copy_from_slice(b"\r\n");
-    let mut rest = n.unsigned_abs();
-    loop {
-        start -= 1;
-        line[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        start -= 1;
-        line[start] = b'-';
-    }
-    start -= 1;
-    line[start] = prefix;
-    out.extend_from_slice(&line[start..]);
+    let end = digits.len() + 3;
+    line[0] = prefix;
+    line[1..end - 2].copy_from_slice(digits);
+    line[end - 2..end].copy_from_slice(b"\r\n");
+    out.extend_from_slice(&line[..end]);
 }
 
 /// Why reading a frame failed.
