@@ -21,6 +21,7 @@ pub(crate) mod keys;
 pub(crate) mod lists;
 mod lookup;
 mod pubsub;
+mod refused;
 mod replication;
 mod scripting;
 mod server;
@@ -43,6 +44,7 @@ pub use keys::{
 };
 pub use lists::{Blocked, BlockingPop, End};
 pub use pubsub::{Subscribe, Unsubscribe};
+pub use refused::{ParseError, Refused, Stage};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
@@ -56,67 +58,14 @@ pub use transactions::{Discard, Exec, Multi, Unwatch, Watch, Watches};
 pub(crate) use lookup::FAMILIES;
 pub use lookup::{Lookup, full_name};
 use lookup::{Rejection, unknown_command};
-pub(crate) use spec::{Args, Flags, Handler, KeyspaceHandler, Spec, borrowed, ok};
+pub use spec::KeyspaceCall;
+pub(crate) use spec::{Args, Flags, Handler, Spec, borrowed, ok};
 
 use super::Frame;
 use super::connection::{Protocol, Reply};
 use super::db::Db;
 use super::lua::Called;
 use super::node::Node;
-/// Why a frame is not a command at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseError {
-    /// The frame is not an array of bulk strings: Redis closes such connections.
-    Protocol(String),
-    /// A well-formed request Redis answers with an error reply.
-    Reply(ReplyError),
-}
-
-/// A request that did not become a command, and how INFO commandstats counts it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    pub error: ReplyError,
-    pub stage: Stage,
-}
-
-/// Where a request was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// Before it ran (`rejected_calls`): its name, arity, the password, subscribed mode,
-    /// MULTI, a replica's or a master's refusal of writes. `credited` unless Redis did not
-    /// find the command (an unknown command or subcommand).
-    Rejected { credited: bool },
-    /// By its own checks of its arguments as it ran: a call that failed.
-    Ran,
-}
-
-impl Refused {
-    fn rejected(error: ReplyError, credited: bool) -> Self {
-        Refused {
-            error,
-            stage: Stage::Rejected { credited },
-        }
-    }
-
-    /// A refusal by the command's arguments: Redis finds an unknown subcommand (or a
-    /// subcommand's wrong word count) as it looks the command up, the rest as it runs.
-    fn by_arguments(error: ReplyError) -> Self {
-        if error.is_found_at_lookup() {
-            let credited = !error.is_unknown_subcommand();
-            return Refused::rejected(error, credited);
-        }
-        Refused {
-            error,
-            stage: Stage::Ran,
-        }
-    }
-}
-
-impl From<ReplyError> for ParseError {
-    fn from(e: ReplyError) -> Self {
-        ParseError::Reply(e)
-    }
-}
 
 /// Declares [`Command`] and wraps each family's command type in its variant: the families'
 /// tables parse into any `C: From<…>` (see `spec.rs`), and `Command` is the `C` they parse
@@ -223,40 +172,6 @@ impl From<Watch> for Command {
 impl From<Unwatch> for Command {
     fn from(Unwatch: Unwatch) -> Self {
         Command::Unwatch
-    }
-}
-
-/// A keyspace command no client builds: its table's handler and its arguments, checked as
-/// it runs (as Redis checks them).
-#[derive(Clone)]
-pub struct KeyspaceCall {
-    name: &'static str,
-    handler: KeyspaceHandler,
-    args: Vec<Vec<u8>>,
-}
-
-impl KeyspaceCall {
-    fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
-        let words = borrowed(&self.args);
-        let mut args = Args::new(&words);
-        (self.handler)(&mut args, db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
-    }
-}
-
-impl PartialEq for KeyspaceCall {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && self.args == other.args
-    }
-}
-
-impl Eq for KeyspaceCall {}
-
-impl std::fmt::Debug for KeyspaceCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyspaceCall")
-            .field("name", &self.name)
-            .field("args", &self.args)
-            .finish()
     }
 }
 
@@ -503,11 +418,11 @@ impl Command {
         let mut args = Args::new(words.get(1..).unwrap_or_default());
         match spec.handler {
             Handler::Parse(parse) => parse(&mut args),
-            Handler::Keyspace(handler) => Ok(Command::Keyspace(KeyspaceCall {
-                name: spec.name,
+            Handler::Keyspace(handler) => Ok(Command::Keyspace(KeyspaceCall::new(
+                spec.name,
                 handler,
-                args: args.rest(),
-            })),
+                args.rest(),
+            ))),
         }
     }
 

@@ -151,7 +151,7 @@ fn spop(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> 
 mod tests {
     use super::*;
 
-    fn run(db: &mut Db, handler: crate::redis::cmd::KeyspaceHandler, words: &[&str]) -> Reply {
+    fn run(db: &mut Db, handler: super::super::spec::KeyspaceHandler, words: &[&str]) -> Reply {
         let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
         let mut args = Args::new(&words);
         handler(&mut args, db, 0).unwrap_or_else(|error| Frame::from(error).into())

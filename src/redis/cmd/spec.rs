@@ -148,3 +148,41 @@ pub(crate) fn parse_int(bytes: &[u8]) -> Result<i64, ReplyError> {
 pub(crate) fn ok() -> Frame {
     Frame::SimpleString(b"OK".to_vec())
 }
+
+/// A keyspace command no client builds: its table's handler and its arguments, checked as
+/// it runs (as Redis checks them).
+#[derive(Clone)]
+pub struct KeyspaceCall {
+    name: &'static str,
+    handler: KeyspaceHandler,
+    args: Vec<Vec<u8>>,
+}
+
+impl KeyspaceCall {
+    pub(super) fn new(name: &'static str, handler: KeyspaceHandler, args: Vec<Vec<u8>>) -> Self {
+        KeyspaceCall { name, handler, args }
+    }
+
+    pub(super) fn apply(self, db: &mut Db, now_ms: u64) -> Reply {
+        let words = borrowed(&self.args);
+        let mut args = Args::new(&words);
+        (self.handler)(&mut args, db, now_ms).unwrap_or_else(|error| Frame::from(error).into())
+    }
+}
+
+impl PartialEq for KeyspaceCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.args == other.args
+    }
+}
+
+impl Eq for KeyspaceCall {}
+
+impl std::fmt::Debug for KeyspaceCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyspaceCall")
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish()
+    }
+}
