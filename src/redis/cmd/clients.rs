@@ -15,7 +15,7 @@ use std::rc::Rc;
 use tokio::sync::Notify;
 
 use super::error::ReplyError;
-use super::session::{Session, set_name};
+use super::session_state::{Session, set_name};
 use super::spec::{Args, ok, parse_int};
 use crate::redis::Frame;
 use crate::redis::connection::{Protocol, Reply};

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use super::error::ReplyError;
-use super::session::Session;
+use super::session_state::Session;
 use super::spec::{Args, Flags, Handler, Spec, ok, parse_int};
 use crate::redis::Frame;
 use crate::redis::REDIS_VERSION;

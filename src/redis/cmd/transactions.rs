@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::ReplyError;
-use super::session::{Session, Transaction};
+use super::session_state::{Session, Transaction};
 use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
 use crate::redis::connection::Reply;
