@@ -93,7 +93,9 @@ pub struct NetSim {
     hooks_req: Mutex<HashMap<NodeId, MsgHookFn>>,
     hooks_rsp: Mutex<HashMap<NodeId, MsgHookFn>>,
     /// locksim patch: each node's extra delay per message, see [`NetSim::set_link_delay`].
-    link_delays: Mutex<HashMap<NodeId, LinkDelayFn>>,
+    /// Looked up at every message a node sends: FxHash (as the network's maps), not
+    /// SipHash; only `get` and `insert`, never iterated.
+    link_delays: Mutex<network::HashMap<NodeId, LinkDelayFn>>,
 }
 
 /// Message sent to a network socket.

@@ -19,7 +19,7 @@ use tracing::*;
 // simulation, so HashDoS resistance buys nothing; FxHash (rustc's hasher) is a few
 // instructions per word. No map here is ever iterated, so the hasher cannot change any
 // order the simulation sees.
-type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// FxHash: `hash = (hash.rotl(5) ^ word) * K` per word written.
