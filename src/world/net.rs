@@ -21,6 +21,11 @@ use crate::redis::replication::Dialer;
 use crate::scenario::NetworkSpec;
 use crate::schedule::cover::{Covers, FaultId};
 
+/// A map by socket address, looked up at every message (which node answered, when it
+/// began writing) and never iterated: FxHash rather than a tree or SipHash, and no order
+/// that could feed a decision.
+pub type ByAddress<V> = rustc_hash::FxHashMap<SocketAddr, V>;
+
 /// The port every fake Redis node listens on.
 pub const REDIS_PORT: u16 = 6379;
 
@@ -132,7 +137,7 @@ pub struct Nic {
     /// When (true ns, plus one: 0 is never) this node last wrote to each peer socket: for
     /// a server, the instant it answered that connection's last request (any extra delay
     /// comes after). Each stream holds its peer's slot, found once when it opens.
-    writes_began: Arc<Mutex<BTreeMap<SocketAddr, Arc<AtomicU64>>>>,
+    writes_began: Arc<Mutex<ByAddress<Arc<AtomicU64>>>>,
 }
 
 impl Nic {

@@ -4,7 +4,6 @@
 //! is a read-modify-write of a shared register that takes a random time, so a second
 //! holder shows up as a lost update, not only as an overlap on paper.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -13,7 +12,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::clock::SimClock;
-use super::net::{Address, Nic, SimConnector};
+use super::net::{Address, ByAddress, Nic, SimConnector};
 use super::recorder::Recorder;
 use super::sentinel::discovery::SentinelRoute;
 use crate::client::{
@@ -87,7 +86,7 @@ pub struct ClientProcess {
     pub redis: Vec<Route>,
     /// Every Redis node's name, clock and NIC, by address: to say which node answered a
     /// request, and what its clock read when it answered.
-    pub redis_nodes: Arc<BTreeMap<SocketAddr, (NodeName, SimClock, Nic)>>,
+    pub redis_nodes: Arc<ByAddress<(NodeName, SimClock, Nic)>>,
     /// The separate counter node, when fencing tokens come from one.
     pub fence_counter: Option<SocketAddr>,
     /// Called at each named step of acquire and release: where crash points strike.
@@ -337,7 +336,7 @@ struct TraceObserver {
     client: NodeName,
     clock: SimClock,
     recorder: Recorder,
-    redis_nodes: Arc<BTreeMap<SocketAddr, (NodeName, SimClock, Nic)>>,
+    redis_nodes: Arc<ByAddress<(NodeName, SimClock, Nic)>>,
     /// Where each of the lock's connections goes, by node index.
     peers: Vec<Arc<Mutex<SocketAddr>>>,
     /// Where each comes from (once connected), by node index.
