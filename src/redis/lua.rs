@@ -61,23 +61,40 @@ fn prelude_bytecode(lua: &Lua) -> mlua::Result<&'static [u8]> {
 /// How a script's `redis.call` runs a command: parse `words` as a script's command (refusing
 /// what `rules` refuse), apply it to the keyspace at `now_ms`, reply. The commands pass it
 /// in, so that the interpreter need not know the command types.
-pub type ScriptCommand = fn(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called;
+pub type ScriptCommand = fn(words: &[&[u8]], rules: CallRules, db: &mut Db, now_ms: u64) -> Called;
 
 /// What a script's `redis.call` did.
 pub enum Called {
     /// The command `name` ran and replied; `wrote`: it is a write command (after which a
     /// script no longer hears of memory, see [`CallRules`]).
-    Ran { name: String, reply: Frame, wrote: bool },
+    Ran {
+        name: CommandName,
+        reply: Frame,
+        wrote: bool,
+    },
     /// It was refused before it ran (see [`crate::redis::cmd::Stage`]); `name` if Redis found
     /// the command.
-    Rejected { name: Option<String>, error: String },
+    Rejected {
+        name: Option<CommandName>,
+        error: String,
+    },
 }
+
+/// A command's name as the statistics count it: its table's own (`get`) for most, a
+/// container's with its subcommand (`client|list`) or an unknown one made for the call.
+pub type CommandName = Cow<'static, str>;
 
 /// What a `redis.call` did, for the node's statistics: kept during the run, counted after
 /// it in order.
 enum CallEvent {
-    Ran { name: String, error: Option<String> },
-    Rejected { name: Option<String>, error: String },
+    Ran {
+        name: CommandName,
+        error: Option<String>,
+    },
+    Rejected {
+        name: Option<CommandName>,
+        error: String,
+    },
 }
 
 /// One run of a script: its keys and arguments, the node's clock reading, whether the
@@ -459,7 +476,7 @@ impl RunningScript {
         let mut db = self.db.try_borrow_mut().map_err(mlua::Error::external)?;
         let run = self.command.get().ok_or_else(outside)?;
         let rules = self.rules.get();
-        let called = run(command, rules, &mut db, self.now_ms.get());
+        let called = run(&command.slices(), rules, &mut db, self.now_ms.get());
         if let Called::Ran { wrote: true, .. } = called {
             self.wrote.set(true);
             self.rules.set(CallRules {
@@ -511,7 +528,7 @@ impl RunningScript {
             ));
         }
         let db = self.db.try_borrow().map_err(mlua::Error::external)?;
-        db.users.check_for_script(&words).map_err(raise)
+        db.users.check_for_script(&words.to_vecs()).map_err(raise)
     }
 }
 

@@ -15,8 +15,10 @@ use std::ffi::c_int;
 
 use mlua::state::RawLua;
 use mlua::{FromLuaMulti, Function, IntoLua, Lua, MultiValue, Value, ffi};
+use smallvec::SmallVec;
 
 use super::Frame;
+use super::connection::RequestWords;
 use super::lua_reply::frame_to_lua;
 use super::number::format_g;
 
@@ -26,8 +28,36 @@ const NO_ARGUMENTS: &str = "ERR Please specify at least one argument for this re
 const NOT_A_WORD: &str = "ERR Lua redis lib command arguments must be strings or integers";
 
 /// The arguments of a `redis.call` (or `redis.acl_check_cmd`) as a command's words, or the
-/// library's refusal; read off the stack, each string's bytes copied once.
-pub(super) struct CallWords(pub(super) Result<Vec<Vec<u8>>, &'static str>);
+/// library's refusal; read off the stack, their bytes copied once, into one buffer.
+pub(super) struct CallWords(pub(super) Result<Words, &'static str>);
+
+/// A command's words one after another in one buffer, and where each ends: one allocation
+/// for a call's words rather than one for each and one for the list (issue 33; a lock's
+/// release script makes two calls a run).
+pub(super) struct Words {
+    bytes: Vec<u8>,
+    ends: SmallVec<[usize; 8]>,
+}
+
+impl Words {
+    /// Each word's bytes, in order.
+    pub(super) fn slices(&self) -> RequestWords<'_> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let word = &self.bytes[start..end];
+                start = end;
+                word
+            })
+            .collect()
+    }
+
+    /// Each word's bytes, in order, a copy each (`redis.acl_check_cmd`'s check).
+    pub(super) fn to_vecs(&self) -> Vec<Vec<u8>> {
+        self.slices().iter().map(|word| word.to_vec()).collect()
+    }
+}
 
 /// One argument as the library reads it.
 enum Argument<'a> {
@@ -39,21 +69,35 @@ enum Argument<'a> {
 impl CallWords {
     /// The words of `count` arguments, the `i`th read by `argument(i)`.
     fn read<'a>(count: usize, argument: impl Fn(usize) -> Argument<'a>) -> Self {
+        /// Room for a number's text (`%.17g`: at most 24 bytes).
+        const NUMBER_ROOM: usize = 24;
         if count == 0 {
             return CallWords(Err(NO_ARGUMENTS));
         }
-        CallWords(
-            (0..count)
-                .map(|i| match argument(i) {
-                    Argument::Bytes(bytes) => Ok(bytes.to_vec()),
-                    // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of
-                    // Lua's `string.format` would need stack room that a call with 7999
-                    // arguments (all Lua 5.1 gives a C function) does not leave.
-                    Argument::Number(x) => Ok(format_g(x, 17).into_bytes()),
-                    Argument::Other => Err(NOT_A_WORD),
-                })
-                .collect(),
-        )
+        let mut room = 0;
+        for i in 0..count {
+            room += match argument(i) {
+                Argument::Bytes(bytes) => bytes.len(),
+                Argument::Number(_) => NUMBER_ROOM,
+                Argument::Other => return CallWords(Err(NOT_A_WORD)),
+            };
+        }
+        let mut words = Words {
+            bytes: Vec::with_capacity(room),
+            ends: SmallVec::with_capacity(count),
+        };
+        for i in 0..count {
+            match argument(i) {
+                Argument::Bytes(bytes) => words.bytes.extend_from_slice(bytes),
+                // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of
+                // Lua's `string.format` would need stack room that a call with 7999
+                // arguments (all Lua 5.1 gives a C function) does not leave.
+                Argument::Number(x) => words.bytes.extend_from_slice(format_g(x, 17).as_bytes()),
+                Argument::Other => return CallWords(Err(NOT_A_WORD)),
+            }
+            words.ends.push(words.bytes.len());
+        }
+        CallWords(Ok(words))
     }
 }
 

@@ -519,8 +519,8 @@ mod tests {
     use crate::redis::lua::Called;
 
     fn run(db: &mut Db, words: &[&str]) -> Frame {
-        let words = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-        match super::super::run_for_script(words, CallRules::writes(Writes::Taken), db, 0) {
+        let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        match super::super::run_for_script(&words, CallRules::writes(Writes::Taken), db, 0) {
             Called::Ran { reply, .. } => reply,
             Called::Rejected { error, .. } => Frame::Error(error),
         }

@@ -181,18 +181,17 @@ impl From<Unwatch> for Command {
 /// `rules` allow.
 ///
 /// [`ScriptCommand`]: super::lua::ScriptCommand
-pub(crate) fn run_for_script(words: Vec<Vec<u8>>, rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
-    let words = borrowed(&words);
-    let lookup = Lookup::of(&words);
-    if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, &words) {
+pub(crate) fn run_for_script(words: &[&[u8]], rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
+    let lookup = Lookup::of(words);
+    if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, words) {
         return Called::Rejected {
-            name: Some(name),
+            name: Some(name.into()),
             error: error.0,
         };
     }
-    let name = lookup.name(&words).into_owned();
-    let kept = kept_for_propagation(db, lookup, &words);
-    let refused = match Command::from_script_words(&words, lookup, rules) {
+    let name = lookup.name(words);
+    let kept = kept_for_propagation(db, lookup, words);
+    let refused = match Command::from_script_words(words, lookup, rules) {
         Ok((mut command, flags)) => {
             match &mut command {
                 Command::Sort(sort) => sort.from_script = true,
