@@ -15,7 +15,7 @@ use super::error::RequestError;
 use super::observe::{Tap, Traffic};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
-use crate::redis::connection::{Connection, ConnectionError};
+use crate::redis::connection::{Connection, ConnectionError, Encoded};
 use crate::woken::Woken;
 
 /// A connection to one node that reconnects on demand.
@@ -38,6 +38,35 @@ struct Link<C: Connect> {
     reconnect_on_readonly: bool,
     /// Told every frame written and read, when someone watches the client.
     tap: Option<Tap>,
+}
+
+/// What a request sends: a frame, encoded as it is written, or a request encoded already
+/// (one a fan-out sends to every node).
+#[derive(Clone, Copy)]
+pub enum Outgoing<'a> {
+    Frame(&'a Frame),
+    Encoded(&'a Encoded),
+}
+
+impl<'a> From<&'a Frame> for Outgoing<'a> {
+    fn from(frame: &'a Frame) -> Self {
+        Outgoing::Frame(frame)
+    }
+}
+
+impl<'a> From<&'a Encoded> for Outgoing<'a> {
+    fn from(request: &'a Encoded) -> Self {
+        Outgoing::Encoded(request)
+    }
+}
+
+impl Outgoing<'_> {
+    fn frame(&self) -> &Frame {
+        match self {
+            Outgoing::Frame(frame) => frame,
+            Outgoing::Encoded(request) => request.frame(),
+        }
+    }
 }
 
 /// Whether `reply` is a demoted master's refusal of a write (or of a script that writes).
@@ -81,12 +110,25 @@ impl<C: Connect, K: Clock> Conn<C, K> {
     }
 
     /// Sends one request and waits for its reply (connecting first if needed).
-    pub async fn request(&mut self, request: &Frame) -> Result<Frame, RequestError> {
-        self.request_within(request, self.timeout_ms).await
+    pub fn request<'a>(
+        &'a mut self,
+        request: impl Into<Outgoing<'a>>,
+    ) -> impl Future<Output = Result<Frame, RequestError>> + 'a {
+        let timeout_ms = self.timeout_ms;
+        self.send_within(request.into(), timeout_ms)
     }
 
     /// As [`Conn::request`], for a command that may take `timeout_ms` on the server (WAIT).
-    pub async fn request_within(&mut self, request: &Frame, timeout_ms: u64) -> Result<Frame, RequestError> {
+    pub fn request_within<'a>(
+        &'a mut self,
+        request: impl Into<Outgoing<'a>>,
+        timeout_ms: u64,
+    ) -> impl Future<Output = Result<Frame, RequestError>> + 'a {
+        self.send_within(request.into(), timeout_ms)
+    }
+
+    /// The one future both make, whatever form their request came in.
+    async fn send_within(&mut self, request: Outgoing<'_>, timeout_ms: u64) -> Result<Frame, RequestError> {
         if self.awaiting_reply {
             // The last request was abandoned mid-way: its reply would answer this one.
             self.link.connection = None;
@@ -131,7 +173,7 @@ impl<C: Connect> Link<C> {
     /// One exchange; with [`Conn::reconnect_on_readonly`], a `READONLY` reply drops the
     /// connection and the request goes once more on a new one (whose reply stands, whatever
     /// it is: the new connection may find the same demoted node when nobody has failed over).
-    async fn exchange_following_master(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {
+    async fn exchange_following_master(&mut self, request: Outgoing<'_>) -> Result<Frame, ConnectionError> {
         let reply = self.exchange(request).await?;
         if !(self.reconnect_on_readonly && is_readonly(&reply)) {
             return Ok(reply);
@@ -144,7 +186,7 @@ impl<C: Connect> Link<C> {
         Ok(reply)
     }
 
-    async fn exchange(&mut self, request: &Frame) -> Result<Frame, ConnectionError> {
+    async fn exchange(&mut self, request: Outgoing<'_>) -> Result<Frame, ConnectionError> {
         let connection = match &mut self.connection {
             Some(connection) => connection,
             None => self
@@ -152,9 +194,12 @@ impl<C: Connect> Link<C> {
                 .insert(Connection::new(self.connector.connect().await?)),
         };
         if let Some(tap) = &self.tap {
-            tap.report(Traffic::Sent(request));
+            tap.report(Traffic::Sent(request.frame()));
         }
-        connection.write_frame(request).await?;
+        match request {
+            Outgoing::Frame(frame) => connection.write_frame(frame).await?,
+            Outgoing::Encoded(request) => connection.write_encoded(request).await?,
+        }
         let reply = connection.read_frame().await?.ok_or(ConnectionError::Closed)?;
         if let Some(tap) = &self.tap {
             tap.report(Traffic::Received(&reply));

@@ -5,7 +5,9 @@
 //! order, and where the [`Step`]s fall between them. The libraries that speak a protocol of
 //! their own live beside it in `profiles/`, and share its WAIT rule.
 
-use super::conn::Conn;
+use std::sync::OnceLock;
+
+use super::conn::{Conn, Outgoing};
 use super::error::LockError;
 use super::options::{Algorithm, ExtendMode, LockOptions, RetryToken, WaitFor};
 use super::scripts;
@@ -13,11 +15,44 @@ use super::steps::{Step, Steps};
 use crate::platform::{Clock, Connect};
 use crate::redis::Frame;
 use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Info, Set, SetExpiry, Setnx, Wait};
+use crate::redis::connection::Encoded;
 
 /// An attempt's request, the same on every node (its `SET`, a release's script): the first
 /// node's request builds it and every node sends it (a frame built per node cost about a
-/// thousand instructions and its drop as many again, issue 33).
-pub(crate) type AttemptRequest = std::sync::OnceLock<Frame>;
+/// thousand instructions and its drop as many again, issue 33). Sent to more than one
+/// node, it is encoded once too, and every node writes those bytes (~800 instructions an
+/// encoding); to one node it is encoded as it is written, into the connection's buffer.
+pub(crate) struct AttemptRequest {
+    request: OnceLock<Shared>,
+    nodes: usize,
+}
+
+enum Shared {
+    Frame(Frame),
+    Encoded(Encoded),
+}
+
+impl AttemptRequest {
+    /// The request of an attempt that `nodes` nodes are asked.
+    pub(crate) fn for_nodes(nodes: usize) -> Self {
+        AttemptRequest {
+            request: OnceLock::new(),
+            nodes,
+        }
+    }
+
+    /// The request, `build` making it if no node has yet.
+    fn get_or_build(&self, build: impl FnOnce() -> Frame) -> Outgoing<'_> {
+        let shared = self.request.get_or_init(|| match self.nodes {
+            0 | 1 => Shared::Frame(build()),
+            _ => Shared::Encoded(Encoded::new(build())),
+        });
+        match shared {
+            Shared::Frame(frame) => Outgoing::Frame(frame),
+            Shared::Encoded(request) => Outgoing::Encoded(request),
+        }
+    }
+}
 
 /// Tries to take the key on one node; `Ok(true)` when this node granted it, and with
 /// `wait_replicas`, enough replicas acknowledged it (else [`LockError::NotReplicated`],
@@ -66,7 +101,7 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 == 1
         }
         Algorithm::SetNxPx | Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock => {
-            let set = shared.get_or_init(|| {
+            let set = shared.get_or_build(|| {
                 Set {
                     key: key.to_vec(),
                     value: token.as_bytes().to_vec(),
@@ -176,7 +211,7 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
             }
         }
         Algorithm::LuaRelease | Algorithm::Redlock => {
-            let release = shared.get_or_init(|| eval_request(scripts::RELEASE, key, &[token.as_bytes()]));
+            let release = shared.get_or_build(|| eval_request(scripts::RELEASE, key, &[token.as_bytes()]));
             Ok(integer(conn.request(release).await?)? == 1)
         }
     }

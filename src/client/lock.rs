@@ -139,7 +139,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
-        let shared = &ladder::AttemptRequest::new();
+        let shared = &ladder::AttemptRequest::for_nodes(self.nodes.len());
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move {
                 let answer = profiles::acquire_on(node, options, key, token_ref, steps, shared).await;
@@ -435,7 +435,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
-        let shared = &ladder::AttemptRequest::new();
+        let shared = &ladder::AttemptRequest::for_nodes(chosen.iter().filter(|&&chosen| chosen).count());
         let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
             chosen.then_some(async move {
                 profiles::release_on(node, options, key, token, request_id, steps, shared).await

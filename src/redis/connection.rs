@@ -248,6 +248,20 @@ fn encode_frame(frame: &Frame, protocol: Protocol, out: &mut Vec<u8>) {
     }
 }
 
+/// Room for `frame`'s RESP2 bytes, at least: its words, and 24 bytes for each line's type,
+/// number and CRLF (a request encoded by itself grows no buffer).
+fn room(frame: &Frame) -> usize {
+    /// A type byte, a sign and 19 digits, CRLF.
+    const LINE: usize = 24;
+    match frame {
+        Frame::SimpleString(text) => text.len() + LINE,
+        Frame::Error(text) => text.len() + LINE,
+        Frame::BulkString(bytes) => bytes.len() + 2 * LINE,
+        Frame::Array(items) => LINE + items.iter().map(room).sum::<usize>(),
+        _ => LINE,
+    }
+}
+
 /// Appends `<prefix><n>\r\n` (an integer reply, a length) without a formatted string. The
 /// line is built whole and appended at once: one capacity check and one copy, where a
 /// push per part cost three of each (issue 33; most lines are a one-digit length).
@@ -451,6 +465,35 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         encode_frame(frame, Protocol::Resp2, &mut self.out);
         self.flush().await
     }
+
+    /// As [`Connection::write_frame`], for a request encoded already: the same bytes,
+    /// copied rather than encoded again.
+    pub async fn write_encoded(&mut self, request: &Encoded) -> std::io::Result<()> {
+        self.out.clear();
+        self.out.extend_from_slice(&request.bytes);
+        self.flush().await
+    }
+}
+
+/// A request frame with its bytes as a client writes them (RESP2), encoded once: a lock
+/// attempt sends the same `SET`, and a release the same script, to every node of a fan-out
+/// (encoding a lock's `SET` cost ~800 instructions, issue 33).
+pub struct Encoded {
+    frame: Frame,
+    bytes: Vec<u8>,
+}
+
+impl Encoded {
+    pub fn new(frame: Frame) -> Self {
+        let mut bytes = Vec::with_capacity(room(&frame));
+        encode_frame(&frame, Protocol::Resp2, &mut bytes);
+        Encoded { frame, bytes }
+    }
+
+    /// The request as a frame (what a watcher of the client's traffic is told).
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
 }
 
 #[cfg(test)]
@@ -475,5 +518,36 @@ mod tests {
             ])),
             b"*2\r\n:7\r\n-ERR no\r\n"
         );
+    }
+
+    /// A request encoded once goes out as the very bytes `write_frame` writes, after
+    /// whatever an earlier write left unsent was dropped, as there.
+    #[tokio::test]
+    async fn an_encoded_request_is_written_as_its_frame_would_be() {
+        let frame =
+            crate::redis::request::build([b"SET".to_vec(), b"lock".to_vec(), b"token-1234567890".to_vec()]);
+        let mut written = Vec::new();
+        for encoded in [false, true] {
+            let (client, mut server) = tokio::io::duplex(1024);
+            let mut connection = Connection::new(client);
+            connection.out.extend_from_slice(b"left over");
+            match encoded {
+                false => connection.write_frame(&frame).await.unwrap(),
+                true => connection
+                    .write_encoded(&Encoded::new(frame.clone()))
+                    .await
+                    .unwrap(),
+            }
+            drop(connection);
+            let mut bytes = Vec::new();
+            server.read_to_end(&mut bytes).await.unwrap();
+            written.push(bytes);
+        }
+        assert_eq!(
+            written[0],
+            b"*3\r\n$3\r\nSET\r\n$4\r\nlock\r\n$16\r\ntoken-1234567890\r\n"
+        );
+        assert_eq!(written[1], written[0]);
+        assert_eq!(Encoded::new(frame.clone()).frame(), &frame);
     }
 }
