@@ -200,14 +200,17 @@ impl RedisServer {
             dir,
             args,
         };
-        // Ours is ready when what answers on the port says it is our process.
+        // Ours is ready when what answers on the port says it is our process, and that it
+        // has loaded its data: a restart with an AOF accepts connections while it reads the
+        // file back, and answers every command but a few (INFO among them) with LOADING.
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if server.child.try_wait().unwrap().is_some() {
                 return None; // it could not bind: someone took the port
             }
-            match process_id(addr) {
-                Some(pid) if pid == server.pid() => return Some(server),
+            match serving(addr) {
+                Some((pid, true)) if pid == server.pid() => return Some(server),
+                Some((pid, false)) if pid == server.pid() => {} // still loading its AOF
                 Some(_) => return None, // another redis-server has the port; ours is killed
                 None => {}              // not listening yet, or not a redis-server (then ours exits)
             }
@@ -253,15 +256,21 @@ impl Drop for RedisServer {
 
 /// The `process_id` that `INFO server` reports on `addr`: none when nothing listens, nothing
 /// answers within a second, or what answers is not a redis-server.
-fn process_id(addr: SocketAddr) -> Option<u32> {
+/// The process id of the redis-server answering on `addr`, and whether it has finished
+/// loading its data (INFO's `loading:0`); `None` if nothing answers as one.
+fn serving(addr: SocketAddr) -> Option<(u32, bool)> {
     let mut client = resp::RespClient::try_connect(addr, Duration::from_secs(1)).ok()?;
-    let words = [b"INFO".to_vec(), b"server".to_vec()];
+    let words = [b"INFO".to_vec(), b"server".to_vec(), b"persistence".to_vec()];
     let (resp::Value::Bulk(info) | resp::Value::Verbatim(_, info)) = client.request(&words) else {
         return None;
     };
-    info.lines()
-        .find_map(|line| line.strip_prefix("process_id:"))
-        .and_then(|pid| pid.trim().parse().ok())
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(|value| value.trim().to_string())
+    };
+    let pid = field("process_id:")?.parse().ok()?;
+    Some((pid, field("loading:").as_deref() == Some("0")))
 }
 
 /// A loopback port nobody listens on right now: only a candidate for redis-server, which
