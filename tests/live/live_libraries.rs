@@ -12,6 +12,7 @@
 
 use crate::support;
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use locksim::client::Fencing;
@@ -37,17 +38,31 @@ fn run_side_by_side<const N: usize>(live: &Live, scenarios: [&Scenario; N], file
     })
 }
 
+/// The run's pause: the paused worker's name and the true times (µs) from its `Paused`
+/// event to its `Resumed` (to the end of time if it never resumed).
+fn pause(run: &History) -> Option<(&str, Range<u64>)> {
+    let paused = run.events.iter().find(|e| e.kind == EventKind::Paused)?;
+    let resumed_us = run
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::Resumed && e.node == paused.node && e.true_us >= paused.true_us)
+        .map_or(u64::MAX, |e| e.true_us);
+    Some((&paused.node, paused.true_us..resumed_us))
+}
+
 /// Whether the worker the run paused was holding the lock and had not yet written back:
-/// its last report before the pause is its grant or its read.
+/// its last report before the pause is its grant or its read, and no write of its reached
+/// the resource while it was frozen (one that does was sent before the freeze: on a loaded
+/// machine the stop signal can overtake a write already on its way, 31 µs in one CI run).
 fn pause_caught_a_holder_before_its_write(run: &History) -> bool {
-    let Some(pause) = run.events.iter().find(|e| e.kind == EventKind::Paused) else {
+    let Some((worker, frozen)) = pause(run) else {
         return false;
     };
     let last = run
         .events
         .iter()
         .rev()
-        .filter(|e| e.node == pause.node && e.true_us <= pause.true_us)
+        .filter(|e| e.node == worker && e.true_us <= frozen.start)
         .find(|e| {
             matches!(
                 e.kind,
@@ -58,12 +73,16 @@ fn pause_caught_a_holder_before_its_write(run: &History) -> bool {
                     | EventKind::Released { .. }
             )
         });
-    last.is_some_and(|e| {
-        matches!(
-            e.kind,
-            EventKind::Acquired { .. } | EventKind::ResourceRead { .. }
-        )
-    })
+    let wrote_while_frozen = run.events.iter().any(|e| {
+        e.node == worker && frozen.contains(&e.true_us) && matches!(e.kind, EventKind::ResourceWrite { .. })
+    });
+    !wrote_while_frozen
+        && last.is_some_and(|e| {
+            matches!(
+                e.kind,
+                EventKind::Acquired { .. } | EventKind::ResourceRead { .. }
+            )
+        })
 }
 
 /// Whether another worker wrote the resource while the paused one was frozen: only then
@@ -71,18 +90,11 @@ fn pause_caught_a_holder_before_its_write(run: &History) -> bool {
 /// to refuse. On a loaded machine the next holder may not reach its write before the pause
 /// ends, and the stale write then lands first, safely and unrefused.
 fn a_newer_holder_wrote_during_the_pause(run: &History) -> bool {
-    let Some(pause) = run.events.iter().find(|e| e.kind == EventKind::Paused) else {
+    let Some((worker, frozen)) = pause(run) else {
         return false;
     };
-    let resumed_us = run
-        .events
-        .iter()
-        .find(|e| e.kind == EventKind::Resumed && e.node == pause.node && e.true_us >= pause.true_us)
-        .map_or(u64::MAX, |e| e.true_us);
     run.events.iter().any(|e| {
-        e.node != pause.node
-            && (pause.true_us..resumed_us).contains(&e.true_us)
-            && matches!(e.kind, EventKind::ResourceWrite { .. })
+        e.node != worker && frozen.contains(&e.true_us) && matches!(e.kind, EventKind::ResourceWrite { .. })
     })
 }
 
