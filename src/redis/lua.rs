@@ -528,7 +528,7 @@ impl RunningScript {
             ));
         }
         let db = self.db.try_borrow().map_err(mlua::Error::external)?;
-        db.users.check_for_script(&words.to_vecs()).map_err(raise)
+        db.users.check_for_script(&words.slices()).map_err(raise)
     }
 }
 

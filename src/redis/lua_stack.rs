@@ -52,11 +52,6 @@ impl Words {
             })
             .collect()
     }
-
-    /// Each word's bytes, in order, a copy each (`redis.acl_check_cmd`'s check).
-    pub(super) fn to_vecs(&self) -> Vec<Vec<u8>> {
-        self.slices().iter().map(|word| word.to_vec()).collect()
-    }
 }
 
 /// One argument as the library reads it.
@@ -74,20 +69,22 @@ impl CallWords {
         if count == 0 {
             return CallWords(Err(NO_ARGUMENTS));
         }
-        let mut room = 0;
-        for i in 0..count {
-            room += match argument(i) {
+        // Each argument read once, then its bytes copied into a buffer made to fit them all.
+        let arguments: SmallVec<[Argument; 8]> = (0..count).map(argument).collect();
+        let room = arguments
+            .iter()
+            .map(|argument| match argument {
                 Argument::Bytes(bytes) => bytes.len(),
                 Argument::Number(_) => NUMBER_ROOM,
-                Argument::Other => return CallWords(Err(NOT_A_WORD)),
-            };
-        }
+                Argument::Other => 0,
+            })
+            .sum();
         let mut words = Words {
             bytes: Vec::with_capacity(room),
             ends: SmallVec::with_capacity(count),
         };
-        for i in 0..count {
-            match argument(i) {
+        for argument in arguments {
+            match argument {
                 Argument::Bytes(bytes) => words.bytes.extend_from_slice(bytes),
                 // As Redis's C code turns them into strings (`%.17g`), in Rust: a call of
                 // Lua's `string.format` would need stack room that a call with 7999

@@ -115,8 +115,8 @@ impl User {
 
     /// Whether the user may run `words` (a command Redis knows, with its `facts`): the
     /// command by its rules, then every key by its patterns.
-    fn may_run(&self, words: &[Vec<u8>], categories: &[&[u8]], keys: [i64; 3]) -> bool {
-        let name = words[0].to_ascii_lowercase();
+    fn may_run<W: AsRef<[u8]>>(&self, words: &[W], categories: &[&[u8]], keys: [i64; 3]) -> bool {
+        let name = words[0].as_ref().to_ascii_lowercase();
         let names = |target: &Target| match target {
             Target::Category(category) => {
                 category == "all"
@@ -128,7 +128,7 @@ impl User {
                 *command == name
                     && sub
                         .as_ref()
-                        .is_none_or(|sub| words.get(1).is_some_and(|w| w.eq_ignore_ascii_case(sub)))
+                        .is_none_or(|sub| words.get(1).is_some_and(|w| w.as_ref().eq_ignore_ascii_case(sub)))
             }
         };
         let allowed = self
@@ -163,7 +163,7 @@ fn target(name: &[u8]) -> Result<Target, &'static str> {
 }
 
 /// The keys of `words` at COMMAND INFO's positions (first, last, step).
-fn key_words(words: &[Vec<u8>], [first, last, step]: [i64; 3]) -> Vec<&[u8]> {
+fn key_words<W: AsRef<[u8]>>(words: &[W], [first, last, step]: [i64; 3]) -> Vec<&[u8]> {
     if first <= 0 || step <= 0 {
         return Vec::new();
     }
@@ -175,7 +175,7 @@ fn key_words(words: &[Vec<u8>], [first, last, step]: [i64; 3]) -> Vec<&[u8]> {
     };
     (first..=last)
         .step_by(step as usize)
-        .filter_map(|at| words.get(at as usize).map(Vec::as_slice))
+        .filter_map(|at| words.get(at as usize).map(AsRef::as_ref))
         .collect()
 }
 
@@ -200,9 +200,9 @@ impl Users {
 
     /// `redis.acl_check_cmd(command, args…)`: whether the running script's user may run
     /// `words`; an error for a command Redis does not know.
-    pub fn check_for_script(&self, words: &[Vec<u8>]) -> Result<bool, String> {
+    pub fn check_for_script<W: AsRef<[u8]>>(&self, words: &[W]) -> Result<bool, String> {
         let invalid = || "ERR Invalid command passed to redis.acl_check_cmd()".to_string();
-        let name = words.first().ok_or_else(invalid)?.to_ascii_lowercase();
+        let name = words.first().ok_or_else(invalid)?.as_ref().to_ascii_lowercase();
         let (categories, keys) = acl_facts(&name).ok_or_else(invalid)?;
         Ok(
             match self.script_user.as_ref().and_then(|user| self.by_name.get(user)) {
