@@ -254,10 +254,9 @@ impl Drop for RedisServer {
     }
 }
 
-/// The `process_id` that `INFO server` reports on `addr`: none when nothing listens, nothing
-/// answers within a second, or what answers is not a redis-server.
-/// The process id of the redis-server answering on `addr`, and whether it has finished
-/// loading its data (INFO's `loading:0`); `None` if nothing answers as one.
+/// The `process_id` that `INFO server` reports on `addr`, and whether the server has
+/// finished loading its data (`INFO persistence`'s `loading:0`): none when nothing listens,
+/// nothing answers within a second, or what answers is not a redis-server.
 fn serving(addr: SocketAddr) -> Option<(u32, bool)> {
     let mut client = resp::RespClient::try_connect(addr, Duration::from_secs(1)).ok()?;
     let words = [b"INFO".to_vec(), b"server".to_vec(), b"persistence".to_vec()];
