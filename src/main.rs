@@ -83,7 +83,7 @@ enum Command {
     /// Write the JSON Schema of scenario files (with --template, of `check` templates).
     Schema(cli::schema::SchemaArgs),
     /// Serve one fake Redis node on real TCP (127.0.0.1) and the host clock, so redis-cli or
-    /// any client can talk to the node the simulator runs. Runs until killed.
+    /// any client can talk to the node the simulator runs. Runs until SIGTERM or SIGINT.
     Serve(ServeArgs),
 }
 

@@ -12,8 +12,9 @@ use support::resp::{RespClient, Value};
 struct Served {
     addr: SocketAddr,
     child: Child,
-    /// Kept open: what the server prints later must not meet a closed pipe.
-    _stdout: BufReader<ChildStdout>,
+    /// Kept open: what the server prints later must not meet a closed pipe (and a test
+    /// reads what it says as it shuts down).
+    stdout: BufReader<ChildStdout>,
 }
 
 impl Served {
@@ -37,11 +38,7 @@ impl Served {
             let _ = child.wait();
             panic!("locksim serve printed {line:?}, not the address it listens on");
         };
-        Served {
-            addr,
-            child,
-            _stdout: stdout,
-        }
+        Served { addr, child, stdout }
     }
 }
 
@@ -182,4 +179,27 @@ fn a_real_redis_server_replicates_a_served_node() {
     assert_eq!(follower.request(&words("SELECT 3")), Value::Simple("OK".into()));
     assert_eq!(follower.request(&words("GET other")), Value::Bulk("1".into()));
     support::wait_for_stream(served.addr, replica.addr);
+}
+
+/// SIGTERM and SIGINT end `serve` as they end redis-server: it says so and exits 0 (its
+/// exit handlers run, which `make pgo-profile` relies on to collect the served node's
+/// profile); a client that was connected sees its connection closed.
+#[test]
+fn a_served_node_shuts_down_on_sigterm_and_sigint() {
+    for (signal, said) in [
+        (libc::SIGTERM, "SIGTERM: shutting down"),
+        (libc::SIGINT, "SIGINT: shutting down"),
+    ] {
+        let mut served = Served::start();
+        let mut client = RespClient::connect(served.addr);
+        assert_eq!(client.request(&words("SET k v")), Value::Simple("OK".into()));
+        let pid = libc::pid_t::try_from(served.child.id()).unwrap();
+        // SAFETY: kill(2) on the child this test started and has not yet waited for.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let mut line = String::new();
+        served.stdout.read_line(&mut line).unwrap();
+        assert_eq!(line.trim_end(), said);
+        let status = served.child.wait().unwrap();
+        assert!(status.success(), "{said}: exited with {status}");
+    }
 }
