@@ -22,12 +22,12 @@ all: build
 RELEASE_BASE_RUSTFLAGS := $(RUSTFLAGS) -C llvm-args=-align-all-functions=6
 
 # And it is optimised with a profile of what users run (pgo/locksim.profdata.gz, written
-# by `make pgo-profile`): a third fewer instruction-cache misses an event, estimated cycles
-# -17 to -18%, wall time 0.83 of the build without it on the benches and ~0.8 on `make
-# run`'s report, digests the same (docs/performance.md, fourteenth pass). An older LLVM than the one that
-# wrote the profile cannot read it: the build then goes on without it, and says so. A
-# profile older than the code is safe: changed functions lose theirs, silently (without
-# -no-pgo-warn-mismatch rustc would print a warning for each).
+# by `make pgo-profile`): a third fewer instruction-cache misses an event, estimated
+# cycles -17 to -18%, wall time 0.83 of the build without it on the benches and ~0.8 on
+# `make run`'s report, digests the same (docs/performance.md, fourteenth pass). An LLVM
+# older than the one that wrote the profile cannot read it: the build then goes on
+# without it, and says so. A profile older than the code is safe: changed functions lose
+# theirs, silently (without -no-pgo-warn-mismatch rustc would print a warning for each).
 PGO_LLVM := $(shell cat pgo/llvm-version 2>/dev/null)
 RUSTC_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 PGO_USABLE := $(shell [ -n "$(PGO_LLVM)" ] && [ -n "$(RUSTC_LLVM)" ] && [ "$(RUSTC_LLVM)" -ge "$(PGO_LLVM)" ] && echo yes)

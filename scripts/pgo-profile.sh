@@ -47,15 +47,14 @@ fi
 
 work="$repo/target/pgo-gen"
 raw="$work/raw"
-rm -rf "$raw"
-mkdir -p "$raw"
 
 # The instrumented build: the Makefile's release flags, counting instead of using a
 # profile. Each process writes its counts as it exits (`serve` exits on SIGTERM).
 RUSTFLAGS="$RELEASE_BASE_RUSTFLAGS -C profile-generate=$raw" \
     CARGO_TARGET_DIR="$work/target" cargo build --release --locked
 locksim="$work/target/release/locksim"
-# The build's own scripts and proc-macros, instrumented too, left their counts here.
+# Only the runs below count: the build's own scripts and proc-macros, instrumented too,
+# left theirs here.
 rm -rf "$raw"
 mkdir -p "$raw"
 export LLVM_PROFILE_FILE="$raw/locksim-%p-%m.profraw"
