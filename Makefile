@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build pgo-profile run test test-live soak lint clean deps images install-check redis-tcl redis-src
+.PHONY: all build install pgo-profile run test test-live soak lint clean deps images install-check redis-tcl redis-src
 
 all: build
 
@@ -49,6 +49,13 @@ endif
 $(PGO_DATA): pgo/locksim.profdata.gz
 	mkdir -p $(@D)
 	gzip -dc $< > $@.tmp && mv $@.tmp $@
+
+# `make build`'s binary installed where cargo installs (~/.cargo/bin, or
+# $CARGO_INSTALL_ROOT/bin), from this checkout: the README's `cargo install` line builds
+# without the profile and the alignment, and its binary is the slower one. A path install
+# builds in this target directory, so after `make build` it only copies the binary.
+install: $(PGO_INPUT)
+	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" $(CARGO) install --locked --path .
 
 # Profiles the release build anew (scripts/pgo-profile.sh): after a change to a hot path.
 pgo-profile:
