@@ -59,7 +59,7 @@ install: $(PGO_INPUT)
 
 # Profiles the release build anew (scripts/pgo-profile.sh): after a change to a hot path.
 pgo-profile:
-	RELEASE_BASE_RUSTFLAGS="$(RELEASE_BASE_RUSTFLAGS)" scripts/pgo-profile.sh
+	RELEASE_BASE_RUSTFLAGS="$(RELEASE_BASE_RUSTFLAGS)" RUSTC_LLVM="$(RUSTC_LLVM)" scripts/pgo-profile.sh
 
 # Every scenario, each with its own seed count: the verdict table on stdout (and in
 # reports/summary.txt), the safety report in reports/ (index.html, summary.json).

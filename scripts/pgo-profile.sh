@@ -28,9 +28,12 @@
 #                           build` uses the profile)
 #   RELEASE_BASE_RUSTFLAGS  (environment, set by the Makefile) the release build's flags
 #                           without the profile
+#   RUSTC_LLVM              (environment, set by the Makefile) the major version of
+#                           rustc's LLVM, written to pgo/llvm-version
 # Needs redis-benchmark and python3 (for a free port).
 set -euo pipefail
 : "${RELEASE_BASE_RUSTFLAGS:?run it as make pgo-profile}"
+: "${RUSTC_LLVM:?run it as make pgo-profile}"
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -39,7 +42,6 @@ for tool in redis-benchmark python3 gzip; do
 done
 
 host=$(rustc -vV | sed -n 's/^host: //p')
-llvm_major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
 if [[ ! -x $profdata ]]; then
     rustup component add llvm-tools
@@ -89,5 +91,5 @@ compgen -G "$raw/locksim-$served-*.profraw" >/dev/null || {
 mkdir -p pgo
 "$profdata" merge -o "$work/locksim.profdata" "$raw"/*.profraw
 gzip -9 -n -c "$work/locksim.profdata" >pgo/locksim.profdata.gz
-echo "$llvm_major" >pgo/llvm-version
-echo "wrote pgo/locksim.profdata.gz ($(stat -c %s pgo/locksim.profdata.gz) bytes) for LLVM $llvm_major"
+echo "$RUSTC_LLVM" >pgo/llvm-version
+echo "wrote pgo/locksim.profdata.gz ($(stat -c %s pgo/locksim.profdata.gz) bytes) for LLVM $RUSTC_LLVM"

@@ -56,17 +56,13 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             ..ServeOptions::default()
         };
         let node = server::serve_node(TcpListener(listener), HostClock::new(), TcpDialer, options);
-        tokio::select! {
-            served = node => served,
-            _ = terminate.recv() => {
-                emit("SIGTERM: shutting down");
-                Ok(())
-            }
-            _ = interrupt.recv() => {
-                emit("SIGINT: shutting down");
-                Ok(())
-            }
-        }
+        let signal = tokio::select! {
+            served = node => return served,
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        };
+        emit(format_args!("{signal}: shutting down"));
+        Ok(())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
