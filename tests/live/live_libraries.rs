@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use locksim::client::Fencing;
-use locksim::history::{EventKind, History};
+use locksim::history::{Event, EventKind, History};
 use locksim::scenario::{self, Fault, FaultAction, Scenario, Target, Trigger};
 
 use support::cli::scratch;
@@ -50,6 +50,13 @@ fn pause(run: &History) -> Option<(&str, Range<u64>)> {
     Some((&paused.node, paused.true_us..resumed_us))
 }
 
+/// The writes that reached the resource in `frozen`, whoever sent them.
+fn writes_during<'a>(run: &'a History, frozen: &'a Range<u64>) -> impl Iterator<Item = &'a Event> {
+    run.events
+        .iter()
+        .filter(|e| frozen.contains(&e.true_us) && matches!(e.kind, EventKind::ResourceWrite { .. }))
+}
+
 /// Whether the worker the run paused was holding the lock and had not yet written back:
 /// its last report before the pause is its grant or its read, and no write of its reached
 /// the resource while it was frozen (one that does was sent before the freeze: on a loaded
@@ -73,9 +80,7 @@ fn pause_caught_a_holder_before_its_write(run: &History) -> bool {
                     | EventKind::Released { .. }
             )
         });
-    let wrote_while_frozen = run.events.iter().any(|e| {
-        e.node == worker && frozen.contains(&e.true_us) && matches!(e.kind, EventKind::ResourceWrite { .. })
-    });
+    let wrote_while_frozen = writes_during(run, &frozen).any(|e| e.node == worker);
     !wrote_while_frozen
         && last.is_some_and(|e| {
             matches!(
@@ -93,9 +98,7 @@ fn a_newer_holder_wrote_during_the_pause(run: &History) -> bool {
     let Some((worker, frozen)) = pause(run) else {
         return false;
     };
-    run.events.iter().any(|e| {
-        e.node != worker && frozen.contains(&e.true_us) && matches!(e.kind, EventKind::ResourceWrite { .. })
-    })
+    writes_during(run, &frozen).any(|e| e.node != worker)
 }
 
 /// The crash run's TTL: the killed holder's key keeps the lock for up to this long.
