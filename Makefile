@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build install pgo-profile run test test-live soak lint clean deps images install-check redis-tcl redis-src
+.PHONY: all build install pgo-profile pgo-check run test test-live soak lint clean deps images install-check redis-tcl redis-src
 
 all: build
 
@@ -27,13 +27,15 @@ RELEASE_BASE_RUSTFLAGS := $(RUSTFLAGS) -C llvm-args=-align-all-functions=6
 # `make run`'s report, digests the same (docs/performance.md, fourteenth pass). An LLVM
 # older than the one that wrote the profile cannot read it: the build then goes on
 # without it, and says so. A profile older than the code is safe: changed functions lose
-# theirs, silently (without -no-pgo-warn-mismatch rustc would print a warning for each).
+# theirs, silently (without -no-pgo-warn-mismatch rustc would print a warning for each;
+# `make pgo-check` counts what they held).
 PGO_LLVM := $(shell cat pgo/llvm-version 2>/dev/null)
 RUSTC_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 PGO_USABLE := $(shell [ -n "$(PGO_LLVM)" ] && [ -n "$(RUSTC_LLVM)" ] && [ "$(RUSTC_LLVM)" -ge "$(PGO_LLVM)" ] && echo yes)
 PGO_DATA := target/pgo/locksim.profdata
+PGO_USE := -C profile-use=$(CURDIR)/$(PGO_DATA)
 ifeq ($(PGO_USABLE),yes)
-RELEASE_RUSTFLAGS := $(RELEASE_BASE_RUSTFLAGS) -C profile-use=$(CURDIR)/$(PGO_DATA) -C llvm-args=-no-pgo-warn-mismatch
+RELEASE_RUSTFLAGS := $(RELEASE_BASE_RUSTFLAGS) $(PGO_USE) -C llvm-args=-no-pgo-warn-mismatch
 PGO_INPUT := $(PGO_DATA)
 else
 RELEASE_RUSTFLAGS := $(RELEASE_BASE_RUSTFLAGS)
@@ -60,6 +62,16 @@ install: $(PGO_INPUT)
 # Profiles the release build anew (scripts/pgo-profile.sh): after a change to a hot path.
 pgo-profile:
 	RELEASE_BASE_RUSTFLAGS="$(RELEASE_BASE_RUSTFLAGS)" RUSTC_LLVM="$(RUSTC_LLVM)" scripts/pgo-profile.sh
+
+# How much of the profile the code has left behind (scripts/pgo-check.sh): fails when more
+# than PGO_STALE_LIMIT percent (default 5) of its counts sit in functions changed since.
+pgo-check: $(PGO_INPUT)
+ifeq ($(PGO_USABLE),yes)
+	PGO_CHECK_FLAGS="$(RELEASE_BASE_RUSTFLAGS) $(PGO_USE) -C llvm-args=-pgo-warn-missing-function" \
+	  PGO_DATA="$(CURDIR)/$(PGO_DATA)" scripts/pgo-check.sh
+else
+	@echo "note: no profile check: pgo/locksim.profdata.gz was written by LLVM $(PGO_LLVM), rustc has LLVM $(RUSTC_LLVM)"
+endif
 
 # Every scenario, each with its own seed count: the verdict table on stdout (and in
 # reports/summary.txt), the safety report in reports/ (index.html, summary.json).

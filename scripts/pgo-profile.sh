@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes pgo/locksim.profdata.gz, the profile `make build` optimises the release binary
 # with (profile-guided optimisation, docs/performance.md, fourteenth pass), and
-# pgo/llvm-version, the major version of the LLVM that wrote it.
+# pgo/llvm-version, the major version of the LLVM that wrote it, and pgo/rustc-version,
+# the compiler whose code it counted (`make pgo-check` compares only code of the same one).
 #
 # Why: a seed's hot path runs through madsim, tokio, mlua, Lua and locksim at once, more
 # code than the instruction cache holds; with a profile the compiler knows which branches
@@ -18,8 +19,8 @@
 # reaches (live mode) is still built, only not tuned.
 #
 # When: after a change to a hot path. A stale profile is safe, only slower: the functions
-# that changed lose their profile (the build does not warn, see the Makefile), the rest keep
-# theirs. The profile needs rustc's own llvm-profdata (rustup component llvm-tools, added
+# that changed lose their profile (the build does not warn, see the Makefile; `make
+# pgo-check` says how much of it they held), the rest keep theirs. The profile needs rustc's own llvm-profdata (rustup component llvm-tools, added
 # here when missing); an older LLVM cannot read a newer profile, and `make build` then
 # builds without it.
 #
@@ -92,4 +93,5 @@ mkdir -p pgo
 "$profdata" merge -o "$work/locksim.profdata" "$raw"/*.profraw
 gzip -9 -n -c "$work/locksim.profdata" >pgo/locksim.profdata.gz
 echo "$RUSTC_LLVM" >pgo/llvm-version
+rustc -V >pgo/rustc-version
 echo "wrote pgo/locksim.profdata.gz ($(stat -c %s pgo/locksim.profdata.gz) bytes) for LLVM $RUSTC_LLVM"
