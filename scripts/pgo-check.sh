@@ -14,9 +14,9 @@
 # How: builds the release binary as `make build` does, with LLVM's warnings on (a changed
 # function: "hash mismatch ... up to N count discarded"; a new one: "no profile data
 # available"), in its own target directory so that `make build`'s binary stays, and sums
-# the counts discarded against the profile's total (llvm-profdata). A new function has
-# no counts to weigh: they are counted and listed apart, not judged. The check compares
-# code of the compiler that made the profile only (pgo/rustc-version).
+# the counts discarded against the profile's total (llvm-profdata, scripts/llvm-tools.sh).
+# A new function has no counts to weigh: they are counted and listed apart, not judged.
+# The check compares code of the compiler that made the profile only (pgo/rustc-version).
 #
 # Usage: make pgo-check   (a release build: ~4 minutes on 2 cores from scratch)
 #   PGO_CHECK_FLAGS   (environment, set by the Makefile) `make build`'s flags with the
@@ -40,11 +40,9 @@ if [[ $made_by != "$(rustc -V)" ]]; then
     echo "note: no profile check: the profile was made with $made_by, this is $(rustc -V) (make pgo-profile to profile this one's code)"
     exit 0
 fi
-host=$(rustc -vV | sed -n 's/^host: //p')
-profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
-if [[ ! -x $profdata ]]; then
-    rustup component add llvm-tools
-fi
+# shellcheck source=scripts/llvm-tools.sh
+source "$repo/scripts/llvm-tools.sh"
+profdata=$(llvm_profdata)
 
 work="$repo/target/pgo-check"
 mkdir -p "$work"

@@ -20,9 +20,9 @@
 #
 # When: after a change to a hot path. A stale profile is safe, only slower: the functions
 # that changed lose their profile (the build does not warn, see the Makefile; `make
-# pgo-check` says how much of it they held), the rest keep theirs. The profile needs rustc's own llvm-profdata (rustup component llvm-tools, added
-# here when missing); an older LLVM cannot read a newer profile, and `make build` then
-# builds without it.
+# pgo-check` says how much of it they held), the rest keep theirs. The profile needs
+# rustc's own llvm-profdata (scripts/llvm-tools.sh); an older LLVM cannot read a newer
+# profile, and `make build` then builds without it.
 #
 # Usage: make pgo-profile   (about 13 minutes on 2 cores: the instrumented build, then the
 #                           report, which instrumented runs ~2.5 times slower; then `make
@@ -42,11 +42,9 @@ for tool in redis-benchmark python3 gzip; do
     command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 2; }
 done
 
-host=$(rustc -vV | sed -n 's/^host: //p')
-profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
-if [[ ! -x $profdata ]]; then
-    rustup component add llvm-tools
-fi
+# shellcheck source=scripts/llvm-tools.sh
+source "$repo/scripts/llvm-tools.sh"
+profdata=$(llvm_profdata)
 
 work="$repo/target/pgo-gen"
 raw="$work/raw"
