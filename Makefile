@@ -34,6 +34,7 @@ RUSTC_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\
 PGO_USABLE := $(shell [ -n "$(PGO_LLVM)" ] && [ -n "$(RUSTC_LLVM)" ] && [ "$(RUSTC_LLVM)" -ge "$(PGO_LLVM)" ] && echo yes)
 PGO_DATA := target/pgo/locksim.profdata
 PGO_USE := -C profile-use=$(CURDIR)/$(PGO_DATA)
+PGO_UNREADABLE := pgo/locksim.profdata.gz was written by LLVM $(PGO_LLVM), rustc has LLVM $(RUSTC_LLVM)
 ifeq ($(PGO_USABLE),yes)
 RELEASE_RUSTFLAGS := $(RELEASE_BASE_RUSTFLAGS) $(PGO_USE) -C llvm-args=-no-pgo-warn-mismatch
 PGO_INPUT := $(PGO_DATA)
@@ -44,7 +45,7 @@ endif
 
 build: $(PGO_INPUT)
 ifneq ($(PGO_USABLE),yes)
-	@echo "note: building without pgo/locksim.profdata.gz (written by LLVM $(PGO_LLVM), rustc has LLVM $(RUSTC_LLVM)): slower"
+	@echo "note: building without the profile ($(PGO_UNREADABLE)): slower"
 endif
 	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" $(CARGO) build --release --locked
 
@@ -70,7 +71,7 @@ ifeq ($(PGO_USABLE),yes)
 	PGO_CHECK_FLAGS="$(RELEASE_BASE_RUSTFLAGS) $(PGO_USE) -C llvm-args=-pgo-warn-missing-function" \
 	  PGO_DATA="$(CURDIR)/$(PGO_DATA)" scripts/pgo-check.sh
 else
-	@echo "note: no profile check: pgo/locksim.profdata.gz was written by LLVM $(PGO_LLVM), rustc has LLVM $(RUSTC_LLVM)"
+	@echo "note: no profile check: $(PGO_UNREADABLE)"
 endif
 
 # Every scenario, each with its own seed count: the verdict table on stdout (and in

@@ -60,9 +60,10 @@ events() {
 
 redlock=$(cachegrind redlock-5 run scenarios/bench/redlock-5.json --seeds 3 --jobs 1)
 single=$(cachegrind single-node run scenarios/bench/single-node.json --seeds 10 --jobs 1)
-with=$(cachegrind pingpong bench --pingpong 20000 scenarios/bench/single-node.json --seeds 1)
-without=$(cachegrind pingpong-base bench scenarios/bench/single-node.json --seeds 1)
-"$bin" bench --pingpong 20000 scenarios/bench/single-node.json --seeds 1 --json "$out/pingpong.json" >/dev/null
+# Both write their figures, so that the difference is the ping-pong's alone; the first's
+# say how many messages it sent.
+with=$(cachegrind pingpong bench --pingpong 20000 scenarios/bench/single-node.json --seeds 1 --json "$out/pingpong.json")
+without=$(cachegrind pingpong-base bench scenarios/bench/single-node.json --seeds 1 --json "$out/pingpong-base.json")
 messages=$(python3 -c "import json, sys; print(2 * json.load(open(sys.argv[1]))['pingpong']['messages'])" "$out/pingpong.json")
 
 python3 "$repo/scripts/perf-counts.py" table \

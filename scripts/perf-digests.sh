@@ -17,7 +17,7 @@
 # what it expects: the same for both binaries). Builds nothing.
 set -uo pipefail
 
-[[ $# -ge 2 ]] || { sed -n '11,13p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { echo "usage: scripts/perf-digests.sh OLD NEW [OUT]" >&2; exit 2; }
 old=$1
 new=$2
 out=${3:-$(mktemp -d)}
