@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build install pgo-profile pgo-check run test test-live soak lint clean deps images install-check redis-tcl redis-src
+.PHONY: all build install pgo-profile pgo-check bolt-check run test test-live soak lint clean deps images install-check redis-tcl redis-src
 
 all: build
 
@@ -18,8 +18,10 @@ all: build
 # that starts mid-line takes two lines. Cachegrind's misses fell 9% an event, estimated
 # cycles 1.5-2.4%, wall medians 2-3% (docs/performance.md, thirteenth pass). Only here: the
 # dev profile of `make test` and the README's `cargo install` keep their own flags, so
-# that the install after `make test` still reuses every unit it built.
-RELEASE_BASE_RUSTFLAGS := $(RUSTFLAGS) -C llvm-args=-align-all-functions=6
+# that the install after `make test` still reuses every unit it built. It keeps its
+# relocations (--emit-relocs) for BOLT, which lays it out anew after linking (`make build`
+# below).
+RELEASE_BASE_RUSTFLAGS := $(RUSTFLAGS) -C llvm-args=-align-all-functions=6 -C link-arg=-Wl,--emit-relocs
 
 # And it is optimised with a profile of what users run (pgo/locksim.profdata.gz, written
 # by `make pgo-profile`): a third fewer instruction-cache misses an event, estimated
@@ -48,6 +50,7 @@ ifneq ($(PGO_USABLE),yes)
 	@echo "note: building without the profile ($(PGO_UNREADABLE)): slower"
 endif
 	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" $(CARGO) build --release --locked
+	scripts/bolt.sh $(LOCKSIM)
 
 $(PGO_DATA): pgo/locksim.profdata.gz
 	mkdir -p $(@D)
@@ -56,9 +59,14 @@ $(PGO_DATA): pgo/locksim.profdata.gz
 # `make build`'s binary installed where cargo installs (~/.cargo/bin, or
 # $CARGO_INSTALL_ROOT/bin), from this checkout: the README's `cargo install` line builds
 # without the profile and the alignment, and its binary is the slower one. A path install
-# builds in this target directory, so after `make build` it only copies the binary.
+# builds in this target directory, so after `make build` it only copies the binary, and
+# the layout BOLT made for that binary is copied over it (and over `make build`'s, which
+# cargo has put back as linked).
+INSTALLED := $(or $(CARGO_INSTALL_ROOT),$(CARGO_HOME),$(HOME)/.cargo)/bin/locksim
 install: $(PGO_INPUT)
 	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" $(CARGO) install --locked --path .
+	scripts/bolt.sh $(INSTALLED)
+	scripts/bolt.sh $(LOCKSIM)
 
 # Profiles the release build anew (scripts/pgo-profile.sh): after a change to a hot path.
 pgo-profile:
@@ -72,6 +80,16 @@ ifeq ($(PGO_USABLE),yes)
 	  PGO_DATA="$(CURDIR)/$(PGO_DATA)" scripts/pgo-check.sh
 else
 	@echo "note: no profile check: $(PGO_UNREADABLE)"
+endif
+
+# BOLT's layout of pgo-check's binary (the release build's code: only the profile's
+# warnings differ), which must give the same seed logs and verdict table as the binary
+# as linked; it fails where llvm-bolt cannot be found or installed (scripts/bolt.sh).
+bolt-check: pgo-check
+ifeq ($(PGO_USABLE),yes)
+	BOLT_REQUIRED=1 scripts/bolt.sh target/pgo-check/target/release/locksim
+else
+	@echo "note: no layout check: pgo-check built no binary ($(PGO_UNREADABLE))"
 endif
 
 # Every scenario, each with its own seed count: the verdict table on stdout (and in

@@ -16,7 +16,8 @@
 # available"), in its own target directory so that `make build`'s binary stays, and sums
 # the counts discarded against the profile's total (llvm-profdata, scripts/llvm-tools.sh).
 # A new function has no counts to weigh: they are counted and listed apart, not judged.
-# The check compares code of the compiler that made the profile only (pgo/rustc-version).
+# The check compares code of the compiler that made the profile only (pgo/rustc-version);
+# the binary is built with any, for `make bolt-check`.
 #
 # Usage: make pgo-check   (a release build: ~4 minutes on 2 cores from scratch)
 #   PGO_CHECK_FLAGS   (environment, set by the Makefile) `make build`'s flags with the
@@ -32,14 +33,6 @@ limit=${PGO_STALE_LIMIT:-5}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-# Another compiler makes other code of the same source (its own inlining, its standard
-# library): every function would count as changed. That wants a profile of its own,
-# which is not a fault of the code, so it is said and not failed.
-made_by=$(cat pgo/rustc-version 2>/dev/null || echo "an unrecorded compiler")
-if [[ $made_by != "$(rustc -V)" ]]; then
-    echo "note: no profile check: the profile was made with $made_by, this is $(rustc -V) (make pgo-profile to profile this one's code)"
-    exit 0
-fi
 # shellcheck source=scripts/llvm-tools.sh
 source "$repo/scripts/llvm-tools.sh"
 profdata=$(llvm_profdata)
@@ -54,6 +47,15 @@ if ! RUSTFLAGS="$PGO_CHECK_FLAGS" CARGO_TARGET_DIR="$work/target" \
     tail -n 30 "$work/build.log" >&2
     echo "the release build failed" >&2
     exit 2
+fi
+# Another compiler makes other code of the same source (its own inlining, its standard
+# library): every function would count as changed. That wants a profile of its own,
+# which is not a fault of the code, so it is said and not failed (the binary
+# is built all the same: `make bolt-check` lays it out).
+made_by=$(cat pgo/rustc-version 2>/dev/null || echo "an unrecorded compiler")
+if [[ $made_by != "$(rustc -V)" ]]; then
+    echo "note: no profile check: the profile was made with $made_by, this is $(rustc -V) (make pgo-profile to profile this one's code)"
+    exit 0
 fi
 total=$("$profdata" show "$PGO_DATA" | sed -n 's/^Total count: //p')
 [[ $total =~ ^[0-9]+$ ]] || { echo "llvm-profdata gave no total count for $PGO_DATA" >&2; exit 2; }
