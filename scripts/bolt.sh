@@ -13,7 +13,7 @@
 # run, all of it deterministic (--jobs 1): the committed benches, the ping-pong, and the
 # report of every scenario at 2 seeds; about 20 s. llvm-bolt lays BIN out from those
 # counts, and the result replaces BIN only if it gives the same seed logs and verdict
-# table as BIN (scripts/perf-digests.sh). It is kept in target/bolt/ under BIN's hash:
+# table as BIN (scripts/perf-digests.sh) and reports runs that panic as BIN does. It is kept in target/bolt/ under BIN's hash:
 # cargo puts its own copy back at every `cargo build --release`, even one with nothing to
 # compile, and the next `make build` copies the kept one instead of laying out again.
 #
@@ -95,6 +95,23 @@ rm -rf "$dir/instrumented" "$dir"/counts*.fdata "$dir/report"
 
 "$repo/scripts/perf-digests.sh" "$bin" "$dir/laid-out" "$dir/digests" >"$dir/digests.txt" 2>&1 ||
     keep_linked "WARNING: the laid-out binary gave other digests, so BOLT miscompiled it: $dir/digests.txt"
+# And a run that panics (an event budget far too small): the laid-out binary unwinds
+# through code that BOLT moved and split, and must report the same harness errors.
+python3 - scenarios/bench/single-node.json "$dir/panics.json" <<'EOF'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+scenario["budget"] = {"events_per_s": 5}
+json.dump(scenario, open(sys.argv[2], "w"))
+EOF
+for binary in "$bin" "$dir/laid-out"; do
+    status=0
+    "$binary" run "$dir/panics.json" --seeds 3 --jobs 1 >"$dir/panics.$(basename "$binary").txt" \
+        2>/dev/null || status=$?
+    [[ $status -eq 3 ]] ||
+        keep_linked "WARNING: $binary exited $status, not 3 (a harness error), on $dir/panics.json"
+done
+cmp -s "$dir/panics.$(basename "$bin").txt" "$dir/panics.laid-out.txt" ||
+    keep_linked "WARNING: the laid-out binary reported the panics otherwise: $dir/panics.*.txt"
 mv "$dir/laid-out" "$kept"
 # Only the newest layout is kept: each is ~20 MB.
 find "$work" -mindepth 1 -maxdepth 1 -type d ! -name "$key" -exec rm -rf {} +
