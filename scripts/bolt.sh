@@ -25,7 +25,7 @@
 #                  binary gives other digests (CI's `make bolt-check`); otherwise BIN
 #                  keeps the linker's layout and a note says why
 # Needs llvm-bolt and merge-fdata (Debian's bolt-22, added with apt-get when missing
-# and this is root), readelf, sha256sum.
+# and this is root), readelf, sha256sum and python3.
 set -euo pipefail
 
 [[ $# -eq 1 ]] || { echo "usage: scripts/bolt.sh BIN" >&2; exit 2; }
