@@ -81,11 +81,8 @@ train() {
     "$dir/instrumented" "$@" >>"$dir/train.log" 2>&1 || [[ $? -eq 1 ]] ||
         keep_linked "the instrumented binary failed on '$*': $dir/train.log"
 }
-train run scenarios/bench/redlock-5.json --seeds 20 --jobs 1
-train run scenarios/bench/single-node.json --seeds 60 --jobs 1
-train bench --pingpong 200000 scenarios/bench/redlock-5.json scenarios/bench/single-node.json --seeds 2
-train report scenarios/ --seeds 2 --matrix-seeds 2 --envelope-seeds 2 --holds-seeds 2 \
-    --jobs 1 --no-cache --out "$dir/report"
+source "$repo/scripts/training.sh"
+what_users_run train "$dir/report" --seeds 2 --matrix-seeds 2 --envelope-seeds 2 --holds-seeds 2 --jobs 1
 
 "$tools/merge-fdata" "$dir"/counts.*.fdata >"$dir/counts.fdata" 2>>"$dir/bolt.log" ||
     keep_linked "merge-fdata failed: $dir/bolt.log"

@@ -33,10 +33,6 @@ limit=${PGO_STALE_LIMIT:-5}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-# shellcheck source=scripts/llvm-tools.sh
-source "$repo/scripts/llvm-tools.sh"
-profdata=$(llvm_profdata)
-
 work="$repo/target/pgo-check"
 mkdir -p "$work"
 # Cargo replays a unit's warnings when it is already built, so a second check costs
@@ -57,6 +53,9 @@ if [[ $made_by != "$(rustc -V)" ]]; then
     echo "note: no profile check: the profile was made with $made_by, this is $(rustc -V) (make pgo-profile to profile this one's code)"
     exit 0
 fi
+# shellcheck source=scripts/llvm-tools.sh
+source "$repo/scripts/llvm-tools.sh"
+profdata=$(llvm_profdata)
 total=$("$profdata" show "$PGO_DATA" | sed -n 's/^Total count: //p')
 [[ $total =~ ^[0-9]+$ ]] || { echo "llvm-profdata gave no total count for $PGO_DATA" >&2; exit 2; }
 

@@ -65,10 +65,9 @@ export LLVM_PROFILE_FILE="$raw/locksim-%p-%m.profraw"
 profile() {
     "$locksim" "$@" >/dev/null || [[ $? -eq 1 ]]
 }
-profile run scenarios/bench/redlock-5.json --seeds 20 --jobs 1
-profile run scenarios/bench/single-node.json --seeds 60 --jobs 1
-profile bench --pingpong 200000 scenarios/bench/redlock-5.json scenarios/bench/single-node.json --seeds 2
-profile report scenarios/ --out "$work/report" --no-cache
+# shellcheck source=scripts/training.sh
+source "$repo/scripts/training.sh"
+what_users_run profile "$work/report"
 
 # shellcheck source=scripts/servers.sh
 source "$repo/scripts/servers.sh"
