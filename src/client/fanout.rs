@@ -19,6 +19,13 @@
 //! moves only when something wakes it (its socket, its timer, a clock step), so skipping
 //! the others changes no outcome; a request woken during the pass, behind the one being
 //! polled, is still polled in this pass, as before.
+//!
+//! The wakers are the client's ([`FanOutWakers`], one set a lock, kept from one fan-out
+//! to the next): master `i`'s request is polled under the same waker each time, so the
+//! connection's timeout keeps its own waker (`woken.rs`) and nothing is allocated a
+//! fan-out (issue 33). A wake left behind by an earlier fan-out's request (a timer madsim
+//! cannot cancel) marks master `i`'s slot, whose next request is then polled once for
+//! nothing, as a connection's timeout already is.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -54,6 +61,7 @@ impl<T> Vote<T> {
 /// comes in (`Some`), and each master the fan-out was decided without (`None`), whose
 /// request is then dropped.
 pub(crate) async fn fan_out<T, F: Future<Output = T>>(
+    wakers: &FanOutWakers,
     requests: Vec<Option<F>>,
     resolve: Resolve,
     granted: impl Fn(&T) -> bool,
@@ -72,7 +80,7 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
         })
         .collect();
     // One request alone has nothing to be told apart from: it is polled at every wake-up.
-    let slot_wakers = (asked > 1).then(|| SlotWakers::new(under_way.len()));
+    let slot_wakers = (asked > 1).then(|| wakers.for_requests(under_way.len()));
     std::future::poll_fn(|cx| {
         if let Some(slot_wakers) = &slot_wakers {
             slot_wakers.task_polled_by(cx.waker());
@@ -120,28 +128,41 @@ pub(crate) async fn fan_out<T, F: Future<Output = T>>(
     votes
 }
 
-/// The wakers the requests are polled with, one a master, and the waker of the task that
-/// polls the fan-out, which each of them wakes.
-struct SlotWakers {
+/// The wakers a client's fan-outs poll their requests with, one a master, and the waker of
+/// the task that polls the fan-out, which each of them wakes.
+pub(crate) struct FanOutWakers {
     task: Arc<Mutex<Waker>>,
     slots: Vec<(Arc<SlotWaker>, Waker)>,
 }
 
-impl SlotWakers {
-    /// Wakers for `masters` requests, each marked woken: every request is polled in the
-    /// first pass.
-    fn new(masters: usize) -> Self {
+impl FanOutWakers {
+    /// Wakers for fan-outs to `masters` masters.
+    pub(crate) fn new(masters: usize) -> Self {
         let task = Arc::new(Mutex::new(Waker::noop().clone()));
         let slots = (0..masters)
             .map(|_| {
                 let slot = Arc::new(SlotWaker {
-                    woken: AtomicBool::new(true),
+                    woken: AtomicBool::new(false),
                     task: task.clone(),
                 });
                 (slot.clone(), Waker::from(slot))
             })
             .collect();
-        SlotWakers { task, slots }
+        FanOutWakers { task, slots }
+    }
+
+    /// The wakers for a fan-out of `requests` requests, each marked woken: every request is
+    /// polled in the first pass.
+    fn for_requests(&self, requests: usize) -> &Self {
+        assert!(
+            requests <= self.slots.len(),
+            "a fan-out of {requests} requests has wakers for {} masters",
+            self.slots.len()
+        );
+        for (slot, _) in &self.slots[..requests] {
+            slot.woken.store(true, Ordering::Release);
+        }
+        self
     }
 
     /// Makes every request's wake wake `task`, the fan-out's task as it polls it now.

@@ -15,7 +15,7 @@ use rand::{Rng, RngExt};
 
 use super::conn::Conn;
 use super::error::LockError;
-use super::fanout::{Vote, fan_out};
+use super::fanout::{FanOutWakers, Vote, fan_out};
 use super::ladder;
 use super::lease::Lease;
 use super::observe::{Observe, Request, Tap, Unobserved};
@@ -29,6 +29,8 @@ mod holding;
 /// A lock client over one or more Redis nodes.
 pub struct Lock<C: Connect, K: Clock, R: Rng> {
     nodes: Vec<Conn<C, K>>,
+    /// What each fan-out to `nodes` polls its requests with (`fanout.rs`).
+    fan_out_wakers: FanOutWakers,
     fence_counter: Option<Conn<C, K>>,
     clock: K,
     rng: R,
@@ -59,7 +61,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
     pub fn new(connectors: Vec<C>, clock: K, rng: R, options: LockOptions) -> Self {
         assert!(!connectors.is_empty(), "a lock needs at least one Redis node");
         let reconnect_on_readonly = options.on_readonly == OnReadonly::Reconnect;
-        let nodes = connectors
+        let nodes: Vec<_> = connectors
             .into_iter()
             .map(|c| {
                 Conn::new(c, clock.clone(), options.request_timeout_ms)
@@ -67,6 +69,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             })
             .collect();
         let mut lock = Lock {
+            fan_out_wakers: FanOutWakers::new(nodes.len()),
             nodes,
             fence_counter: None,
             clock,
@@ -139,6 +142,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requested_at_ms = self.clock.monotonic_ms();
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
+        let wakers = &self.fan_out_wakers;
         let shared = &ladder::AttemptRequest::for_nodes(self.nodes.len());
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move {
@@ -151,6 +155,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             })
         });
         let votes = fan_out(
+            wakers,
             requests.collect(),
             options.resolve,
             |(reply, _)| matches!(reply, Ok(true)),
@@ -328,7 +333,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move { profiles::extend_on(node, options, &lease.key, &lease.token).await })
         });
-        let replies = yes_or_no(requests.collect(), options.resolve, observer, Request::Extend).await;
+        let replies = yes_or_no(
+            &self.fan_out_wakers,
+            requests.collect(),
+            options.resolve,
+            observer,
+            Request::Extend,
+        )
+        .await;
         self.steps.reached(Step::AfterReplies).await;
         let elapsed_ms = self.validity_clock_ms().saturating_sub(started);
         let extended = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
@@ -441,7 +453,14 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
                 profiles::release_on(node, options, key, token, request_id, steps, shared).await
             })
         });
-        yes_or_no(requests.collect(), options.resolve, observer, Request::Release).await
+        yes_or_no(
+            &self.fan_out_wakers,
+            requests.collect(),
+            options.resolve,
+            observer,
+            Request::Release,
+        )
+        .await
     }
 
     /// Why too few nodes said yes: `Ok` when every node answered (others hold the key),
@@ -540,13 +559,14 @@ fn heard(observer: &dyn Observe, request: Request, i: usize, answer: Option<&Res
 /// says, telling `observer` each answer as it comes in. Each node's answer: `None` for one
 /// the request was decided without; a node not asked counts as not done (`Some(Ok(false))`).
 async fn yes_or_no(
+    wakers: &FanOutWakers,
     requests: Vec<Option<impl Future<Output = Result<bool, LockError>>>>,
     resolve: Resolve,
     observer: &dyn Observe,
     request: Request,
 ) -> Vec<Option<Result<bool, LockError>>> {
     let granted = |reply: &Result<bool, LockError>| matches!(reply, Ok(true));
-    let votes = fan_out(requests, resolve, granted, |i, answer| {
+    let votes = fan_out(wakers, requests, resolve, granted, |i, answer| {
         heard(observer, request, i, answer)
     })
     .await;

@@ -34,4 +34,4 @@ pub use options::{
     RenewalStops, Resolve, Retry, RetryToken, ValidityClock, WaitFor, WaitReplicas,
 };
 pub use profile::{Profile, ProfileDefaults};
-pub use steps::{NoSteps, Step, Steps};
+pub use steps::{NoSteps, Step, Steps, go_on};

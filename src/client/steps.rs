@@ -84,7 +84,25 @@ pub trait Steps: Send + Sync {
     /// The client reached `step`.
     fn reached(&self, step: Step) -> BoxFuture<'_, ()> {
         let _ = step;
-        Box::pin(async {})
+        go_on()
+    }
+}
+
+/// The future of a step nothing stops at: ready at once, and boxed without an allocation
+/// (it has no size, where an `async {}` block has a state byte: ~0.2 allocations an event
+/// on Redlock-5, issue 33).
+pub fn go_on() -> BoxFuture<'static, ()> {
+    Box::pin(GoOn)
+}
+
+/// Ready at its first poll; holds nothing.
+struct GoOn;
+
+impl std::future::Future for GoOn {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::Poll::Ready(())
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use crate::client::{Step, Steps};
+use crate::client::{Step, Steps, go_on};
 
 /// A client stopped at a step; dropping this lets it go on.
 pub type Held = oneshot::Sender<()>;
@@ -72,7 +72,7 @@ impl Steps for ClientSteps {
             hit.map(|i| traps.remove(i))
         };
         let Some(trap) = trap else {
-            return Box::pin(async {});
+            return go_on();
         };
         let (held, released) = oneshot::channel();
         let _ = trap.sprung.send((self.client.clone(), held));
