@@ -194,7 +194,7 @@ impl<C: Connect> Link<C> {
                 .insert(Connection::new(self.connector.connect().await?)),
         };
         if let Some(tap) = &self.tap {
-            tap.report(Traffic::Sent(request.frame()));
+            tap.report_sent(|| request.frame());
         }
         match request {
             Outgoing::Frame(frame) => connection.write_frame(frame).await?,

@@ -18,39 +18,16 @@ use crate::redis::cmd::{Condition, Del, Eval, Expire, Get, Incr, Info, Set, SetE
 use crate::redis::connection::Encoded;
 
 /// An attempt's request, the same on every node (its `SET`, a release's script): the first
-/// node's request builds it and every node sends it (a frame built per node cost about a
-/// thousand instructions and its drop as many again, issue 33). Sent to more than one
-/// node, it is encoded once too, and every node writes those bytes (~800 instructions an
-/// encoding); to one node it is encoded as it is written, into the connection's buffer.
-pub(crate) struct AttemptRequest {
-    request: OnceLock<Shared>,
-    nodes: usize,
-}
-
-enum Shared {
-    Frame(Frame),
-    Encoded(Encoded),
-}
+/// node's request encodes it, from its words, and every node writes those bytes (a frame
+/// built per node cost about a thousand instructions and its drop as many again, and
+/// encoding it ~800 more, issue 33).
+#[derive(Default)]
+pub(crate) struct AttemptRequest(OnceLock<Encoded>);
 
 impl AttemptRequest {
-    /// The request of an attempt that `nodes` nodes are asked.
-    pub(crate) fn for_nodes(nodes: usize) -> Self {
-        AttemptRequest {
-            request: OnceLock::new(),
-            nodes,
-        }
-    }
-
-    /// The request, `build` making it if no node has yet.
-    fn get_or_build(&self, build: impl FnOnce() -> Frame) -> Outgoing<'_> {
-        let shared = self.request.get_or_init(|| match self.nodes {
-            0 | 1 => Shared::Frame(build()),
-            _ => Shared::Encoded(Encoded::new(build())),
-        });
-        match shared {
-            Shared::Frame(frame) => Outgoing::Frame(frame),
-            Shared::Encoded(request) => Outgoing::Encoded(request),
-        }
+    /// The request encoded, `encode` making it if no node has yet.
+    fn get_or_encode(&self, encode: impl FnOnce() -> Encoded) -> Outgoing<'_> {
+        Outgoing::Encoded(self.0.get_or_init(encode))
     }
 }
 
@@ -101,15 +78,15 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
                 == 1
         }
         Algorithm::SetNxPx | Algorithm::UniqueGetDel | Algorithm::LuaRelease | Algorithm::Redlock => {
-            let set = shared.get_or_build(|| {
+            let set = shared.get_or_encode(|| {
                 Set {
-                    key: key.to_vec(),
-                    value: token.as_bytes().to_vec(),
+                    key,
+                    value: token.as_bytes(),
                     condition: Some(Condition::Nx),
                     // TTL 0: a lock held until released (redis-py's `timeout=None`).
                     expiry: options.expires().then_some(SetExpiry::Px(options.ttl_ms as i64)),
                 }
-                .into_frame()
+                .encode()
             });
             match conn.request(set).await? {
                 Frame::SimpleString(s) if s == b"OK" => true,
@@ -211,7 +188,8 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
             }
         }
         Algorithm::LuaRelease | Algorithm::Redlock => {
-            let release = shared.get_or_build(|| eval_request(scripts::RELEASE, key, &[token.as_bytes()]));
+            let release =
+                shared.get_or_encode(|| Eval::encode(scripts::RELEASE, &[key], &[token.as_bytes()]));
             Ok(integer(conn.request(release).await?)? == 1)
         }
     }
@@ -255,17 +233,7 @@ async fn eval<C: Connect, K: Clock>(
     key: &[u8],
     args: &[&[u8]],
 ) -> Result<i64, LockError> {
-    integer(conn.request(&eval_request(script, key, args)).await?)
-}
-
-/// `EVAL script 1 key args…`.
-fn eval_request(script: &str, key: &[u8], args: &[&[u8]]) -> Frame {
-    Eval {
-        script: script.to_string(),
-        keys: vec![key.to_vec()],
-        args: args.iter().map(|a| a.to_vec()).collect(),
-    }
-    .into_frame()
+    integer(conn.request(&Eval::encode(script, &[key], args)).await?)
 }
 
 fn integer(reply: Frame) -> Result<i64, LockError> {

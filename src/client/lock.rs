@@ -143,7 +143,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         let started = self.validity_clock_ms();
         let (options, steps, observer, token_ref) = (&self.options, &*self.steps, &*self.observer, &token);
         let wakers = &self.fan_out_wakers;
-        let shared = &ladder::AttemptRequest::for_nodes(self.nodes.len());
+        let shared = &ladder::AttemptRequest::default();
         let requests = self.nodes.iter_mut().map(|node| {
             Some(async move {
                 let answer = profiles::acquire_on(node, options, key, token_ref, steps, shared).await;
@@ -447,7 +447,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
         };
         let (options, steps, observer, request_id) =
             (&self.options, &*self.steps, &*self.observer, &request_id);
-        let shared = &ladder::AttemptRequest::for_nodes(chosen.iter().filter(|&&chosen| chosen).count());
+        let shared = &ladder::AttemptRequest::default();
         let requests = self.nodes.iter_mut().zip(chosen).map(|(node, &chosen)| {
             chosen.then_some(async move {
                 profiles::release_on(node, options, key, token, request_id, steps, shared).await

@@ -55,6 +55,12 @@ pub trait Observe: Send + Sync {
     fn wire(&self, node: usize, traffic: Traffic<'_>) {
         let _ = (node, traffic);
     }
+
+    /// Whether [`Observe::wire`] keeps what it is told: a request encoded without its
+    /// frame is read back into one only for an observer that does (`Encoded`).
+    fn keeps_wire(&self) -> bool {
+        true
+    }
 }
 
 /// One thing that happened on a client's connection to a node.
@@ -85,6 +91,13 @@ impl Tap {
     /// Tells the observer of `traffic` on this node's connection.
     pub fn report(&self, traffic: Traffic<'_>) {
         self.observer.wire(self.node, traffic);
+    }
+
+    /// Tells the observer of the request `frame` gives, if it keeps the wire's traffic.
+    pub fn report_sent<'a>(&self, frame: impl FnOnce() -> &'a Frame) {
+        if self.observer.keeps_wire() {
+            self.report(Traffic::Sent(frame()));
+        }
     }
 }
 

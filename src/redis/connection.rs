@@ -4,6 +4,7 @@
 //! in the RESP version each connection chose with HELLO.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use bytes::{Buf, BytesMut};
 use redis_protocol::resp2::decode::decode;
@@ -475,24 +476,51 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 }
 
-/// A request frame with its bytes as a client writes them (RESP2), encoded once: a lock
-/// attempt sends the same `SET`, and a release the same script, to every node of a fan-out
+/// A request with its bytes as a client writes them (RESP2), encoded once: a lock attempt
+/// sends the same `SET`, and a release the same script, to every node of a fan-out
 /// (encoding a lock's `SET` cost ~800 instructions, issue 33).
 pub struct Encoded {
-    frame: Frame,
     bytes: Vec<u8>,
+    /// The request as a frame: given, or read back from `bytes` when first asked for.
+    frame: OnceLock<Frame>,
 }
 
 impl Encoded {
     pub fn new(frame: Frame) -> Self {
         let mut bytes = Vec::with_capacity(room(&frame));
         encode_frame(&frame, Protocol::Resp2, &mut bytes);
-        Encoded { frame, bytes }
+        Encoded {
+            bytes,
+            frame: OnceLock::from(frame),
+        }
+    }
+
+    /// The request of `words`, encoded straight from them: no frame is built (one word
+    /// allocated each) unless someone asks for it, which only a watcher of the wire does
+    /// (a lock's `SET` built as a frame cost seven allocations an attempt, issue 33).
+    pub fn of_words(words: &[&[u8]]) -> Self {
+        /// A type byte, a sign and 19 digits, CRLF (as [`room`] counts a line).
+        const LINE: usize = 24;
+        let room = LINE + words.iter().map(|word| word.len() + 2 * LINE).sum::<usize>();
+        let mut bytes = Vec::with_capacity(room);
+        push_line(&mut bytes, b'*', words.len() as i64);
+        for word in words {
+            push_line(&mut bytes, b'$', word.len() as i64);
+            bytes.extend_from_slice(word);
+            bytes.extend_from_slice(b"\r\n");
+        }
+        Encoded {
+            bytes,
+            frame: OnceLock::new(),
+        }
     }
 
     /// The request as a frame (what a watcher of the client's traffic is told).
     pub fn frame(&self) -> &Frame {
-        &self.frame
+        self.frame.get_or_init(|| match request::parse(&self.bytes) {
+            Ok(request::Parsed::Request { words, .. }) => request::build(words),
+            _ => unreachable!("an encoded request reads back as itself"),
+        })
     }
 }
 
@@ -549,5 +577,23 @@ mod tests {
         );
         assert_eq!(written[1], written[0]);
         assert_eq!(Encoded::new(frame.clone()).frame(), &frame);
+    }
+
+    /// A request encoded from its words is the one its frame encodes to, and reads back
+    /// as that frame, whatever the words hold (empty, CRLF, long enough for two digits).
+    #[test]
+    fn a_request_encoded_from_its_words_is_its_frame_encoded() {
+        let long = vec![b'x'; 300];
+        let cases: [&[&[u8]]; 3] = [
+            &[b"SET", b"lock", b"token", b"NX", b"PX", b"2000"],
+            &[b"EVAL", b"return 1\r\n", b"0"],
+            &[b"GET", b"", &long],
+        ];
+        for words in cases {
+            let frame = request::build(words.iter().map(|word| word.to_vec()));
+            let from_words = Encoded::of_words(words);
+            assert_eq!(from_words.bytes, Encoded::new(frame.clone()).bytes);
+            assert_eq!(from_words.frame(), &frame);
+        }
     }
 }

@@ -388,6 +388,10 @@ impl Observe for TraceObserver {
         });
     }
 
+    fn keeps_wire(&self) -> bool {
+        self.recorder.keeps_wire()
+    }
+
     fn wire(&self, node: usize, traffic: Traffic<'_>) {
         if !self.recorder.keeps_wire() {
             return;

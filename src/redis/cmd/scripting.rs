@@ -2,10 +2,12 @@
 //! FLUSH, run by the node's Lua interpreter (`redis/lua.rs`); FUNCTION and FCALL on a
 //! function library that stays empty (the node does not load libraries).
 
+use smallvec::SmallVec;
+
 use super::error::{CallRules, ReplyError, Writes};
 use super::spec::{Args, Flags, Handler, Spec, ok};
 use crate::redis::Frame;
-use crate::redis::connection::Reply;
+use crate::redis::connection::{Encoded, Reply};
 use crate::redis::lua::{ScriptCall, ScriptCommand, Scripts};
 use crate::redis::node::Node;
 use crate::redis::request::build as request;
@@ -113,6 +115,22 @@ impl Eval {
     /// The request frame a client sends.
     pub fn into_frame(self) -> Frame {
         script_request(b"EVAL", self.script.into_bytes(), self.keys, self.args)
+    }
+
+    /// The request `EVAL script numkeys key… arg…` encoded from borrowed words, without
+    /// the owned copies and the frame [`Eval::into_frame`] makes (a lock's release made
+    /// nine allocations for them, issue 33).
+    pub fn encode(script: &str, keys: &[&[u8]], args: &[&[u8]]) -> Encoded {
+        let mut number = itoa::Buffer::new();
+        let mut words: SmallVec<[&[u8]; 8]> = SmallVec::new();
+        words.extend([
+            &b"EVAL"[..],
+            script.as_bytes(),
+            number.format(keys.len()).as_bytes(),
+        ]);
+        words.extend_from_slice(keys);
+        words.extend_from_slice(args);
+        Encoded::of_words(&words)
     }
 }
 

@@ -2,9 +2,12 @@
 //! frames, and how an expiry option becomes an absolute time (shared with SETEX, PSETEX
 //! and GETEX in `strings.rs`).
 
+use smallvec::SmallVec;
+
 use super::error::ReplyError;
 use super::spec::{Args, ok, parse_int};
 use crate::redis::Frame;
+use crate::redis::connection::Encoded;
 use crate::redis::db::Db;
 use crate::redis::request::build as request;
 
@@ -42,11 +45,12 @@ pub(super) fn option_name(word: &[u8], names: &[&'static str]) -> Option<&'stati
         .find(|name| word.eq_ignore_ascii_case(name.as_bytes()))
 }
 
-/// `SET key value [NX|XX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`.
+/// `SET key value [NX|XX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`: the key and value owned
+/// as the node parses them, or borrowed (`B = &[u8]`) by a client that only encodes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Set {
-    pub key: Vec<u8>,
-    pub value: Vec<u8>,
+pub struct Set<B = Vec<u8>> {
+    pub key: B,
+    pub value: B,
     pub condition: Option<Condition>,
     pub expiry: Option<SetExpiry>,
 }
@@ -123,25 +127,39 @@ impl Set {
 
     /// The request frame a client sends.
     pub fn into_frame(self) -> Frame {
-        // A lock's SET has six words (`SET key token NX PX ms`): room for them up front.
-        let mut words = Vec::with_capacity(6);
-        words.extend([b"SET".to_vec(), self.key, self.value]);
+        let mut number = itoa::Buffer::new();
+        request(self.words(&mut number).iter().map(|word| word.to_vec()))
+    }
+}
+
+impl<B: AsRef<[u8]>> Set<B> {
+    /// The request's words, an expiry's amount written into `number`.
+    fn words<'a>(&'a self, number: &'a mut itoa::Buffer) -> SmallVec<[&'a [u8]; 6]> {
+        // A lock's SET has six words (`SET key token NX PX ms`).
+        let mut words: SmallVec<[&[u8]; 6]> = SmallVec::new();
+        words.extend([&b"SET"[..], self.key.as_ref(), self.value.as_ref()]);
         match self.condition {
-            Some(Condition::Nx) => words.push(b"NX".to_vec()),
-            Some(Condition::Xx) => words.push(b"XX".to_vec()),
+            Some(Condition::Nx) => words.push(b"NX"),
+            Some(Condition::Xx) => words.push(b"XX"),
             None => {}
         }
-        let (word, amount) = match self.expiry {
-            None => return request(words),
-            Some(SetExpiry::KeepTtl) => ("KEEPTTL", None),
-            Some(SetExpiry::Ex(s)) => ("EX", Some(s)),
-            Some(SetExpiry::Px(ms)) => ("PX", Some(ms)),
-            Some(SetExpiry::ExAt(s)) => ("EXAT", Some(s)),
-            Some(SetExpiry::PxAt(ms)) => ("PXAT", Some(ms)),
+        let (word, amount): (&[u8], _) = match self.expiry {
+            None => return words,
+            Some(SetExpiry::KeepTtl) => (b"KEEPTTL", None),
+            Some(SetExpiry::Ex(s)) => (b"EX", Some(s)),
+            Some(SetExpiry::Px(ms)) => (b"PX", Some(ms)),
+            Some(SetExpiry::ExAt(s)) => (b"EXAT", Some(s)),
+            Some(SetExpiry::PxAt(ms)) => (b"PXAT", Some(ms)),
         };
-        words.push(word.as_bytes().to_vec());
-        words.extend(amount.map(|a| itoa::Buffer::new().format(a).as_bytes().to_vec()));
-        request(words)
+        words.push(word);
+        words.extend(amount.map(|amount| number.format(amount).as_bytes()));
+        words
+    }
+
+    /// The request a client sends, encoded from the words themselves (no frame built).
+    pub fn encode(&self) -> Encoded {
+        let mut number = itoa::Buffer::new();
+        Encoded::of_words(&self.words(&mut number))
     }
 }
 
