@@ -497,7 +497,7 @@ impl Encoded {
 
     /// The request of `words`, encoded straight from them: no frame is built (one word
     /// allocated each) unless someone asks for it, which only a watcher of the wire does
-    /// (a lock's `SET` built as a frame cost seven allocations an attempt, issue 33).
+    /// (a lock's `SET` built as a frame cost eight allocations an attempt, issue 33).
     pub fn of_words(words: &[&[u8]]) -> Self {
         /// A type byte, a sign and 19 digits, CRLF (as [`room`] counts a line).
         const LINE: usize = 24;
