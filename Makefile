@@ -9,7 +9,7 @@ export RUSTDOCFLAGS := $(strip $(RUSTDOCFLAGS) --cfg madsim)
 CARGO ?= cargo
 LOCKSIM := target/release/locksim
 
-.PHONY: all build install pgo-profile pgo-check bolt-check run test test-live soak lint clean deps images install-check redis-tcl redis-src
+.PHONY: all build install pgo-profile pgo-check bolt-check run test test-live soak lint doc clean deps images install-check redis-tcl redis-src
 
 all: build
 
@@ -171,6 +171,11 @@ deps:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
+
+# The library's documentation for the people who work on it, private items included
+# (target/doc/locksim/index.html); a broken link fails it.
+doc:
+	RUSTDOCFLAGS="$(RUSTDOCFLAGS) -D warnings" $(CARGO) doc --no-deps --locked --document-private-items
 
 clean:
 	$(CARGO) clean

@@ -2,7 +2,7 @@
 //!
 //! Mutual exclusion is easy to keep by never granting the lock; this checker catches the
 //! opposite failure. The lock is *free* when no client holds it (no holding interval of
-//! [`holdings`] is active) and *wanted* while some client waits for it (a [`Wait`]: from
+//! [`holdings`](super::mutual_exclusion::holdings) is active) and *wanted* while some client waits for it (a [`Wait`]: from
 //! its `AcquireStarted`, through retries inside the acquire and any further failed
 //! acquires, until it gets the lock or crashes). If the lock stays free and wanted for
 //! longer than the bound, the clients made no progress: Redlock contenders splitting the

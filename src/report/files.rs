@@ -34,7 +34,7 @@ pub fn write(
 }
 
 /// A page written while the report's last sweeps run (`summary.provisional` set), with
-/// its figures inline: `out/index.html` only, until the final [`write`] replaces it.
+/// its figures inline: `out/index.html` only, until the final [`write`](fn@write) replaces it.
 /// `timelines` (those the page written before did not show) are drawn into `drawn`, which
 /// keeps that page's figures for the same page written again.
 pub fn write_provisional_page(

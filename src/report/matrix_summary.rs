@@ -1,6 +1,6 @@
 //! The matrix as the report reads it once its seeds ran: rows, columns and each cell's
 //! sweep, with what a cell shows and the matrix as a figure. Apart from the grid that
-//! generates the cells ([`super::matrix`]) and from the summary that holds it
+//! generates the cells ([`crate::campaign::matrix`]) and from the summary that holds it
 //! ([`super::summary`]), so the comparisons, the minimal counterexamples and the page
 //! read it without reaching back into either.
 

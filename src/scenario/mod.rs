@@ -1,7 +1,7 @@
 //! Scenario files: what to simulate, how often, and what the user expects to see.
 //!
 //! A scenario is JSON, read with serde. Every struct rejects unknown fields, so a typo is
-//! an error instead of a silently ignored setting. [`load`] adds the checks serde cannot
+//! an error instead of a silently ignored setting. [`load`](fn@load) adds the checks serde cannot
 //! express (ranges, names of nodes) and words every failure as "file: field: reason".
 //!
 //! The rooms: `schema` (the file's top level), `topology` (the Redis deployment), `nodes`

@@ -26,7 +26,7 @@ use crate::redis::cmd::{Del, Eval};
 use crate::redis::connection::{Connection, ConnectionError};
 use crate::redis::request::build as request;
 
-/// `RedissonLock.tryLockInnerAsync`: KEYS = [name], ARGV = [leaseMs, uuid:threadId].
+/// `RedissonLock.tryLockInnerAsync`: KEYS = \[name\], ARGV = \[leaseMs, uuid:threadId\].
 pub const ACQUIRE: &str = "if ((redis.call('exists', KEYS[1]) == 0) \
 or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then \
 redis.call('hincrby', KEYS[1], ARGV[2], 1); \
@@ -57,7 +57,7 @@ redis.call('set', KEYS[3], 1, 'px', ARGV[5]); \
 return 1; \
 end; ";
 
-/// `RedissonBaseLock.renewExpirationAsync`: KEYS = [name], ARGV = [leaseMs, uuid:threadId].
+/// `RedissonBaseLock.renewExpirationAsync`: KEYS = \[name\], ARGV = \[leaseMs, uuid:threadId\].
 pub const RENEW: &str = "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then \
 redis.call('pexpire', KEYS[1], ARGV[1]); \
 return 1; \

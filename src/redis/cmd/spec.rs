@@ -16,7 +16,7 @@ pub(crate) type KeyspaceHandler = fn(&mut Args, &mut Db, u64) -> Result<Reply, R
 
 /// A command as the dispatch table knows it: Redis 7.0's name, arity and flags, what it
 /// does in a few words (docs/redis-coverage.md), and how its arguments become a
-/// `Command`. Each family file owns a table of them ([`FAMILIES`]).
+/// `Command`. Each family file owns a table of them ([`FAMILIES`](super::lookup::FAMILIES)).
 pub(crate) struct Spec<C> {
     pub name: &'static str,
     /// `n`: exactly `n` words, the name included; `-n`: at least `n`.

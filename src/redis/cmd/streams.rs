@@ -190,7 +190,7 @@ fn xrange(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError
     Ok(Frame::Array(entries.map(|(id, fields)| entry_frame(*id, fields)).collect()).into())
 }
 
-/// XGROUP CREATE key group id|$ [MKSTREAM].
+/// XGROUP CREATE key group id|$ \[MKSTREAM\].
 fn xgroup(args: &mut Args, db: &mut Db, now_ms: u64) -> Result<Reply, ReplyError> {
     let subcommand = args.next_bytes()?;
     if !subcommand.eq_ignore_ascii_case(b"create") {

@@ -9,12 +9,12 @@
 //! `crash` (crash, power loss, restart), `clock` (jump, drift), `partition` (partition,
 //! heal), `degrade` (latency, loss), `reset`, `replication_stall`.
 //!
-//! [`fault_kinds!`] turns the list below into what needs every kind alike, as `commands!`
+//! `fault_kinds!` (below) turns the list below into what needs every kind alike, as `commands!`
 //! does for Redis commands (src/redis/cmd/mod.rs): the [`FaultAction`] enum (one variant
 //! per kind's struct, and the nemesis), the names files use ([`FaultKind`]), and
 //! [`FaultAction`]'s methods, each a dispatch to the kind's file.
 //!
-//! A strike is written over [`Strike`](strike::Strike), the schedule's primitives (pause,
+//! A strike is written over [`Strike`], the schedule's primitives (pause,
 //! crash, cut, degrade …): the fault schedule (`crate::schedule`) implements it over its
 //! `Backend`, once for the simulator and live mode. The kinds see the scenario through
 //! small views ([`Checks`], [`LiveCheck`], [`Aiming`], [`Draw`]), so no file here imports
@@ -25,7 +25,7 @@
 //! (`list.rs`, and in `drawn` there if the nemesis draws it); its name in
 //! `fault.rs`'s re-export; and, only if it brings a field no kind had, that field in the
 //! file's object (`fault.rs`) and in [`KindFields`]. A kind that needs a new primitive
-//! adds it to [`Strike`](strike::Strike), the schedule and both backends.
+//! adds it to [`Strike`], the schedule and both backends.
 
 mod clock;
 mod crash;

@@ -15,7 +15,7 @@ use super::lock_spec::Algorithm;
 use super::schema::Scenario;
 use super::topology::{DEFAULT_SENTINELS, PersistenceMode, TopologyKind};
 
-/// The checks serde cannot express: every number in its range (see [`limits`]), every
+/// The checks serde cannot express: every number in its range (see [`limits`](super::limits)), every
 /// name naming something.
 pub(super) fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let fail = |field: &str, reason: &dyn fmt::Display| Err((field.to_string(), reason.to_string()));

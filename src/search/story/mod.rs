@@ -6,7 +6,7 @@
 //! releases and losses), their keys' life on every Redis node (and that of any key the
 //! violation names by its token, whoever owns it), and every fault, crash, restart and
 //! failover, from the earliest grant involved in the violation up to the violation
-//! ([`window`]), with the faults already in effect when that grant came and the
+//! ([`window`](fn@window)), with the faults already in effect when that grant came and the
 //! promotions that made the masters of then (a split brain's second grant comes from one). A
 //! violation before the first fault is told from its own grants, not around the fault.
 //! A restart says whether the node came back without the key it held ([`keys`]); a
@@ -49,7 +49,7 @@ pub const MAX_STEPS: usize = 40;
 /// a key outliving its dead holder): their stories say why each try failed.
 const LIVENESS: [&str; 3] = [liveness::NAME, starvation::NAME, deadlock::NAME];
 
-/// The steps that explain `checker`'s `violation` in `history`: its [`window`], and the
+/// The steps that explain `checker`'s `violation` in `history`: its [`window`](fn@window), and the
 /// faults and promotions already in effect when the window opens (the state its first
 /// grant met); for a liveness checker, why the tries in the span its message names failed.
 pub fn story(history: &History, checker: &str, violation: &str) -> Vec<Step> {

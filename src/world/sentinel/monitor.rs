@@ -99,7 +99,7 @@ pub(super) struct State {
     rng: ChaCha8Rng,
 }
 
-/// What the state machine asks [`watch`] to do.
+/// What the state machine asks [`watch`](super::watch::watch) to do.
 pub(super) enum Order {
     /// Make node `node` of group `monitor` a replica of node `follow` (`None`: the master),
     /// with the `CLIENT KILL`s; `demoted` when it answered as a master.
