@@ -2,12 +2,12 @@
 //!
 //! Mutual exclusion is easy to keep by never granting the lock; this checker catches the
 //! opposite failure. The lock is *free* when no client holds it (no holding interval of
-//! [`holdings`](super::mutual_exclusion::holdings) is active) and *wanted* while some client waits for it (a [`Wait`]: from
-//! its `AcquireStarted`, through retries inside the acquire and any further failed
-//! acquires, until it gets the lock or crashes). If the lock stays free and wanted for
-//! longer than the bound, the clients made no progress: Redlock contenders splitting the
-//! votes round after round (each takes a minority, all release, all retry in lockstep),
-//! an unreachable Redis, a key that never expires.
+//! [`holdings`](super::mutual_exclusion::holdings) is active) and *wanted* while some
+//! client waits for it (a [`Wait`]: from its `AcquireStarted`, through retries inside the
+//! acquire and any further failed acquires, until it gets the lock or crashes). If the
+//! lock stays free and wanted for longer than the bound, the clients made no progress:
+//! Redlock contenders splitting the votes round after round (each takes a minority, all
+//! release, all retry in lockstep), an unreachable Redis, a key that never expires.
 //!
 //! The bound must allow what an honest lock does: a holder that crashes leaves its key
 //! for up to a TTL, and the waiters notice only at their next retry, so the default is

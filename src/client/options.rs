@@ -306,7 +306,8 @@ pub struct LockOptions {
     pub renewal_stops: RenewalStops,
     pub retry_token: RetryToken,
     pub attempt_cleanup: AttemptCleanup,
-    /// Count the lease from before the acquire's first attempt (see [`ProfileDefaults`](super::ProfileDefaults)).
+    /// Count the lease from before the acquire's first attempt (see
+    /// [`ProfileDefaults`](super::ProfileDefaults)).
     pub expiration_from_first_attempt: bool,
     pub on_readonly: OnReadonly,
     /// When a request fanned out to the masters is decided ([`Resolve`]).

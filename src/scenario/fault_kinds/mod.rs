@@ -9,7 +9,7 @@
 //! `crash` (crash, power loss, restart), `clock` (jump, drift), `partition` (partition,
 //! heal), `degrade` (latency, loss), `reset`, `replication_stall`.
 //!
-//! `fault_kinds!` (below) turns the list below into what needs every kind alike, as `commands!`
+//! `fault_kinds!` (defined in this file) turns the list below into what needs every kind alike, as `commands!`
 //! does for Redis commands (src/redis/cmd/mod.rs): the [`FaultAction`] enum (one variant
 //! per kind's struct, and the nemesis), the names files use ([`FaultKind`]), and
 //! [`FaultAction`]'s methods, each a dispatch to the kind's file.
