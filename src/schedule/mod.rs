@@ -76,8 +76,9 @@ pub trait Backend {
     fn spring(&self, trap: Trap) -> impl Future<Output = (String, Self::Hold)>;
     /// Lets a trapped client or write go on.
     fn release(&self, hold: Self::Hold);
-    /// The client that holds the lock now, if any.
-    fn current_holder(&self) -> Option<String>;
+    /// The client that holds the lock now, if any (live: once the reports already on their
+    /// way have been read).
+    fn current_holder(&self) -> impl Future<Output = Option<String>>;
     /// The current master of the group `node` belongs to (of the first group: `None`).
     fn master_of(&self, node: Option<&str>) -> Option<String>;
     /// Every node a random fault may hit, in order.
@@ -343,7 +344,7 @@ impl<B: Backend + 'static> Schedule<B> {
         }
         let node = match event_node {
             Some(node) => node.clone(),
-            None => match self.backend.current_holder() {
+            None => match self.backend.current_holder().await {
                 Some(node) => node,
                 None => self.backend.next_event(TriggerEvent::Acquired).await,
             },

@@ -36,6 +36,12 @@ fn five_seconds_on_one_node(faults: &str) -> Value {
 const PAUSE_HOLDER: &str =
     r#"[ { "kind": "pause", "target": "holder", "at_ms": 1500, "duration_ms": 2000 } ]"#;
 
+/// The same pause struck on the first grant from 1.5 s on, for the cases that need the
+/// holder caught before its write: at a time, it can catch a worker that has just written
+/// (and with nothing stale left to send, no fencing token is refused).
+const PAUSE_ON_GRANT: &str = r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 1500,
+                                   "duration_ms": 2000 } ]"#;
+
 /// Runs the scenario in `file` live on locksim's nodes, in `dir`.
 fn run_live(file: &Path, dir: &Path) -> locksim::history::History {
     Live::new(dir, false).run_file(file)
@@ -100,9 +106,7 @@ fn without_the_pause_the_workers_take_turns() {
 /// A paused holder's stale write is refused when tokens come from `fencing`.
 fn fencing_refuses_the_paused_holders_stale_write(fencing: &str) {
     let dir = scratch(&format!("fencing-{fencing}"));
-    // Long critical sections: the pause must catch the holder before its write (between
-    // its write and its release it would have nothing stale left to send).
-    let mut fields = five_seconds_on_one_node(PAUSE_HOLDER);
+    let mut fields = five_seconds_on_one_node(PAUSE_ON_GRANT);
     fields["lock"]["fencing"] = fencing.into();
     fields["clients"]["work_ms"] = json!([250, 300]);
     let file = scenario_file(&dir, "fencing", fields);
@@ -142,7 +146,7 @@ fn with_tokens_from_the_fencing_counter_the_resource_refuses_the_stale_write() {
 fn run_live_prints_the_verdict_table_and_meets_the_expectation() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("cli");
-    let mut fields = five_seconds_on_one_node(PAUSE_HOLDER);
+    let mut fields = five_seconds_on_one_node(PAUSE_ON_GRANT);
     fields["expect"] = json!({ "mutual_exclusion": "violated" });
     let file = scenario_file(&dir, "cli-pause", fields);
     let json = dir.join("out.jsonl");

@@ -65,13 +65,14 @@ fn short_scenario(dir: &Path, name: &str, duration_ms: u64, faults: &str, expect
 fn a_gc_pause_breaks_the_lock_and_the_baseline_holds_in_the_simulator_and_live() {
     let _serial = one_live_test_at_a_time();
     let dir = scratch("real-vs-sim-short");
-    // The holder freezes for 2.5 s, past the 1 s TTL, at 2 s; 4 s of real time after it
-    // for grants to follow.
+    // The first holder granted from 2 s on freezes at its grant for 2.5 s, past the 1 s TTL;
+    // 4 s of real time after it for grants to follow. On the grant, not at a time: the
+    // holder must be caught before its write for the resource to be broken.
     let pause = short_scenario(
         &dir,
         "short-gc-pause",
         8000,
-        r#"[ { "kind": "pause", "target": "holder", "at_ms": 2000, "duration_ms": 2500 } ]"#,
+        r#"[ { "kind": "pause", "target": "holder", "on": "acquired", "at_ms": 2000, "duration_ms": 2500 } ]"#,
         r#"{ "mutual_exclusion": "violated", "resource_safety": "violated" }"#,
     );
     let baseline = short_scenario(

@@ -129,8 +129,9 @@ impl Backend for Reach {
         }
     }
 
-    fn current_holder(&self) -> Option<String> {
-        self.recorder.current_holder()
+    /// Known at once: a simulated client's events are recorded as it acts.
+    fn current_holder(&self) -> impl Future<Output = Option<String>> {
+        std::future::ready(self.recorder.current_holder())
     }
 
     fn master_of(&self, node: Option<&str>) -> Option<String> {
