@@ -101,13 +101,14 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
     name: &[u8],
     id: &str,
 ) -> Result<bool, LockError> {
+    let key = lock_key(name);
     let set = Set {
-        key: lock_key(name),
-        value: id.as_bytes().to_vec(),
+        key: key.as_slice(),
+        value: id.as_bytes(),
         condition: Some(Condition::Nx),
         expiry: Some(SetExpiry::Ex(expire_s(options) as i64)),
     };
-    match conn.request(&set.into_frame()).await? {
+    match conn.request(&set.encode()).await? {
         Frame::SimpleString(s) if s == b"OK" => Ok(true),
         Frame::Null => Ok(false),
         other => Err(LockError::UnexpectedReply(other)),
@@ -171,12 +172,9 @@ async fn run_script<C: Connect, K: Clock>(
     name: &[u8],
     args: &[&[u8]],
 ) -> Result<Frame, LockError> {
-    let evalsha = Evalsha {
-        sha: sha1_smol::Sha1::from(script).digest().to_string(),
-        keys: vec![lock_key(name), signal_key(name)],
-        args: args.iter().map(|a| a.to_vec()).collect(),
-    }
-    .into_frame();
+    let sha = sha1_smol::Sha1::from(script).digest().to_string();
+    let (lock, signal) = (lock_key(name), signal_key(name));
+    let evalsha = Evalsha::encode(&sha, &[&lock, &signal], args);
     match conn.request(&evalsha).await? {
         Frame::Error(message) if message.starts_with("NOSCRIPT") => {
             let load = request([b"SCRIPT".to_vec(), b"LOAD".to_vec(), script.as_bytes().to_vec()]);

@@ -168,14 +168,7 @@ pub(crate) async fn acquire_on<C: Connect, K: Clock>(
 ) -> Result<Grant, LockError> {
     let replication = plan_wait(conn, options).await?;
     let lease = options.ttl_ms.to_string();
-    match eval(
-        conn,
-        ACQUIRE,
-        vec![name.to_vec()],
-        &[lease.as_bytes(), field.as_bytes()],
-    )
-    .await?
-    {
+    match eval(conn, ACQUIRE, &[name], &[lease.as_bytes(), field.as_bytes()]).await? {
         Frame::Null => {
             confirm_replicated(conn, options, replication).await?;
             Ok(Grant::Granted)
@@ -197,7 +190,7 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
     request_id: &str,
 ) -> Result<bool, LockError> {
     let latch = latch(name, request_id);
-    let keys = vec![name.to_vec(), channel(name), latch.clone()];
+    let channel = channel(name);
     let (lease, lifetime) = (options.ttl_ms.to_string(), LATCH_LIFETIME_MS.to_string());
     let args: [&[u8]; 5] = [
         UNLOCK_MESSAGE,
@@ -206,7 +199,7 @@ pub(crate) async fn release_on<C: Connect, K: Clock>(
         b"publish",
         lifetime.as_bytes(),
     ];
-    let owned = match eval(conn, UNLOCK, keys, &args).await? {
+    let owned = match eval(conn, UNLOCK, &[name, &channel, &latch], &args).await? {
         Frame::Integer(0 | 1) => true,
         Frame::Null => false,
         other => return Err(LockError::UnexpectedReply(other)),
@@ -225,14 +218,7 @@ pub(crate) async fn extend_on<C: Connect, K: Clock>(
 ) -> Result<bool, LockError> {
     let replication = plan_wait(conn, options).await?;
     let lease = options.ttl_ms.to_string();
-    let renewed = match eval(
-        conn,
-        RENEW,
-        vec![name.to_vec()],
-        &[lease.as_bytes(), field.as_bytes()],
-    )
-    .await?
-    {
+    let renewed = match eval(conn, RENEW, &[name], &[lease.as_bytes(), field.as_bytes()]).await? {
         Frame::Integer(n) => n == 1,
         other => return Err(LockError::UnexpectedReply(other)),
     };
@@ -245,13 +231,8 @@ pub(crate) async fn extend_on<C: Connect, K: Clock>(
 async fn eval<C: Connect, K: Clock>(
     conn: &mut Conn<C, K>,
     script: &str,
-    keys: Vec<Vec<u8>>,
+    keys: &[&[u8]],
     args: &[&[u8]],
 ) -> Result<Frame, LockError> {
-    let eval = Eval {
-        script: script.to_string(),
-        keys,
-        args: args.iter().map(|a| a.to_vec()).collect(),
-    };
-    Ok(conn.request(&eval.into_frame()).await?)
+    Ok(conn.request(&Eval::encode(script, keys, args)).await?)
 }

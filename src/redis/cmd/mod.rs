@@ -23,6 +23,7 @@ mod lookup;
 mod pubsub;
 mod refused;
 mod replication;
+mod script_call;
 mod scripting;
 mod server;
 pub(crate) mod session;
@@ -47,6 +48,7 @@ pub use lists::{Blocked, BlockingPop, End};
 pub use pubsub::{Subscribe, Unsubscribe};
 pub use refused::{ParseError, Refused, Stage};
 pub use replication::{Info, Psync, Replconf, Replicaof, Role};
+pub(crate) use script_call::run_for_script;
 pub use scripting::{Eval, EvalRo, Evalsha, EvalshaRo, Function, Script};
 pub use server::{Config, Dbsize, Echo, Flushall, Ping, Snapshot, Wait};
 pub use session::{Auth, Hello, Quit, Reset, Select};
@@ -66,7 +68,6 @@ pub(crate) use spec::{Args, Flags, Handler, Spec, borrowed, ok};
 use super::Frame;
 use super::connection::{Protocol, Reply};
 use super::db::Db;
-use super::lua::Called;
 use super::node::Node;
 
 /// Declares [`Command`] and wraps each family's command type in its variant: the families'
@@ -174,54 +175,6 @@ impl From<Watch> for Command {
 impl From<Unwatch> for Command {
     fn from(Unwatch: Unwatch) -> Self {
         Command::Unwatch
-    }
-}
-
-/// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]), as
-/// `rules` allow.
-///
-/// [`ScriptCommand`]: super::lua::ScriptCommand
-pub(crate) fn run_for_script(words: &[&[u8]], rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
-    let lookup = Lookup::of(words);
-    if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, words) {
-        return Called::Rejected {
-            name: Some(name.into()),
-            error: error.0,
-        };
-    }
-    let name = lookup.name(words);
-    let kept = kept_for_propagation(db, lookup, words);
-    let refused = match Command::from_script_words(words, lookup, rules) {
-        Ok((mut command, flags)) => {
-            match &mut command {
-                Command::Sort(sort) => sort.from_script = true,
-                Command::Xread(read) => read.from_script = true,
-                _ => {}
-            }
-            let dirty = db.dirty();
-            let reply = command.apply_to_db(db, now_ms);
-            crate::redis::propagation::record(db, kept, dirty, &reply);
-            let reply = reply.into_resp2();
-            return Called::Ran {
-                name,
-                reply,
-                wrote: flags.write,
-            };
-        }
-        Err(refused) => refused,
-    };
-    match refused.stage {
-        // Refused by its arguments as it ran: past the checks, so a write call counts as
-        // one (script.c sets SCRIPT_WRITE_DIRTY before the call).
-        Stage::Ran => Called::Ran {
-            name,
-            reply: refused.error.into(),
-            wrote: lookup.flags().is_some_and(|flags| flags.write),
-        },
-        Stage::Rejected { credited } => Called::Rejected {
-            name: credited.then_some(name),
-            error: refused.error.0,
-        },
     }
 }
 

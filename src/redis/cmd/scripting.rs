@@ -112,9 +112,10 @@ impl Eval {
         }
     }
 
-    /// The request frame a client sends.
+    /// The request frame a client sends (a copy of each word: the tests' round trips; a
+    /// client sends [`Eval::encode`]).
     pub fn into_frame(self) -> Frame {
-        script_request(b"EVAL", self.script.into_bytes(), self.keys, self.args)
+        script_frame(b"EVAL", self.script.as_bytes(), &self.keys, &self.args)
     }
 
     /// The request `EVAL script numkeys key… arg…` encoded from borrowed words, without
@@ -122,15 +123,7 @@ impl Eval {
     /// nine allocations for them, issue 33).
     pub fn encode(script: &str, keys: &[&[u8]], args: &[&[u8]]) -> Encoded {
         let mut number = itoa::Buffer::new();
-        let mut words: SmallVec<[&[u8]; 8]> = SmallVec::new();
-        words.extend([
-            &b"EVAL"[..],
-            script.as_bytes(),
-            number.format(keys.len()).as_bytes(),
-        ]);
-        words.extend_from_slice(keys);
-        words.extend_from_slice(args);
-        Encoded::of_words(&words)
+        Encoded::of_words(&script_words(b"EVAL", script.as_bytes(), &mut number, keys, args))
     }
 }
 
@@ -162,9 +155,15 @@ impl Evalsha {
         )
     }
 
-    /// The request frame a client sends.
+    /// The request frame a client sends (a copy of each word, as [`Eval::into_frame`]).
     pub fn into_frame(self) -> Frame {
-        script_request(b"EVALSHA", self.sha.into_bytes(), self.keys, self.args)
+        script_frame(b"EVALSHA", self.sha.as_bytes(), &self.keys, &self.args)
+    }
+
+    /// The request `EVALSHA sha1 numkeys key… arg…` encoded from borrowed words.
+    pub fn encode(sha: &str, keys: &[&[u8]], args: &[&[u8]]) -> Encoded {
+        let mut number = itoa::Buffer::new();
+        Encoded::of_words(&script_words(b"EVALSHA", sha.as_bytes(), &mut number, keys, args))
     }
 }
 
@@ -301,11 +300,32 @@ fn keys_and_args(args: &mut Args) -> Result<(Words, Words), ReplyError> {
     Ok((keys, args.rest()))
 }
 
-fn script_request(command: &[u8], script: Vec<u8>, keys: Vec<Vec<u8>>, args: Vec<Vec<u8>>) -> Frame {
-    let mut words = vec![command.to_vec(), script, keys.len().to_string().into_bytes()];
-    words.extend(keys);
-    words.extend(args);
-    request(words)
+/// The words of `command body numkeys key… arg…` (EVAL with a script, EVALSHA with its
+/// SHA1), the number of keys written into `number`: the one place their order is spelled.
+fn script_words<'a>(
+    command: &'static [u8],
+    body: &'a [u8],
+    number: &'a mut itoa::Buffer,
+    keys: &[&'a [u8]],
+    args: &[&'a [u8]],
+) -> SmallVec<[&'a [u8]; 8]> {
+    let mut words: SmallVec<[&[u8]; 8]> = SmallVec::new();
+    words.extend([command, body, number.format(keys.len()).as_bytes()]);
+    words.extend_from_slice(keys);
+    words.extend_from_slice(args);
+    words
+}
+
+/// [`script_words`] as a frame of owned copies.
+fn script_frame(command: &'static [u8], body: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>]) -> Frame {
+    let keys: SmallVec<[&[u8]; 4]> = keys.iter().map(Vec::as_slice).collect();
+    let args: SmallVec<[&[u8]; 4]> = args.iter().map(Vec::as_slice).collect();
+    let mut number = itoa::Buffer::new();
+    request(
+        script_words(command, body, &mut number, &keys, &args)
+            .iter()
+            .map(|word| word.to_vec()),
+    )
 }
 
 /// SCRIPT KILL's and FUNCTION KILL's reply when no script runs: always, between commands
