@@ -10,7 +10,7 @@ use crate::redis::lua::Called;
 /// Runs the words of a script's `redis.call` on the keyspace (a [`ScriptCommand`]), as
 /// `rules` allow.
 ///
-/// [`ScriptCommand`]: super::lua::ScriptCommand
+/// [`ScriptCommand`]: crate::redis::lua::ScriptCommand
 pub(crate) fn run_for_script(words: &[&[u8]], rules: CallRules, db: &mut Db, now_ms: u64) -> Called {
     let lookup = Lookup::of(words);
     if let Some((error, name)) = lookup::refused_to_scripts_unserved(lookup, words) {
