@@ -319,7 +319,9 @@ impl Backend for Faults {
         self.on_proxy(to, from, |f| f.stalls = f.stalls.saturating_sub(1));
     }
 
-    /// Latency on the proxies in scope (loss does not run live: `supported` refuses it).
+    /// Latency on the proxies in scope, never a worker's link to the resource
+    /// ([`Link::on_the_network`](super::topology::Link::on_the_network); loss does not run
+    /// live: `supported` refuses it).
     fn degrade(&self, degradation: Degradation, scope: &Scope, _id: FaultId, on: bool) -> Result<(), String> {
         let Degradation::Latency(latency_ms) = degradation else {
             return Err("packet loss does not run live".into());
@@ -331,7 +333,7 @@ impl Backend for Faults {
                 .filter_map(|(from, to)| links.find(from, to))
                 .collect(),
             Scope::Nodes(nodes) => links.touching(nodes).collect(),
-            Scope::Everywhere => links.0.iter().collect(),
+            Scope::Everywhere => links.on_the_network().collect(),
         };
         for link in slowed {
             link.proxy.update(|f| match on {
@@ -346,6 +348,7 @@ impl Backend for Faults {
         Ok(())
     }
 
+    /// Resets the targets' connections on the network (not a worker's to the resource).
     fn reset(&self, targets: &[String]) {
         for link in self.topology.links.touching(targets) {
             link.proxy.reset();

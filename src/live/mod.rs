@@ -53,7 +53,7 @@ use self::proxy::Proxy;
 use self::recorder::LiveRecorder;
 use self::resource::Resource;
 use self::supervisor::Supervisor;
-use self::topology::{Link, Links, LiveGroup, LiveTopology, Route};
+use self::topology::{Link, Links, LiveGroup, LiveTopology, RESOURCE, Route};
 use self::worker::WorkerEnv;
 use crate::client::Fencing;
 use crate::history::History;
@@ -83,9 +83,6 @@ pub struct LiveSetup {
 
 /// How long the workers may take to connect to their nodes.
 const READY_PATIENCE: Duration = Duration::from_secs(60);
-
-/// The name a worker's link to the resource goes by (no scenario node has it).
-pub const RESOURCE: &str = "resource";
 
 /// How long a replica may take to sync with its master at the start.
 const SYNC_PATIENCE_MS: u64 = 10_000;
@@ -324,7 +321,7 @@ async fn run_live(
         // latency is on its links to nodes (the simulator's resource is no network peer).
         for link in links.iter().filter(|l| l.client == client) {
             link.proxy.update(|f| {
-                if link.node != RESOURCE {
+                if link.on_the_network() {
                     f.latencies_ms.push(scenario.network.latency_ms);
                 }
                 f.gated = true;

@@ -14,11 +14,26 @@ use crate::redis::Frame;
 use crate::redis::cmd::Replicaof;
 use crate::world::failover::PROBE_TIMEOUT_MS;
 
+/// The name a worker's link to the resource goes by (no scenario node has it).
+pub const RESOURCE: &str = "resource";
+
 /// One proxied link: a client (a worker, a replica, the failover controller) to a node.
 pub struct Link {
     pub client: String,
     pub node: String,
     pub proxy: Proxy,
+}
+
+impl Link {
+    /// Whether the network's latency and faults reach the link: every one but a worker's
+    /// link to the resource. That link carries the worker's reports and its accesses to
+    /// the register, which in the simulator are no network messages at all; slowed, the
+    /// history said a worker held the lock for as long as its reports took (a latency of
+    /// 2.5 s everywhere stretched one holding to 7.7 s, past its 2 s TTL, and the waiting
+    /// workers' reports timed out unrecorded, so a liveness violation went unseen).
+    pub fn on_the_network(&self) -> bool {
+        self.node != RESOURCE
+    }
 }
 
 /// Every client–node link of the run.
@@ -32,11 +47,15 @@ impl Links {
             .find(|link| link.client == client && link.node == node)
     }
 
-    /// The links that touch any of `nodes`.
+    /// The links on the network ([`Link::on_the_network`]) that touch any of `nodes`.
     pub fn touching<'a>(&'a self, nodes: &'a [String]) -> impl Iterator<Item = &'a Link> {
-        self.0
-            .iter()
+        self.on_the_network()
             .filter(move |link| nodes.contains(&link.client) || nodes.contains(&link.node))
+    }
+
+    /// The links the network's latency and faults reach.
+    pub fn on_the_network(&self) -> impl Iterator<Item = &Link> {
+        self.0.iter().filter(|link| link.on_the_network())
     }
 }
 

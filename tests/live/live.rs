@@ -8,6 +8,7 @@ use crate::support;
 
 use std::path::Path;
 
+use locksim::check::mutual_exclusion;
 use locksim::history::EventKind;
 use locksim::scenario;
 use serde_json::{Value, json};
@@ -87,6 +88,38 @@ fn a_pause_struck_on_a_grant_breaks_mutual_exclusion() {
         history.events
     );
     assert_violated(&history, &file, "mutual_exclusion");
+}
+
+#[test]
+fn a_latency_everywhere_slows_the_nodes_but_not_the_workers_reports() {
+    let _serial = one_live_test_at_a_time();
+    let dir = scratch("latency-everywhere");
+    // Every message to or from a node takes 1 s more for 2 s from the first grant after
+    // 1 s, so a worker holds the lock as it strikes. A worker's reports and its accesses
+    // to the register are no network messages in the simulator, so they are not slowed
+    // live either: each holding stays as long as its critical section (50-100 ms), whereas
+    // reports slowed as well made the holder's last 4 s (two round trips).
+    let latency = r#"[ { "kind": "latency", "latency_ms": [1000, 1000], "on": "acquired", "at_ms": 1000,
+                         "duration_ms": 2000 } ]"#;
+    let file = scenario_file(&dir, "latency-everywhere", five_seconds_on_one_node(latency));
+    let history = run_live(&file, &dir);
+    let holdings = mutual_exclusion::holdings(&history);
+    assert!(holdings.len() >= 4, "{holdings:#?}");
+    let longest = holdings.iter().map(|h| h.to_us - h.from_us).max().unwrap();
+    assert!(longest < 1_000_000, "{holdings:#?}");
+    // The nodes were slowed: no grant from 0.1 s into the fault for the next 0.9 s (a
+    // request sent in it needs 2 s for its reply; before the fault, one came every ~150 ms).
+    let started = history
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::FaultStarted { .. }))
+        .expect("the latency struck")
+        .true_us;
+    let granted_in_the_fault = history.events.iter().any(|e| {
+        matches!(e.kind, EventKind::Acquired { .. })
+            && (started + 100_000..started + 1_000_000).contains(&e.true_us)
+    });
+    assert!(!granted_in_the_fault, "{:#?}", history.events);
 }
 
 #[test]
