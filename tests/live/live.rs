@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use support::cli::{locksim, scratch};
 use support::live::{
-    Live, assert_held, assert_violated, count, one_live_test_at_a_time, scenario_file, violations,
+    Live, assert_held, assert_violated, count, first_us, one_live_test_at_a_time, scenario_file, violations,
 };
 
 /// Five seconds, two workers on one locksim node, a 500 ms TTL, critical sections of
@@ -109,12 +109,9 @@ fn a_latency_everywhere_slows_the_nodes_but_not_the_workers_reports() {
     assert!(longest < 1_000_000, "{holdings:#?}");
     // The nodes were slowed: no grant from 0.1 s into the fault for the next 0.9 s (a
     // request sent in it needs 2 s for its reply; before the fault, one came every ~150 ms).
-    let started = history
-        .events
-        .iter()
-        .find(|e| matches!(e.kind, EventKind::FaultStarted { .. }))
-        .expect("the latency struck")
-        .true_us;
+    let started = first_us(&history, "latency", |k| {
+        matches!(k, EventKind::FaultStarted { .. })
+    });
     let granted_in_the_fault = history.events.iter().any(|e| {
         matches!(e.kind, EventKind::Acquired { .. })
             && (started + 100_000..started + 1_000_000).contains(&e.true_us)
@@ -514,18 +511,9 @@ fn a_partition_due_at_0_ms_holds_from_the_first_request() {
     assert_eq!(acquired_by("client-1"), 0, "{:#?}", history.events);
     assert!(acquired_by("client-2") >= 1, "{:#?}", history.events);
     // The cut came before any worker's first word: every report came after it.
-    let cut_us = history
-        .events
-        .iter()
-        .find(|e| matches!(e.kind, EventKind::LinkCut { .. }))
-        .expect("the cut")
-        .true_us;
-    let first_report = history
-        .events
-        .iter()
-        .find(|e| matches!(e.kind, EventKind::AcquireStarted))
-        .expect("an acquire");
-    assert!(first_report.true_us > cut_us, "{:#?}", history.events);
+    let cut_us = first_us(&history, "cut", |k| matches!(k, EventKind::LinkCut { .. }));
+    let first_report_us = first_us(&history, "acquire", |k| matches!(k, EventKind::AcquireStarted));
+    assert!(first_report_us > cut_us, "{:#?}", history.events);
 }
 
 #[test]

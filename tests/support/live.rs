@@ -133,3 +133,12 @@ pub fn assert_held(history: &History, file: &Path, checker: &str) {
 pub fn count(history: &History, matches: impl Fn(&EventKind) -> bool) -> usize {
     history.events.iter().filter(|e| matches(&e.kind)).count()
 }
+
+/// When the first event of a kind `matches` accepts happened (true µs); `what` names it
+/// in the panic when there is none.
+pub fn first_us(history: &History, what: &str, matches: impl Fn(&EventKind) -> bool) -> u64 {
+    let first = history.events.iter().find(|e| matches(&e.kind));
+    first
+        .unwrap_or_else(|| panic!("no {what} in {:#?}", history.events))
+        .true_us
+}
