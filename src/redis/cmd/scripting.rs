@@ -115,7 +115,11 @@ impl Eval {
     /// The request frame a client sends (a copy of each word: the tests' round trips; a
     /// client sends [`Eval::encode`]).
     pub fn into_frame(self) -> Frame {
-        script_frame(b"EVAL", self.script.as_bytes(), &self.keys, &self.args)
+        let keys: SmallVec<[&[u8]; 4]> = self.keys.iter().map(Vec::as_slice).collect();
+        let args: SmallVec<[&[u8]; 4]> = self.args.iter().map(Vec::as_slice).collect();
+        let mut number = itoa::Buffer::new();
+        let words = script_words(b"EVAL", self.script.as_bytes(), &mut number, &keys, &args);
+        request(words.iter().map(|word| word.to_vec()))
     }
 
     /// The request `EVAL script numkeys key… arg…` encoded from borrowed words, without
@@ -153,11 +157,6 @@ impl Evalsha {
             command,
             (writes, "evalsha"),
         )
-    }
-
-    /// The request frame a client sends (a copy of each word, as [`Eval::into_frame`]).
-    pub fn into_frame(self) -> Frame {
-        script_frame(b"EVALSHA", self.sha.as_bytes(), &self.keys, &self.args)
     }
 
     /// The request `EVALSHA sha1 numkeys key… arg…` encoded from borrowed words.
@@ -314,18 +313,6 @@ fn script_words<'a>(
     words.extend_from_slice(keys);
     words.extend_from_slice(args);
     words
-}
-
-/// [`script_words`] as a frame of owned copies.
-fn script_frame(command: &'static [u8], body: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>]) -> Frame {
-    let keys: SmallVec<[&[u8]; 4]> = keys.iter().map(Vec::as_slice).collect();
-    let args: SmallVec<[&[u8]; 4]> = args.iter().map(Vec::as_slice).collect();
-    let mut number = itoa::Buffer::new();
-    request(
-        script_words(command, body, &mut number, &keys, &args)
-            .iter()
-            .map(|word| word.to_vec()),
-    )
 }
 
 /// SCRIPT KILL's and FUNCTION KILL's reply when no script runs: always, between commands
