@@ -19,7 +19,7 @@ pub enum Profile {
     /// after each acquire and renewal, WAIT for the replicas the master says it has (none:
     /// no WAIT).
     Redisson,
-    /// go-redsync v4: 32 tries 50–250 ms apart with one value, released on every node
+    /// go-redsync v4: 32 tries 50–249 ms apart with one value, released on every node
     /// between tries, drift `ttl × 0.01` without the 2 ms.
     Redsync,
     /// node-redlock v5: 10 retries 100–299 ms apart (200 + ⌊U(−100, 100)⌋), one value for
@@ -116,10 +116,14 @@ impl Profile {
             },
             Profile::Redsync => ProfileDefaults {
                 protocol: Protocol::Ladder,
+                // v4 `redsync.go`: `tries: 32`, and before every try but the first
+                // `rand.Intn(maxRetryDelayMilliSec-minRetryDelayMilliSec) +
+                // minRetryDelayMilliSec` ms, 250 and 50: a whole number in 50..=249 (`Intn(n)`
+                // is below n).
                 retry: Retry {
                     count: 31,
                     delay_ms: 50,
-                    jitter_ms: 200,
+                    jitter_ms: 199,
                 },
                 drift: Drift {
                     factor: 0.01,
@@ -267,17 +271,32 @@ mod tests {
         assert_eq!(Profile::Redsync.defaults().drift.allowance_ms(10_000), 100);
     }
 
+    /// Every wait a profile's retry drew in 20,000 draws, and its attempts in all.
+    fn waits_and_attempts(profile: Profile) -> (std::collections::BTreeSet<u64>, u32) {
+        use rand::SeedableRng;
+        let retry = profile.defaults().retry;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let waits = (0..20_000).map(|_| retry.wait_ms(&mut rng)).collect();
+        (waits, retry.count + 1)
+    }
+
     /// node-redlock 5.0.0-beta.2 waits `retryDelay + Math.floor((Math.random() * 2 - 1) *
     /// retryJitter)` ms, 200 and 100 by default: every whole number from 100 to 299, and
     /// never 300 (`Math.random()` is below 1).
     #[test]
     fn node_redlock_waits_100_to_299_ms_between_attempts() {
-        use rand::SeedableRng;
-        let retry = Profile::NodeRedlock.defaults().retry;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let waits: std::collections::BTreeSet<u64> = (0..20_000).map(|_| retry.wait_ms(&mut rng)).collect();
+        let (waits, attempts) = waits_and_attempts(Profile::NodeRedlock);
         assert_eq!(waits, (100..=299).collect(), "node-redlock's 200 ± 100, floored");
-        assert_eq!(retry.count + 1, 11, "retryCount 10: eleven attempts");
+        assert_eq!(attempts, 11, "retryCount 10: eleven attempts");
+    }
+
+    /// go-redsync v4 waits `rand.Intn(250 - 50) + 50` ms: every whole number from 50 to
+    /// 249, and never 250.
+    #[test]
+    fn redsync_waits_50_to_249_ms_between_tries() {
+        let (waits, attempts) = waits_and_attempts(Profile::Redsync);
+        assert_eq!(waits, (50..=249).collect(), "redsync's Intn(200) + 50");
+        assert_eq!(attempts, 32, "tries: 32");
     }
 
     #[test]
