@@ -129,7 +129,7 @@ test: deps
 # `make test` runs them too.
 # Then the simulator checked against the real thing (docs/real-vs-sim.md): every scenario
 # of its table simulated, live on locksim's nodes and live on redis-server, the verdicts
-# compared, 2 live seeds each (about 30 minutes of real time; `make test` runs a short subset).
+# compared, 2 live seeds each (about 35 minutes of real time; `make test` runs a short subset).
 test-live: deps
 	$(CARGO) test --locked --test live
 	$(CARGO) test --locked --test live -- --ignored --nocapture real_vs_sim::
