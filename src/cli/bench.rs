@@ -7,9 +7,11 @@
 //! expects a violation, how long the search takes to find its first violating seed. With
 //! `--shard K/N` it runs a share of each workload's seeds, for machines measured at once.
 //! With `--pingpong` it also runs the design's speed limit ([`pingpong`]) before and after
-//! the workloads, and prints each workload's events/s as a share of it.
+//! the workloads, and prints each workload's events/s as a share of it; `--rounds` repeats
+//! the workloads between ping-pongs and prints the median share ([`share`]).
 
 mod pingpong;
+mod share;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,6 +25,7 @@ use locksim::sweep::{Shard, sweep, sweep_seeds};
 use locksim::world::events::EventCounts;
 
 use super::{EXIT_HARNESS, emit, invalid, load_every_or_none};
+use share::{Limits, Shares};
 
 /// The reference workloads `bench` runs when given no paths.
 pub const BENCH_DIR: &str = "scenarios/bench";
@@ -55,6 +58,11 @@ pub struct BenchArgs {
     /// events/s as a share of its messages/s (default ROUND_TRIPS: 200000).
     #[arg(long, value_name = "ROUND_TRIPS", num_args = 0..=1, default_missing_value = "200000")]
     pub pingpong: Option<u64>,
+    /// With --pingpong: run the workloads this many times, a ping-pong between each time
+    /// and the next, and print each workload's median share of the limit over the rounds
+    /// with their range (each round against the faster ping-pong beside it).
+    #[arg(long, default_value_t = 1, value_parser = super::at_least_one::<usize>, requires = "pingpong")]
+    pub rounds: usize,
 }
 
 /// Runs each scenario's seeds (or `seeds`) with `jobs` threads and prints the throughput;
@@ -84,33 +92,49 @@ pub fn bench(args: BenchArgs) -> ExitCode {
             shard.index + 2 * shard.count
         ));
     }
-    let limit_before = args.pingpong.map(pingpong::run);
+    let mut limits = args
+        .pingpong
+        .map(|round_trips| Limits::new(pingpong::run(round_trips)));
     emit(format_args!(
         "{:<44} {:>6} {:>5} {:>9} {:>9} {:>10} {:>14} {:>12}",
         "scenario", "seeds", "jobs", "wall s", "seeds/s", "ms/seed", "sim-s/wall-s", "events/s"
     ));
+    let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(|(_, s)| Arc::new(s)).collect();
     let mut failed = 0;
+    // Round-major: every workload of round 0, then of round 1, ...
     let mut throughputs = Vec::new();
-    for (_, scenario) in scenarios {
-        let count = args.seeds.unwrap_or(scenario.seeds).max(1);
-        let throughput = measure(Arc::new(scenario), count, args.jobs, args.shard);
-        failed += throughput.failed;
-        emit(throughput.line());
-        throughputs.push(throughput);
+    for round in 0..args.rounds {
+        if args.rounds > 1 {
+            emit(format_args!("round {} of {}", round + 1, args.rounds));
+        }
+        for scenario in &scenarios {
+            let count = args.seeds.unwrap_or(scenario.seeds).max(1);
+            let throughput = measure(Arc::clone(scenario), count, args.jobs, args.shard);
+            failed += throughput.failed;
+            emit(throughput.line());
+            throughputs.push(throughput);
+        }
+        if let (Some(limits), Some(round_trips)) = (&mut limits, args.pingpong) {
+            limits.push(pingpong::run(round_trips));
+        }
     }
-    let limit = args
-        .pingpong
-        .zip(limit_before)
-        .map(|(round_trips, before)| Limit {
-            before,
-            after: pingpong::run(round_trips),
-        });
-    if let Some(limit) = &limit {
-        limit.report(&throughputs);
-    }
+    // Each measurement's share of its round's limit, with `--pingpong`.
+    let round_of = |index: usize| index / scenarios.len();
+    let share_of: Vec<Option<f64>> = throughputs
+        .iter()
+        .enumerate()
+        .map(|(index, throughput)| {
+            let limits = limits.as_ref()?;
+            Some(limits.share(round_of(index), throughput.events_per_s()))
+        })
+        .collect();
+    let shares = limits
+        .as_ref()
+        .map(|limits| report_shares(limits, &scenarios, &throughputs, &share_of));
     let workloads: Vec<Value> = throughputs
         .iter()
-        .map(|throughput| throughput.json(limit.as_ref()))
+        .enumerate()
+        .map(|(index, throughput)| throughput.json(round_of(index), share_of[index]))
         .collect();
     let mut first_violations = Vec::new();
     if !catalogue.is_empty() {
@@ -135,8 +159,9 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     if let Some(path) = &args.json {
         let numbers = json!({
             "shard": args.shard.map(|shard| shard.to_string()),
-            "pingpong": limit.as_ref().map(Limit::json),
+            "pingpong": limits.as_ref().map(Limits::json),
             "workloads": workloads,
+            "shares": shares,
             "first_violations": first_violations,
             "peak_memory_kib": peak_kib,
         });
@@ -150,6 +175,30 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         return ExitCode::from(EXIT_HARNESS);
     }
     ExitCode::SUCCESS
+}
+
+/// Prints the ping-pong runs and each workload's share of the limit (its median over the
+/// rounds), and returns those shares as JSON. `throughputs` and `share_of` are round-major.
+fn report_shares(
+    limits: &Limits,
+    scenarios: &[Arc<Scenario>],
+    throughputs: &[Throughput],
+    share_of: &[Option<f64>],
+) -> Vec<Value> {
+    emit(format_args!("\n{}", limits.line()));
+    scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, scenario)| {
+            let by_round: Vec<(f64, f64)> = (i..throughputs.len())
+                .step_by(scenarios.len())
+                .filter_map(|index| Some((throughputs[index].events_per_s(), share_of[index]?)))
+                .collect();
+            let shares = Shares::of(&by_round);
+            emit(shares.line(&scenario.name));
+            shares.json(&scenario.name)
+        })
+        .collect()
 }
 
 /// One workload's speed.
@@ -216,9 +265,11 @@ impl Throughput {
         self.events.total() as f64 / self.wall_s
     }
 
-    fn json(&self, limit: Option<&Limit>) -> Value {
+    /// `share`: of its round's limit, with `--pingpong`.
+    fn json(&self, round: usize, share: Option<f64>) -> Value {
         json!({
-            "share_of_limit": limit.map(|limit| limit.share(self)),
+            "share_of_limit": share,
+            "round": round,
             "scenario": self.name,
             "seeds": self.seeds,
             "jobs": self.jobs,
@@ -230,52 +281,6 @@ impl Throughput {
             "timer_firings": self.events.timers,
             "events_per_s": self.events_per_s(),
             "failed_runs": self.failed,
-        })
-    }
-}
-
-/// The ping-pong run before and after the workloads: the faster of the two is the limit
-/// (the machine is shared, and a run slowed by a neighbour would flatter the share).
-struct Limit {
-    before: pingpong::PingPong,
-    after: pingpong::PingPong,
-}
-
-impl Limit {
-    fn messages_per_s(&self) -> f64 {
-        self.before.messages_per_s().max(self.after.messages_per_s())
-    }
-
-    /// A workload's events/s as a share of the ping-pong's messages/s.
-    fn share(&self, throughput: &Throughput) -> f64 {
-        throughput.events_per_s() / self.messages_per_s()
-    }
-
-    fn report(&self, throughputs: &[Throughput]) {
-        emit(format_args!(
-            "\nping-pong (madsim TCP, 40-byte messages, 1-5 ms latency, 500 ms timeout per read): \
-             {} messages, {:.0} messages/s before the workloads, {:.0} after; limit {:.0}",
-            self.before.messages,
-            self.before.messages_per_s(),
-            self.after.messages_per_s(),
-            self.messages_per_s()
-        ));
-        for throughput in throughputs {
-            emit(format_args!(
-                "{:<44} {:>12.0} events/s = {:.1}% of the limit",
-                throughput.name,
-                throughput.events_per_s(),
-                100.0 * self.share(throughput)
-            ));
-        }
-    }
-
-    fn json(&self) -> Value {
-        json!({
-            "messages": self.before.messages,
-            "messages_per_s_before": self.before.messages_per_s(),
-            "messages_per_s_after": self.after.messages_per_s(),
-            "limit_messages_per_s": self.messages_per_s(),
         })
     }
 }

@@ -188,6 +188,90 @@ fn bench_reports_events_per_second_and_writes_its_numbers_as_json() {
     assert!(workload["timer_firings"].as_u64().unwrap() > 0, "{workload}");
 }
 
+/// `bench --pingpong --rounds`: each round's workloads against the faster ping-pong beside
+/// them, and the median of the rounds' shares (issue 33: the share of the limit).
+#[test]
+fn bench_judges_each_round_against_the_ping_pongs_beside_it_and_quotes_the_median() {
+    let json = scratch("bench-rounds").join("bench.json");
+    let output = locksim(&[
+        "bench",
+        "scenarios/bench/single-node.json",
+        "--seeds",
+        "1",
+        "--pingpong",
+        "2000",
+        "--rounds",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("round 3 of 3") && stdout.contains("(medians of 3 rounds; shares "),
+        "{stdout}"
+    );
+    let numbers: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let runs: Vec<f64> = numbers["pingpong"]["runs_messages_per_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rate| rate.as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        runs.len(),
+        4,
+        "one ping-pong before the rounds and one after each: {numbers}"
+    );
+    let workloads = numbers["workloads"].as_array().unwrap();
+    assert_eq!(workloads.len(), 3, "{numbers}");
+    let mut shares = Vec::new();
+    for (round, workload) in workloads.iter().enumerate() {
+        assert_eq!(workload["round"], round as u64);
+        let limit = runs[round].max(runs[round + 1]);
+        let share = workload["share_of_limit"].as_f64().unwrap();
+        let expected = workload["events_per_s"].as_f64().unwrap() / limit;
+        assert!(
+            (share - expected).abs() < 1e-9 * expected,
+            "{workload} against {limit}"
+        );
+        shares.push(share);
+    }
+    shares.sort_by(f64::total_cmp);
+    let summary = &numbers["shares"][0];
+    assert_eq!(summary["rounds"], 3);
+    assert_eq!(
+        summary["median_share_of_limit"].as_f64().unwrap(),
+        shares[1],
+        "{summary}"
+    );
+    assert_eq!(
+        summary["min_share_of_limit"].as_f64().unwrap(),
+        shares[0],
+        "{summary}"
+    );
+    assert_eq!(
+        summary["max_share_of_limit"].as_f64().unwrap(),
+        shares[2],
+        "{summary}"
+    );
+    // Rounds mean nothing without the ping-pong to judge them by.
+    let alone = locksim(&[
+        "bench",
+        "scenarios/bench/single-node.json",
+        "--seeds",
+        "1",
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(
+        text(&alone.stderr).contains("--pingpong"),
+        "{}",
+        text(&alone.stderr)
+    );
+}
+
 #[test]
 fn bench_times_the_first_violation_of_a_violating_catalogue_scenario() {
     let dir = scratch("bench-catalogue");
