@@ -166,22 +166,24 @@ fn usage_errors_exit_2() {
     assert!(Path::new(GC_PAUSE).exists());
 }
 
+/// `bench scenarios/bench/single-node.json ARGS --json FILE` in a scratch directory named
+/// `name`, which must succeed: what it printed, and the numbers it wrote.
+fn bench_single_node(name: &str, args: &[&str]) -> (String, serde_json::Value) {
+    let json = scratch(name).join("bench.json");
+    let mut all = vec!["bench", "scenarios/bench/single-node.json"];
+    all.extend(args);
+    all.extend(["--json", json.to_str().unwrap()]);
+    let output = locksim(&all);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let numbers = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (text(&output.stdout), numbers)
+}
+
 #[test]
 fn bench_reports_events_per_second_and_writes_its_numbers_as_json() {
-    let json = scratch("bench").join("bench.json");
-    let output = locksim(&[
-        "bench",
-        "scenarios/bench/single-node.json",
-        "--seeds",
-        "2",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let stdout = text(&output.stdout);
+    let (stdout, numbers) = bench_single_node("bench", &["--seeds", "2"]);
     assert!(stdout.lines().next().unwrap().contains("events/s"), "{stdout}");
     assert!(stdout.contains("bench-single-node"), "{stdout}");
-    let numbers: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     let workload = &numbers["workloads"][0];
     assert_eq!(workload["seeds"], 2);
     assert!(workload["messages"].as_u64().unwrap() > 0, "{workload}");
@@ -192,26 +194,14 @@ fn bench_reports_events_per_second_and_writes_its_numbers_as_json() {
 /// them, and the median of the rounds' shares (issue 33: the share of the limit).
 #[test]
 fn bench_judges_each_round_against_the_ping_pongs_beside_it_and_quotes_the_median() {
-    let json = scratch("bench-rounds").join("bench.json");
-    let output = locksim(&[
-        "bench",
-        "scenarios/bench/single-node.json",
-        "--seeds",
-        "1",
-        "--pingpong",
-        "2000",
-        "--rounds",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let stdout = text(&output.stdout);
+    let (stdout, numbers) = bench_single_node(
+        "bench-rounds",
+        &["--seeds", "1", "--pingpong", "2000", "--rounds", "3"],
+    );
     assert!(
         stdout.contains("round 3 of 3") && stdout.contains("(medians of 3 rounds; shares "),
         "{stdout}"
     );
-    let numbers: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     let runs: Vec<f64> = numbers["pingpong"]["runs_messages_per_s"]
         .as_array()
         .unwrap()
