@@ -198,6 +198,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
             .iter()
             .map(|reply| match self.options.attempt_cleanup {
                 AttemptCleanup::EveryNode => !matches!(reply, Some(Ok(false))),
+                AttemptCleanup::AllNodes => true,
                 AttemptCleanup::GrantedNodes => matches!(reply, Some(Ok(true))),
                 AttemptCleanup::AfterFinalFailure | AttemptCleanup::Never => false,
             })

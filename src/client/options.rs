@@ -156,12 +156,14 @@ pub enum ExtendMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenewalOnError {
-    /// Try again at the next interval while the lease lasts.
+    /// Try again at the next interval while the lease lasts (Redisson's watchdog since
+    /// 3.44.0: `RenewalTask.run` schedules itself again after an error).
     #[default]
     Retry,
-    /// Stop renewing for good, saying nothing: Redisson's watchdog no longer renewed after
-    /// a reconnect (redisson#2515, #3194, fixed in 3.13.6). The key then expires under a
-    /// holder that works on.
+    /// Stop renewing for good, saying nothing: Redisson's watchdog up to 3.43.0
+    /// (`RedissonBaseLock.renewExpiration`: an error logs "Can't update lock expiration"
+    /// and removes the lock's renewal entry; redisson#2515, #3194). The key then expires
+    /// under a holder that works on.
     GiveUp,
 }
 
@@ -190,6 +192,11 @@ pub enum AttemptCleanup {
     /// (the distlock page: "unlock all the instances").
     #[default]
     EveryNode,
+    /// Every node, those that refused too: with one value for every try, a node may refuse
+    /// because it still holds this client's own key from an earlier try whose release was
+    /// lost, and the release frees it (go-redsync: `actOnPoolsAsync(m.release)` on every
+    /// pool after each failed try).
+    AllNodes,
     /// Only the nodes that granted: a node whose reply timed out keeps the key it set, for
     /// a TTL (node-redlock; with one value per acquire it then refuses the client's own
     /// retries, PR #369 F2).

@@ -14,13 +14,17 @@ use super::options::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
-    /// Redisson RLock, in its own protocol (a reentrant hash per lock, an unlock that
-    /// publishes, waiters bounded by the holder's `PTTL`): watchdog renewing every TTL/3;
-    /// after each acquire and renewal, WAIT for the replicas the master says it has (none:
-    /// no WAIT).
+    /// Redisson RLock (3.26.1's scripts), in its own protocol (a reentrant hash per lock, an
+    /// unlock that publishes, waiters bounded by the holder's `PTTL`): watchdog renewing
+    /// every TTL/3, which stops for good after a renewal that errs (up to 3.43.0); after
+    /// each acquire and renewal, WAIT for the replicas the master says it has (none: no
+    /// WAIT).
     Redisson,
     /// go-redsync v4: 32 tries 50–249 ms apart with one value, released on every node
-    /// between tries, drift `ttl × 0.01` without the 2 ms.
+    /// (those that refused too) after each failed try, drift `ttl × 0.01` without the 2 ms,
+    /// each request cut off at 5% of the TTL (`timeoutFactor`: a context deadline, which
+    /// go-redis v9 honours only with `ContextTimeoutEnabled`; with its defaults a reply is
+    /// waited for up to its 3 s `ReadTimeout`: set `node_timeout_ms` to 3000 for that).
     Redsync,
     /// node-redlock v5: 10 retries 100–299 ms apart (200 + ⌊U(−100, 100)⌋), one value for
     /// all of them, nothing released until the last fails, no validity check on acquire
@@ -110,7 +114,9 @@ impl Profile {
                 attempt_cleanup: AttemptCleanup::EveryNode,
                 expiration_from_first_attempt: false,
                 on_readonly: OnReadonly::Retry,
-                renewal_on_error: RenewalOnError::Retry,
+                // The scripts are 3.26.1's, whose `renewExpiration` removes the renewal
+                // entry after an error (up to 3.43.0; 3.44.0 retries: `retry`).
+                renewal_on_error: RenewalOnError::GiveUp,
                 // One node: the rule changes nothing.
                 resolve: Resolve::AllNodes,
             },
@@ -136,9 +142,10 @@ impl Profile {
                 timeout_factor: Some(0.05),
                 signal_loss: true,
                 extend: ExtendMode::CompareAndExpire,
-                // One 16-byte value for every try; between tries it releases on every pool.
+                // One value for every try (`genValueFunc` once per `lockContext`); after
+                // each failed try it releases on every pool, those that refused too.
                 retry_token: RetryToken::Reused,
-                attempt_cleanup: AttemptCleanup::EveryNode,
+                attempt_cleanup: AttemptCleanup::AllNodes,
                 expiration_from_first_attempt: false,
                 on_readonly: OnReadonly::Reconnect,
                 renewal_on_error: RenewalOnError::Retry,
