@@ -225,8 +225,8 @@ pub enum RenewalStops {
 
 /// What a client does when a node answers `READONLY` (its connection reached a replica: a
 /// Sentinel that still names a demoted master sent it there, or its request came between the
-/// `REPLICAOF` that demoted the node and the `CLIENT KILL` that follows). lock-library-protocols.md
-/// §8 has who does which. Every client re-asks for the master on a disconnection: each new
+/// `REPLICAOF` that demoted the node and the `CLIENT KILL` that follows); the variants say
+/// who does which. Every client re-asks for the master on a disconnection: each new
 /// connection goes where the controller or a Sentinel says, so the `CLIENT KILL` that comes
 /// with every demotion moves them all.
 ///
@@ -250,7 +250,7 @@ pub enum OnReadonly {
 }
 
 /// When one request fanned out to N masters (an acquire attempt, an extend, a release) is
-/// decided, and the client goes on. lock-library-protocols.md and each library's source:
+/// decided, and the client goes on, from each library's source:
 ///
 /// | library | decides | so |
 /// |---|---|---|

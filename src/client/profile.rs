@@ -1,6 +1,6 @@
 //! The lock libraries a client can copy, and the settings each fills in: data, read by
 //! [`LockOptions::profile`](super::LockOptions::profile). Every setting is the library's
-//! own default or quirk, with the source that shows it (lock-library-protocols.md).
+//! own default or quirk, with the source that shows it cited beside it.
 
 use serde::Deserialize;
 

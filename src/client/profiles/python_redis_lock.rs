@@ -1,5 +1,5 @@
 //! python-redis-lock 4.0.1 (`redis_lock.Lock`) as it speaks to Redis
-//! (lock-library-protocols.md §5).
+//! (`src/redis_lock/__init__.py` at v4.0.1).
 //!
 //! The lock `<name>` is the string `lock:<name>` holding the lock's id (18 random bytes in
 //! base64), set with `SET NX EX expire` (whole seconds). `acquire()` first `GET`s the key

@@ -1,4 +1,5 @@
-//! Redisson `RLock` (3.x) as it speaks to Redis (lock-library-protocols.md §1).
+//! Redisson `RLock` (3.x) as it speaks to Redis (`RedissonLock.java` and
+//! `RedissonBaseLock.java`; the scripts are 3.26.1's).
 //!
 //! The lock is a hash named after the lock whose one field, `<client uuid>:<thread id>`,
 //! counts the holder's holds (reentrancy). Acquire is one script: when the hash is absent or

@@ -1,7 +1,7 @@
 //! How a client finds a group's master through Sentinel: before each connection it asks
 //! the Sentinels in turn (`SENTINEL get-master-addr-by-name`) and takes the first answer,
 //! as redis-py's `SentinelConnectionPool` and ioredis's `SentinelConnector` do. No client
-//! takes a quorum among Sentinels (lock-library-protocols.md §8), so a Sentinel cut off
+//! takes a quorum among Sentinels, so a Sentinel cut off
 //! with the old master sends its clients there.
 
 use std::io;
