@@ -313,15 +313,34 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
 
     /// Releases on every node; `Ok(false)` when the key no longer held our value on enough
     /// nodes (it expired, and perhaps someone else holds the lock now).
+    /// With [`LockOptions::release_retries`] a release no quorum confirmed is sent again,
+    /// as the acquire's retries are.
     pub async fn release(&mut self, lease: &Lease) -> Result<bool, LockError> {
         self.steps.reached(Step::BeforeRelease).await;
-        let replies = self.release_everywhere(&lease.key, &lease.token).await;
+        let attempts = match self.options.release_retries {
+            true => self.options.retry.count.saturating_add(1),
+            false => 1,
+        };
+        let mut replies = self.release_everywhere(&lease.key, &lease.token).await;
+        for _ in 1..attempts {
+            if self.confirmed(&replies) {
+                break;
+            }
+            self.clock
+                .sleep_ms(self.options.retry.wait_ms(&mut self.rng))
+                .await;
+            replies = self.release_everywhere(&lease.key, &lease.token).await;
+        }
         self.steps.reached(Step::AfterRelease).await;
-        let released = replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count();
-        if released >= self.quorum() {
+        if self.confirmed(&replies) {
             return Ok(true);
         }
         self.refusal(replies).map(|()| false)
+    }
+
+    /// Whether a quorum of nodes said yes.
+    fn confirmed(&self, replies: &[Option<Result<bool, LockError>>]) -> bool {
+        replies.iter().filter(|r| matches!(r, Some(Ok(true)))).count() >= self.quorum()
     }
 
     /// Resets the TTL on every node, if the key still holds our value on a majority and

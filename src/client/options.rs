@@ -319,6 +319,9 @@ pub struct LockOptions {
     pub on_readonly: OnReadonly,
     /// When a request fanned out to the masters is decided ([`Resolve`]).
     pub resolve: Resolve,
+    /// Retry a release that a quorum did not confirm, as an acquire is retried (`retry`'s
+    /// count and waits): node-redlock's `release` goes through the same `_execute` loop.
+    pub release_retries: bool,
 }
 
 /// Retries when nothing else says: 10 more attempts, 100–200 ms apart.
@@ -362,6 +365,7 @@ impl LockOptions {
             expiration_from_first_attempt: false,
             on_readonly: OnReadonly::Retry,
             resolve: Resolve::AllNodes,
+            release_retries: false,
         }
     }
 

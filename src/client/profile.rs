@@ -28,8 +28,9 @@ pub enum Profile {
     Redsync,
     /// node-redlock v5: 10 retries 100–299 ms apart (200 + ⌊U(−100, 100)⌋), one value for
     /// all of them, nothing released until the last fails, no validity check on acquire
-    /// (#296), and every request decided as soon as a quorum of masters voted
-    /// ([`Resolve::Quorum`]). node-redlock sets no per-request timeout and ioredis's
+    /// (#296), every request decided as soon as a quorum of masters voted
+    /// ([`Resolve::Quorum`]), and a release that a quorum voted against retried as an
+    /// acquire is (`release` runs `_execute`). node-redlock sets no per-request timeout and ioredis's
     /// `commandTimeout` is off by default, so a vote split among the live masters with a
     /// frozen minority would wait for good; the node timeout (1 s unless the scenario says)
     /// stands for a `commandTimeout` the user set.
@@ -82,6 +83,8 @@ pub struct ProfileDefaults {
     pub renewal_on_error: RenewalOnError,
     /// When a request fanned out to the masters is decided.
     pub resolve: Resolve,
+    /// A release not confirmed by a quorum is retried as an acquire is (node-redlock).
+    pub release_retries: bool,
 }
 
 impl Profile {
@@ -119,6 +122,7 @@ impl Profile {
                 renewal_on_error: RenewalOnError::GiveUp,
                 // One node: the rule changes nothing.
                 resolve: Resolve::AllNodes,
+                release_retries: false,
             },
             Profile::Redsync => ProfileDefaults {
                 protocol: Protocol::Ladder,
@@ -151,6 +155,7 @@ impl Profile {
                 renewal_on_error: RenewalOnError::Retry,
                 // `actOnPoolsAsync` reads every pool's reply (or its context's timeout).
                 resolve: Resolve::AllNodes,
+                release_retries: false,
             },
             Profile::NodeRedlock => ProfileDefaults {
                 protocol: Protocol::Ladder,
@@ -183,6 +188,10 @@ impl Profile {
                 renewal_on_error: RenewalOnError::Retry,
                 // `_attemptOperation` resolves once a quorum voted either way.
                 resolve: Resolve::Quorum,
+                // `release` runs `_execute` with the lock's settings: a release that a
+                // quorum voted against (a key already expired counts against) is tried
+                // again, up to `retryCount` more times, the same waits apart.
+                release_retries: true,
             },
             Profile::RedisPy => ProfileDefaults {
                 protocol: Protocol::Ladder,
@@ -208,6 +217,7 @@ impl Profile {
                 on_readonly: OnReadonly::Reconnect,
                 renewal_on_error: RenewalOnError::Retry,
                 resolve: Resolve::AllNodes,
+                release_retries: false,
             },
             Profile::PythonRedisLock => ProfileDefaults {
                 protocol: Protocol::PythonRedisLock,
@@ -236,6 +246,7 @@ impl Profile {
                 on_readonly: OnReadonly::Reconnect,
                 renewal_on_error: RenewalOnError::GiveUp,
                 resolve: Resolve::AllNodes,
+                release_retries: false,
             },
         }
     }
@@ -260,6 +271,7 @@ impl LockOptions {
         self.on_readonly = d.on_readonly;
         self.renewal_on_error = d.renewal_on_error;
         self.resolve = d.resolve;
+        self.release_retries = d.release_retries;
         if let Some(factor) = d.timeout_factor {
             self.request_timeout_ms = ((self.ttl_ms as f64 * factor) as u64).max(1);
         }

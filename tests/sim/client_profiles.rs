@@ -201,3 +201,38 @@ fn redisson_waiter_wakes_on_the_unlock_message_long_before_the_pttl() {
         "the waiter listens on the lock's channel"
     );
 }
+
+/// node-redlock releases a lock whose keys expired on its three masters: how long the
+/// release took (ms) and what it said, with and without its release retries.
+fn node_redlock_late_release(release_retries: bool) -> (u64, bool) {
+    simulate(5, || async move {
+        let masters = [start_redis(1), start_redis(2), start_redis(3)];
+        let client = client_node(1).spawn(async move {
+            let mut options = LockOptions::new(Algorithm::Redlock, 300).profile(Profile::NodeRedlock);
+            options.release_retries = release_retries;
+            let mut holder = lock(&masters, options, 1, StopAt::nowhere());
+            let lease = holder.acquire(NAME).await.expect("the free lock is granted");
+            clock().sleep_ms(1_000).await;
+            let started = now_ms();
+            let released = holder.release(&lease).await.expect("every master answers");
+            (now_ms() - started, released)
+        });
+        client.await.unwrap()
+    })
+}
+
+/// node-redlock's `release` runs `_execute`, as its acquire does: every master votes
+/// against a release of an expired key, so it is sent again after each of the 10 waits
+/// of 100–299 ms before it gives up; without the retries it gives up at once.
+#[test]
+fn node_redlock_retries_a_release_a_quorum_voted_against() {
+    let (took_ms, released) = node_redlock_late_release(true);
+    assert!(!released, "the keys had expired");
+    assert!(
+        (1_000..3_500).contains(&took_ms),
+        "eleven releases, ten waits of 100-299 ms between them: {took_ms} ms"
+    );
+    let (took_ms, released) = node_redlock_late_release(false);
+    assert!(!released);
+    assert!(took_ms < 100, "one release: {took_ms} ms");
+}
