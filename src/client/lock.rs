@@ -313,6 +313,7 @@ impl<C: Connect, K: Clock, R: Rng + Send> Lock<C, K, R> {
 
     /// Releases on every node; `Ok(false)` when the key no longer held our value on enough
     /// nodes (it expired, and perhaps someone else holds the lock now).
+    ///
     /// With [`LockOptions::release_retries`] a release no quorum confirmed is sent again,
     /// as the acquire's retries are.
     pub async fn release(&mut self, lease: &Lease) -> Result<bool, LockError> {

@@ -30,10 +30,10 @@ pub enum Profile {
     /// all of them, nothing released until the last fails, no validity check on acquire
     /// (#296), every request decided as soon as a quorum of masters voted
     /// ([`Resolve::Quorum`]), and a release that a quorum voted against retried as an
-    /// acquire is (`release` runs `_execute`). node-redlock sets no per-request timeout and ioredis's
-    /// `commandTimeout` is off by default, so a vote split among the live masters with a
-    /// frozen minority would wait for good; the node timeout (1 s unless the scenario says)
-    /// stands for a `commandTimeout` the user set.
+    /// acquire is (`release` runs `_execute`). node-redlock sets no per-request timeout
+    /// and ioredis's `commandTimeout` is off by default, so a vote split among the live
+    /// masters with a frozen minority would wait for good; the node timeout (1 s unless the
+    /// scenario says) stands for a `commandTimeout` the user set.
     NodeRedlock,
     /// redis-py Lock: single node, a fixed 100 ms retry, one token per acquire, no
     /// elapsed-time check, no clean-up after a failed `SET`.
